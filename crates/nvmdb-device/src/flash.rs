@@ -1,0 +1,398 @@
+//! A NAND flash array: packages × planes × blocks × pages, with per-plane `busy_until`
+//! time, per-block erase counts, endurance, optional 512 B partial-page programming, and
+//! three page-content modes.
+//!
+//! Rules enforced as errors, never silent overwrites: a page is programmed only when
+//! erased, pages of a block are programmed in order, and a block that has reached its
+//! endurance can no longer be programmed or erased.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::DeviceError;
+use crate::params::FlashTiming;
+
+/// A physical page number: `block * pages_per_block + page`.
+pub type Ppn = u64;
+
+/// Bytes per partial-programming sector.
+pub const SECTOR_BYTES: u32 = 512;
+
+/// Flash geometry and behaviour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlashGeometry {
+    /// Packages (chips).
+    pub packages: u32,
+    /// Planes per package; planes work in parallel.
+    pub planes_per_package: u32,
+    /// Erase blocks per plane.
+    pub blocks_per_plane: u32,
+    /// Pages per block.
+    pub pages_per_block: u32,
+    /// Data bytes per page.
+    pub page_bytes: u32,
+    /// Spare (out-of-band) bytes per page.
+    pub spare_bytes: u32,
+    /// Erases a block survives.
+    pub endurance: u64,
+    /// Whether 512 B sectors of a page may be programmed separately.
+    pub partial_programming: bool,
+}
+
+impl FlashGeometry {
+    /// Thesis Table 5.1's SSD (seed 000): 4 KB pages, 64-page (256 KB) blocks; 8 packages
+    /// of 2 planes of 256 blocks (1 GiB), 10^5-cycle blocks.
+    pub const THESIS_SSD: FlashGeometry = FlashGeometry {
+        packages: 8,
+        planes_per_package: 2,
+        blocks_per_plane: 256,
+        pages_per_block: 64,
+        page_bytes: 4096,
+        spare_bytes: 128,
+        endurance: 100_000,
+        partial_programming: false,
+    };
+
+    /// Total planes.
+    pub fn planes(&self) -> u64 {
+        u64::from(self.packages) * u64::from(self.planes_per_package)
+    }
+    /// Total blocks.
+    pub fn blocks(&self) -> u64 {
+        self.planes() * u64::from(self.blocks_per_plane)
+    }
+    /// Total pages.
+    pub fn pages(&self) -> u64 {
+        self.blocks() * u64::from(self.pages_per_block)
+    }
+    /// Sectors per page.
+    pub fn sectors_per_page(&self) -> u32 {
+        self.page_bytes / SECTOR_BYTES
+    }
+    /// Bytes of all data pages.
+    pub fn capacity_bytes(&self) -> u64 {
+        self.pages() * u64::from(self.page_bytes)
+    }
+    /// The block holding a page.
+    pub fn block_of(&self, ppn: Ppn) -> u64 {
+        ppn / u64::from(self.pages_per_block)
+    }
+    /// The plane holding a block. Consecutive blocks go to consecutive planes, so that
+    /// sequential allocation spreads over planes.
+    pub fn plane_of_block(&self, block: u64) -> u64 {
+        block % self.planes()
+    }
+
+    fn validate(&self) -> Result<(), DeviceError> {
+        let fields = [
+            ("packages", self.packages),
+            ("planes_per_package", self.planes_per_package),
+            ("blocks_per_plane", self.blocks_per_plane),
+            ("pages_per_block", self.pages_per_block),
+            ("page_bytes", self.page_bytes),
+        ];
+        if let Some((name, _)) = fields.iter().find(|(_, v)| *v == 0) {
+            return Err(DeviceError::Config(format!("flash.{name} must be positive")));
+        }
+        if self.partial_programming && (self.page_bytes % SECTOR_BYTES != 0 || self.sectors_per_page() > 64) {
+            return Err(DeviceError::Config(format!(
+                "partial programming needs a page of 1 to 64 whole 512 B sectors, not {} bytes",
+                self.page_bytes
+            )));
+        }
+        if self.endurance == 0 {
+            return Err(DeviceError::Config("flash.endurance must be positive".into()));
+        }
+        Ok(())
+    }
+}
+
+/// What a flash array stores of each page's data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PageContent {
+    /// The real bytes.
+    Bytes,
+    /// A 64-bit content identity, for very large replays.
+    Fingerprint,
+    /// Nothing: metadata-only simulation.
+    None,
+}
+
+/// Data carried into or out of a page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PageData {
+    /// Real bytes (a whole page, or a sector run for partial programming).
+    Bytes(Vec<u8>),
+    /// A content identity.
+    Fingerprint(u64),
+    /// No content (metadata-only mode), or an erased page.
+    Empty,
+}
+
+/// When an operation ran on its plane.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct OpTiming {
+    /// When the plane started it, ns.
+    pub start_ns: u64,
+    /// When it completed, ns.
+    pub end_ns: u64,
+}
+
+/// Flash counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FlashStats {
+    /// Page reads.
+    pub page_reads: u64,
+    /// Whole-page programs.
+    pub page_programs: u64,
+    /// Partial programs (each of one or more 512 B sectors).
+    pub sector_programs: u64,
+    /// Sectors written by partial programs.
+    pub sectors_programmed: u64,
+    /// Block erases.
+    pub block_erases: u64,
+    /// Energy, pJ.
+    pub energy_pj: u64,
+    /// Sum of operation service times over all planes, ns.
+    pub busy_ns: u64,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct BlockState {
+    next_page: u32,
+    erase_count: u64,
+}
+
+/// A NAND flash array.
+#[derive(Debug)]
+pub struct FlashArray {
+    geometry: FlashGeometry,
+    timing: FlashTiming,
+    content: PageContent,
+    blocks: Vec<BlockState>,
+    plane_busy_until_ns: Vec<u64>,
+    /// Programmed-sector masks of partially programmed pages (partial mode only).
+    sector_masks: HashMap<Ppn, u64>,
+    bytes: HashMap<Ppn, Vec<u8>>,
+    fingerprints: HashMap<Ppn, u64>,
+    stats: FlashStats,
+}
+
+impl FlashArray {
+    /// Creates an array with every block erased.
+    pub fn new(geometry: FlashGeometry, timing: FlashTiming, content: PageContent) -> Result<FlashArray, DeviceError> {
+        geometry.validate()?;
+        Ok(FlashArray {
+            geometry,
+            timing,
+            content,
+            blocks: vec![BlockState::default(); geometry.blocks() as usize],
+            plane_busy_until_ns: vec![0; geometry.planes() as usize],
+            sector_masks: HashMap::new(),
+            bytes: HashMap::new(),
+            fingerprints: HashMap::new(),
+            stats: FlashStats::default(),
+        })
+    }
+
+    /// The geometry.
+    pub fn geometry(&self) -> &FlashGeometry {
+        &self.geometry
+    }
+    /// The timing preset.
+    pub fn timing(&self) -> &FlashTiming {
+        &self.timing
+    }
+    /// The content mode.
+    pub fn content_mode(&self) -> PageContent {
+        self.content
+    }
+    /// The counters.
+    pub fn stats(&self) -> &FlashStats {
+        &self.stats
+    }
+    /// Zeroes the counters (erase counts are physical and stay).
+    pub fn reset_stats(&mut self) {
+        self.stats = FlashStats::default();
+    }
+    /// Erases a block has had.
+    pub fn erase_count(&self, block: u64) -> u64 {
+        self.blocks[block as usize].erase_count
+    }
+    /// Erase counts of all blocks.
+    pub fn erase_counts(&self) -> impl Iterator<Item = u64> + '_ {
+        self.blocks.iter().map(|b| b.erase_count)
+    }
+    /// The next page a block accepts (pages below it are programmed).
+    pub fn write_pointer(&self, block: u64) -> u32 {
+        self.blocks[block as usize].next_page
+    }
+    /// When a plane is next free, ns.
+    pub fn plane_busy_until_ns(&self, plane: u64) -> u64 {
+        self.plane_busy_until_ns[plane as usize]
+    }
+    /// When every plane is free, ns.
+    pub fn all_idle_at_ns(&self) -> u64 {
+        self.plane_busy_until_ns.iter().copied().max().unwrap_or(0)
+    }
+
+    fn check_ppn(&self, ppn: Ppn) -> Result<(), DeviceError> {
+        if ppn >= self.geometry.pages() {
+            return Err(DeviceError::OutOfRange { addr: ppn, len: 1, capacity: self.geometry.pages() });
+        }
+        Ok(())
+    }
+
+    fn check_block(&self, block: u64) -> Result<(), DeviceError> {
+        if block >= self.geometry.blocks() {
+            return Err(DeviceError::OutOfRange { addr: block, len: 1, capacity: self.geometry.blocks() });
+        }
+        let state = self.blocks[block as usize];
+        if state.erase_count >= self.geometry.endurance {
+            return Err(DeviceError::WornOut { block, erases: state.erase_count, endurance: self.geometry.endurance });
+        }
+        Ok(())
+    }
+
+    fn occupy(&mut self, block: u64, now_ns: u64, service_ns: u64, energy_pj: u64) -> OpTiming {
+        let plane = self.geometry.plane_of_block(block) as usize;
+        let start_ns = now_ns.max(self.plane_busy_until_ns[plane]);
+        let end_ns = start_ns + service_ns;
+        self.plane_busy_until_ns[plane] = end_ns;
+        self.stats.busy_ns += service_ns;
+        self.stats.energy_pj += energy_pj;
+        OpTiming { start_ns, end_ns }
+    }
+
+    fn page_index(&self, ppn: Ppn) -> u32 {
+        (ppn % u64::from(self.geometry.pages_per_block)) as u32
+    }
+
+    /// Reads a page issued at `now_ns`. An erased page reads as `Empty` (fingerprint and
+    /// metadata modes) or all `0xFF` bytes.
+    pub fn read_page(&mut self, ppn: Ppn, now_ns: u64) -> Result<(PageData, OpTiming), DeviceError> {
+        self.check_ppn(ppn)?;
+        self.stats.page_reads += 1;
+        let timing = self.occupy(self.geometry.block_of(ppn), now_ns, self.timing.read_ns, self.timing.read_pj);
+        let data = match self.content {
+            PageContent::Bytes => PageData::Bytes(
+                self.bytes.get(&ppn).cloned().unwrap_or_else(|| vec![0xFF; self.geometry.page_bytes as usize]),
+            ),
+            PageContent::Fingerprint => self.fingerprints.get(&ppn).map_or(PageData::Empty, |&f| PageData::Fingerprint(f)),
+            PageContent::None => PageData::Empty,
+        };
+        Ok((data, timing))
+    }
+
+    /// Programs a whole page issued at `now_ns`.
+    pub fn program_page(&mut self, ppn: Ppn, data: &PageData, now_ns: u64) -> Result<OpTiming, DeviceError> {
+        self.check_ppn(ppn)?;
+        let block = self.geometry.block_of(ppn);
+        self.check_block(block)?;
+        let page = self.page_index(ppn);
+        let expected = self.blocks[block as usize].next_page;
+        if page < expected {
+            return Err(DeviceError::ProgramNotErased { ppn });
+        }
+        if page > expected {
+            return Err(DeviceError::ProgramOutOfOrder { ppn, block, expected });
+        }
+        self.store(ppn, 0, data)?;
+        self.blocks[block as usize].next_page = page + 1;
+        self.stats.page_programs += 1;
+        Ok(self.occupy(block, now_ns, self.timing.program_ns, self.timing.program_pj))
+    }
+
+    /// Programs sectors `first..first + n` of a page (partial-page programming). The page
+    /// must be the block's next page or the last one programmed, and the sectors erased.
+    /// Time and energy are charged per sector as a fraction of a page program.
+    pub fn program_sectors(&mut self, ppn: Ppn, first: u32, data: &PageData, sectors: u32, now_ns: u64) -> Result<OpTiming, DeviceError> {
+        if !self.geometry.partial_programming {
+            return Err(DeviceError::PartialProgramDisabled);
+        }
+        self.check_ppn(ppn)?;
+        let per_page = self.geometry.sectors_per_page();
+        if sectors == 0 || first + sectors > per_page {
+            return Err(DeviceError::BadSectorRange { first, end: first + sectors, sectors: per_page });
+        }
+        let block = self.geometry.block_of(ppn);
+        self.check_block(block)?;
+        let page = self.page_index(ppn);
+        let next = self.blocks[block as usize].next_page;
+        let mask = ((1u64 << sectors) - 1) << first;
+        let current = self.sector_masks.get(&ppn).copied().unwrap_or(0);
+        let open_last = next > 0 && page == next - 1 && current != 0;
+        if page > next {
+            return Err(DeviceError::ProgramOutOfOrder { ppn, block, expected: next });
+        }
+        if page < next && !open_last {
+            return Err(if page + 1 < next {
+                DeviceError::ProgramOutOfOrder { ppn, block, expected: next - 1 }
+            } else {
+                DeviceError::ProgramNotErased { ppn }
+            });
+        }
+        if current & mask != 0 {
+            return Err(DeviceError::ProgramNotErased { ppn });
+        }
+        self.store(ppn, first, data)?;
+        self.sector_masks.insert(ppn, current | mask);
+        self.blocks[block as usize].next_page = page + 1;
+        self.stats.sector_programs += 1;
+        self.stats.sectors_programmed += u64::from(sectors);
+        let service_ns = self.timing.program_ns * u64::from(sectors) / u64::from(per_page);
+        let energy_pj = self.timing.program_pj * u64::from(sectors) / u64::from(per_page);
+        Ok(self.occupy(block, now_ns, service_ns, energy_pj))
+    }
+
+    fn store(&mut self, ppn: Ppn, first_sector: u32, data: &PageData) -> Result<(), DeviceError> {
+        match (self.content, data) {
+            (PageContent::Bytes, PageData::Bytes(bytes)) => {
+                let page_bytes = self.geometry.page_bytes as usize;
+                let offset = (first_sector * SECTOR_BYTES) as usize;
+                let whole = first_sector == 0 && bytes.len() == page_bytes;
+                if !whole && (offset + bytes.len() > page_bytes || bytes.len() % SECTOR_BYTES as usize != 0) {
+                    return Err(DeviceError::BadPageSize { ppn, got: bytes.len(), expected: page_bytes });
+                }
+                let page = self.bytes.entry(ppn).or_insert_with(|| vec![0xFF; page_bytes]);
+                page[offset..offset + bytes.len()].copy_from_slice(bytes);
+            }
+            (PageContent::Bytes, _) => {
+                return Err(DeviceError::Config("this flash array stores bytes; program it with PageData::Bytes".into()))
+            }
+            (PageContent::Fingerprint, PageData::Fingerprint(f)) => {
+                self.fingerprints.insert(ppn, *f);
+            }
+            (PageContent::Fingerprint, PageData::Bytes(bytes)) => {
+                self.fingerprints.insert(ppn, fingerprint64(bytes));
+            }
+            (PageContent::Fingerprint, PageData::Empty) | (PageContent::None, _) => {}
+        }
+        Ok(())
+    }
+
+    /// Erases a block issued at `now_ns`.
+    pub fn erase_block(&mut self, block: u64, now_ns: u64) -> Result<OpTiming, DeviceError> {
+        self.check_block(block)?;
+        let pages = u64::from(self.geometry.pages_per_block);
+        let state = &mut self.blocks[block as usize];
+        let programmed = u64::from(state.next_page);
+        state.next_page = 0;
+        state.erase_count += 1;
+        for ppn in block * pages..block * pages + programmed {
+            self.bytes.remove(&ppn);
+            self.fingerprints.remove(&ppn);
+            self.sector_masks.remove(&ppn);
+        }
+        self.stats.block_erases += 1;
+        Ok(self.occupy(block, now_ns, self.timing.erase_ns, self.timing.erase_pj))
+    }
+}
+
+/// FNV-1a 64-bit content identity of a byte string.
+pub fn fingerprint64(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3))
+}

@@ -1,0 +1,619 @@
+//! Phase-change memory with differential writes, optional Flip-N-Write, exact per-cell
+//! wear, and optional Start-Gap line remapping.
+//!
+//! Geometry: 64 B lines of eight 8 B words. All cells start at 0. A line write compares
+//! the new data with the cells and programs only the cells that change; a word counts as
+//! written when at least one of its cells (flip cells included) is programmed.
+//!
+//! Storage is sparse: 4 KB chunks are allocated on first write, and a line's wear
+//! counters grow with the writes it has seen (see [`crate::wear`]).
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::DeviceError;
+use crate::params::{PcmMetrics, PcmStorageTiming};
+use crate::start_gap::StartGap;
+use crate::wear::{LineWear, WearReport, FLIP_LANE, LANES};
+
+/// Bytes per line.
+pub const LINE_BYTES: usize = 64;
+/// Bytes per word.
+pub const WORD_BYTES: usize = 8;
+/// Words per line.
+pub const WORDS_PER_LINE: usize = LINE_BYTES / WORD_BYTES;
+const CHUNK_LINES: usize = 64;
+/// Chunks per second-level directory table (4 MiB of address space).
+const TABLE_CHUNKS: usize = 1024;
+
+/// Flip-N-Write: one flip cell per `group_bits` data bits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FlipNWrite {
+    /// Data bits per flip cell: 8, 16, 32 or 64.
+    pub group_bits: u32,
+}
+
+impl FlipNWrite {
+    /// Flip-N-Write with one flip cell per 64-bit word.
+    pub const WORD: FlipNWrite = FlipNWrite { group_bits: 64 };
+
+    /// Checks the group size.
+    pub fn new(group_bits: u32) -> Result<FlipNWrite, DeviceError> {
+        match group_bits {
+            8 | 16 | 32 | 64 => Ok(FlipNWrite { group_bits }),
+            other => Err(DeviceError::Config(format!("Flip-N-Write group must be 8, 16, 32 or 64 bits, not {other}"))),
+        }
+    }
+
+    fn flips_per_word(self) -> u32 {
+        64 / self.group_bits
+    }
+
+    fn group_mask(self, group: u32) -> u64 {
+        if self.group_bits == 64 {
+            u64::MAX
+        } else {
+            ((1u64 << self.group_bits) - 1) << (group * self.group_bits)
+        }
+    }
+
+    /// Expands flip bits into the data mask they invert.
+    fn expand(self, flips: u64) -> u64 {
+        (0..self.flips_per_word()).filter(|g| flips >> g & 1 == 1).fold(0, |m, g| m | self.group_mask(g))
+    }
+
+    /// Chooses the encoding of `new` over physical cells `cells` with flip bits `flips`:
+    /// per group, the cheaper of plain and inverted; on a tie the current flip bit stays.
+    /// Returns the new physical cells and flip bits.
+    pub fn encode(self, cells: u64, flips: u64, new: u64) -> (u64, u64) {
+        let mut new_flips = 0u64;
+        for group in 0..self.flips_per_word() {
+            let mask = self.group_mask(group);
+            let flip = flips >> group & 1;
+            let cost_plain = ((cells ^ new) & mask).count_ones() + u32::from(flip != 0);
+            let cost_inverted = ((cells ^ !new) & mask).count_ones() + u32::from(flip != 1);
+            let chosen = match cost_plain.cmp(&cost_inverted) {
+                std::cmp::Ordering::Less => 0,
+                std::cmp::Ordering::Greater => 1,
+                std::cmp::Ordering::Equal => flip,
+            };
+            new_flips |= chosen << group;
+        }
+        (new ^ self.expand(new_flips), new_flips)
+    }
+}
+
+/// PCM device configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PcmConfig {
+    /// Logical capacity, bytes (a multiple of 64).
+    pub capacity_bytes: u64,
+    /// Flip-N-Write, off when `None`.
+    pub flip_n_write: Option<FlipNWrite>,
+    /// Main-memory cost parameters.
+    pub metrics: PcmMetrics,
+    /// Storage-mode timing.
+    pub storage: PcmStorageTiming,
+    /// Start-Gap: gap moves once every this many line writes; off when `None`.
+    pub start_gap_interval: Option<u64>,
+}
+
+impl PcmConfig {
+    /// A device of `capacity_bytes` with default parameters and no Flip-N-Write.
+    pub fn new(capacity_bytes: u64) -> PcmConfig {
+        PcmConfig {
+            capacity_bytes,
+            flip_n_write: None,
+            metrics: PcmMetrics::CIDR2011,
+            storage: PcmStorageTiming::default(),
+            start_gap_interval: None,
+        }
+    }
+}
+
+/// PCM counters. Derived figures come from [`PcmStats::energy_pj`] and
+/// [`PcmStats::latency_cycles`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PcmStats {
+    /// Lines read (N_l).
+    pub lines_read: u64,
+    /// Lines written (N_lw), whether or not any cell changed.
+    pub lines_written: u64,
+    /// Words with at least one programmed cell (N_w).
+    pub words_written: u64,
+    /// Cells programmed, flip cells included.
+    pub bits_written: u64,
+    /// Flip cells programmed (part of `bits_written`).
+    pub flip_bits_written: u64,
+    /// Line copies made by Start-Gap (their cells are in the counters above).
+    pub start_gap_moves: u64,
+    /// Storage-mode operations.
+    pub storage_ops: u64,
+    /// Storage-mode time, ns.
+    pub storage_time_ns: u64,
+    /// Storage-mode per-chunk energy, pJ (from presets that give one).
+    pub storage_energy_pj: u64,
+}
+
+impl PcmStats {
+    /// CIDR energy formula over these counters.
+    pub fn energy_pj(&self, metrics: &PcmMetrics) -> u64 {
+        metrics.energy_pj(self.lines_read, self.lines_written, self.bits_written)
+    }
+
+    /// CIDR latency formula over these counters.
+    pub fn latency_cycles(&self, metrics: &PcmMetrics) -> u64 {
+        metrics.latency_cycles(self.lines_read, self.words_written)
+    }
+
+    /// Counter-wise difference `self - earlier`.
+    pub fn since(&self, earlier: &PcmStats) -> PcmStats {
+        PcmStats {
+            lines_read: self.lines_read - earlier.lines_read,
+            lines_written: self.lines_written - earlier.lines_written,
+            words_written: self.words_written - earlier.words_written,
+            bits_written: self.bits_written - earlier.bits_written,
+            flip_bits_written: self.flip_bits_written - earlier.flip_bits_written,
+            start_gap_moves: self.start_gap_moves - earlier.start_gap_moves,
+            storage_ops: self.storage_ops - earlier.storage_ops,
+            storage_time_ns: self.storage_time_ns - earlier.storage_time_ns,
+            storage_energy_pj: self.storage_energy_pj - earlier.storage_energy_pj,
+        }
+    }
+}
+
+/// What one line write did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LineWrite {
+    /// Words with a programmed cell.
+    pub words: u32,
+    /// Cells programmed, flip cells included.
+    pub bits: u32,
+    /// Bit `w` set when word `w` had a programmed cell.
+    pub word_mask: u8,
+}
+
+struct Chunk {
+    cells: [u64; CHUNK_LINES * WORDS_PER_LINE],
+    /// Per line, the flip cells of word `w` at bits `8w..8w + flips_per_word`.
+    flips: [u64; CHUNK_LINES],
+    wear: Vec<LineWear>,
+    written: u64,
+}
+
+impl Chunk {
+    fn new() -> Box<Chunk> {
+        Box::new(Chunk {
+            cells: [0; CHUNK_LINES * WORDS_PER_LINE],
+            flips: [0; CHUNK_LINES],
+            wear: (0..CHUNK_LINES).map(|_| LineWear::default()).collect(),
+            written: 0,
+        })
+    }
+}
+
+/// A PCM device.
+pub struct Pcm {
+    config: PcmConfig,
+    /// Two-level sparse directory: table → chunk → line.
+    tables: Vec<Option<Box<[Option<Box<Chunk>>]>>>,
+    stats: PcmStats,
+    start_gap: Option<StartGap>,
+}
+
+impl std::fmt::Debug for Pcm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pcm").field("config", &self.config).field("stats", &self.stats).finish_non_exhaustive()
+    }
+}
+
+impl Pcm {
+    /// Creates a device; all cells start at 0.
+    pub fn new(config: PcmConfig) -> Result<Pcm, DeviceError> {
+        if config.capacity_bytes == 0 || config.capacity_bytes % LINE_BYTES as u64 != 0 {
+            return Err(DeviceError::Config(format!(
+                "PCM capacity must be a positive multiple of 64 bytes, not {}",
+                config.capacity_bytes
+            )));
+        }
+        if let Some(fnw) = config.flip_n_write {
+            FlipNWrite::new(fnw.group_bits)?;
+        }
+        let start_gap = match config.start_gap_interval {
+            Some(0) => return Err(DeviceError::Config("Start-Gap interval must be at least 1".into())),
+            Some(interval) => Some(StartGap::new(config.capacity_bytes / LINE_BYTES as u64, interval)),
+            None => None,
+        };
+        Ok(Pcm { config, tables: Vec::new(), stats: PcmStats::default(), start_gap })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &PcmConfig {
+        &self.config
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> &PcmStats {
+        &self.stats
+    }
+
+    /// Zeroes the counters (not the wear, which is physical).
+    pub fn reset_stats(&mut self) {
+        self.stats = PcmStats::default();
+    }
+
+    /// Logical lines.
+    pub fn lines(&self) -> u64 {
+        self.config.capacity_bytes / LINE_BYTES as u64
+    }
+
+    /// All physical cells: data and flip cells, the Start-Gap spare line included.
+    pub fn device_cells(&self) -> u64 {
+        let physical_lines = self.lines() + u64::from(self.start_gap.is_some());
+        physical_lines * (LINE_BYTES as u64 * 8 + self.flip_cells_per_line())
+    }
+
+    fn flip_cells_per_line(&self) -> u64 {
+        self.config.flip_n_write.map_or(0, |f| u64::from(f.flips_per_word()) * WORDS_PER_LINE as u64)
+    }
+
+    fn check_range(&self, addr: u64, len: u64) -> Result<(), DeviceError> {
+        match addr.checked_add(len) {
+            Some(end) if end <= self.config.capacity_bytes => Ok(()),
+            _ => Err(DeviceError::OutOfRange { addr, len, capacity: self.config.capacity_bytes }),
+        }
+    }
+
+    fn physical(&self, line: u64) -> u64 {
+        self.start_gap.as_ref().map_or(line, |sg| sg.map(line))
+    }
+
+    fn chunk(&self, physical_line: u64) -> Option<&Chunk> {
+        let index = (physical_line / CHUNK_LINES as u64) as usize;
+        self.tables.get(index / TABLE_CHUNKS)?.as_deref()?[index % TABLE_CHUNKS].as_deref()
+    }
+
+    fn chunk_mut(&mut self, physical_line: u64) -> &mut Chunk {
+        let index = (physical_line / CHUNK_LINES as u64) as usize;
+        let table = index / TABLE_CHUNKS;
+        if table >= self.tables.len() {
+            self.tables.resize_with(table + 1, || None);
+        }
+        let table = self.tables[table].get_or_insert_with(|| (0..TABLE_CHUNKS).map(|_| None).collect());
+        table[index % TABLE_CHUNKS].get_or_insert_with(Chunk::new)
+    }
+
+    fn all_chunks(&self) -> impl Iterator<Item = &Chunk> {
+        self.tables.iter().flatten().flat_map(|t| t.iter().flatten().map(|c| &**c))
+    }
+
+    /// The logical content of a physical line, without accounting.
+    fn peek_physical(&self, physical_line: u64) -> [u64; WORDS_PER_LINE] {
+        let mut words = [0u64; WORDS_PER_LINE];
+        if let Some(chunk) = self.chunk(physical_line) {
+            let slot = (physical_line % CHUNK_LINES as u64) as usize;
+            let flips = chunk.flips[slot];
+            for (w, word) in words.iter_mut().enumerate() {
+                let cells = chunk.cells[slot * WORDS_PER_LINE + w];
+                *word = match self.config.flip_n_write {
+                    Some(fnw) => cells ^ fnw.expand(flips >> (8 * w) & 0xff),
+                    None => cells,
+                };
+            }
+        }
+        words
+    }
+
+    /// The logical content of a line, without accounting.
+    pub fn peek_line(&self, line: u64) -> [u64; WORDS_PER_LINE] {
+        self.peek_physical(self.physical(line))
+    }
+
+    /// Reads a line (N_l += 1).
+    pub fn read_line(&mut self, line: u64) -> [u64; WORDS_PER_LINE] {
+        self.stats.lines_read += 1;
+        self.peek_line(line)
+    }
+
+    /// Writes a line differentially (N_lw += 1).
+    pub fn write_line(&mut self, line: u64, new: &[u64; WORDS_PER_LINE]) -> LineWrite {
+        let physical = self.physical(line);
+        let result = self.program_physical(physical, new);
+        if let Some(sg) = self.start_gap.as_mut() {
+            if let Some((from, to)) = sg.record_write() {
+                let moved = self.peek_physical(from);
+                self.program_physical(to, &moved);
+                self.stats.start_gap_moves += 1;
+            }
+        }
+        result
+    }
+
+    fn program_physical(&mut self, physical_line: u64, new: &[u64; WORDS_PER_LINE]) -> LineWrite {
+        let fnw = self.config.flip_n_write;
+        let slot = (physical_line % CHUNK_LINES as u64) as usize;
+        let chunk = self.chunk_mut(physical_line);
+        chunk.written |= 1 << slot;
+        let mut result = LineWrite::default();
+        let mut flips = chunk.flips[slot];
+        let mut flip_programmed = 0u64;
+        for (w, &value) in new.iter().enumerate() {
+            let cells = chunk.cells[slot * WORDS_PER_LINE + w];
+            let (new_cells, word_flip_programmed) = match fnw {
+                Some(fnw) => {
+                    let old_flips = flips >> (8 * w) & 0xff;
+                    let (new_cells, new_flips) = fnw.encode(cells, old_flips, value);
+                    flips = flips & !(0xff << (8 * w)) | new_flips << (8 * w);
+                    (new_cells, (old_flips ^ new_flips) << (8 * w))
+                }
+                None => (value, 0),
+            };
+            let programmed = cells ^ new_cells;
+            if programmed != 0 {
+                chunk.cells[slot * WORDS_PER_LINE + w] = new_cells;
+                chunk.wear[slot].add(w, programmed);
+            }
+            flip_programmed |= word_flip_programmed;
+            if programmed != 0 || word_flip_programmed != 0 {
+                result.words += 1;
+                result.word_mask |= 1 << w;
+                result.bits += programmed.count_ones() + word_flip_programmed.count_ones();
+            }
+        }
+        if flip_programmed != 0 {
+            chunk.flips[slot] = flips;
+            chunk.wear[slot].add(FLIP_LANE, flip_programmed);
+        }
+        self.stats.lines_written += 1;
+        self.stats.words_written += u64::from(result.words);
+        self.stats.bits_written += u64::from(result.bits);
+        self.stats.flip_bits_written += u64::from(flip_programmed.count_ones());
+        result
+    }
+
+    /// Reads bytes: `lines_read` += the distinct lines `[addr, addr + len)` overlaps.
+    pub fn read_bytes(&mut self, addr: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
+        self.check_range(addr, buf.len() as u64)?;
+        for span in LineSpans::new(addr, buf.len()) {
+            let bytes = words_to_bytes(&self.read_line(span.line));
+            buf[span.buf_range()].copy_from_slice(&bytes[span.line_range()]);
+        }
+        Ok(())
+    }
+
+    /// Writes bytes: `lines_written` += the distinct lines overlapped; every word overlapped
+    /// becomes the old logical word with the written bytes replaced, written differentially.
+    /// Returns the indices (global, in units of `chunk_bytes`) of chunks with a programmed
+    /// cell, in increasing order.
+    pub fn write_bytes(&mut self, addr: u64, data: &[u8]) -> Result<WriteSummary, DeviceError> {
+        self.check_range(addr, data.len() as u64)?;
+        let mut summary = WriteSummary::default();
+        for span in LineSpans::new(addr, data.len()) {
+            let mut bytes = words_to_bytes(&self.peek_line(span.line));
+            bytes[span.line_range()].copy_from_slice(&data[span.buf_range()]);
+            let result = self.write_line(span.line, &bytes_to_words(&bytes));
+            summary.add(span.line, result);
+        }
+        Ok(summary)
+    }
+
+    /// Storage-mode read: returns the operation's time in ns (initial latency plus one
+    /// read chunk time per chunk overlapped).
+    pub fn storage_read(&mut self, addr: u64, buf: &mut [u8]) -> Result<u64, DeviceError> {
+        self.read_bytes(addr, buf)?;
+        let timing = self.config.storage;
+        let chunks = chunks_overlapped(addr, buf.len() as u64, timing.read_chunk_bytes);
+        let time_ns = timing.initial_ns + chunks * timing.read_ns_per_chunk;
+        self.stats.storage_ops += 1;
+        self.stats.storage_time_ns += time_ns;
+        self.stats.storage_energy_pj += chunks * timing.read_pj_per_chunk;
+        Ok(time_ns)
+    }
+
+    /// Storage-mode write: returns the operation's time in ns (initial latency plus one
+    /// write chunk time per chunk whose cells change).
+    pub fn storage_write(&mut self, addr: u64, data: &[u8]) -> Result<u64, DeviceError> {
+        let summary = self.write_bytes(addr, data)?;
+        let timing = self.config.storage;
+        let chunks = summary.chunks_changed(timing.write_chunk_bytes);
+        let time_ns = timing.initial_ns + chunks * timing.write_ns_per_chunk;
+        self.stats.storage_ops += 1;
+        self.stats.storage_time_ns += time_ns;
+        self.stats.storage_energy_pj += chunks * timing.write_pj_per_chunk;
+        Ok(time_ns)
+    }
+
+    /// The exact program count of one physical cell: `lane` 0..8 are data words, 8 the
+    /// flip cells (word `w`'s at bits `8w..`).
+    pub fn cell_writes(&self, physical_line: u64, lane: usize, bit: u32) -> u64 {
+        self.chunk(physical_line).map_or(0, |c| c.wear[(physical_line % CHUNK_LINES as u64) as usize].count(lane, bit))
+    }
+
+    /// Summarises the wear of every line ever written.
+    pub fn wear_report(&self) -> WearReport {
+        let mut valid = [u64::MAX; LANES];
+        valid[FLIP_LANE] = self.config.flip_n_write.map_or(0, |f| {
+            let per_word = (1u64 << f.flips_per_word()) - 1;
+            (0..WORDS_PER_LINE).fold(0, |m, w| m | per_word << (8 * w))
+        });
+        let cells_per_line = LINE_BYTES as u64 * 8 + self.flip_cells_per_line();
+        let mut report =
+            WearReport { max_cell_writes: 0, total_cell_writes: 0, cells_tracked: 0, histogram_log2: Vec::new() };
+        for chunk in self.all_chunks() {
+            for slot in (0..CHUNK_LINES).filter(|s| chunk.written >> s & 1 == 1) {
+                let wear = &chunk.wear[slot];
+                report.max_cell_writes = report.max_cell_writes.max(wear.max());
+                report.total_cell_writes += wear.total();
+                report.cells_tracked += cells_per_line;
+                wear.add_to_histogram(&valid, &mut report.histogram_log2);
+            }
+        }
+        report
+    }
+
+    /// Heap bytes held for cell contents and wear counters.
+    pub fn heap_bytes(&self) -> usize {
+        let tables = self.tables.iter().flatten().count() * TABLE_CHUNKS * std::mem::size_of::<Option<Box<Chunk>>>();
+        self.tables.capacity() * std::mem::size_of::<usize>()
+            + tables
+            + self
+                .all_chunks()
+                .map(|c| std::mem::size_of::<Chunk>() + c.wear.iter().map(LineWear::heap_bytes).sum::<usize>())
+                .sum::<usize>()
+    }
+}
+
+/// PCM seen as main memory: 64 B lines. Implemented by [`Pcm`]; the CPU memory model is
+/// written against this trait only.
+pub trait LineDevice {
+    /// Reads a line, counting one line fetch.
+    fn read_line(&mut self, line: u64) -> [u64; WORDS_PER_LINE];
+    /// Writes a line differentially, counting one line write.
+    fn write_line(&mut self, line: u64, new: &[u64; WORDS_PER_LINE]) -> LineWrite;
+    /// The line's logical content, without accounting.
+    fn peek_line(&self, line: u64) -> [u64; WORDS_PER_LINE];
+    /// Logical capacity in bytes.
+    fn capacity_bytes(&self) -> u64;
+    /// The counters.
+    fn line_stats(&self) -> PcmStats;
+    /// Zeroes the counters.
+    fn reset_line_stats(&mut self);
+    /// The cost parameters.
+    fn metrics(&self) -> PcmMetrics;
+}
+
+impl LineDevice for Pcm {
+    fn read_line(&mut self, line: u64) -> [u64; WORDS_PER_LINE] {
+        Pcm::read_line(self, line)
+    }
+    fn write_line(&mut self, line: u64, new: &[u64; WORDS_PER_LINE]) -> LineWrite {
+        Pcm::write_line(self, line, new)
+    }
+    fn peek_line(&self, line: u64) -> [u64; WORDS_PER_LINE] {
+        Pcm::peek_line(self, line)
+    }
+    fn capacity_bytes(&self) -> u64 {
+        self.config.capacity_bytes
+    }
+    fn line_stats(&self) -> PcmStats {
+        self.stats
+    }
+    fn reset_line_stats(&mut self) {
+        self.reset_stats();
+    }
+    fn metrics(&self) -> PcmMetrics {
+        self.config.metrics
+    }
+}
+
+/// Which words a byte-range write programmed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WriteSummary {
+    /// Global indices of programmed words (address / 8), increasing.
+    pub programmed_words: Vec<u64>,
+    /// Cells programmed.
+    pub bits: u64,
+}
+
+impl WriteSummary {
+    fn add(&mut self, line: u64, result: LineWrite) {
+        self.bits += u64::from(result.bits);
+        for w in 0..WORDS_PER_LINE as u64 {
+            if result.word_mask >> w & 1 == 1 {
+                self.programmed_words.push(line * WORDS_PER_LINE as u64 + w);
+            }
+        }
+    }
+
+    /// Distinct chunks of `chunk_bytes` (a multiple of 8) holding a programmed word.
+    pub fn chunks_changed(&self, chunk_bytes: u64) -> u64 {
+        let words_per_chunk = (chunk_bytes / WORD_BYTES as u64).max(1);
+        let mut last = None;
+        let mut count = 0;
+        for &word in &self.programmed_words {
+            let chunk = word / words_per_chunk;
+            if last != Some(chunk) {
+                count += 1;
+                last = Some(chunk);
+            }
+        }
+        count
+    }
+}
+
+fn chunks_overlapped(addr: u64, len: u64, chunk_bytes: u64) -> u64 {
+    if len == 0 {
+        return 0;
+    }
+    (addr + len - 1) / chunk_bytes - addr / chunk_bytes + 1
+}
+
+/// The part of one line a byte range covers.
+#[derive(Debug, Clone, Copy)]
+struct LineSpan {
+    line: u64,
+    line_start: usize,
+    line_end: usize,
+    buf_start: usize,
+}
+
+impl LineSpan {
+    fn line_range(&self) -> std::ops::Range<usize> {
+        self.line_start..self.line_end
+    }
+    fn buf_range(&self) -> std::ops::Range<usize> {
+        self.buf_start..self.buf_start + (self.line_end - self.line_start)
+    }
+}
+
+/// Iterates over the lines a byte range overlaps.
+struct LineSpans {
+    next: u64,
+    end: u64,
+    addr: u64,
+}
+
+impl LineSpans {
+    fn new(addr: u64, len: usize) -> LineSpans {
+        LineSpans { next: addr, end: addr + len as u64, addr }
+    }
+}
+
+impl Iterator for LineSpans {
+    type Item = LineSpan;
+    fn next(&mut self) -> Option<LineSpan> {
+        if self.next >= self.end {
+            return None;
+        }
+        let line = self.next / LINE_BYTES as u64;
+        let line_base = line * LINE_BYTES as u64;
+        let stop = self.end.min(line_base + LINE_BYTES as u64);
+        let span = LineSpan {
+            line,
+            line_start: (self.next - line_base) as usize,
+            line_end: (stop - line_base) as usize,
+            buf_start: (self.next - self.addr) as usize,
+        };
+        self.next = stop;
+        Some(span)
+    }
+}
+
+/// Little-endian bytes of a line.
+pub fn words_to_bytes(words: &[u64; WORDS_PER_LINE]) -> [u8; LINE_BYTES] {
+    let mut bytes = [0u8; LINE_BYTES];
+    for (w, word) in words.iter().enumerate() {
+        bytes[w * WORD_BYTES..(w + 1) * WORD_BYTES].copy_from_slice(&word.to_le_bytes());
+    }
+    bytes
+}
+
+/// Words of a line from its little-endian bytes.
+pub fn bytes_to_words(bytes: &[u8; LINE_BYTES]) -> [u64; WORDS_PER_LINE] {
+    let mut words = [0u64; WORDS_PER_LINE];
+    for (w, word) in words.iter_mut().enumerate() {
+        let mut b = [0u8; WORD_BYTES];
+        b.copy_from_slice(&bytes[w * WORD_BYTES..(w + 1) * WORD_BYTES]);
+        *word = u64::from_le_bytes(b);
+    }
+    words
+}

@@ -1,0 +1,136 @@
+//! Flash rules, timing, erase counts, and power loss across every device.
+
+use nvmdb_device::flash::OpTiming;
+use nvmdb_device::{
+    DeviceError, FlashArray, FlashGeometry, FlashTiming, PageContent, PageData, Pcm, PcmConfig, PowerLoss, Volatile,
+    VolatileKind, VolatileParams,
+};
+
+fn geometry() -> FlashGeometry {
+    FlashGeometry {
+        packages: 1,
+        planes_per_package: 2,
+        blocks_per_plane: 4,
+        pages_per_block: 4,
+        page_bytes: 2048,
+        spare_bytes: 64,
+        endurance: 3,
+        partial_programming: true,
+    }
+}
+
+fn array(content: PageContent) -> FlashArray {
+    FlashArray::new(geometry(), FlashTiming::THESIS_TABLE_5_1, content).unwrap()
+}
+
+fn bytes(b: u8) -> PageData {
+    PageData::Bytes(vec![b; 2048])
+}
+
+#[test]
+fn program_before_erase_is_rejected() {
+    let mut f = array(PageContent::Bytes);
+    f.program_page(0, &bytes(1), 0).unwrap();
+    assert_eq!(f.program_page(0, &bytes(2), 0), Err(DeviceError::ProgramNotErased { ppn: 0 }));
+    assert_eq!(f.read_page(0, 0).unwrap().0, bytes(1), "the first program's data is intact");
+    f.erase_block(0, 0).unwrap();
+    f.program_page(0, &bytes(2), 0).unwrap();
+    assert_eq!(f.read_page(0, 0).unwrap().0, bytes(2));
+}
+
+#[test]
+fn out_of_order_program_is_rejected() {
+    let mut f = array(PageContent::None);
+    assert_eq!(
+        f.program_page(2, &PageData::Empty, 0),
+        Err(DeviceError::ProgramOutOfOrder { ppn: 2, block: 0, expected: 0 })
+    );
+}
+
+#[test]
+fn erase_counts_are_exact() {
+    let mut f = array(PageContent::None);
+    for _ in 0..2 {
+        f.erase_block(5, 0).unwrap();
+    }
+    f.erase_block(1, 0).unwrap();
+    let counts: Vec<u64> = f.erase_counts().collect();
+    assert_eq!(counts, vec![0, 1, 0, 0, 0, 2, 0, 0]);
+    assert_eq!(f.stats().block_erases, 3);
+}
+
+#[test]
+fn planes_overlap_and_one_plane_serialises() {
+    let mut f = array(PageContent::None);
+    let t = FlashTiming::THESIS_TABLE_5_1.program_ns;
+    // Blocks 0 and 1 sit on planes 0 and 1; block 2 on plane 0 again.
+    let a = f.program_page(0, &PageData::Empty, 1000).unwrap();
+    let b = f.program_page(4, &PageData::Empty, 1000).unwrap();
+    let c = f.program_page(8, &PageData::Empty, 1000).unwrap();
+    assert_eq!(a, OpTiming { start_ns: 1000, end_ns: 1000 + t });
+    assert_eq!(b, OpTiming { start_ns: 1000, end_ns: 1000 + t }, "different planes overlap");
+    assert_eq!(c, OpTiming { start_ns: 1000 + t, end_ns: 1000 + 2 * t }, "same plane queues");
+}
+
+#[test]
+fn worn_out_block_errors() {
+    let mut f = array(PageContent::None);
+    for _ in 0..3 {
+        f.erase_block(2, 0).unwrap();
+    }
+    assert_eq!(f.erase_block(2, 0), Err(DeviceError::WornOut { block: 2, erases: 3, endurance: 3 }));
+    assert!(matches!(f.program_page(8, &PageData::Empty, 0), Err(DeviceError::WornOut { .. })));
+}
+
+#[test]
+fn partial_programming_appends_sectors() {
+    let mut f = array(PageContent::Bytes);
+    f.program_sectors(0, 0, &PageData::Bytes(vec![7; 512]), 1, 0).unwrap();
+    f.program_sectors(0, 1, &PageData::Bytes(vec![8; 1024]), 2, 0).unwrap();
+    assert_eq!(f.program_sectors(0, 2, &PageData::Bytes(vec![9; 512]), 1, 0), Err(DeviceError::ProgramNotErased { ppn: 0 }));
+    let (data, _) = f.read_page(0, 0).unwrap();
+    let PageData::Bytes(page) = data else { panic!("bytes mode returns bytes") };
+    assert_eq!(&page[..512], &[7; 512][..]);
+    assert_eq!(&page[512..1536], &[8; 1024][..]);
+    assert_eq!(&page[1536..], &[0xFF; 512][..], "unprogrammed sector reads erased");
+    assert_eq!(f.stats().sectors_programmed, 3);
+}
+
+#[test]
+fn fingerprint_mode_keeps_identities() {
+    let mut f = array(PageContent::Fingerprint);
+    f.program_page(0, &PageData::Fingerprint(42), 0).unwrap();
+    assert_eq!(f.read_page(0, 0).unwrap().0, PageData::Fingerprint(42));
+    assert_eq!(f.read_page(1, 0).unwrap().0, PageData::Empty);
+}
+
+#[test]
+fn power_loss_drops_volatile_and_keeps_nonvolatile() {
+    let mut dram = Volatile::dram(64);
+    let mut sram = Volatile::new(VolatileKind::Sram, VolatileParams::SRAM, 64);
+    let mut bsram = Volatile::battery_sram(64);
+    let mut pcm = Pcm::new(PcmConfig::new(4096)).unwrap();
+    let mut flash = array(PageContent::Bytes);
+    for v in [&mut dram, &mut sram, &mut bsram] {
+        v.write(8, &[1, 2, 3]).unwrap();
+    }
+    pcm.write_bytes(8, &[1, 2, 3]).unwrap();
+    flash.program_page(0, &bytes(5), 0).unwrap();
+
+    dram.power_loss();
+    sram.power_loss();
+    bsram.power_loss();
+    pcm.power_loss();
+    flash.power_loss();
+
+    let mut buf = [0u8; 3];
+    dram.read(8, &mut buf).unwrap();
+    assert_eq!(buf, [0, 0, 0], "DRAM loses its contents");
+    sram.read(8, &mut buf).unwrap();
+    assert_eq!(buf, [0, 0, 0], "SRAM without battery loses its contents");
+    bsram.read(8, &mut buf).unwrap();
+    assert_eq!(buf, [1, 2, 3], "battery-backed SRAM keeps its contents");
+    pcm.read_bytes(8, &mut buf).unwrap();
+    assert_eq!(buf, [1, 2, 3], "PCM keeps its contents");
+    assert_eq!(flash.read_page(0, 0).unwrap().0, bytes(5), "flash keeps its contents");
+}

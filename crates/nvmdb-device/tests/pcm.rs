@@ -1,0 +1,201 @@
+//! Hand-computed and property tests of PCM accounting.
+
+use nvmdb_device::pcm::{LINE_BYTES, WORDS_PER_LINE};
+use nvmdb_device::{FlipNWrite, Pcm, PcmConfig, PcmMetrics, PcmStorageTiming};
+use proptest::prelude::*;
+
+fn pcm(fnw: Option<u32>) -> Pcm {
+    let mut config = PcmConfig::new(1 << 20);
+    config.flip_n_write = fnw.map(|n| FlipNWrite::new(n).unwrap());
+    Pcm::new(config).unwrap()
+}
+
+fn line(word0: u64) -> [u64; WORDS_PER_LINE] {
+    let mut l = [0u64; WORDS_PER_LINE];
+    l[0] = word0;
+    l
+}
+
+#[test]
+fn differential_write_programs_only_changed_cells() {
+    let mut p = pcm(None);
+    let w = p.write_line(3, &line(0xFF));
+    assert_eq!((w.words, w.bits, w.word_mask), (1, 8, 0b1));
+    let w = p.write_line(3, &line(0xFF));
+    assert_eq!((w.words, w.bits), (0, 0));
+    let w = p.write_line(3, &line(0x0F));
+    assert_eq!((w.words, w.bits), (1, 4));
+    let s = p.stats();
+    assert_eq!((s.lines_written, s.words_written, s.bits_written), (3, 2, 12));
+    assert_eq!(p.read_line(3), line(0x0F));
+    // Cells 0..4 were programmed once, cells 4..8 twice.
+    assert_eq!(p.cell_writes(3, 0, 0), 1);
+    assert_eq!(p.cell_writes(3, 0, 7), 2);
+    assert_eq!(p.wear_report().max_cell_writes, 2);
+}
+
+#[test]
+fn flip_n_write_inverts_when_cheaper_and_flip_cells_wear() {
+    let mut p = pcm(Some(64));
+    // All ones over zero cells: plain costs 64, inverted costs 0 + 1 flip cell.
+    let w = p.write_line(0, &line(u64::MAX));
+    assert_eq!((w.words, w.bits), (1, 1));
+    assert_eq!(p.peek_line(0), line(u64::MAX));
+    assert_eq!(p.stats().flip_bits_written, 1);
+    // Back to zero: plain again, the flip cell is programmed a second time.
+    let w = p.write_line(0, &line(0));
+    assert_eq!((w.words, w.bits), (1, 1));
+    assert_eq!(p.cell_writes(0, 8, 0), 2, "flip cell of word 0 programmed twice");
+    assert_eq!(p.cell_writes(0, 0, 5), 0, "data cells never programmed");
+    assert_eq!(p.wear_report().max_cell_writes, 2);
+}
+
+#[test]
+fn flip_n_write_near_tie_keeps_current_flip_bit() {
+    // cost0 + cost1 = N + 1 is odd, so exact ties cannot happen; the closest case, a
+    // half-changed word, must resolve towards the current flip bit.
+    let half = 0x0000_0000_FFFF_FFFFu64;
+    let fnw = FlipNWrite::new(64).unwrap();
+    assert_eq!(fnw.encode(0, 0, half), (half, 0), "f = 0: plain costs 32, inverted 33");
+    assert_eq!(fnw.encode(u64::MAX, 1, half), (!half, 1), "f = 1: inverted costs 32, plain 33");
+    // With 8-bit groups each byte decides alone: 0xFF bytes invert, 0x0F bytes (4 of 8) stay.
+    let fnw8 = FlipNWrite::new(8).unwrap();
+    let (cells, flips) = fnw8.encode(0, 0, 0x0F_FF);
+    assert_eq!(flips, 0b01, "byte 0 inverted, byte 1 plain (4 + 0 < 4 + 1)");
+    assert_eq!(cells, 0x0F_00);
+}
+
+#[test]
+fn flip_n_write_rejects_bad_group_sizes() {
+    assert!(FlipNWrite::new(12).is_err());
+    let mut config = PcmConfig::new(4096);
+    config.flip_n_write = Some(FlipNWrite { group_bits: 7 });
+    assert!(Pcm::new(config).is_err());
+}
+
+#[test]
+fn partial_word_and_line_crossing_write() {
+    let mut p = pcm(None);
+    // 4 bytes at 62: bytes 62, 63 of line 0 (word 7) and bytes 0, 1 of line 1 (word 0).
+    let summary = p.write_bytes(62, &[0x01, 0x03, 0x07, 0x0F]).unwrap();
+    assert_eq!(summary.bits, 1 + 2 + 3 + 4);
+    assert_eq!(summary.programmed_words, vec![7, 8]);
+    let s = *p.stats();
+    assert_eq!((s.lines_written, s.words_written, s.bits_written), (2, 2, 10));
+    // A partial word keeps its other bytes.
+    p.write_bytes(60, &[0xAA]).unwrap();
+    let mut buf = [0u8; 6];
+    p.read_bytes(59, &mut buf).unwrap();
+    assert_eq!(buf, [0, 0xAA, 0, 0x01, 0x03, 0x07]);
+    assert_eq!(p.stats().lines_read, 2);
+    assert!(p.write_bytes((1 << 20) - 2, &[1, 2, 3]).is_err(), "write past the end is an error");
+}
+
+#[test]
+fn energy_and_latency_follow_the_cidr_formulas() {
+    let mut p = pcm(None);
+    p.write_bytes(0, &[0xFF; 16]).unwrap(); // 1 line, 2 words, 128 bits
+    let mut buf = [0u8; 70];
+    p.read_bytes(100, &mut buf).unwrap(); // 100..170 overlaps lines 1 and 2
+    let m = PcmMetrics::CIDR2011;
+    let s = p.stats();
+    assert_eq!((s.lines_read, s.lines_written, s.words_written, s.bits_written), (2, 1, 2, 128));
+    // 8·64·(2 + 1)·2 + 128·16 = 3072 + 2048
+    assert_eq!(s.energy_pj(&m), 5120);
+    // 2·230 + 2·450
+    assert_eq!(s.latency_cycles(&m), 1360);
+}
+
+#[test]
+fn storage_mode_pays_only_for_changed_chunks() {
+    let mut config = PcmConfig::new(1 << 16);
+    config.storage = PcmStorageTiming::SAMSUNG_PRAM_DATASHEET;
+    let mut p = Pcm::new(config).unwrap();
+    // 64 bytes at 0 with only bytes 0 and 40 non-zero: chunks 0 and 1 of 32 B change.
+    let mut data = [0u8; 64];
+    data[0] = 1;
+    data[40] = 1;
+    assert_eq!(p.storage_write(0, &data).unwrap(), 78 + 2 * 7100);
+    assert_eq!(p.storage_write(0, &data).unwrap(), 78, "rewriting the same bytes changes nothing");
+    let mut buf = [0u8; 40];
+    assert_eq!(p.storage_read(30, &mut buf).unwrap(), 78 + 3 * 206, "30..70 overlaps three 32 B chunks");
+    let mut thesis = PcmConfig::new(1 << 16);
+    thesis.storage = PcmStorageTiming::THESIS_TABLE_2_2;
+    let mut t = Pcm::new(thesis).unwrap();
+    t.storage_write(0, &data).unwrap();
+    assert_eq!(t.stats().storage_energy_pj, 2 * 94);
+}
+
+#[test]
+fn sparse_storage_does_not_grow_with_capacity() {
+    let mut p = Pcm::new(PcmConfig::new(64 << 30)).unwrap();
+    for i in 0..1000u64 {
+        p.write_line(i * 977_777, &line(i));
+    }
+    let bytes = p.heap_bytes();
+    assert!(bytes < 64 << 20, "64 GiB device with 1000 lines written holds {bytes} bytes");
+    assert_eq!(p.peek_line(977_777), line(1));
+}
+
+#[test]
+fn start_gap_spreads_a_hot_line() {
+    let run = |interval: Option<u64>| {
+        let mut config = PcmConfig::new(64 * 16);
+        config.start_gap_interval = interval;
+        let mut p = Pcm::new(config).unwrap();
+        for i in 0..20_000u64 {
+            p.write_line(0, &line(if i % 2 == 0 { u64::MAX } else { 0 }));
+        }
+        // Data survives the remapping.
+        assert_eq!(p.peek_line(0), line(0));
+        p.wear_report().max_cell_writes
+    };
+    let without = run(None);
+    let with = run(Some(4));
+    assert_eq!(without, 20_000);
+    assert!(with * 4 < without, "Start-Gap max wear {with} vs {without}");
+}
+
+proptest! {
+    #[test]
+    fn fnw_never_costs_more_than_plain_plus_one_per_word(
+        writes in prop::collection::vec((0u64..4, any::<[u64; 8]>(), 0u8..=255), 1..60),
+        group in prop::sample::select(vec![8u32, 16, 32, 64]),
+    ) {
+        let mut plain = pcm(None);
+        let mut fnw = pcm(Some(group));
+        for (line_no, data, keep) in writes {
+            // Keep some words unchanged so that partial changes occur.
+            let mut new = plain.peek_line(line_no);
+            for (w, word) in new.iter_mut().enumerate() {
+                if keep >> w & 1 == 0 { *word = data[w]; }
+            }
+            let a = plain.write_line(line_no, &new);
+            let b = fnw.write_line(line_no, &new);
+            prop_assert!(b.bits <= a.bits + WORDS_PER_LINE as u32);
+            prop_assert_eq!(fnw.peek_line(line_no), new);
+        }
+    }
+
+    #[test]
+    fn bits_written_equals_sum_of_cell_counts(
+        writes in prop::collection::vec((0u64..64, any::<u64>(), 0usize..LINE_BYTES / 8), 1..200),
+        fnw in prop::option::of(prop::sample::select(vec![8u32, 16, 32, 64])),
+    ) {
+        let mut p = pcm(fnw);
+        for (line_no, value, word) in writes {
+            let mut new = p.peek_line(line_no);
+            new[word] = value;
+            p.write_line(line_no, &new);
+        }
+        let report = p.wear_report();
+        prop_assert_eq!(report.total_cell_writes, p.stats().bits_written);
+        let flip_lanes = if fnw.is_some() { 9 } else { 8 };
+        let by_cell: u64 = (0..64u64)
+            .flat_map(|l| (0..flip_lanes).map(move |lane| (l, lane)))
+            .map(|(l, lane)| (0..64).map(|bit| p.cell_writes(l, lane, bit)).sum::<u64>())
+            .sum();
+        prop_assert_eq!(by_cell, p.stats().bits_written);
+        prop_assert_eq!(report.histogram_log2.iter().sum::<u64>(), report.cells_tracked);
+    }
+}

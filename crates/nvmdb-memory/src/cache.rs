@@ -1,0 +1,359 @@
+//! A cache hierarchy over PCM, reduced from the CIDR 2011 PTLsim set-up (seed 001,
+//! Table 5) to a memory timing model.
+//!
+//! Levels are set-associative, write-back, write-allocate and LRU, and inclusive: a line
+//! evicted from a lower level is invalidated above it, its dirtiness merged. A miss in
+//! every level is a PCM line fetch (N_l); a dirty line leaving the last level is a
+//! differential line write (N_lw, N_w, bits).
+//!
+//! `estimated_cycles` is memory time only, with no modelled instruction execution: the
+//! hit latencies of the levels probed, plus T_l per fetch, plus the time fetches wait
+//! behind write-backs. A write-back occupies its rank (line mod ranks) for T_w per
+//! modified word and sits in a FIFO write queue; when the queue is full the CPU waits
+//! for the oldest entry. This reproduces the paper's mechanism (write-backs stalling
+//! front-end fetches) without an out-of-order core.
+
+use std::collections::VecDeque;
+
+use nvmdb_device::pcm::LINE_BYTES;
+use nvmdb_device::{LineDevice, Pcm};
+use serde::{Deserialize, Serialize};
+
+use crate::heap::Heap;
+use crate::image::Image;
+use crate::{Memory, MemoryError, MemoryReport};
+
+/// One cache level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CacheLevelConfig {
+    /// Capacity, bytes.
+    pub size_bytes: u64,
+    /// Ways per set.
+    pub ways: u32,
+    /// Hit latency, cycles.
+    pub latency_cycles: u64,
+}
+
+/// The hierarchy and the PCM timing behind it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CacheConfig {
+    /// Levels, L1 first.
+    pub levels: Vec<CacheLevelConfig>,
+    /// PCM ranks serving write-backs in parallel.
+    pub ranks: u32,
+    /// Write queue entries.
+    pub write_queue: u32,
+}
+
+impl CacheConfig {
+    /// CIDR 2011 Table 5: L1D 32 KB 8-way 4 cycles, L2 256 KB 8-way 11 cycles, L3 8 MB
+    /// 16-way 39 cycles, 64 B lines, 4 PCM ranks, 32-entry FIFO write queue.
+    pub fn cidr2011() -> CacheConfig {
+        CacheConfig {
+            levels: vec![
+                CacheLevelConfig { size_bytes: 32 << 10, ways: 8, latency_cycles: 4 },
+                CacheLevelConfig { size_bytes: 256 << 10, ways: 8, latency_cycles: 11 },
+                CacheLevelConfig { size_bytes: 8 << 20, ways: 16, latency_cycles: 39 },
+            ],
+            ranks: 4,
+            write_queue: 32,
+        }
+    }
+}
+
+/// Counters of one level.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CacheLevelStats {
+    /// Accesses that found the line here.
+    pub hits: u64,
+    /// Accesses that did not.
+    pub misses: u64,
+}
+
+const INVALID: u64 = u64::MAX;
+
+#[derive(Debug, Clone)]
+struct Level {
+    sets: u64,
+    ways: usize,
+    latency_cycles: u64,
+    tags: Vec<u64>,
+    dirty: Vec<bool>,
+    stamps: Vec<u64>,
+    stats: CacheLevelStats,
+}
+
+impl Level {
+    fn new(config: &CacheLevelConfig) -> Level {
+        let lines = config.size_bytes / LINE_BYTES as u64;
+        let ways = config.ways as usize;
+        let sets = lines / ways as u64;
+        assert!(sets > 0 && sets * ways as u64 == lines, "cache of {} bytes cannot have {ways} ways", config.size_bytes);
+        Level {
+            sets,
+            ways,
+            latency_cycles: config.latency_cycles,
+            tags: vec![INVALID; lines as usize],
+            dirty: vec![false; lines as usize],
+            stamps: vec![0; lines as usize],
+            stats: CacheLevelStats::default(),
+        }
+    }
+
+    #[inline]
+    fn set_base(&self, line: u64) -> usize {
+        (line % self.sets) as usize * self.ways
+    }
+
+    #[inline]
+    fn find(&self, line: u64) -> Option<usize> {
+        let base = self.set_base(line);
+        self.tags[base..base + self.ways].iter().position(|&t| t == line).map(|w| base + w)
+    }
+
+    /// Inserts a line that is not present; returns the evicted line and its dirtiness.
+    fn insert(&mut self, line: u64, clock: u64) -> (usize, Option<(u64, bool)>) {
+        let base = self.set_base(line);
+        let slot = (base..base + self.ways)
+            .min_by_key(|&i| if self.tags[i] == INVALID { 0 } else { self.stamps[i] + 1 })
+            .expect("a set has ways");
+        let victim = (self.tags[slot] != INVALID).then(|| (self.tags[slot], self.dirty[slot]));
+        self.tags[slot] = line;
+        self.dirty[slot] = false;
+        self.stamps[slot] = clock;
+        (slot, victim)
+    }
+
+    /// Removes a line if present; returns whether it was dirty.
+    fn invalidate(&mut self, line: u64) -> bool {
+        match self.find(line) {
+            Some(slot) => {
+                self.tags[slot] = INVALID;
+                std::mem::take(&mut self.dirty[slot])
+            }
+            None => false,
+        }
+    }
+}
+
+/// A cache hierarchy over a PCM line device.
+#[derive(Debug)]
+pub struct CachedMemory<D: LineDevice = Pcm> {
+    device: D,
+    image: Image,
+    heap: Heap,
+    levels: Vec<Level>,
+    clock: u64,
+    cycles: u64,
+    t_l_cycles: u64,
+    t_w_cycles: u64,
+    rank_busy_until: Vec<u64>,
+    write_queue: VecDeque<u64>,
+    write_queue_capacity: usize,
+    config: CacheConfig,
+}
+
+impl CachedMemory<Pcm> {
+    /// A hierarchy over a PCM device.
+    pub fn new(pcm: Pcm, config: CacheConfig) -> CachedMemory<Pcm> {
+        CachedMemory::with_device(pcm, config)
+    }
+
+    /// The CIDR 2011 preset over a PCM device.
+    pub fn cidr2011(pcm: Pcm) -> CachedMemory<Pcm> {
+        CachedMemory::new(pcm, CacheConfig::cidr2011())
+    }
+}
+
+impl<D: LineDevice> CachedMemory<D> {
+    /// A hierarchy over any line device; T_l and T_w come from the device's metrics.
+    pub fn with_device(device: D, config: CacheConfig) -> CachedMemory<D> {
+        let metrics = device.metrics();
+        assert!(!config.levels.is_empty() && config.ranks > 0 && config.write_queue > 0, "invalid cache config");
+        let heap = Heap::new(device.capacity_bytes());
+        CachedMemory {
+            device,
+            image: Image::default(),
+            heap,
+            levels: config.levels.iter().map(Level::new).collect(),
+            clock: 0,
+            cycles: 0,
+            t_l_cycles: metrics.t_l_cycles,
+            t_w_cycles: metrics.t_w_cycles,
+            rank_busy_until: vec![0; config.ranks as usize],
+            write_queue: VecDeque::with_capacity(config.write_queue as usize),
+            write_queue_capacity: config.write_queue as usize,
+            config,
+        }
+    }
+
+    /// The device.
+    pub fn device(&self) -> &D {
+        &self.device
+    }
+
+    /// Estimated cycles so far.
+    pub fn estimated_cycles(&self) -> u64 {
+        self.cycles
+    }
+
+    /// The hierarchy configuration.
+    pub fn config(&self) -> &CacheConfig {
+        &self.config
+    }
+
+    /// Counters per level, L1 first.
+    pub fn level_stats(&self) -> Vec<CacheLevelStats> {
+        self.levels.iter().map(|l| l.stats).collect()
+    }
+
+    /// Brings `line` into L1 and marks it dirty on a write.
+    #[inline]
+    fn access(&mut self, line: u64, write: bool) {
+        self.clock += 1;
+        let clock = self.clock;
+        let mut hit_level = None;
+        for (i, level) in self.levels.iter_mut().enumerate() {
+            self.cycles += level.latency_cycles;
+            if let Some(slot) = level.find(line) {
+                level.stats.hits += 1;
+                level.stamps[slot] = clock;
+                hit_level = Some(i);
+                break;
+            }
+            level.stats.misses += 1;
+        }
+        let fill_from = match hit_level {
+            Some(i) => i,
+            None => {
+                self.fetch(line);
+                self.levels.len()
+            }
+        };
+        for i in (0..fill_from).rev() {
+            let (_, victim) = self.levels[i].insert(line, clock);
+            if let Some((victim, dirty)) = victim {
+                self.evict(i, victim, dirty);
+            }
+        }
+        if write {
+            let slot = self.levels[0].find(line).expect("accessed line is in L1");
+            self.levels[0].dirty[slot] = true;
+        }
+    }
+
+    /// A line left level `i`: invalidate it above (inclusion), merge dirtiness, and pass
+    /// it down or write it back.
+    fn evict(&mut self, i: usize, line: u64, mut dirty: bool) {
+        for upper in self.levels[..i].iter_mut() {
+            dirty |= upper.invalidate(line);
+        }
+        if !dirty {
+            return;
+        }
+        match self.levels.get_mut(i + 1) {
+            Some(lower) => {
+                let slot = lower.find(line).expect("inclusive hierarchy holds the line below");
+                lower.dirty[slot] = true;
+            }
+            None => self.write_back(line),
+        }
+    }
+
+    fn fetch(&mut self, line: u64) {
+        let rank = (line % self.rank_busy_until.len() as u64) as usize;
+        self.cycles = self.cycles.max(self.rank_busy_until[rank]) + self.t_l_cycles;
+        self.device.read_line(line);
+    }
+
+    fn write_back(&mut self, line: u64) {
+        let words = self.image.line_words(line);
+        let written = self.device.write_line(line, &words);
+        while self.write_queue.front().is_some_and(|&done| done <= self.cycles) {
+            self.write_queue.pop_front();
+        }
+        if self.write_queue.len() == self.write_queue_capacity {
+            let oldest = self.write_queue.pop_front().expect("queue is full");
+            self.cycles = self.cycles.max(oldest);
+        }
+        let rank = (line % self.rank_busy_until.len() as u64) as usize;
+        let start = self.cycles.max(self.rank_busy_until[rank]);
+        let done = start + u64::from(written.words) * self.t_w_cycles;
+        self.rank_busy_until[rank] = done;
+        self.write_queue.push_back(done);
+    }
+
+    fn spans(addr: u64, len: usize) -> impl Iterator<Item = u64> {
+        let first = addr / LINE_BYTES as u64;
+        let last = (addr + len.max(1) as u64 - 1) / LINE_BYTES as u64;
+        first..=last
+    }
+}
+
+impl<D: LineDevice> Memory for CachedMemory<D> {
+    #[inline]
+    fn read_bytes(&mut self, addr: u64, buf: &mut [u8]) {
+        for line in Self::spans(addr, buf.len()) {
+            self.access(line, false);
+        }
+        self.image.read(addr, buf);
+    }
+
+    #[inline]
+    fn write_bytes(&mut self, addr: u64, data: &[u8]) {
+        for line in Self::spans(addr, data.len()) {
+            self.access(line, true);
+        }
+        self.image.write(addr, data);
+    }
+
+    fn alloc(&mut self, size: u64, align: u64) -> Result<u64, MemoryError> {
+        let addr = self.heap.alloc(size, align)?;
+        self.image.ensure(self.heap.high_water());
+        Ok(addr)
+    }
+
+    fn free(&mut self, addr: u64, size: u64) {
+        self.heap.free(addr, size);
+    }
+
+    /// Writes back every dirty line, in order of the last level's slots.
+    fn flush_all(&mut self) {
+        let last = self.levels.len() - 1;
+        for slot in 0..self.levels[last].tags.len() {
+            let line = self.levels[last].tags[slot];
+            if line == INVALID {
+                continue;
+            }
+            let mut dirty = std::mem::take(&mut self.levels[last].dirty[slot]);
+            for upper in self.levels[..last].iter_mut() {
+                if let Some(s) = upper.find(line) {
+                    dirty |= std::mem::take(&mut upper.dirty[s]);
+                }
+            }
+            if dirty {
+                self.write_back(line);
+            }
+        }
+    }
+
+    fn reset_stats(&mut self) {
+        self.device.reset_line_stats();
+        for level in self.levels.iter_mut() {
+            level.stats = CacheLevelStats::default();
+        }
+        self.cycles = 0;
+        self.rank_busy_until.fill(0);
+        self.write_queue.clear();
+    }
+
+    fn report(&self) -> MemoryReport {
+        MemoryReport {
+            kind: "cached".into(),
+            pcm: self.device.line_stats(),
+            cache_levels: self.level_stats(),
+            estimated_cycles: self.cycles,
+            metrics: Some(self.device.metrics()),
+        }
+    }
+}

@@ -1,0 +1,67 @@
+//! A byte image of memory in 1 MiB segments, allocated as the heap grows, so a large
+//! image never needs one huge reallocation.
+
+const SEGMENT_BITS: u32 = 20;
+const SEGMENT_BYTES: u64 = 1 << SEGMENT_BITS;
+
+/// Segmented byte storage addressed from 0.
+#[derive(Debug, Default, Clone)]
+pub struct Image {
+    segments: Vec<Box<[u8]>>,
+}
+
+impl Image {
+    /// Makes `[0, end)` addressable (new bytes are zero).
+    pub fn ensure(&mut self, end: u64) {
+        let needed = end.div_ceil(SEGMENT_BYTES) as usize;
+        while self.segments.len() < needed {
+            self.segments.push(vec![0u8; SEGMENT_BYTES as usize].into_boxed_slice());
+        }
+    }
+
+    /// Addressable bytes.
+    pub fn len(&self) -> u64 {
+        self.segments.len() as u64 * SEGMENT_BYTES
+    }
+
+    /// True when nothing is addressable.
+    pub fn is_empty(&self) -> bool {
+        self.segments.is_empty()
+    }
+
+    /// Copies bytes out. Panics outside `[0, len)`: that is an access to unallocated memory.
+    #[inline]
+    pub fn read(&self, addr: u64, buf: &mut [u8]) {
+        let offset = (addr & (SEGMENT_BYTES - 1)) as usize;
+        let segment = &self.segments[(addr >> SEGMENT_BITS) as usize];
+        if offset + buf.len() <= SEGMENT_BYTES as usize {
+            buf.copy_from_slice(&segment[offset..offset + buf.len()]);
+        } else {
+            let first = SEGMENT_BYTES as usize - offset;
+            buf[..first].copy_from_slice(&segment[offset..]);
+            self.read(addr + first as u64, &mut buf[first..]);
+        }
+    }
+
+    /// Copies bytes in. Panics outside `[0, len)`.
+    #[inline]
+    pub fn write(&mut self, addr: u64, data: &[u8]) {
+        let offset = (addr & (SEGMENT_BYTES - 1)) as usize;
+        let segment = &mut self.segments[(addr >> SEGMENT_BITS) as usize];
+        if offset + data.len() <= SEGMENT_BYTES as usize {
+            segment[offset..offset + data.len()].copy_from_slice(data);
+        } else {
+            let first = SEGMENT_BYTES as usize - offset;
+            segment[offset..].copy_from_slice(&data[..first]);
+            self.write(addr + first as u64, &data[first..]);
+        }
+    }
+
+    /// A 64 B line as words.
+    #[inline]
+    pub fn line_words(&self, line: u64) -> [u64; 8] {
+        let mut bytes = [0u8; 64];
+        self.read(line * 64, &mut bytes);
+        nvmdb_device::pcm::bytes_to_words(&bytes)
+    }
+}
