@@ -1,0 +1,64 @@
+//! The CLI's one error type: every failure becomes one line on stderr and an exit code.
+
+use std::fmt;
+
+/// Exit code for bad input: a malformed file, an unknown flag value.
+pub const EXIT_BAD_INPUT: i32 = 2;
+/// Exit code for a failure while running.
+pub const EXIT_FAILURE: i32 = 1;
+
+/// A CLI failure.
+#[derive(Debug)]
+pub struct CliError {
+    /// The one line printed on stderr.
+    pub message: String,
+    /// The process exit code.
+    pub code: i32,
+}
+
+impl CliError {
+    /// Bad input (exit 2).
+    pub fn input(message: impl Into<String>) -> CliError {
+        CliError { message: message.into(), code: EXIT_BAD_INPUT }
+    }
+
+    /// A bad line of an input file (exit 2): `FILE:LINE: what is wrong`.
+    pub fn at_line(file: &str, line: usize, what: impl fmt::Display) -> CliError {
+        CliError::input(format!("{file}:{line}: {what}"))
+    }
+
+    /// A failure while running (exit 1).
+    pub fn failed(message: impl Into<String>) -> CliError {
+        CliError { message: message.into(), code: EXIT_FAILURE }
+    }
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl From<nvmdb_lab::LabError> for CliError {
+    fn from(e: nvmdb_lab::LabError) -> CliError {
+        match e {
+            nvmdb_lab::LabError::UnknownExperiment(_) => CliError::input(e.to_string()),
+            other => CliError::failed(other.to_string()),
+        }
+    }
+}
+
+/// Reads a whole input file, naming it on failure.
+pub fn read_input(path: &str) -> Result<String, CliError> {
+    std::fs::read_to_string(path).map_err(|e| CliError::input(format!("{path}: cannot read: {e}")))
+}
+
+/// Writes an output file, naming it on failure.
+pub fn write_output(path: &str, contents: &str) -> Result<(), CliError> {
+    std::fs::write(path, contents).map_err(|e| CliError::failed(format!("{path}: cannot write: {e}")))
+}
+
+/// Prints a value as one JSON object on stdout.
+pub fn print_json(value: &impl serde::Serialize) {
+    println!("{}", serde_json::to_string_pretty(value).expect("stats serialise"));
+}

@@ -1,0 +1,64 @@
+//! `nvmdb`: run nvmdb's devices, data structures and experiments from the shell.
+
+mod commands;
+mod error;
+mod registry;
+
+use clap::{Parser, Subcommand};
+
+use crate::error::{CliError, EXIT_BAD_INPUT};
+
+/// Database structures and storage engines on simulated non-volatile memory.
+#[derive(Debug, Parser)]
+#[command(name = "nvmdb", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// PCM device commands.
+    #[command(subcommand)]
+    Pcm(commands::pcm::PcmCommand),
+    /// List the registered experiments.
+    List,
+    /// Run one experiment and write its results.
+    Run(commands::lab::RunArgs),
+    /// Run every experiment and write the report (REPORT.md, index.html).
+    Reproduce(commands::lab::RunOptions),
+}
+
+fn dispatch(command: Command) -> Result<(), CliError> {
+    match command {
+        Command::Pcm(c) => commands::pcm::run(c),
+        Command::List => {
+            commands::lab::list();
+            Ok(())
+        }
+        Command::Run(args) => commands::lab::run(&args),
+        Command::Reproduce(options) => commands::lab::reproduce(&options),
+    }
+}
+
+fn main() {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => {
+            // --help and --version.
+            let _ = e.print();
+            return;
+        }
+        Err(e) => {
+            // One line naming the flag at fault, not clap's multi-line usage block.
+            let rendered = e.render().to_string();
+            let first = rendered.lines().find(|l| !l.trim().is_empty()).unwrap_or("invalid arguments");
+            eprintln!("{} (see --help)", first.trim());
+            std::process::exit(EXIT_BAD_INPUT);
+        }
+    };
+    if let Err(e) = dispatch(cli.command) {
+        eprintln!("error: {e}");
+        std::process::exit(e.code);
+    }
+}

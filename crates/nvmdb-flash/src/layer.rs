@@ -1,0 +1,102 @@
+//! The one interface between storage layers: read/write/trim of logical pages.
+//!
+//! A layer is handed the simulated time at which a request reaches it and returns the
+//! time at which the request completes. Layers own the devices below them (a
+//! [`FlashArray`](nvmdb_device::FlashArray), and where they use one, a
+//! [`Pcm`](nvmdb_device::Pcm) in storage mode) and keep their counters in
+//! [`StoreStats`].
+
+use nvmdb_device::{DeviceError, PageData};
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+/// Expected storage failures.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FlashError {
+    #[error("logical page {lpn} is beyond the device's {pages} logical pages")]
+    OutOfRange { lpn: u64, pages: u64 },
+    #[error("device full: no free block for {0}")]
+    Full(String),
+    #[error(transparent)]
+    Device(#[from] DeviceError),
+    #[error("invalid configuration: {0}")]
+    Config(String),
+}
+
+/// Counters every layer keeps. Units are last in the name; a layer leaves at zero what
+/// it does not have.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoreStats {
+    /// Logical pages written by the host.
+    pub host_page_writes: u64,
+    /// Logical pages read by the host.
+    pub host_page_reads: u64,
+    /// Logical pages trimmed by the host.
+    pub host_page_trims: u64,
+    /// Whole flash pages programmed (host data, GC copies and merges).
+    pub flash_page_programs: u64,
+    /// Flash partial (sector) programs.
+    pub flash_sector_programs: u64,
+    /// Flash pages read (host reads, GC and merge reads).
+    pub flash_page_reads: u64,
+    /// Flash block erases.
+    pub block_erases: u64,
+    /// Pages copied by garbage collection.
+    pub gc_page_copies: u64,
+    /// Merges (log-block, IPL, PCM log buffer).
+    pub merges: u64,
+    /// Flushes of a buffer or log to flash.
+    pub flushes: u64,
+    /// Of `flushes`, those written as one sequential run of a whole block.
+    pub sequential_flushes: u64,
+    /// Flash time spent in garbage collection and merges, ns.
+    pub gc_time_ns: u64,
+    /// Flash energy, pJ.
+    pub flash_energy_pj: u64,
+    /// PCM energy, pJ.
+    pub pcm_energy_pj: u64,
+    /// PCM cells programmed.
+    pub pcm_bits_written: u64,
+    /// The hottest PCM cell's program count.
+    pub pcm_max_cell_writes: u64,
+    /// Host writes whose content was already stored (deduplication).
+    pub dedup_pages_removed: u64,
+    /// Fingerprint comparisons made by deduplication lookups.
+    pub dedup_comparisons: u64,
+    /// Deduplication lookups.
+    pub dedup_lookups: u64,
+}
+
+impl StoreStats {
+    /// `flash_page_programs / host_page_writes` (0 when nothing was written).
+    pub fn write_amplification(&self) -> f64 {
+        if self.host_page_writes == 0 {
+            0.0
+        } else {
+            self.flash_page_programs as f64 / self.host_page_writes as f64
+        }
+    }
+}
+
+/// A storage layer over logical pages.
+pub trait PageStore {
+    /// Logical pages the layer exposes.
+    fn logical_pages(&self) -> u64;
+    /// Page size in bytes.
+    fn page_bytes(&self) -> u32;
+    /// Writes a whole logical page arriving at `now_ns`; returns its completion time.
+    fn write(&mut self, lpn: u64, data: PageData, now_ns: u64) -> Result<u64, FlashError>;
+    /// Reads a logical page arriving at `now_ns`; returns the data last written (or
+    /// [`PageData::Empty`] / erased bytes for a never-written page) and the completion time.
+    fn read(&mut self, lpn: u64, now_ns: u64) -> Result<(PageData, u64), FlashError>;
+    /// Discards a logical page arriving at `now_ns`; returns its completion time.
+    fn trim(&mut self, lpn: u64, now_ns: u64) -> Result<u64, FlashError>;
+    /// The counters so far.
+    fn stats(&self) -> StoreStats;
+    /// Zeroes the counters (used to leave a warm-up out of the results).
+    fn reset_stats(&mut self);
+    /// Checks internal invariants (mapping one-to-one, valid counts, reference counts);
+    /// returns a description of the first violation.
+    fn check_invariants(&self) -> Result<(), String>;
+}

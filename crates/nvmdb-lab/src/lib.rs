@@ -1,0 +1,118 @@
+//! The experiment harness: an [`Experiment`] trait, a [`RunContext`] carrying the scale,
+//! the seed and progress reporting, result [`Outcome`]s made of tables and plots, and a
+//! report writer producing `results.json`, `results.csv`, SVG plots, `REPORT.md` and
+//! `index.html`.
+
+pub mod device_experiments;
+pub mod outcome;
+pub mod report;
+pub mod svg;
+
+pub use outcome::{Cell, Outcome, Plot, Series, Table};
+
+use std::io::IsTerminal;
+
+use rand::SeedableRng;
+use rand_xoshiro::Xoshiro256PlusPlus;
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+/// The PRNG every experiment uses.
+pub type Rng = Xoshiro256PlusPlus;
+
+/// Harness failures.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum LabError {
+    #[error("unknown experiment '{0}' (see `nvmdb list`)")]
+    UnknownExperiment(String),
+    #[error("{path}: {source}")]
+    Io { path: String, source: std::io::Error },
+    #[error("experiment {id} failed: {message}")]
+    Failed { id: String, message: String },
+}
+
+/// How big a run is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Scale {
+    /// Small enough that all experiments together take a few minutes.
+    Quick,
+    /// The paper's sizes.
+    Paper,
+}
+
+impl Scale {
+    /// `quick` or `paper`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scale::Quick => "quick",
+            Scale::Paper => "paper",
+        }
+    }
+
+    /// Picks the value for this scale.
+    pub fn pick<T>(self, quick: T, paper: T) -> T {
+        match self {
+            Scale::Quick => quick,
+            Scale::Paper => paper,
+        }
+    }
+}
+
+/// What an experiment gets to run with.
+#[derive(Debug)]
+pub struct RunContext {
+    /// The scale.
+    pub scale: Scale,
+    /// The one seed of the run.
+    pub seed: u64,
+    show_progress: bool,
+}
+
+impl RunContext {
+    /// A context; progress bars are shown only when stderr is a terminal.
+    pub fn new(scale: Scale, seed: u64) -> RunContext {
+        RunContext { scale, seed, show_progress: std::io::stderr().is_terminal() }
+    }
+
+    /// An independent, reproducible PRNG for one part of the experiment.
+    pub fn rng(&self, stream: u64) -> Rng {
+        let mut rng = Rng::seed_from_u64(self.seed);
+        for _ in 0..stream {
+            rng.jump();
+        }
+        rng
+    }
+
+    /// A progress bar over `total` steps (hidden when stderr is not a terminal).
+    pub fn progress(&self, label: &str, total: u64) -> indicatif::ProgressBar {
+        if !self.show_progress {
+            return indicatif::ProgressBar::hidden();
+        }
+        let bar = indicatif::ProgressBar::new(total);
+        let style = indicatif::ProgressStyle::with_template("{prefix:>24} [{bar:30}] {pos}/{len} {elapsed}")
+            .expect("static template")
+            .progress_chars("=> ");
+        bar.set_style(style);
+        bar.set_prefix(label.to_string());
+        bar
+    }
+}
+
+/// A registered experiment.
+pub trait Experiment: Send + Sync {
+    /// Short id used on the command line, e.g. `cidr-fig6`.
+    fn id(&self) -> &'static str;
+    /// One-line title.
+    fn title(&self) -> &'static str;
+    /// What it reproduces: seed file, paper, figure or table.
+    fn source(&self) -> &'static str;
+    /// Runs it.
+    fn run(&self, ctx: &RunContext) -> Result<Outcome, LabError>;
+}
+
+/// Finds an experiment by id.
+pub fn find<'a>(registry: &'a [Box<dyn Experiment>], id: &str) -> Result<&'a dyn Experiment, LabError> {
+    registry.iter().find(|e| e.id() == id).map(|e| e.as_ref()).ok_or_else(|| LabError::UnknownExperiment(id.into()))
+}

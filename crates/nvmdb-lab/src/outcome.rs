@@ -1,0 +1,159 @@
+//! What an experiment produces: tables (with the paper's values beside ours) and plots.
+
+use serde::{Deserialize, Serialize};
+
+/// One table cell.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Cell {
+    /// An integer.
+    Int(i64),
+    /// A real number.
+    Float(f64),
+    /// Text.
+    Text(String),
+    /// No value (e.g. the paper states none).
+    Missing,
+}
+
+impl Cell {
+    /// Text for reports: floats with 4 significant digits.
+    pub fn display(&self) -> String {
+        match self {
+            Cell::Int(v) => v.to_string(),
+            Cell::Float(v) => format_float(*v),
+            Cell::Text(s) => s.clone(),
+            Cell::Missing => "—".into(),
+        }
+    }
+}
+
+fn format_float(v: f64) -> String {
+    if !v.is_finite() {
+        return v.to_string();
+    }
+    let magnitude = v.abs();
+    if magnitude != 0.0 && !(1e-3..1e7).contains(&magnitude) {
+        format!("{v:.3e}")
+    } else {
+        let digits = if magnitude >= 1000.0 { 0 } else if magnitude >= 10.0 { 2 } else { 3 };
+        format!("{v:.digits$}")
+    }
+}
+
+impl From<u64> for Cell {
+    fn from(v: u64) -> Cell {
+        i64::try_from(v).map_or(Cell::Float(v as f64), Cell::Int)
+    }
+}
+impl From<i64> for Cell {
+    fn from(v: i64) -> Cell {
+        Cell::Int(v)
+    }
+}
+impl From<u32> for Cell {
+    fn from(v: u32) -> Cell {
+        Cell::Int(i64::from(v))
+    }
+}
+impl From<usize> for Cell {
+    fn from(v: usize) -> Cell {
+        Cell::from(v as u64)
+    }
+}
+impl From<f64> for Cell {
+    fn from(v: f64) -> Cell {
+        Cell::Float(v)
+    }
+}
+impl From<&str> for Cell {
+    fn from(v: &str) -> Cell {
+        Cell::Text(v.into())
+    }
+}
+impl From<String> for Cell {
+    fn from(v: String) -> Cell {
+        Cell::Text(v)
+    }
+}
+impl<T: Into<Cell>> From<Option<T>> for Cell {
+    fn from(v: Option<T>) -> Cell {
+        v.map_or(Cell::Missing, Into::into)
+    }
+}
+
+/// A table of results.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Table {
+    /// Title, naming the figure or table reproduced and the configuration.
+    pub title: String,
+    /// Column headers.
+    pub columns: Vec<String>,
+    /// Rows, each as long as `columns`.
+    pub rows: Vec<Vec<Cell>>,
+}
+
+impl Table {
+    /// An empty table.
+    pub fn new(title: impl Into<String>, columns: &[&str]) -> Table {
+        Table { title: title.into(), columns: columns.iter().map(|c| c.to_string()).collect(), rows: Vec::new() }
+    }
+
+    /// Appends a row; panics when its length differs from the header's (a bug).
+    pub fn row(&mut self, cells: Vec<Cell>) {
+        assert_eq!(cells.len(), self.columns.len(), "row length differs from header in table '{}'", self.title);
+        self.rows.push(cells);
+    }
+}
+
+/// One line of a plot.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Series {
+    /// Legend name.
+    pub name: String,
+    /// Points `(x, y)`.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// A line plot.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plot {
+    /// Title.
+    pub title: String,
+    /// X axis label.
+    pub x_label: String,
+    /// Y axis label.
+    pub y_label: String,
+    /// Log-scale Y axis.
+    pub log_y: bool,
+    /// The lines.
+    pub series: Vec<Series>,
+}
+
+impl Plot {
+    /// An empty plot.
+    pub fn new(title: impl Into<String>, x_label: impl Into<String>, y_label: impl Into<String>) -> Plot {
+        Plot { title: title.into(), x_label: x_label.into(), y_label: y_label.into(), log_y: false, series: Vec::new() }
+    }
+
+    /// Adds a line.
+    pub fn series(&mut self, name: impl Into<String>, points: Vec<(f64, f64)>) {
+        self.series.push(Series { name: name.into(), points });
+    }
+}
+
+/// An experiment's result.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Outcome {
+    /// A few sentences: what ran and what it found, including where ours differs from
+    /// the paper and why.
+    pub summary: String,
+    /// The full configuration, so the run can be repeated.
+    pub config: serde_json::Value,
+    /// Tables.
+    pub tables: Vec<Table>,
+    /// Plots.
+    pub plots: Vec<Plot>,
+    /// Notes: modelling choices, deviations and their reasons.
+    pub notes: Vec<String>,
+}
