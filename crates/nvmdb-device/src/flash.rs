@@ -281,7 +281,9 @@ impl FlashArray {
             PageContent::Bytes => PageData::Bytes(
                 self.bytes.get(&ppn).cloned().unwrap_or_else(|| vec![0xFF; self.geometry.page_bytes as usize]),
             ),
-            PageContent::Fingerprint => self.fingerprints.get(&ppn).map_or(PageData::Empty, |&f| PageData::Fingerprint(f)),
+            PageContent::Fingerprint => {
+                self.fingerprints.get(&ppn).map_or(PageData::Empty, |&f| PageData::Fingerprint(f))
+            }
             PageContent::None => PageData::Empty,
         };
         Ok((data, timing))
@@ -309,7 +311,14 @@ impl FlashArray {
     /// Programs sectors `first..first + n` of a page (partial-page programming). The page
     /// must be the block's next page or the last one programmed, and the sectors erased.
     /// Time and energy are charged per sector as a fraction of a page program.
-    pub fn program_sectors(&mut self, ppn: Ppn, first: u32, data: &PageData, sectors: u32, now_ns: u64) -> Result<OpTiming, DeviceError> {
+    pub fn program_sectors(
+        &mut self,
+        ppn: Ppn,
+        first: u32,
+        data: &PageData,
+        sectors: u32,
+        now_ns: u64,
+    ) -> Result<OpTiming, DeviceError> {
         if !self.geometry.partial_programming {
             return Err(DeviceError::PartialProgramDisabled);
         }
@@ -361,7 +370,9 @@ impl FlashArray {
                 page[offset..offset + bytes.len()].copy_from_slice(bytes);
             }
             (PageContent::Bytes, _) => {
-                return Err(DeviceError::Config("this flash array stores bytes; program it with PageData::Bytes".into()))
+                return Err(DeviceError::Config(
+                    "this flash array stores bytes; program it with PageData::Bytes".into(),
+                ))
             }
             (PageContent::Fingerprint, PageData::Fingerprint(f)) => {
                 self.fingerprints.insert(ppn, *f);

@@ -197,8 +197,10 @@ pub struct VolatileParams {
 impl VolatileParams {
     /// DRAM: 50 ns page read/write (thesis Table 2.1, seed 000); about 2 pJ per bit read or
     /// written (the DRAM figure the CIDR paper's PCM energies are compared with).
-    pub const DRAM: VolatileParams = VolatileParams { read_ns: 50, write_ns: 50, read_pj_per_bit: 2, write_pj_per_bit: 2 };
+    pub const DRAM: VolatileParams =
+        VolatileParams { read_ns: 50, write_ns: 50, read_pj_per_bit: 2, write_pj_per_bit: 2 };
     /// Battery-backed SRAM for eNVy's write buffer (seed 004). The seed text has lost its
     /// numbers, so these are assumptions: 100 ns per access, energy per bit as DRAM.
-    pub const SRAM: VolatileParams = VolatileParams { read_ns: 100, write_ns: 100, read_pj_per_bit: 2, write_pj_per_bit: 2 };
+    pub const SRAM: VolatileParams =
+        VolatileParams { read_ns: 100, write_ns: 100, read_pj_per_bit: 2, write_pj_per_bit: 2 };
 }

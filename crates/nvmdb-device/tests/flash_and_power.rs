@@ -87,7 +87,10 @@ fn partial_programming_appends_sectors() {
     let mut f = array(PageContent::Bytes);
     f.program_sectors(0, 0, &PageData::Bytes(vec![7; 512]), 1, 0).unwrap();
     f.program_sectors(0, 1, &PageData::Bytes(vec![8; 1024]), 2, 0).unwrap();
-    assert_eq!(f.program_sectors(0, 2, &PageData::Bytes(vec![9; 512]), 1, 0), Err(DeviceError::ProgramNotErased { ppn: 0 }));
+    assert_eq!(
+        f.program_sectors(0, 2, &PageData::Bytes(vec![9; 512]), 1, 0),
+        Err(DeviceError::ProgramNotErased { ppn: 0 })
+    );
     let (data, _) = f.read_page(0, 0).unwrap();
     let PageData::Bytes(page) = data else { panic!("bytes mode returns bytes") };
     assert_eq!(&page[..512], &[7; 512][..]);

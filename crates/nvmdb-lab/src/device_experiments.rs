@@ -61,7 +61,8 @@ impl Experiment for FlipNWriteExperiment {
             "Cells programmed per 128 data bits, random data over random data",
             &["encoding", "flip cells / 128 bits", "analytic", "measured", "measured / analytic"],
         );
-        let mut plot = Plot::new("Flip-N-Write cost by group size", "data bits per flip cell", "cells per 128 data bits");
+        let mut plot =
+            Plot::new("Flip-N-Write cost by group size", "data bits per flip cell", "cells per 128 data bits");
         let mut measured_points = Vec::new();
         let mut analytic_points = Vec::new();
         let bar = ctx.progress(self.id(), configs.len() as u64);

@@ -36,7 +36,13 @@ fn format_float(v: f64) -> String {
     if magnitude != 0.0 && !(1e-3..1e7).contains(&magnitude) {
         format!("{v:.3e}")
     } else {
-        let digits = if magnitude >= 1000.0 { 0 } else if magnitude >= 10.0 { 2 } else { 3 };
+        let digits = if magnitude >= 1000.0 {
+            0
+        } else if magnitude >= 10.0 {
+            2
+        } else {
+            3
+        };
         format!("{v:.digits$}")
     }
 }

@@ -115,7 +115,8 @@ pub fn write_experiment(dir: &Path, finished: &Finished, meta: &RunMeta) -> Resu
 }
 
 fn markdown_table(table: &Table) -> String {
-    let mut out = format!("**{}**\n\n| {} |\n|{}|\n", table.title, table.columns.join(" | "), "---|".repeat(table.columns.len()));
+    let mut out =
+        format!("**{}**\n\n| {} |\n|{}|\n", table.title, table.columns.join(" | "), "---|".repeat(table.columns.len()));
     for row in &table.rows {
         let cells: Vec<String> = row.iter().map(|c| c.display().replace('|', "\\|")).collect();
         let _ = writeln!(out, "| {} |", cells.join(" | "));
@@ -141,7 +142,11 @@ pub fn markdown(finished: &[Finished], meta: &RunMeta) -> String {
         let _ = writeln!(out, "| [{}](#{}) | {} |", f.id, f.id, f.source);
     }
     for f in finished {
-        let _ = writeln!(out, "\n## {}\n\n<a id=\"{}\"></a>*{}* — {}\n\n{}\n", f.id, f.id, f.title, f.source, f.outcome.summary);
+        let _ = writeln!(
+            out,
+            "\n## {}\n\n<a id=\"{}\"></a>*{}* — {}\n\n{}\n",
+            f.id, f.id, f.title, f.source, f.outcome.summary
+        );
         for table in &f.outcome.tables {
             out.push_str(&markdown_table(table));
             out.push('\n');

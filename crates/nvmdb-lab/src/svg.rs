@@ -65,21 +65,35 @@ pub fn render(plot: &Plot) -> String {
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="12">"#
     );
     let _ = writeln!(out, r#"<rect width="100%" height="100%" fill="white"/>"#);
-    let _ = writeln!(out, r#"<text x="{}" y="22" text-anchor="middle" font-size="14">{}</text>"#, LEFT + plot_w / 2.0, escape(&plot.title));
     let _ = writeln!(
         out,
-        r#"<rect x="{LEFT}" y="{TOP}" width="{plot_w}" height="{plot_h}" fill="none" stroke="black"/>"#
+        r#"<text x="{}" y="22" text-anchor="middle" font-size="14">{}</text>"#,
+        LEFT + plot_w / 2.0,
+        escape(&plot.title)
     );
+    let _ =
+        writeln!(out, r#"<rect x="{LEFT}" y="{TOP}" width="{plot_w}" height="{plot_h}" fill="none" stroke="black"/>"#);
     for i in 0..=5 {
         let f = f64::from(i) / 5.0;
         let xv = x0 + f * (x1 - x0);
         let tv = y0 + f * (y1 - y0);
         let yv = if plot.log_y { 10f64.powf(tv) } else { tv };
         let (px, py) = (sx(xv), sy(tv));
-        let _ = writeln!(out, r#"<line x1="{px}" y1="{}" x2="{px}" y2="{}" stroke="black"/>"#, TOP + plot_h, TOP + plot_h + 5.0);
-        let _ = writeln!(out, r#"<text x="{px}" y="{}" text-anchor="middle">{}</text>"#, TOP + plot_h + 18.0, tick_label(xv));
+        let _ = writeln!(
+            out,
+            r#"<line x1="{px}" y1="{}" x2="{px}" y2="{}" stroke="black"/>"#,
+            TOP + plot_h,
+            TOP + plot_h + 5.0
+        );
+        let _ = writeln!(
+            out,
+            r#"<text x="{px}" y="{}" text-anchor="middle">{}</text>"#,
+            TOP + plot_h + 18.0,
+            tick_label(xv)
+        );
         let _ = writeln!(out, r##"<line x1="{LEFT}" y1="{py}" x2="{}" y2="{py}" stroke="#ddd"/>"##, LEFT + plot_w);
-        let _ = writeln!(out, r#"<text x="{}" y="{}" text-anchor="end">{}</text>"#, LEFT - 6.0, py + 4.0, tick_label(yv));
+        let _ =
+            writeln!(out, r#"<text x="{}" y="{}" text-anchor="end">{}</text>"#, LEFT - 6.0, py + 4.0, tick_label(yv));
     }
     let _ = writeln!(
         out,
@@ -105,13 +119,18 @@ pub fn render(plot: &Plot) -> String {
             .map(|&(x, y)| (sx(x), sy(transform_y(y))))
             .collect();
         let path: Vec<String> = pts.iter().map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
-        let _ = writeln!(out, r#"<polyline points="{}" fill="none" stroke="{color}" stroke-width="2"/>"#, path.join(" "));
+        let _ =
+            writeln!(out, r#"<polyline points="{}" fill="none" stroke="{color}" stroke-width="2"/>"#, path.join(" "));
         for (x, y) in &pts {
             let _ = writeln!(out, r#"<circle cx="{x:.1}" cy="{y:.1}" r="3" fill="{color}"/>"#);
         }
         let ly = TOP + 10.0 + 18.0 * i as f64;
         let lx = WIDTH - RIGHT + 12.0;
-        let _ = writeln!(out, r#"<line x1="{lx}" y1="{ly}" x2="{}" y2="{ly}" stroke="{color}" stroke-width="2"/>"#, lx + 20.0);
+        let _ = writeln!(
+            out,
+            r#"<line x1="{lx}" y1="{ly}" x2="{}" y2="{ly}" stroke="{color}" stroke-width="2"/>"#,
+            lx + 20.0
+        );
         let _ = writeln!(out, r#"<text x="{}" y="{}">{}</text>"#, lx + 26.0, ly + 4.0, escape(&series.name));
     }
     out.push_str("</svg>\n");

@@ -88,7 +88,11 @@ impl Level {
         let lines = config.size_bytes / LINE_BYTES as u64;
         let ways = config.ways as usize;
         let sets = lines / ways as u64;
-        assert!(sets > 0 && sets * ways as u64 == lines, "cache of {} bytes cannot have {ways} ways", config.size_bytes);
+        assert!(
+            sets > 0 && sets * ways as u64 == lines,
+            "cache of {} bytes cannot have {ways} ways",
+            config.size_bytes
+        );
         Level {
             sets,
             ways,

@@ -107,7 +107,8 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
     let text = read_input(&args.trace)?;
     let mut config = PcmConfig::new(REPLAY_CAPACITY_BYTES);
     if args.flip_n_write {
-        config.flip_n_write = Some(FlipNWrite::new(args.flip_bits).map_err(|e| CliError::input(format!("--flip-bits: {e}")))?);
+        config.flip_n_write =
+            Some(FlipNWrite::new(args.flip_bits).map_err(|e| CliError::input(format!("--flip-bits: {e}")))?);
     }
     let mut pcm = Pcm::new(config).map_err(|e| CliError::failed(e.to_string()))?;
     let mut operations = 0u64;
