@@ -48,37 +48,52 @@ impl FlipNWrite {
         64 / self.group_bits
     }
 
-    fn group_mask(self, group: u32) -> u64 {
+    /// Mask of the low group's data bits.
+    #[inline]
+    fn low_group_mask(self) -> u64 {
         if self.group_bits == 64 {
             u64::MAX
         } else {
-            ((1u64 << self.group_bits) - 1) << (group * self.group_bits)
+            (1u64 << self.group_bits) - 1
         }
     }
 
     /// Expands flip bits into the data mask they invert.
+    #[inline]
     fn expand(self, flips: u64) -> u64 {
-        (0..self.flips_per_word()).filter(|g| flips >> g & 1 == 1).fold(0, |m, g| m | self.group_mask(g))
+        if self.group_bits == 64 {
+            return 0u64.wrapping_sub(flips & 1);
+        }
+        let low = self.low_group_mask();
+        (0..self.flips_per_word()).fold(0, |m, g| m | (low * (flips >> g & 1)) << (g * self.group_bits))
     }
 
     /// Chooses the encoding of `new` over physical cells `cells` with flip bits `flips`:
-    /// per group, the cheaper of plain and inverted; on a tie the current flip bit stays.
-    /// Returns the new physical cells and flip bits.
+    /// per group, the cheaper of plain and inverted, where the cost counts the group's
+    /// changed data cells plus its flip cell if that changes; on a tie the current flip
+    /// bit stays. Returns the new physical cells and flip bits.
+    #[inline]
     pub fn encode(self, cells: u64, flips: u64, new: u64) -> (u64, u64) {
+        let diff = cells ^ new;
+        let low = self.low_group_mask();
+        let n = self.group_bits;
         let mut new_flips = 0u64;
+        let mut invert = 0u64;
         for group in 0..self.flips_per_word() {
-            let mask = self.group_mask(group);
+            let shift = group * n;
+            let changed = ((diff >> shift) & low).count_ones();
             let flip = flips >> group & 1;
-            let cost_plain = ((cells ^ new) & mask).count_ones() + u32::from(flip != 0);
-            let cost_inverted = ((cells ^ !new) & mask).count_ones() + u32::from(flip != 1);
+            let cost_plain = changed + u32::from(flip != 0);
+            let cost_inverted = n - changed + u32::from(flip != 1);
             let chosen = match cost_plain.cmp(&cost_inverted) {
                 std::cmp::Ordering::Less => 0,
                 std::cmp::Ordering::Greater => 1,
                 std::cmp::Ordering::Equal => flip,
             };
             new_flips |= chosen << group;
+            invert |= (low * chosen) << shift;
         }
-        (new ^ self.expand(new_flips), new_flips)
+        (new ^ invert, new_flips)
     }
 }
 
@@ -338,9 +353,13 @@ impl Pcm {
         let mut flip_programmed = 0u64;
         for (w, &value) in new.iter().enumerate() {
             let cells = chunk.cells[slot * WORDS_PER_LINE + w];
+            let old_flips = flips >> (8 * w) & 0xff;
+            // An unchanged logical word programs nothing: its current encoding costs 0.
+            if value == cells ^ fnw.map_or(0, |f| f.expand(old_flips)) {
+                continue;
+            }
             let (new_cells, word_flip_programmed) = match fnw {
                 Some(fnw) => {
-                    let old_flips = flips >> (8 * w) & 0xff;
                     let (new_cells, new_flips) = fnw.encode(cells, old_flips, value);
                     flips = flips & !(0xff << (8 * w)) | new_flips << (8 * w);
                     (new_cells, (old_flips ^ new_flips) << (8 * w))
@@ -471,6 +490,9 @@ pub trait LineDevice {
     fn write_line(&mut self, line: u64, new: &[u64; WORDS_PER_LINE]) -> LineWrite;
     /// The line's logical content, without accounting.
     fn peek_line(&self, line: u64) -> [u64; WORDS_PER_LINE];
+    /// Counts one line fetch whose data the caller already holds (a cache model keeps
+    /// the memory image itself), without touching the cells.
+    fn count_fetch(&mut self, line: u64);
     /// Logical capacity in bytes.
     fn capacity_bytes(&self) -> u64;
     /// The counters.
@@ -490,6 +512,9 @@ impl LineDevice for Pcm {
     }
     fn peek_line(&self, line: u64) -> [u64; WORDS_PER_LINE] {
         Pcm::peek_line(self, line)
+    }
+    fn count_fetch(&mut self, _line: u64) {
+        self.stats.lines_read += 1;
     }
     fn capacity_bytes(&self) -> u64 {
         self.config.capacity_bytes

@@ -267,7 +267,8 @@ impl<D: LineDevice> CachedMemory<D> {
     fn fetch(&mut self, line: u64) {
         let rank = (line % self.rank_busy_until.len() as u64) as usize;
         self.cycles = self.cycles.max(self.rank_busy_until[rank]) + self.t_l_cycles;
-        self.device.read_line(line);
+        // The image already holds the line's content; the device only counts the fetch.
+        self.device.count_fetch(line);
     }
 
     fn write_back(&mut self, line: u64) {
