@@ -97,6 +97,55 @@ impl FlipNWrite {
     }
 }
 
+/// How logical words map to physical cells and flip cells.
+trait Encoding: Copy {
+    /// The logical word stored in `cells` with flip bits `flips`.
+    fn logical(self, cells: u64, flips: u64) -> u64;
+    /// The new cells and flip bits for logical word `new`.
+    fn encode(self, cells: u64, flips: u64, new: u64) -> (u64, u64);
+}
+
+/// No Flip-N-Write: cells hold the data.
+#[derive(Debug, Clone, Copy)]
+struct Plain;
+
+impl Encoding for Plain {
+    #[inline]
+    fn logical(self, cells: u64, _flips: u64) -> u64 {
+        cells
+    }
+    #[inline]
+    fn encode(self, _cells: u64, _flips: u64, new: u64) -> (u64, u64) {
+        (new, 0)
+    }
+}
+
+/// Flip-N-Write with one flip cell per 64-bit word (the common case, specialised).
+#[derive(Debug, Clone, Copy)]
+struct WordFlip;
+
+impl Encoding for WordFlip {
+    #[inline]
+    fn logical(self, cells: u64, flips: u64) -> u64 {
+        cells ^ 0u64.wrapping_sub(flips & 1)
+    }
+    #[inline]
+    fn encode(self, cells: u64, flips: u64, new: u64) -> (u64, u64) {
+        FlipNWrite::WORD.encode(cells, flips, new)
+    }
+}
+
+impl Encoding for FlipNWrite {
+    #[inline]
+    fn logical(self, cells: u64, flips: u64) -> u64 {
+        cells ^ self.expand(flips)
+    }
+    #[inline]
+    fn encode(self, cells: u64, flips: u64, new: u64) -> (u64, u64) {
+        FlipNWrite::encode(self, cells, flips, new)
+    }
+}
+
 /// PCM device configuration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PcmConfig {
@@ -344,42 +393,44 @@ impl Pcm {
     }
 
     fn program_physical(&mut self, physical_line: u64, new: &[u64; WORDS_PER_LINE]) -> LineWrite {
-        let fnw = self.config.flip_n_write;
+        match self.config.flip_n_write {
+            None => self.program_encoded(physical_line, new, Plain),
+            Some(FlipNWrite { group_bits: 64 }) => self.program_encoded(physical_line, new, WordFlip),
+            Some(fnw) => self.program_encoded(physical_line, new, fnw),
+        }
+    }
+
+    /// The write loop, monomorphised per encoding so the per-word path has no branches on
+    /// the configuration.
+    #[inline]
+    fn program_encoded<E: Encoding>(&mut self, physical_line: u64, new: &[u64; WORDS_PER_LINE], enc: E) -> LineWrite {
         let slot = (physical_line % CHUNK_LINES as u64) as usize;
         let chunk = self.chunk_mut(physical_line);
         chunk.written |= 1 << slot;
+        let cells = &mut chunk.cells[slot * WORDS_PER_LINE..(slot + 1) * WORDS_PER_LINE];
+        let wear = &mut chunk.wear[slot];
+        let old_flips_all = chunk.flips[slot];
+        let mut new_flips_all = old_flips_all;
         let mut result = LineWrite::default();
-        let mut flips = chunk.flips[slot];
-        let mut flip_programmed = 0u64;
-        for (w, &value) in new.iter().enumerate() {
-            let cells = chunk.cells[slot * WORDS_PER_LINE + w];
-            let old_flips = flips >> (8 * w) & 0xff;
+        for (w, (&value, cell)) in new.iter().zip(cells.iter_mut()).enumerate() {
+            let old_flips = old_flips_all >> (8 * w) & 0xff;
             // An unchanged logical word programs nothing: its current encoding costs 0.
-            if value == cells ^ fnw.map_or(0, |f| f.expand(old_flips)) {
+            if value == enc.logical(*cell, old_flips) {
                 continue;
             }
-            let (new_cells, word_flip_programmed) = match fnw {
-                Some(fnw) => {
-                    let (new_cells, new_flips) = fnw.encode(cells, old_flips, value);
-                    flips = flips & !(0xff << (8 * w)) | new_flips << (8 * w);
-                    (new_cells, (old_flips ^ new_flips) << (8 * w))
-                }
-                None => (value, 0),
-            };
-            let programmed = cells ^ new_cells;
-            if programmed != 0 {
-                chunk.cells[slot * WORDS_PER_LINE + w] = new_cells;
-                chunk.wear[slot].add(w, programmed);
-            }
-            flip_programmed |= word_flip_programmed;
-            if programmed != 0 || word_flip_programmed != 0 {
-                result.words += 1;
-                result.word_mask |= 1 << w;
-                result.bits += programmed.count_ones() + word_flip_programmed.count_ones();
-            }
+            let (new_cells, new_flips) = enc.encode(*cell, old_flips, value);
+            let programmed = *cell ^ new_cells;
+            let flip_programmed = old_flips ^ new_flips;
+            *cell = new_cells;
+            wear.add(w, programmed);
+            new_flips_all ^= flip_programmed << (8 * w);
+            result.words += 1;
+            result.word_mask |= 1 << w;
+            result.bits += programmed.count_ones() + flip_programmed.count_ones();
         }
+        let flip_programmed = old_flips_all ^ new_flips_all;
         if flip_programmed != 0 {
-            chunk.flips[slot] = flips;
+            chunk.flips[slot] = new_flips_all;
             chunk.wear[slot].add(FLIP_LANE, flip_programmed);
         }
         self.stats.lines_written += 1;

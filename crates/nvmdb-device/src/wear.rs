@@ -26,12 +26,12 @@ impl LineWear {
     pub fn add(&mut self, lane: usize, mask: u64) {
         let mut carry = mask;
         for plane in self.planes.iter_mut() {
-            if carry == 0 {
-                return;
-            }
             let bits = plane[lane];
             plane[lane] = bits ^ carry;
             carry &= bits;
+            if carry == 0 {
+                return;
+            }
         }
         if carry != 0 {
             let mut plane = [0u64; LANES];

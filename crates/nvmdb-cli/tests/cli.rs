@@ -1,0 +1,111 @@
+//! End-to-end checks of the `nvmdb` binary.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn nvmdb(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_nvmdb")).args(args).output().expect("nvmdb runs")
+}
+
+fn temp_path(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("nvmdb-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn write_trace(name: &str, text: &str) -> String {
+    let path = temp_path(name);
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+fn json(output: &Output) -> serde_json::Value {
+    assert!(output.status.success(), "stderr: {}", String::from_utf8_lossy(&output.stderr));
+    serde_json::from_slice(&output.stdout).expect("stdout is JSON")
+}
+
+#[test]
+fn pcm_replay_counts_by_hand() {
+    // W 0 ff00: word 0 of line 0, 8 bits. W 62 01030710: word 7 of line 0 (1 + 2 bits)
+    // and word 0 of line 1 (3 + 1 bits). R 100 70: lines 1 and 2.
+    let trace = write_trace("hand.trace", "# hand-checked\nW 0 ff00\n\nW 0x3e 01030710 # crossing\nR 100 70\n");
+    let v = json(&nvmdb(&["pcm", "replay", "--trace", &trace, "--json"]));
+    assert_eq!(v["lines_read"], 2);
+    assert_eq!(v["lines_written"], 3);
+    assert_eq!(v["words_written"], 3);
+    assert_eq!(v["bits_written"], 15);
+    assert_eq!(v["energy_pj"], 8 * 64 * (2 + 3) * 2 + 15 * 16);
+    assert_eq!(v["latency_cycles"], 2 * 230 + 3 * 450);
+    assert_eq!(v["max_cell_writes"], 1);
+}
+
+#[test]
+fn pcm_replay_flip_n_write_programs_one_flip_cell() {
+    let trace = write_trace("fnw.trace", "W 8 ffffffffffffffff\nW 8 0000000000000000\n");
+    let v = json(&nvmdb(&["pcm", "replay", "--trace", &trace, "--flip-n-write", "--json"]));
+    assert_eq!(v["bits_written"], 2, "each write flips only the word's flip cell");
+    assert_eq!(v["flip_bits_written"], 2);
+    assert_eq!(v["max_cell_writes"], 2);
+    let plain = json(&nvmdb(&["pcm", "replay", "--trace", &trace, "--json"]));
+    assert_eq!(plain["bits_written"], 128);
+}
+
+#[test]
+fn malformed_trace_line_exits_2_with_file_and_line() {
+    let trace = write_trace("bad.trace", "W 0 ff\nX 1 2\n");
+    let out = nvmdb(&["pcm", "replay", "--trace", &trace]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stderr, format!("{trace}:2: unknown operation 'X' (expected R or W)\n"));
+    let out = nvmdb(&["pcm", "replay", "--trace", &write_trace("odd.trace", "W 0 abc\n")]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8(out.stderr).unwrap().contains("odd.trace:1: hex data 'abc' has an odd number of digits"));
+}
+
+#[test]
+fn bad_flags_give_one_line_and_exit_2() {
+    let out = nvmdb(&["pcm", "replay", "--trace", "x", "--flip-bits", "12"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("--flip-bits"), "{stderr}");
+    let out = nvmdb(&["run", "no-such-experiment"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = nvmdb(&["pcm", "replay", "--trace", "/nonexistent/trace"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8(out.stderr).unwrap().starts_with("/nonexistent/trace: cannot read"));
+}
+
+#[test]
+fn run_writes_results_and_plots() {
+    let listed = String::from_utf8(nvmdb(&["list"]).stdout).unwrap();
+    assert!(listed.contains("pcm-flip-n-write"));
+    let out_dir = temp_path("report");
+    let out = nvmdb(&["run", "pcm-flip-n-write", "--out", out_dir.to_str().unwrap(), "--seed", "3"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let dir = out_dir.join("pcm-flip-n-write");
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
+    assert_eq!(results["meta"]["seed"], 3);
+    let rows = results["outcome"]["tables"][0]["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 5, "plain plus four group sizes");
+    // Measured cost within 2% of the binomial expectation for every encoding.
+    for row in rows {
+        let ratio = row[4].as_f64().unwrap();
+        assert!((ratio - 1.0).abs() < 0.02, "measured / analytic = {ratio}");
+    }
+    assert!(std::fs::read_to_string(dir.join("results.csv")).unwrap().starts_with("table,row,column,value\n"));
+    assert!(std::fs::read_to_string(dir.join("plot-1.svg")).unwrap().contains("<polyline"));
+}
+
+#[test]
+fn same_seed_same_results() {
+    let a = temp_path("det-a");
+    let b = temp_path("det-b");
+    for dir in [&a, &b] {
+        let out = nvmdb(&["run", "pcm-start-gap", "--out", dir.to_str().unwrap()]);
+        assert!(out.status.success());
+    }
+    let read = |d: &PathBuf| std::fs::read_to_string(d.join("pcm-start-gap/results.csv")).unwrap();
+    assert_eq!(read(&a), read(&b));
+}
