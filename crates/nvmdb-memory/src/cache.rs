@@ -70,6 +70,7 @@ pub struct CacheLevelStats {
     pub misses: u64,
 }
 
+/// Tag of an empty way (never a real line number). Empty ways also have stamp 0.
 const INVALID: u64 = u64::MAX;
 
 #[derive(Debug, Clone)]
@@ -115,17 +116,25 @@ impl Level {
         self.tags[base..base + self.ways].iter().position(|&t| t == line).map(|w| base + w)
     }
 
-    /// Inserts a line that is not present; returns the evicted line and its dirtiness.
-    fn insert(&mut self, line: u64, clock: u64) -> (usize, Option<(u64, bool)>) {
+    /// Inserts a line that is not present into the least recently used way (an invalid
+    /// way has stamp 0, older than any valid one); returns the evicted line and its
+    /// dirtiness.
+    #[inline]
+    fn insert(&mut self, line: u64, clock: u64) -> Option<(u64, bool)> {
         let base = self.set_base(line);
-        let slot = (base..base + self.ways)
-            .min_by_key(|&i| if self.tags[i] == INVALID { 0 } else { self.stamps[i] + 1 })
-            .expect("a set has ways");
-        let victim = (self.tags[slot] != INVALID).then(|| (self.tags[slot], self.dirty[slot]));
+        let stamps = &self.stamps[base..base + self.ways];
+        let mut oldest = 0;
+        for (w, &stamp) in stamps.iter().enumerate().skip(1) {
+            if stamp < stamps[oldest] {
+                oldest = w;
+            }
+        }
+        let slot = base + oldest;
+        let victim = (self.stamps[slot] != 0).then(|| (self.tags[slot], self.dirty[slot]));
         self.tags[slot] = line;
         self.dirty[slot] = false;
         self.stamps[slot] = clock;
-        (slot, victim)
+        victim
     }
 
     /// Removes a line if present; returns whether it was dirty.
@@ -133,6 +142,7 @@ impl Level {
         match self.find(line) {
             Some(slot) => {
                 self.tags[slot] = INVALID;
+                self.stamps[slot] = 0;
                 std::mem::take(&mut self.dirty[slot])
             }
             None => false,
@@ -235,8 +245,7 @@ impl<D: LineDevice> CachedMemory<D> {
             }
         };
         for i in (0..fill_from).rev() {
-            let (_, victim) = self.levels[i].insert(line, clock);
-            if let Some((victim, dirty)) = victim {
+            if let Some((victim, dirty)) = self.levels[i].insert(line, clock) {
                 self.evict(i, victim, dirty);
             }
         }
