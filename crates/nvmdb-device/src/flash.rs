@@ -96,7 +96,7 @@ impl FlashGeometry {
         if let Some((name, _)) = fields.iter().find(|(_, v)| *v == 0) {
             return Err(DeviceError::Config(format!("flash.{name} must be positive")));
         }
-        if self.partial_programming && (self.page_bytes % SECTOR_BYTES != 0 || self.sectors_per_page() > 64) {
+        if self.partial_programming && (!self.page_bytes.is_multiple_of(SECTOR_BYTES) || self.sectors_per_page() > 64) {
             return Err(DeviceError::Config(format!(
                 "partial programming needs a page of 1 to 64 whole 512 B sectors, not {} bytes",
                 self.page_bytes

@@ -255,11 +255,14 @@ impl Chunk {
     }
 }
 
+/// A second-level directory table of `TABLE_CHUNKS` chunk slots.
+type ChunkTable = [Option<Box<Chunk>>];
+
 /// A PCM device.
 pub struct Pcm {
     config: PcmConfig,
     /// Two-level sparse directory: table → chunk → line.
-    tables: Vec<Option<Box<[Option<Box<Chunk>>]>>>,
+    tables: Vec<Option<Box<ChunkTable>>>,
     stats: PcmStats,
     start_gap: Option<StartGap>,
 }
@@ -273,7 +276,7 @@ impl std::fmt::Debug for Pcm {
 impl Pcm {
     /// Creates a device; all cells start at 0.
     pub fn new(config: PcmConfig) -> Result<Pcm, DeviceError> {
-        if config.capacity_bytes == 0 || config.capacity_bytes % LINE_BYTES as u64 != 0 {
+        if config.capacity_bytes == 0 || !config.capacity_bytes.is_multiple_of(LINE_BYTES as u64) {
             return Err(DeviceError::Config(format!(
                 "PCM capacity must be a positive multiple of 64 bytes, not {}",
                 config.capacity_bytes
