@@ -36,6 +36,9 @@ impl LineWear {
         if carry != 0 {
             let mut plane = [0u64; LANES];
             plane[lane] = carry;
+            // Grow by exactly one plane: most lines never need more than a few, and a
+            // default-sized reservation would dominate the memory of large structures.
+            self.planes.reserve_exact(1);
             self.planes.push(plane);
         }
     }
