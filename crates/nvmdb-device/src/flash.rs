@@ -393,10 +393,15 @@ impl FlashArray {
         let programmed = u64::from(state.next_page);
         state.next_page = 0;
         state.erase_count += 1;
-        for ppn in block * pages..block * pages + programmed {
-            self.bytes.remove(&ppn);
-            self.fingerprints.remove(&ppn);
-            self.sector_masks.remove(&ppn);
+        // Only the maps this array's modes fill hold anything to drop.
+        let range = block * pages..block * pages + programmed;
+        match self.content {
+            PageContent::Bytes => range.clone().for_each(|ppn| drop(self.bytes.remove(&ppn))),
+            PageContent::Fingerprint => range.clone().for_each(|ppn| drop(self.fingerprints.remove(&ppn))),
+            PageContent::None => {}
+        }
+        if self.geometry.partial_programming {
+            range.for_each(|ppn| drop(self.sector_masks.remove(&ppn)));
         }
         self.stats.block_erases += 1;
         Ok(self.occupy(block, now_ns, self.timing.erase_ns, self.timing.erase_pj))
