@@ -395,13 +395,19 @@ impl FlashArray {
         state.erase_count += 1;
         // Only the maps this array's modes fill hold anything to drop.
         let range = block * pages..block * pages + programmed;
-        match self.content {
-            PageContent::Bytes => range.clone().for_each(|ppn| drop(self.bytes.remove(&ppn))),
-            PageContent::Fingerprint => range.clone().for_each(|ppn| drop(self.fingerprints.remove(&ppn))),
-            PageContent::None => {}
-        }
-        if self.geometry.partial_programming {
-            range.for_each(|ppn| drop(self.sector_masks.remove(&ppn)));
+        for ppn in range {
+            match self.content {
+                PageContent::Bytes => {
+                    self.bytes.remove(&ppn);
+                }
+                PageContent::Fingerprint => {
+                    self.fingerprints.remove(&ppn);
+                }
+                PageContent::None => {}
+            }
+            if self.geometry.partial_programming {
+                self.sector_masks.remove(&ppn);
+            }
         }
         self.stats.block_erases += 1;
         Ok(self.occupy(block, now_ns, self.timing.erase_ns, self.timing.erase_pj))
