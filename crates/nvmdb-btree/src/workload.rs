@@ -1,0 +1,380 @@
+//! The CIDR 2011 Figure 6 workload: random keys, bulk load, then one kind of operation,
+//! measured with counters reset after loading and the cache flushed at the end.
+
+use std::collections::HashSet;
+use std::str::FromStr;
+
+use nvmdb_device::{FlipNWrite, Pcm, PcmConfig, PcmStats};
+use nvmdb_memory::{CachedMemory, FlatMemory, Memory, MemoryError, MemoryReport, NativeMemory};
+use rand::Rng;
+use serde::Serialize;
+
+use crate::{BTree, BTreeError};
+
+/// Simulated memory capacity: 1 TiB, allocated sparsely as the heap grows.
+pub const CAPACITY_BYTES: u64 = 1 << 40;
+
+/// Bytes per record: a loaded or inserted entry's value is the address of its record,
+/// `RECORD_BYTES × record id`, so values are distinct, 64 B aligned pointers into a
+/// record heap as large as the table.
+pub const RECORD_BYTES: u64 = 64;
+
+/// Which memory a run uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MemoryKind {
+    /// The CIDR 2011 cache hierarchy over PCM.
+    Cached,
+    /// PCM with no cache.
+    Flat,
+    /// Plain RAM, no accounting.
+    Native,
+}
+
+impl MemoryKind {
+    /// `cached`, `flat` or `native`.
+    pub fn name(self) -> &'static str {
+        match self {
+            MemoryKind::Cached => "cached",
+            MemoryKind::Flat => "flat",
+            MemoryKind::Native => "native",
+        }
+    }
+}
+
+impl FromStr for MemoryKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<MemoryKind, String> {
+        match s {
+            "cached" => Ok(MemoryKind::Cached),
+            "flat" => Ok(MemoryKind::Flat),
+            "native" => Ok(MemoryKind::Native),
+            other => Err(format!("unknown memory '{other}' (expected cached, flat or native)")),
+        }
+    }
+}
+
+/// One of the three memories, chosen at run time.
+#[derive(Debug)]
+pub enum AnyMemory {
+    /// Cache hierarchy over PCM.
+    Cached(Box<CachedMemory<Pcm>>),
+    /// Uncached PCM.
+    Flat(Box<FlatMemory>),
+    /// Plain RAM.
+    Native(NativeMemory),
+}
+
+impl AnyMemory {
+    /// A fresh memory of [`CAPACITY_BYTES`], with Flip-N-Write (one flip cell per word)
+    /// when asked.
+    pub fn new(kind: MemoryKind, flip_n_write: bool) -> AnyMemory {
+        let mut config = PcmConfig::new(CAPACITY_BYTES);
+        config.flip_n_write = flip_n_write.then_some(FlipNWrite::WORD);
+        let pcm = || Pcm::new(config).expect("the capacity is a multiple of 64");
+        match kind {
+            MemoryKind::Cached => AnyMemory::Cached(Box::new(CachedMemory::cidr2011(pcm()))),
+            MemoryKind::Flat => AnyMemory::Flat(Box::new(FlatMemory::new(pcm()))),
+            MemoryKind::Native => AnyMemory::Native(NativeMemory::new(CAPACITY_BYTES)),
+        }
+    }
+}
+
+macro_rules! dispatch {
+    ($self:ident, $m:ident => $e:expr) => {
+        match $self {
+            AnyMemory::Cached($m) => $e,
+            AnyMemory::Flat($m) => $e,
+            AnyMemory::Native($m) => $e,
+        }
+    };
+}
+
+impl Memory for AnyMemory {
+    #[inline]
+    fn read_bytes(&mut self, addr: u64, buf: &mut [u8]) {
+        dispatch!(self, m => m.read_bytes(addr, buf))
+    }
+    #[inline]
+    fn write_bytes(&mut self, addr: u64, data: &[u8]) {
+        dispatch!(self, m => m.write_bytes(addr, data))
+    }
+    fn alloc(&mut self, size: u64, align: u64) -> Result<u64, MemoryError> {
+        dispatch!(self, m => m.alloc(size, align))
+    }
+    fn free(&mut self, addr: u64, size: u64) {
+        dispatch!(self, m => m.free(addr, size))
+    }
+    fn flush_all(&mut self) {
+        dispatch!(self, m => m.flush_all())
+    }
+    fn reset_stats(&mut self) {
+        dispatch!(self, m => m.reset_stats())
+    }
+    fn report(&self) -> MemoryReport {
+        dispatch!(self, m => m.report())
+    }
+}
+
+/// The operation a generated run repeats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OpKind {
+    /// Inserts of new random keys.
+    Insert,
+    /// Deletes of distinct existing keys.
+    Delete,
+    /// Point searches, half of them for present keys.
+    Search,
+}
+
+impl OpKind {
+    /// The three kinds, in the paper's order.
+    pub const ALL: [OpKind; 3] = [OpKind::Insert, OpKind::Delete, OpKind::Search];
+
+    /// `insert`, `delete` or `search`.
+    pub fn name(self) -> &'static str {
+        match self {
+            OpKind::Insert => "insert",
+            OpKind::Delete => "delete",
+            OpKind::Search => "search",
+        }
+    }
+}
+
+impl FromStr for OpKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<OpKind, String> {
+        OpKind::ALL
+            .into_iter()
+            .find(|o| o.name() == s)
+            .ok_or_else(|| format!("unknown operation '{s}' (expected insert, delete or search)"))
+    }
+}
+
+/// `n` distinct uniformly random keys, sorted.
+pub fn random_keys(n: usize, rng: &mut impl Rng) -> Vec<u64> {
+    let mut keys: Vec<u64> = Vec::with_capacity(n);
+    while keys.len() < n {
+        let missing = n - keys.len();
+        keys.extend((0..missing).map(|_| rng.gen::<u64>()));
+        keys.sort_unstable();
+        keys.dedup();
+    }
+    keys
+}
+
+/// The loaded pairs: key `i` points at record `(i · P) mod n` for an odd `P` coprime
+/// with `n`, so values are a scrambled permutation of the record heap.
+pub fn loaded_pairs(keys: &[u64]) -> impl Iterator<Item = (u64, u64)> + '_ {
+    let n = keys.len().max(1) as u64;
+    let mut multiplier = (0x9E37_79B9_7F4A_7C15 % n) | 1;
+    while gcd(multiplier, n) != 1 {
+        multiplier += 2;
+    }
+    keys.iter().enumerate().map(move |(i, &k)| {
+        let record = (i as u128 * u128::from(multiplier) % u128::from(n)) as u64;
+        (k, record * RECORD_BYTES)
+    })
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// The keys of `count` operations of one kind against the sorted `loaded` keys: new
+/// distinct keys for inserts, distinct loaded keys for deletes, and alternately a
+/// loaded and an absent key for searches. Fails when more deletes than keys are asked.
+pub fn op_keys(op: OpKind, loaded: &[u64], count: usize, rng: &mut impl Rng) -> Result<Vec<u64>, String> {
+    let present = |k: &u64| loaded.binary_search(k).is_ok();
+    let mut chosen = HashSet::with_capacity(count);
+    let mut keys = Vec::with_capacity(count);
+    match op {
+        OpKind::Insert => {
+            while keys.len() < count {
+                let k = rng.gen::<u64>();
+                if !present(&k) && chosen.insert(k) {
+                    keys.push(k);
+                }
+            }
+        }
+        OpKind::Delete => {
+            if count > loaded.len() {
+                return Err(format!("cannot delete {count} distinct keys from {} entries", loaded.len()));
+            }
+            while keys.len() < count {
+                let k = loaded[rng.gen_range(0..loaded.len())];
+                if chosen.insert(k) {
+                    keys.push(k);
+                }
+            }
+        }
+        OpKind::Search => {
+            while keys.len() < count {
+                let k = if keys.len() % 2 == 0 && !loaded.is_empty() {
+                    loaded[rng.gen_range(0..loaded.len())]
+                } else {
+                    rng.gen::<u64>()
+                };
+                if keys.len() % 2 == 0 || !present(&k) {
+                    keys.push(k);
+                }
+            }
+        }
+    }
+    Ok(keys)
+}
+
+/// What a measured run did and cost. `found` counts operations whose key was present
+/// beforehand (search hits, deletes done, inserts that replaced a value).
+#[derive(Debug, Clone, Serialize)]
+pub struct RunReport {
+    /// Variant name.
+    pub variant: String,
+    /// Node size, cache lines.
+    pub node_lines: u32,
+    /// `cached`, `flat` or `native`.
+    pub memory: String,
+    /// Operations measured.
+    pub ops: u64,
+    /// Operations whose key was present beforehand.
+    pub found: u64,
+    /// PCM counters of the measured operations.
+    #[serde(flatten)]
+    pub pcm: PcmStats,
+    /// Bits programmed per operation.
+    pub bits_per_op: f64,
+    /// Words written per operation.
+    pub words_per_op: f64,
+    /// Lines written per operation.
+    pub lines_written_per_op: f64,
+    /// CIDR PCM energy, pJ.
+    pub energy_pj: u64,
+    /// CIDR PCM access latency, cycles.
+    pub pcm_latency_cycles: u64,
+    /// The cache model's memory time, cycles (0 without a cache).
+    pub estimated_cycles: u64,
+    /// Keys in the tree afterwards.
+    pub entries_after: u64,
+    /// Tree levels afterwards.
+    pub height: u32,
+}
+
+/// One operation of a trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// Insert or replace.
+    Insert(u64, u64),
+    /// Delete.
+    Delete(u64),
+    /// Point get.
+    Get(u64),
+    /// Count of keys in `[lo, hi]`.
+    Scan(u64, u64),
+}
+
+/// The answer of one operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    /// Insert or delete: whether the key was present.
+    Changed(bool),
+    /// Get: the value, if present.
+    Value(Option<u64>),
+    /// Scan: keys in range.
+    Count(u64),
+}
+
+/// Runs one operation.
+pub fn apply<M: Memory>(tree: &mut BTree<M>, op: Op) -> Result<Answer, BTreeError> {
+    Ok(match op {
+        Op::Insert(k, v) => Answer::Changed(tree.insert(k, v)?.is_some()),
+        Op::Delete(k) => Answer::Changed(tree.delete(k).is_some()),
+        Op::Get(k) => Answer::Value(tree.get(k)),
+        Op::Scan(lo, hi) => Answer::Count(tree.scan(lo, hi).len() as u64),
+    })
+}
+
+/// Measures `ops` on a loaded tree: flushes the cache and resets the counters first,
+/// flushes again at the end so every dirty line is counted, and returns the report
+/// with each operation's answer.
+pub fn measure<M: Memory>(
+    tree: &mut BTree<M>,
+    ops: impl IntoIterator<Item = Op>,
+) -> Result<(RunReport, Vec<Answer>), BTreeError> {
+    tree.memory_mut().flush_all();
+    tree.memory_mut().reset_stats();
+    let mut answers = Vec::new();
+    for op in ops {
+        answers.push(apply(tree, op)?);
+    }
+    tree.memory_mut().flush_all();
+    let found = answers
+        .iter()
+        .filter(|a| matches!(a, Answer::Changed(true) | Answer::Value(Some(_)) | Answer::Count(1..)))
+        .count() as u64;
+    Ok((report(tree, answers.len() as u64, found), answers))
+}
+
+fn report<M: Memory>(tree: &BTree<M>, ops: u64, found: u64) -> RunReport {
+    let memory = tree.memory().report();
+    let per_op = |v: u64| if ops == 0 { 0.0 } else { v as f64 / ops as f64 };
+    RunReport {
+        variant: tree.variant().name().into(),
+        node_lines: tree.node_lines(),
+        memory: memory.kind.clone(),
+        ops,
+        found,
+        pcm: memory.pcm,
+        bits_per_op: per_op(memory.pcm.bits_written),
+        words_per_op: per_op(memory.pcm.words_written),
+        lines_written_per_op: per_op(memory.pcm.lines_written),
+        energy_pj: memory.energy_pj(),
+        pcm_latency_cycles: memory.pcm_latency_cycles(),
+        estimated_cycles: memory.estimated_cycles,
+        entries_after: tree.len(),
+        height: tree.height(),
+    }
+}
+
+/// Turns operation keys into operations; inserted keys point at new records numbered
+/// from `first_record`.
+pub fn ops_of(op: OpKind, keys: &[u64], first_record: u64) -> impl Iterator<Item = Op> + '_ {
+    keys.iter().enumerate().map(move |(i, &k)| match op {
+        OpKind::Insert => Op::Insert(k, (first_record + i as u64) * RECORD_BYTES),
+        OpKind::Delete => Op::Delete(k),
+        OpKind::Search => Op::Get(k),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+    use rand_xoshiro::Xoshiro256PlusPlus;
+
+    #[test]
+    fn generated_keys_have_the_promised_shape() {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(9);
+        let loaded = random_keys(5000, &mut rng);
+        assert_eq!(loaded.len(), 5000);
+        assert!(loaded.windows(2).all(|w| w[0] < w[1]));
+        let present = |k: &u64| loaded.binary_search(k).is_ok();
+        let inserts = op_keys(OpKind::Insert, &loaded, 1000, &mut rng).unwrap();
+        assert!(inserts.iter().all(|k| !present(k)));
+        assert_eq!(inserts.iter().collect::<HashSet<_>>().len(), 1000);
+        let deletes = op_keys(OpKind::Delete, &loaded, 1000, &mut rng).unwrap();
+        assert!(deletes.iter().all(present));
+        assert_eq!(deletes.iter().collect::<HashSet<_>>().len(), 1000);
+        let searches = op_keys(OpKind::Search, &loaded, 1000, &mut rng).unwrap();
+        assert_eq!(searches.iter().filter(|k| present(k)).count(), 500);
+        assert!(op_keys(OpKind::Delete, &loaded, 5001, &mut rng).is_err());
+        // Loaded values are distinct record pointers.
+        let values: HashSet<u64> = loaded_pairs(&loaded).map(|(_, v)| v).collect();
+        assert_eq!(values.len(), 5000);
+        assert!(values.iter().all(|v| v % RECORD_BYTES == 0 && *v < 5000 * RECORD_BYTES));
+    }
+}

@@ -1,0 +1,129 @@
+//! The hash-join experiments: CIDR 2011 Figures 5, 7, 8 and 9 (seed 001) and the thesis's
+//! Figures 5.9–5.11 (seed 000).
+
+mod cidr;
+mod fig5;
+mod thesis;
+
+use nvmdb_device::{Pcm, PcmConfig, PcmMetrics};
+use nvmdb_lab::{Experiment, LabError, Scale};
+use nvmdb_memory::{CacheConfig, CacheLevelConfig, CachedMemory, MemoryReport};
+use serde::Serialize;
+
+use crate::join::{measured_join, Algorithm, JoinOptions, JoinOutput};
+use crate::synth::{generate, SynthSpec};
+
+/// Every hash-join experiment, in report order.
+pub fn all() -> Vec<Box<dyn Experiment>> {
+    vec![
+        Box::new(fig5::Fig5),
+        Box::new(cidr::Fig7),
+        Box::new(cidr::Fig8),
+        Box::new(cidr::Fig9),
+        Box::new(thesis::ThesisHashJoin),
+    ]
+}
+
+/// The simulated machine of a scale.
+///
+/// Paper: CIDR Table 5's hierarchy (8 MB L3) and a 50 MB R. Quick: R and the L3 both
+/// shrunk 12.5× (4 MB R, 640 KB L3), which keeps the ratio of relation and hash-table
+/// size to cache size, and so the regime the paper studies (the hash table of the simple
+/// join does not fit the cache).
+#[derive(Debug, Clone, Serialize)]
+pub struct Machine {
+    /// Cache hierarchy.
+    pub cache: CacheConfig,
+    /// Bytes of R.
+    pub r_bytes: u64,
+}
+
+impl Machine {
+    /// The machine for `scale`.
+    pub fn for_scale(scale: Scale) -> Machine {
+        match scale {
+            Scale::Paper => Machine { cache: CacheConfig::cidr2011(), r_bytes: 50_000_000 },
+            Scale::Quick => Machine {
+                cache: CacheConfig {
+                    levels: vec![
+                        CacheLevelConfig { size_bytes: 32 << 10, ways: 8, latency_cycles: 4 },
+                        CacheLevelConfig { size_bytes: 128 << 10, ways: 8, latency_cycles: 11 },
+                        CacheLevelConfig { size_bytes: 640 << 10, ways: 16, latency_cycles: 39 },
+                    ],
+                    ..CacheConfig::cidr2011()
+                },
+                r_bytes: 4_000_000,
+            },
+        }
+    }
+
+    /// The last-level cache size, the paper's C.
+    pub fn cache_bytes(&self) -> u64 {
+        self.cache.levels.last().expect("a cache level").size_bytes
+    }
+}
+
+/// Simulated PCM capacity: ample for 50 MB R and 400 MB S plus copies (allocated sparsely).
+const PCM_CAPACITY_BYTES: u64 = 4 << 30;
+
+/// One measured join.
+#[derive(Debug, Clone)]
+pub struct Measurement {
+    /// The join's output.
+    pub output: JoinOutput,
+    /// The counters of the join alone (relations loaded before the counters were reset).
+    pub report: MemoryReport,
+}
+
+impl Measurement {
+    /// Bits programmed (total wear).
+    pub fn wear_bits(&self) -> u64 {
+        self.report.pcm.bits_written
+    }
+
+    /// Energy, pJ.
+    pub fn energy_pj(&self) -> u64 {
+        self.report.energy_pj()
+    }
+
+    /// Estimated memory cycles.
+    pub fn cycles(&self) -> u64 {
+        self.report.estimated_cycles
+    }
+}
+
+/// Generates the synthetic relations of `spec` in fresh cached PCM and runs `algorithm`
+/// on them. The relations come from `seed`, so every algorithm sees the same data.
+pub fn run_synthetic(
+    machine: &Machine,
+    metrics: PcmMetrics,
+    spec: &SynthSpec,
+    algorithm: Algorithm,
+    seed: u64,
+    id: &str,
+) -> Result<Measurement, LabError> {
+    use rand::SeedableRng;
+    let failed = |e: String| LabError::Failed { id: id.into(), message: e };
+    let mut config = PcmConfig::new(PCM_CAPACITY_BYTES);
+    config.metrics = metrics;
+    let pcm = Pcm::new(config).map_err(|e| failed(e.to_string()))?;
+    let mut mem = CachedMemory::new(pcm, machine.cache.clone());
+    let mut rng = nvmdb_lab::Rng::seed_from_u64(seed);
+    let (r, s) = generate(&mut mem, spec, &mut rng).map_err(|e| failed(e.to_string()))?;
+    let options = JoinOptions { cache_bytes: machine.cache_bytes(), ..JoinOptions::cidr2011(algorithm) };
+    let (output, report) = measured_join(&mut mem, &r, &s, &options).map_err(|e| failed(e.to_string()))?;
+    if output.matches != spec.s_rows() {
+        return Err(failed(format!(
+            "{} found {} matches, expected {}",
+            algorithm.name(),
+            output.matches,
+            spec.s_rows()
+        )));
+    }
+    Ok(Measurement { output, report })
+}
+
+/// `a / b` as a float, `None` when `b` is zero.
+pub fn ratio(a: u64, b: u64) -> Option<f64> {
+    (b != 0).then(|| a as f64 / b as f64)
+}

@@ -1,0 +1,27 @@
+//! Hash joins on simulated PCM main memory.
+//!
+//! - [`join`]: CIDR 2011's simple hash join, cache partitioning and virtual partitioning
+//!   (seed 001, Algorithms 1–3), which are also the thesis's traditional and modified
+//!   joins for row and column stores (seed 000, Chapter 4, Algorithms 1–4).
+//! - [`relation`]: relations in memory, row or column layout.
+//! - [`hash_table`], [`idlist`]: the chained hash table and the record-ID lists (2-byte
+//!   deltas with a `0xFFFF` escape).
+//! - [`model`]: the analytic cost model of CIDR Table 4 and Figure 5.
+//! - [`synth`]: the synthetic relations of CIDR Section 4.3.
+//! - [`ssb`]: the Star Schema Benchmark of the thesis (Section 2.2.5).
+//! - [`buffered`]: PCM used as a disk behind a DRAM buffer pool (the thesis's "PCM as disk").
+//! - [`experiments`]: the registered experiments.
+
+pub mod buffered;
+pub mod experiments;
+pub mod hash_table;
+pub mod idlist;
+pub mod join;
+pub mod model;
+pub mod relation;
+pub mod ssb;
+pub mod synth;
+
+pub use idlist::IdEncoding;
+pub use join::{hash_join, measured_join, Algorithm, JoinOptions, JoinOutput};
+pub use relation::{Column, Layout, StoredRelation, Table};

@@ -1,0 +1,265 @@
+//! Relations: a native [`Table`] of column values, and a [`StoredRelation`] holding the
+//! same rows in simulated memory as fixed-length records (row layout) or one array per
+//! column with the tuple ID implicit (column layout).
+
+use nvmdb_memory::{Memory, MemoryError};
+use serde::{Deserialize, Serialize};
+
+/// How a relation's bytes are arranged in memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Layout {
+    /// Fixed-length records, columns packed in order.
+    Row,
+    /// One array per column; the tuple ID is the array index.
+    Column,
+}
+
+impl Layout {
+    /// `row` or `column`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Layout::Row => "row",
+            Layout::Column => "column",
+        }
+    }
+}
+
+/// One column of a [`Table`]: a name, a width of 1 to 8 bytes, and its values (each fits
+/// the width).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Column {
+    /// Column name.
+    pub name: String,
+    /// Bytes per value, 1 to 8 (little-endian, low bytes of the `u64`).
+    pub width_bytes: u32,
+    /// One value per row.
+    pub values: Vec<u64>,
+}
+
+/// A relation outside simulated memory.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Table {
+    /// The columns, all of the same length.
+    pub columns: Vec<Column>,
+}
+
+impl Table {
+    /// Rows in the table.
+    pub fn rows(&self) -> u64 {
+        self.columns.first().map_or(0, |c| c.values.len() as u64)
+    }
+
+    /// Bytes per record in the row layout.
+    pub fn record_bytes(&self) -> u64 {
+        self.columns.iter().map(|c| u64::from(c.width_bytes)).sum()
+    }
+
+    /// The index of the column called `name`.
+    pub fn column_index(&self, name: &str) -> Option<usize> {
+        self.columns.iter().position(|c| c.name == name)
+    }
+}
+
+/// One contiguous array in memory: `rows` slots of `stride` bytes from `base`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Group {
+    base: u64,
+    stride: u64,
+    /// Columns `[first, first + count)` of the relation live in this group.
+    first: usize,
+    count: usize,
+}
+
+/// A relation in simulated memory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredRelation {
+    layout: Layout,
+    rows: u64,
+    widths: Vec<u32>,
+    /// Byte offset of each column within its group's slot.
+    offsets: Vec<u64>,
+    /// The group of each column.
+    column_group: Vec<usize>,
+    groups: Vec<Group>,
+    key_column: usize,
+    /// Columns a join result reads in the column layout (all when `None`).
+    projection: Option<Vec<usize>>,
+}
+
+impl StoredRelation {
+    /// Allocates an empty (all-zero) relation of `rows` rows with columns of `widths`
+    /// bytes, joined on `key_column`.
+    pub fn allocate<M: Memory>(
+        mem: &mut M,
+        layout: Layout,
+        widths: &[u32],
+        key_column: usize,
+        rows: u64,
+    ) -> Result<StoredRelation, MemoryError> {
+        assert!(!widths.is_empty() && widths.iter().all(|w| (1..=8).contains(w)), "column widths must be 1..=8");
+        assert!(key_column < widths.len(), "key column {key_column} out of range");
+        let mut offsets = Vec::with_capacity(widths.len());
+        let mut column_group = Vec::with_capacity(widths.len());
+        let mut groups = Vec::new();
+        match layout {
+            Layout::Row => {
+                let mut offset = 0u64;
+                for &w in widths {
+                    offsets.push(offset);
+                    column_group.push(0);
+                    offset += u64::from(w);
+                }
+                let base = mem.alloc((offset * rows).max(1), 64)?;
+                groups.push(Group { base, stride: offset, first: 0, count: widths.len() });
+            }
+            Layout::Column => {
+                for (i, &w) in widths.iter().enumerate() {
+                    offsets.push(0);
+                    column_group.push(i);
+                    let base = mem.alloc((u64::from(w) * rows).max(1), 64)?;
+                    groups.push(Group { base, stride: u64::from(w), first: i, count: 1 });
+                }
+            }
+        }
+        Ok(StoredRelation {
+            layout,
+            rows,
+            widths: widths.to_vec(),
+            offsets,
+            column_group,
+            groups,
+            key_column,
+            projection: None,
+        })
+    }
+
+    /// Stores `table` in memory, joined on `key_column`. Counters are not reset.
+    pub fn load<M: Memory>(
+        mem: &mut M,
+        table: &Table,
+        layout: Layout,
+        key_column: usize,
+    ) -> Result<StoredRelation, MemoryError> {
+        let widths: Vec<u32> = table.columns.iter().map(|c| c.width_bytes).collect();
+        let relation = StoredRelation::allocate(mem, layout, &widths, key_column, table.rows())?;
+        let mut row = vec![0u64; widths.len()];
+        for i in 0..table.rows() {
+            for (value, column) in row.iter_mut().zip(&table.columns) {
+                *value = column.values[i as usize];
+            }
+            relation.write_row(mem, i, &row);
+        }
+        Ok(relation)
+    }
+
+    /// Writes one row's values (one per column, each fitting its width).
+    pub fn write_row<M: Memory>(&self, mem: &mut M, row: u64, values: &[u64]) {
+        assert_eq!(values.len(), self.widths.len(), "one value per column");
+        let mut buf = [0u8; 512];
+        for group in &self.groups {
+            let mut len = 0usize;
+            for (value, &w) in values.iter().zip(&self.widths).skip(group.first).take(group.count) {
+                let w = w as usize;
+                buf[len..len + w].copy_from_slice(&value.to_le_bytes()[..w]);
+                len += w;
+            }
+            mem.write_bytes(group.base + row * group.stride, &buf[..len]);
+        }
+    }
+
+    /// The layout.
+    pub fn layout(&self) -> Layout {
+        self.layout
+    }
+
+    /// Rows.
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// Bytes per record (sum of column widths).
+    pub fn record_bytes(&self) -> u64 {
+        self.widths.iter().map(|&w| u64::from(w)).sum()
+    }
+
+    /// Column widths, bytes.
+    pub fn widths(&self) -> &[u32] {
+        &self.widths
+    }
+
+    /// The join column.
+    pub fn key_column(&self) -> usize {
+        self.key_column
+    }
+
+    /// Width of the join column, bytes.
+    pub fn key_width(&self) -> u32 {
+        self.widths[self.key_column]
+    }
+
+    /// Address of column `c` of `row`.
+    pub fn column_addr(&self, row: u64, c: usize) -> u64 {
+        let group = &self.groups[self.column_group[c]];
+        group.base + row * group.stride + self.offsets[c]
+    }
+
+    /// Reads the join key of `row`.
+    pub fn read_key<M: Memory>(&self, mem: &mut M, row: u64) -> u64 {
+        read_uint(mem, self.column_addr(row, self.key_column), self.key_width())
+    }
+
+    /// Reads column `c` of `row`.
+    pub fn read_value<M: Memory>(&self, mem: &mut M, row: u64, c: usize) -> u64 {
+        read_uint(mem, self.column_addr(row, c), self.widths[c])
+    }
+
+    /// The same stored relation joined on another column.
+    pub fn rekeyed(&self, key_column: usize) -> StoredRelation {
+        assert!(key_column < self.widths.len(), "key column {key_column} out of range");
+        StoredRelation { key_column, ..self.clone() }
+    }
+
+    /// Restricts what a join result reads in the column layout to `columns` (a column
+    /// store reads only the attributes a query needs; a row store reads whole records).
+    pub fn with_projection(mut self, columns: &[usize]) -> StoredRelation {
+        assert!(columns.iter().all(|&c| c < self.widths.len()), "projected column out of range");
+        self.projection = Some(columns.to_vec());
+        self
+    }
+
+    /// Reads the record of `row` as a join result does (row layout: the whole record;
+    /// column layout: the projected columns, all by default) and returns a checksum of the
+    /// bytes, standing for the join result built from them.
+    pub fn read_record<M: Memory>(&self, mem: &mut M, row: u64) -> u64 {
+        let mut buf = [0u8; 512];
+        let mut sum = 0u64;
+        let projected = |g: &Group| match (&self.projection, self.layout) {
+            (Some(columns), Layout::Column) => columns.contains(&g.first),
+            _ => true,
+        };
+        for group in self.groups.iter().filter(|g| projected(g)) {
+            let len = group.stride as usize;
+            mem.read_bytes(group.base + row * group.stride, &mut buf[..len]);
+            sum = fold_bytes(sum, &buf[..len]);
+        }
+        sum
+    }
+}
+
+/// Reads a little-endian unsigned value of `width` bytes (1 to 8).
+pub fn read_uint<M: Memory>(mem: &mut M, addr: u64, width: u32) -> u64 {
+    let mut b = [0u8; 8];
+    mem.read_bytes(addr, &mut b[..width as usize]);
+    u64::from_le_bytes(b)
+}
+
+/// A cheap order-dependent checksum of bytes.
+pub fn fold_bytes(mut sum: u64, bytes: &[u8]) -> u64 {
+    for chunk in bytes.chunks(8) {
+        let mut b = [0u8; 8];
+        b[..chunk.len()].copy_from_slice(chunk);
+        sum = sum.rotate_left(5) ^ u64::from_le_bytes(b);
+    }
+    sum
+}
