@@ -79,6 +79,40 @@ impl StoreStats {
     }
 }
 
+/// Physical state that the counters do not capture: flash wear and space saved. Not
+/// reset by [`PageStore::reset_stats`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoreHealth {
+    /// Erase blocks of the flash.
+    pub blocks: u64,
+    /// Erases a block survives.
+    pub endurance: u64,
+    /// Sum of all blocks' erase counts.
+    pub block_erases_total: u64,
+    /// The most-erased block's erase count.
+    pub block_erases_max: u64,
+    /// Logical pages mapped now.
+    pub mapped_pages: u64,
+    /// Physical pages holding live data now (fewer than `mapped_pages` under deduplication).
+    pub live_physical_pages: u64,
+}
+
+impl StoreHealth {
+    /// Flash pages saved by sharing (deduplication).
+    pub fn flash_pages_saved(&self) -> u64 {
+        self.mapped_pages.saturating_sub(self.live_physical_pages)
+    }
+
+    /// Fraction of the flash's total erase budget used so far by the most-worn block.
+    pub fn wear_fraction(&self) -> f64 {
+        if self.endurance == 0 {
+            0.0
+        } else {
+            self.block_erases_max as f64 / self.endurance as f64
+        }
+    }
+}
+
 /// A storage layer over logical pages.
 pub trait PageStore {
     /// Logical pages the layer exposes.
@@ -99,4 +133,9 @@ pub trait PageStore {
     /// Checks internal invariants (mapping one-to-one, valid counts, reference counts);
     /// returns a description of the first violation.
     fn check_invariants(&self) -> Result<(), String>;
+    /// Wear and space figures (layers without flash of their own forward their inner
+    /// layer's; the default reports nothing).
+    fn health(&self) -> StoreHealth {
+        StoreHealth::default()
+    }
 }

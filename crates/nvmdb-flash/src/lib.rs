@@ -1,6 +1,25 @@
 //! Flash storage on simulated NAND. Every layer implements one narrow interface,
 //! [`PageStore`]: read, write and trim of logical pages, with simulated time.
+//!
+//! [`config::SsdConfig`] describes a stack, [`stack::build`] builds it, and
+//! [`replay::replay`] feeds it block requests.
 
+pub mod bench;
+pub mod config;
+pub mod dedup;
+pub mod dpram;
+pub mod experiments;
+pub mod ftl;
+pub mod gc;
+pub mod ipl;
 pub mod layer;
+pub mod log_common;
+pub mod pcm_log;
+pub mod replay;
+pub mod stack;
+pub mod wear_level;
 
-pub use layer::{FlashError, PageStore, StoreStats};
+pub use config::SsdConfig;
+pub use layer::{FlashError, PageStore, StoreHealth, StoreStats};
+pub use replay::{replay, ReplayError, ReplayOptions, ReplayReport, ReplaySummary};
+pub use stack::build;

@@ -1,0 +1,119 @@
+//! Speed and memory of the simulator itself (wall clock; used by `nvmdb bench`, never
+//! asserted by tests).
+
+use std::time::{Duration, Instant};
+
+use nvmdb_device::{PageContent, PageData};
+use nvmdb_workload::{Content, Op, Request};
+use rand::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+use crate::config::SsdConfig;
+use crate::layer::FlashError;
+use crate::replay::{replay, ReplayError, ReplayOptions};
+
+/// What one replay benchmark measured.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ReplayBench {
+    /// Requests replayed.
+    pub requests: u64,
+    /// Wall-clock time, request generation included.
+    pub elapsed: Duration,
+    /// Write amplification the replay reached (GC ran in steady state).
+    pub write_amplification: f64,
+}
+
+impl ReplayBench {
+    /// Requests per wall-clock second.
+    pub fn requests_per_second(&self) -> f64 {
+        self.requests as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+}
+
+/// The benchmark SSD: a 1 GiB page-mapped flash (8 packages × 2 planes × 256 blocks ×
+/// 64 pages of 4 KB, thesis `FlashGeometry::THESIS_SSD`), greedy GC, 7 % over-provisioned,
+/// metadata only.
+pub fn bench_config() -> SsdConfig {
+    let mut config = SsdConfig { content: PageContent::None, ..SsdConfig::default() };
+    config.flash.packages = 8;
+    config.flash.planes_per_package = 2;
+    config.flash.blocks_per_plane = 256;
+    config
+}
+
+/// Replays `requests` single-page requests (70 % writes, 30 % reads, uniform over the
+/// logical space, one every 10 µs) through the replay engine into a metadata-only
+/// page-mapped FTL ([`bench_config`]). Past the first ~0.3 M writes GC runs in steady
+/// state.
+pub fn page_ftl_replay(requests: u64) -> Result<ReplayBench, FlashError> {
+    let config = bench_config();
+    let mut store = crate::stack::build(&config)?;
+    let pages = store.logical_pages();
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(config.seed);
+    let stream = (0..requests).map(move |i| {
+        let op = if rng.gen_range(0..10) < 7 { Op::Write } else { Op::Read };
+        let lpn = rng.gen_range(0..pages);
+        Ok::<_, FlashError>(Request {
+            time_ns: i * 10_000,
+            op,
+            offset_bytes: lpn * 4096,
+            len_bytes: 4096,
+            content: Content::Unknown,
+        })
+    });
+    let start = Instant::now();
+    let report = replay(store.as_mut(), stream, &ReplayOptions::default()).map_err(|e| match e {
+        ReplayError::Input(e) | ReplayError::Store { error: e, .. } => e,
+    })?;
+    Ok(ReplayBench { requests, elapsed: start.elapsed(), write_amplification: report.stats.write_amplification() })
+}
+
+/// A page-mapped SSD with at least 1 TB (2^40 bytes) of logical space in 4 KB pages:
+/// 16 packages × 8 planes × 35,300 blocks × 64 pages, 7 % over-provisioned.
+pub fn one_tb_config() -> SsdConfig {
+    let mut config = SsdConfig::default();
+    config.flash.packages = 16;
+    config.flash.planes_per_package = 8;
+    config.flash.blocks_per_plane = 35_300;
+    config
+}
+
+/// Builds the [`one_tb_config`] SSD, writes `pages` pages spread over it, and returns the
+/// logical capacity in bytes and the process's peak resident memory (VmHWM) in bytes
+/// afterwards (`None` where `/proc/self/status` is unavailable).
+pub fn one_tb_peak_memory(pages: u64) -> Result<(u64, Option<u64>), FlashError> {
+    let config = one_tb_config();
+    let mut store = crate::stack::build(&config)?;
+    let logical = store.logical_pages();
+    let step = (logical / pages.max(1)).max(1);
+    let mut now_ns = 0;
+    for i in 0..pages {
+        now_ns = store.write(i * step % logical, PageData::Empty, now_ns)?;
+    }
+    store.check_invariants().map_err(FlashError::Config)?;
+    Ok((logical * u64::from(store.page_bytes()), vm_hwm_bytes()))
+}
+
+/// The process's peak resident set (VmHWM from `/proc/self/status`), bytes.
+pub fn vm_hwm_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn benchmark_configs_are_valid_and_big_enough() {
+        assert!(bench_config().validate().is_ok());
+        let tb = one_tb_config();
+        assert!(tb.validate().is_ok());
+        assert!(tb.logical_pages() * 4096 >= 1 << 40);
+        let run = page_ftl_replay(1_000).unwrap();
+        assert_eq!(run.requests, 1_000);
+        assert!(run.write_amplification >= 1.0);
+    }
+}

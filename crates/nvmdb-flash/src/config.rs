@@ -1,0 +1,459 @@
+//! The SSD configuration: one typed struct per TOML section, parsed with
+//! `deny_unknown_fields` and serde-tagged enums so that a typo fails at parse time with a
+//! message naming the key. Every key is documented in `CONFIG.md`.
+
+use nvmdb_device::{FlashGeometry, FlashTiming, PageContent, PcmStorageTiming};
+use serde::{Deserialize, Serialize};
+
+use crate::layer::FlashError;
+
+/// A whole SSD stack: flash geometry, FTL, buffer, deduplication, content mode.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SsdConfig {
+    /// Seed of every pseudo-random choice the stack makes.
+    pub seed: u64,
+    /// What flash stores of each page: `bytes`, `fingerprint` or `none` (metadata only).
+    pub content: PageContent,
+    /// Flash geometry and timing.
+    pub flash: FlashSection,
+    /// Flash translation layer.
+    pub ftl: FtlSection,
+    /// PCM buffer in front of the FTL.
+    pub buffer: BufferSection,
+    /// Deduplication (page-mapped FTL only).
+    pub dedup: DedupSection,
+}
+
+impl Default for SsdConfig {
+    fn default() -> Self {
+        SsdConfig {
+            seed: 1,
+            content: PageContent::None,
+            flash: FlashSection::default(),
+            ftl: FtlSection::default(),
+            buffer: BufferSection::default(),
+            dedup: DedupSection::default(),
+        }
+    }
+}
+
+/// `[flash]`: geometry and timing. Defaults are thesis Table 5.1 (seed 000).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FlashSection {
+    /// Packages (chips).
+    pub packages: u32,
+    /// Planes per package.
+    pub planes_per_package: u32,
+    /// Erase blocks per plane.
+    pub blocks_per_plane: u32,
+    /// Pages per erase block.
+    pub pages_per_block: u32,
+    /// Data bytes per page.
+    pub page_bytes: u32,
+    /// Spare bytes per page.
+    pub spare_bytes: u32,
+    /// Erases a block survives.
+    pub endurance: u64,
+    /// Whether 512 B sectors of a page may be programmed separately.
+    pub partial_programming: bool,
+    /// Latency and energy preset.
+    pub timing: FlashTimingPreset,
+}
+
+impl Default for FlashSection {
+    fn default() -> Self {
+        FlashSection {
+            packages: 10,
+            planes_per_package: 8,
+            blocks_per_plane: 2048,
+            pages_per_block: 64,
+            page_bytes: 4096,
+            spare_bytes: 128,
+            endurance: 100_000,
+            partial_programming: false,
+            timing: FlashTimingPreset::ThesisTable51,
+        }
+    }
+}
+
+impl FlashSection {
+    /// The device geometry.
+    pub fn geometry(&self) -> FlashGeometry {
+        FlashGeometry {
+            packages: self.packages,
+            planes_per_package: self.planes_per_package,
+            blocks_per_plane: self.blocks_per_plane,
+            pages_per_block: self.pages_per_block,
+            page_bytes: self.page_bytes,
+            spare_bytes: self.spare_bytes,
+            endurance: self.endurance,
+            partial_programming: self.partial_programming,
+        }
+    }
+}
+
+/// Named flash timing presets ([`FlashTiming`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FlashTimingPreset {
+    /// Thesis Table 2.2.
+    #[serde(rename = "thesis-table-2.2")]
+    ThesisTable22,
+    /// Thesis Table 5.1 (25 µs / 200 µs / 1.5 ms).
+    #[serde(rename = "thesis-table-5.1")]
+    ThesisTable51,
+    /// IPL-P Table 1's Samsung SLC chip.
+    #[serde(rename = "iplp-nand-chip")]
+    IplpNandChip,
+}
+
+impl FlashTimingPreset {
+    /// The preset's numbers.
+    pub fn timing(self) -> FlashTiming {
+        match self {
+            FlashTimingPreset::ThesisTable22 => FlashTiming::THESIS_TABLE_2_2,
+            FlashTimingPreset::ThesisTable51 => FlashTiming::THESIS_TABLE_5_1,
+            FlashTimingPreset::IplpNandChip => FlashTiming::IPLP_NAND_CHIP,
+        }
+    }
+}
+
+/// Named PCM storage timing presets ([`PcmStorageTiming`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum PcmTimingPreset {
+    /// Thesis Table 2.2.
+    #[serde(rename = "thesis-table-2.2")]
+    ThesisTable22,
+    /// Samsung PRAM datasheet (IPL-P Table 1).
+    #[serde(rename = "samsung-pram-datasheet")]
+    SamsungPramDatasheet,
+    /// IPL-P development board (IPL-P Table 2).
+    #[serde(rename = "iplp-board")]
+    IplpBoard,
+}
+
+impl PcmTimingPreset {
+    /// The preset's numbers.
+    pub fn timing(self) -> PcmStorageTiming {
+        match self {
+            PcmTimingPreset::ThesisTable22 => PcmStorageTiming::THESIS_TABLE_2_2,
+            PcmTimingPreset::SamsungPramDatasheet => PcmStorageTiming::SAMSUNG_PRAM_DATASHEET,
+            PcmTimingPreset::IplpBoard => PcmStorageTiming::IPLP_BOARD,
+        }
+    }
+}
+
+/// `[ftl]`: mapping, garbage collection, over-provisioning, wear levelling.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FtlSection {
+    /// Address mapping.
+    pub mapping: Mapping,
+    /// Garbage-collection victim policy.
+    pub gc: GcPolicy,
+    /// Fraction of physical pages hidden from the host, in `[0, 1)`.
+    pub overprovision: f64,
+    /// Free blocks per plane below which garbage collection runs (at least 2: one to
+    /// copy into, one spare).
+    pub gc_free_blocks: u32,
+    /// Wear levelling.
+    pub wear_leveling: WearLeveling,
+    /// Static wear levelling: migrate a cold block when the plane's erase-count spread
+    /// exceeds this many erases.
+    pub static_wl_threshold: u64,
+    /// Hybrid mapping: log blocks (shared by all data blocks, FAST).
+    pub log_blocks: u32,
+}
+
+impl Default for FtlSection {
+    fn default() -> Self {
+        FtlSection {
+            mapping: Mapping::Page,
+            gc: GcPolicy::Greedy,
+            overprovision: 0.07,
+            gc_free_blocks: 2,
+            wear_leveling: WearLeveling::Dynamic,
+            static_wl_threshold: 100,
+            log_blocks: 64,
+        }
+    }
+}
+
+/// Address mappings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mapping {
+    /// Page-level mapping.
+    Page,
+    /// Block-level mapping.
+    Block,
+    /// Hybrid log-block mapping (FAST: fully associative log blocks).
+    Hybrid,
+}
+
+/// Garbage-collection victim policies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GcPolicy {
+    /// The block with the fewest valid pages.
+    Greedy,
+    /// The block closed longest ago.
+    Fifo,
+    /// The block maximising `age · (1 − u) / 2u` (Rosenblum and Ousterhout's LFS cleaner).
+    CostBenefit,
+}
+
+/// Wear-levelling modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WearLeveling {
+    /// None: free blocks are reused in the order they were freed.
+    None,
+    /// Dynamic: the free block with the fewest erases is allocated first.
+    Dynamic,
+    /// Dynamic, plus static: cold data is moved off the least-worn block.
+    Static,
+}
+
+/// `[buffer]`: a PCM buffer in front of the FTL.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BufferSection {
+    /// Buffer kind.
+    pub kind: BufferKind,
+    /// PCM capacity, MiB.
+    pub pcm_mb: u64,
+    /// Bytes per PCM log sector.
+    pub log_sector_bytes: u32,
+    /// Smallest update delta for content-free traces, bytes.
+    pub delta_bytes_min: u32,
+    /// Largest update delta for content-free traces, bytes.
+    pub delta_bytes_max: u32,
+    /// PCM storage timing preset.
+    pub pcm_timing: PcmTimingPreset,
+}
+
+impl Default for BufferSection {
+    fn default() -> Self {
+        BufferSection {
+            kind: BufferKind::None,
+            pcm_mb: 64,
+            log_sector_bytes: 512,
+            delta_bytes_min: 50,
+            delta_bytes_max: 150,
+            pcm_timing: PcmTimingPreset::ThesisTable22,
+        }
+    }
+}
+
+/// Buffer kinds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BufferKind {
+    /// No buffer: the FTL is the top layer.
+    None,
+    /// In-page logging (IPL).
+    Ipl,
+    /// d-PRAM.
+    Dpram,
+    /// The thesis's PCM log buffer.
+    PcmLog,
+}
+
+/// `[dedup]`: inline deduplication in the page-mapped FTL (thesis 3.2.2).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DedupSection {
+    /// Whether duplicate page writes are removed.
+    pub enabled: bool,
+    /// Segments of the fingerprint store (a fingerprint `f` lives in segment `f mod N`).
+    pub segments: u32,
+    /// Most fingerprints kept; 0 = unbounded. Beyond it the least recently used goes.
+    pub max_entries: u64,
+    /// PCM capacity for the fingerprint store, MiB.
+    pub pcm_mb: u64,
+    /// PCM storage timing preset.
+    pub pcm_timing: PcmTimingPreset,
+}
+
+impl Default for DedupSection {
+    fn default() -> Self {
+        DedupSection {
+            enabled: false,
+            segments: 64,
+            max_entries: 0,
+            pcm_mb: 256,
+            pcm_timing: PcmTimingPreset::ThesisTable22,
+        }
+    }
+}
+
+impl SsdConfig {
+    /// Parses a TOML document. Errors name the key at fault.
+    pub fn from_toml(text: &str) -> Result<SsdConfig, FlashError> {
+        let config: SsdConfig = toml::from_str(text).map_err(|e| FlashError::Config(one_line(&e.to_string())))?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Applies one `KEY=VALUE` override (`--set ftl.gc=fifo`). The value is read as a
+    /// TOML value; a bare word is taken as a string. Unknown keys and ill-typed values fail
+    /// here; ranges and combinations are checked by [`SsdConfig::validate`] once every
+    /// override is in.
+    pub fn set(&mut self, assignment: &str) -> Result<(), FlashError> {
+        let fail = |what: String| FlashError::Config(format!("--set {assignment}: {what}"));
+        let (key, value) = assignment.split_once('=').ok_or_else(|| fail("expected KEY=VALUE".into()))?;
+        let (key, value) = (key.trim(), value.trim());
+        let parsed = toml::from_str::<toml::Table>(&format!("v = {value}"))
+            .ok()
+            .and_then(|mut t| t.remove("v"))
+            .unwrap_or_else(|| toml::Value::String(value.to_string()));
+        let mut root = toml::Value::try_from(&*self).map_err(|e| fail(e.to_string()))?;
+        let mut slot = &mut root;
+        for part in key.split('.') {
+            slot = slot
+                .as_table_mut()
+                .and_then(|t| t.get_mut(part))
+                .ok_or_else(|| fail(format!("unknown key `{key}` (see CONFIG.md)")))?;
+        }
+        if slot.is_table() {
+            return Err(fail(format!("`{key}` is a section, not a key")));
+        }
+        *slot = match (&*slot, parsed) {
+            // Integers given to float keys (`ftl.overprovision=0`) are fine.
+            (toml::Value::Float(_), toml::Value::Integer(i)) => toml::Value::Float(i as f64),
+            (_, v) => v,
+        };
+        *self = root.try_into().map_err(|e: toml::de::Error| fail(one_line(&e.to_string())))?;
+        Ok(())
+    }
+
+    /// Checks value ranges that the types cannot express.
+    pub fn validate(&self) -> Result<(), FlashError> {
+        let bad = |msg: String| Err(FlashError::Config(msg));
+        let f = &self.flash;
+        for (name, v) in [
+            ("flash.packages", f.packages),
+            ("flash.planes_per_package", f.planes_per_package),
+            ("flash.blocks_per_plane", f.blocks_per_plane),
+            ("flash.pages_per_block", f.pages_per_block),
+            ("flash.page_bytes", f.page_bytes),
+        ] {
+            if v == 0 {
+                return bad(format!("{name} must be positive"));
+            }
+        }
+        if f.pages_per_block > u32::from(u16::MAX) {
+            return bad(format!("flash.pages_per_block must be at most 65535, not {}", f.pages_per_block));
+        }
+        if f.geometry().pages() >= u64::from(u32::MAX) {
+            return bad(format!("the flash has {} pages; at most 2^32 - 2 are supported", f.geometry().pages()));
+        }
+        if !(0.0..1.0).contains(&self.ftl.overprovision) {
+            return bad(format!("ftl.overprovision must be in [0, 1), not {}", self.ftl.overprovision));
+        }
+        if self.ftl.gc_free_blocks < 2 || self.ftl.gc_free_blocks >= f.blocks_per_plane {
+            return bad(format!(
+                "ftl.gc_free_blocks must be at least 2 and below flash.blocks_per_plane, not {}",
+                self.ftl.gc_free_blocks
+            ));
+        }
+        let b = &self.buffer;
+        if b.delta_bytes_min > b.delta_bytes_max {
+            return bad(format!(
+                "buffer.delta_bytes_min ({}) exceeds buffer.delta_bytes_max ({})",
+                b.delta_bytes_min, b.delta_bytes_max
+            ));
+        }
+        if b.log_sector_bytes == 0 {
+            return bad("buffer.log_sector_bytes must be positive".into());
+        }
+        if self.dedup.segments == 0 {
+            return bad("dedup.segments must be positive".into());
+        }
+        if self.dedup.enabled && self.content == PageContent::None {
+            return bad("dedup.enabled needs content = \"bytes\" or \"fingerprint\" (nothing to fingerprint)".into());
+        }
+        if self.dedup.enabled && self.ftl.mapping != Mapping::Page {
+            return bad("dedup.enabled needs ftl.mapping = \"page\" (shared pages need reference counts)".into());
+        }
+        Ok(())
+    }
+
+    /// Logical pages: `floor(physical × (1 − overprovision))`.
+    pub fn logical_pages(&self) -> u64 {
+        (self.flash.geometry().pages() as f64 * (1.0 - self.ftl.overprovision)).floor() as u64
+    }
+}
+
+/// TOML errors span several lines (a source excerpt); keep the first line and the message.
+fn one_line(message: &str) -> String {
+    let lines: Vec<&str> = message.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    match lines.as_slice() {
+        [] => "invalid TOML".into(),
+        [only] => (*only).to_string(),
+        [first, .., last] => format!("{first} {last}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_round_trip_and_keys_parse() {
+        let text = "seed = 7\ncontent = \"bytes\"\n[flash]\npackages = 2\n[ftl]\nmapping = \"hybrid\"\ngc = \"cost-benefit\"\n[buffer]\nkind = \"pcm-log\"\n[dedup]\nenabled = false\n";
+        let config = SsdConfig::from_toml(text).unwrap();
+        assert_eq!(config.seed, 7);
+        assert_eq!(config.content, PageContent::Bytes);
+        assert_eq!(config.flash.packages, 2);
+        assert_eq!(config.ftl.mapping, Mapping::Hybrid);
+        assert_eq!(config.ftl.gc, GcPolicy::CostBenefit);
+        assert_eq!(config.buffer.kind, BufferKind::PcmLog);
+        let again = SsdConfig::from_toml(&toml::to_string(&config).unwrap()).unwrap();
+        assert_eq!(again, config);
+    }
+
+    #[test]
+    fn typos_name_the_key() {
+        let err = SsdConfig::from_toml("[ftl]\ngcc = \"fifo\"\n").unwrap_err().to_string();
+        assert!(err.contains("gcc"), "{err}");
+        let err = SsdConfig::from_toml("[ftl]\ngc = \"greedyy\"\n").unwrap_err().to_string();
+        assert!(err.contains("greedyy"), "{err}");
+        let err = SsdConfig::from_toml("[ftl]\noverprovision = 1.5\n").unwrap_err().to_string();
+        assert!(err.contains("ftl.overprovision"), "{err}");
+    }
+
+    #[test]
+    fn set_overrides_one_key_and_names_the_flag() {
+        let mut config = SsdConfig::default();
+        config.set("ftl.gc=fifo").unwrap();
+        config.set("ftl.overprovision=0.2").unwrap();
+        config.set("flash.packages = 3").unwrap();
+        config.set("dedup.enabled=true").unwrap();
+        assert!(config.validate().unwrap_err().to_string().contains("content"));
+        config.set("content=fingerprint").unwrap();
+        config.validate().unwrap();
+        config.set("flash.timing=thesis-table-2.2").unwrap();
+        assert_eq!(config.ftl.gc, GcPolicy::Fifo);
+        assert_eq!(config.ftl.overprovision, 0.2);
+        assert_eq!(config.flash.packages, 3);
+        assert!(config.dedup.enabled);
+        assert_eq!(config.flash.timing, FlashTimingPreset::ThesisTable22);
+        let err = config.set("ftl.gcc=fifo").unwrap_err().to_string();
+        assert!(err.contains("--set ftl.gcc=fifo") && err.contains("unknown key"), "{err}");
+        let err = config.set("ftl.gc=lifo").unwrap_err().to_string();
+        assert!(err.contains("--set ftl.gc=lifo") && err.contains("lifo"), "{err}");
+        let err = config.set("ftl").unwrap_err().to_string();
+        assert!(err.contains("KEY=VALUE"), "{err}");
+    }
+
+    #[test]
+    fn logical_pages_hide_the_overprovisioned_fraction() {
+        let mut config = SsdConfig::default();
+        config.flash = FlashSection { packages: 1, planes_per_package: 1, blocks_per_plane: 10, ..config.flash };
+        config.ftl.overprovision = 0.25;
+        assert_eq!(config.logical_pages(), 480);
+    }
+}

@@ -1,0 +1,193 @@
+//! Inline deduplication (thesis 3.2.2, "Redundant Write Finder"), used by the page-mapped
+//! FTL.
+//!
+//! A written page's fingerprint is the SHA-1 of its bytes, or the content id it carries
+//! (a trace's folded MD5 or a synthetic id), zero-padded to 160 bits. The fingerprint
+//! store (in PCM, see [`store`]) maps fingerprints to physical pages; the location table
+//! beside it maps physical pages back to fingerprints, and is updated when a page is
+//! freed (overwrite, trim) or moved (garbage collection before an erase). The store can
+//! be bounded: beyond `dedup.max_entries` the least recently used fingerprint is dropped
+//! (its page stays, it just cannot be shared any more).
+
+pub mod store;
+
+use std::collections::{BTreeMap, HashMap};
+
+use nvmdb_device::PageData;
+use sha1::{Digest, Sha1};
+
+use crate::config::DedupSection;
+use crate::layer::{FlashError, StoreStats};
+pub use store::{Fingerprint, FingerprintStore};
+
+/// The deduplication engine of one FTL.
+#[derive(Debug)]
+pub struct Dedup {
+    store: FingerprintStore,
+    /// Physical pages with a location-table entry, one bit each (controller DRAM).
+    has_entry: Vec<u64>,
+    max_entries: u64,
+    tick: u64,
+    /// LRU order (bounded stores only): tick → fingerprint, and back.
+    lru: BTreeMap<u64, Fingerprint>,
+    lru_tick: HashMap<Fingerprint, u64>,
+    lookups: u64,
+}
+
+impl Dedup {
+    /// A deduplication engine for a flash of `physical_pages`.
+    pub fn new(section: &DedupSection, physical_pages: u64) -> Result<Dedup, FlashError> {
+        Ok(Dedup {
+            store: FingerprintStore::new(
+                section.segments,
+                physical_pages,
+                section.pcm_mb,
+                section.pcm_timing.timing(),
+            )?,
+            has_entry: vec![0; physical_pages.div_ceil(64) as usize],
+            max_entries: section.max_entries,
+            tick: 0,
+            lru: BTreeMap::new(),
+            lru_tick: HashMap::new(),
+            lookups: 0,
+        })
+    }
+
+    /// The fingerprint of a page's data; `None` when it carries no content.
+    pub fn fingerprint(data: &PageData) -> Option<Fingerprint> {
+        match data {
+            PageData::Bytes(bytes) => Some(Sha1::digest(bytes).into()),
+            PageData::Fingerprint(id) => {
+                let mut f = [0; 20];
+                f[..8].copy_from_slice(&id.to_le_bytes());
+                Some(f)
+            }
+            PageData::Empty => None,
+        }
+    }
+
+    fn has(&self, ppn: u32) -> bool {
+        self.has_entry[ppn as usize / 64] >> (ppn % 64) & 1 == 1
+    }
+
+    fn mark(&mut self, ppn: u32, on: bool) {
+        let word = &mut self.has_entry[ppn as usize / 64];
+        if on {
+            *word |= 1 << (ppn % 64);
+        } else {
+            *word &= !(1 << (ppn % 64));
+        }
+    }
+
+    fn touch(&mut self, fingerprint: &Fingerprint) {
+        if self.max_entries == 0 {
+            return;
+        }
+        self.tick += 1;
+        if let Some(old) = self.lru_tick.insert(*fingerprint, self.tick) {
+            self.lru.remove(&old);
+        }
+        self.lru.insert(self.tick, *fingerprint);
+    }
+
+    fn untouch(&mut self, fingerprint: &Fingerprint) {
+        if let Some(tick) = self.lru_tick.remove(fingerprint) {
+            self.lru.remove(&tick);
+        }
+    }
+
+    /// Looks a fingerprint up: the live physical page holding that content, if any, and
+    /// the PCM time, ns.
+    pub fn lookup(&mut self, fingerprint: &Fingerprint) -> (Option<u32>, u64) {
+        self.lookups += 1;
+        let (found, ns) = self.store.lookup(fingerprint).expect("fingerprint store addresses are in range");
+        if found.is_some() {
+            self.touch(fingerprint);
+        }
+        (found, ns)
+    }
+
+    /// Records that physical page `ppn` now holds `fingerprint` (not stored before).
+    /// Returns the PCM time, ns.
+    pub fn insert(&mut self, fingerprint: Fingerprint, ppn: u32) -> Result<u64, FlashError> {
+        let mut ns = self.store.insert(fingerprint, ppn)?;
+        ns += self.store.set_table(ppn, Some(&fingerprint))?;
+        self.mark(ppn, true);
+        self.touch(&fingerprint);
+        if self.max_entries > 0 && self.store.entries() > self.max_entries {
+            let (_, oldest) = self.lru.pop_first().expect("a bounded, overfull store has an LRU entry");
+            self.lru_tick.remove(&oldest);
+            let (location, t) = self.store.lookup(&oldest)?;
+            ns += t;
+            let location = location.expect("an LRU fingerprint is stored");
+            ns += self.store.remove(&oldest, location)?.1;
+            ns += self.store.set_table(location, None)?;
+            self.mark(location, false);
+        }
+        Ok(ns)
+    }
+
+    /// Physical page `ppn` was freed: drops its fingerprint. Returns the PCM time, ns.
+    pub fn forget(&mut self, ppn: u32) -> u64 {
+        if !self.has(ppn) {
+            return 0;
+        }
+        let (fingerprint, mut ns) = self.store.table(ppn).expect("location table in range");
+        let (removed, t) = self.store.remove(&fingerprint, ppn).expect("fingerprint store in range");
+        assert!(removed, "a page with a location-table entry has its fingerprint stored");
+        ns += t + self.store.set_table(ppn, None).expect("location table in range");
+        self.mark(ppn, false);
+        self.untouch(&fingerprint);
+        ns
+    }
+
+    /// Physical page `old` was copied to `new`. Returns the PCM time, ns.
+    pub fn relocate(&mut self, old: u32, new: u32) -> u64 {
+        if !self.has(old) {
+            return 0;
+        }
+        let (fingerprint, mut ns) = self.store.table(old).expect("location table in range");
+        ns += self.store.set_location(&fingerprint, new).expect("fingerprint store in range");
+        ns += self.store.set_table(old, None).expect("location table in range");
+        ns += self.store.set_table(new, Some(&fingerprint)).expect("location table in range");
+        self.mark(old, false);
+        self.mark(new, true);
+        ns
+    }
+
+    /// Adds the engine's counters (lookups, comparisons, PCM) into `stats`.
+    pub fn add_stats(&self, stats: &mut StoreStats) {
+        let pcm = self.store.pcm();
+        stats.dedup_lookups += self.lookups;
+        stats.dedup_comparisons += self.store.comparisons;
+        stats.pcm_energy_pj += pcm.stats().storage_energy_pj;
+        stats.pcm_bits_written += pcm.stats().bits_written;
+        stats.pcm_max_cell_writes = stats.pcm_max_cell_writes.max(pcm.wear_report().max_cell_writes);
+    }
+
+    /// Zeroes the counters (not the PCM wear).
+    pub fn reset_stats(&mut self) {
+        self.store.reset_stats();
+        self.lookups = 0;
+    }
+
+    /// Checks the store and that both directions of the map agree, with `live(ppn)`
+    /// telling which physical pages hold live data.
+    pub fn check(&self, live: impl Fn(u32) -> bool) -> Result<(), String> {
+        self.store.check()?;
+        let entries = self.store.peek_entries();
+        for (fingerprint, ppn) in &entries {
+            if !live(*ppn) || !self.has(*ppn) || self.store.peek_table(*ppn) != *fingerprint {
+                return Err(format!("fingerprint store entry for page {ppn} disagrees with the location table"));
+            }
+        }
+        let marked: u64 = self.has_entry.iter().map(|w| u64::from(w.count_ones())).sum();
+        if marked != entries.len() as u64 {
+            return Err(format!("{marked} location-table entries but {} fingerprints", entries.len()));
+        }
+        if self.max_entries > 0 && (self.lru.len() != entries.len() || self.store.entries() > self.max_entries) {
+            return Err("LRU list and fingerprint store disagree".into());
+        }
+        Ok(())
+    }
+}

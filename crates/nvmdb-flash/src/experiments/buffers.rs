@@ -1,0 +1,260 @@
+//! Figures 5.5–5.7 (IPL, d-PRAM and the PCM log across buffer-pool sizes: merges,
+//! erases, write time, energy, sequential flushes) and Figure 5.8 (deduplication and the
+//! PCM log combined against the baseline).
+
+use nvmdb_lab::{Experiment, LabError, Outcome, Plot, RunContext, Table};
+use nvmdb_workload::synth::SynthWorkload;
+use serde_json::json;
+
+use super::{failed, run_synth, scale_divisor, ssd_config, synth_params, Kind, RunResult};
+
+/// The buffer experiments.
+pub fn all() -> Vec<Box<dyn Experiment>> {
+    vec![Box::new(BufferSchemes), Box::new(Combined)]
+}
+
+/// Thesis Table 5.2's buffer-pool sizes, MB.
+const POOLS_MB: [u64; 5] = [20, 40, 60, 80, 100];
+/// The thesis's PCM size (Figure 5.8), MB.
+const PCM_MB: u64 = 16;
+
+fn pcm_bytes(ctx: &RunContext) -> u64 {
+    (PCM_MB << 20) / scale_divisor(ctx.scale)
+}
+
+/// Pages programmed as whole-block sequential flushes, % of all pages programmed.
+fn sequential_percent(r: &RunResult, pages_per_flush: u64) -> f64 {
+    let programs = r.stats.flash_page_programs;
+    if programs == 0 {
+        0.0
+    } else {
+        100.0 * (r.stats.sequential_flushes * pages_per_flush).min(programs) as f64 / programs as f64
+    }
+}
+
+/// `thesis-fig5-5-6-7`: merges, erases, write time, energy and sequential flushes.
+#[derive(Debug)]
+pub struct BufferSchemes;
+
+impl Experiment for BufferSchemes {
+    fn id(&self) -> &'static str {
+        "thesis-fig5-5-6-7"
+    }
+    fn title(&self) -> &'static str {
+        "Figures 5.5, 5.6, 5.7: IPL vs d-PRAM vs the PCM log buffer across buffer-pool sizes"
+    }
+    fn source(&self) -> &'static str {
+        "seed 000 (Pathak, NUS 2011), Section 5.1.2, Figures 5.5 (merges, erases, write time), 5.6 (energy), 5.7 (sequential flush)"
+    }
+    fn run(&self, ctx: &RunContext) -> Result<Outcome, LabError> {
+        let fail = failed(self.id());
+        let divisor = scale_divisor(ctx.scale);
+        let footprint_mb = 1024 / divisor;
+        let config = ssd_config(footprint_mb, ctx.seed);
+        let schemes = [Kind::Ipl, Kind::Dpram, Kind::PcmLog];
+        let mut fig5 = Table::new(
+            "Figure 5.5 (t3): merges, erases and write time by DBMS buffer pool (thesis: ours lowest in all three)",
+            &["pool (MB, thesis scale)", "scheme", "host page writes", "merges", "erases", "write time (s)"],
+        );
+        let mut fig6 = Table::new(
+            "Figure 5.6 (t3): energy by DBMS buffer pool (thesis: ours lowest for write, read and total)",
+            &[
+                "pool (MB, thesis scale)",
+                "scheme",
+                "write energy (J)",
+                "read energy (J)",
+                "total (J)",
+                "PCM bits written",
+            ],
+        );
+        let mut merges_plot = Plot::new("Figure 5.5(a): merges (t3)", "buffer pool, MB (thesis scale)", "merges");
+        let mut erases_plot = Plot::new("Figure 5.5(b): erases (t3)", "buffer pool, MB (thesis scale)", "erases");
+        let mut time_plot = Plot::new("Figure 5.5(c): write time (t3)", "buffer pool, MB (thesis scale)", "seconds");
+        let mut energy_plot = Plot::new("Figure 5.6(c): total energy (t3)", "buffer pool, MB (thesis scale)", "J");
+        let bar = ctx.progress(self.id(), (POOLS_MB.len() * schemes.len() + 12) as u64);
+        let mut at_60 = Vec::new();
+        for kind in schemes {
+            let (mut m, mut e, mut t, mut en) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+            for pool in POOLS_MB {
+                let params = synth_params(SynthWorkload::T3, ctx.scale, ctx.seed, pool);
+                let r = run_synth(kind, &config, pcm_bytes(ctx), params, false).map_err(&fail)?;
+                bar.inc(1);
+                let write_s = r.write_busy_ns as f64 / 1e9;
+                fig5.row(vec![
+                    pool.into(),
+                    kind.name().into(),
+                    r.pages_written.into(),
+                    r.stats.merges.into(),
+                    r.stats.block_erases.into(),
+                    write_s.into(),
+                ]);
+                fig6.row(vec![
+                    pool.into(),
+                    kind.name().into(),
+                    (r.write_energy_pj as f64 / 1e12).into(),
+                    (r.read_energy_pj as f64 / 1e12).into(),
+                    (r.energy_pj() as f64 / 1e12).into(),
+                    r.stats.pcm_bits_written.into(),
+                ]);
+                if pool == 60 {
+                    at_60.push(format!("{} {} merges / {} erases", kind.name(), r.stats.merges, r.stats.block_erases));
+                }
+                m.push((pool as f64, r.stats.merges as f64));
+                e.push((pool as f64, r.stats.block_erases as f64));
+                t.push((pool as f64, write_s));
+                en.push((pool as f64, r.energy_pj() as f64 / 1e12));
+            }
+            merges_plot.series(kind.name(), m);
+            erases_plot.series(kind.name(), e);
+            time_plot.series(kind.name(), t);
+            energy_plot.series(kind.name(), en);
+        }
+        let mut fig7 = Table::new(
+            "Figure 5.7: pages programmed as whole-block sequential flushes, % (60 MB pool; thesis: about +50 points over the baseline for t3)",
+            &["workload", "baseline (page FTL)", "IPL", "d-PRAM", "PCM log (ours)", "ours − baseline (points)"],
+        );
+        for workload in [SynthWorkload::T1, SynthWorkload::T2, SynthWorkload::T3] {
+            let mut row = vec![workload.name().into()];
+            let mut percents = Vec::new();
+            for kind in [Kind::Baseline, Kind::Ipl, Kind::Dpram, Kind::PcmLog] {
+                let params = synth_params(workload, ctx.scale, ctx.seed, 60);
+                let r = run_synth(kind, &config, pcm_bytes(ctx), params, false).map_err(&fail)?;
+                bar.inc(1);
+                let per_flush = if kind == Kind::Ipl { 60 } else { 64 };
+                let p = sequential_percent(&r, per_flush);
+                percents.push(p);
+                row.push(p.into());
+            }
+            row.push((percents[3] - percents[0]).into());
+            fig7.row(row);
+        }
+        let mut sweep = Table::new(
+            "PCM capacity sweep (t3, 60 MB pool; not in the thesis): merges and erases of the two PCM schemes",
+            &["PCM (MB, thesis scale)", "scheme", "P-blocks or log units", "merges", "erases"],
+        );
+        for pcm_mb in [16u64, 32, 64, 128] {
+            for kind in [Kind::Dpram, Kind::PcmLog] {
+                let params = synth_params(SynthWorkload::T3, ctx.scale, ctx.seed, 60);
+                let bytes = (pcm_mb << 20) / divisor;
+                let r = run_synth(kind, &config, bytes, params, false).map_err(&fail)?;
+                let slots = if kind == Kind::Dpram { bytes / 64 } else { bytes / (64 * 512 + 16) };
+                sweep.row(vec![
+                    pcm_mb.into(),
+                    kind.name().into(),
+                    slots.into(),
+                    r.stats.merges.into(),
+                    r.stats.block_erases.into(),
+                ]);
+            }
+        }
+        bar.finish_and_clear();
+        Ok(Outcome {
+            summary: format!(
+                "TPC-C-like t1–t3 (database {footprint_mb} MB, PCM {} KB, pools 20–100 MB scaled by 1/{divisor}) through IPL, d-PRAM and the thesis's PCM log buffer, all over the same block-mapped flash. The thesis states ours is lowest in merges, erases, write time and energy, and about +50 points of sequential flushes for t3. Measured on t3 at 60 MB: {}. At the thesis's PCM : database ratio ours merges most; see the notes and the PCM sweep.",
+                pcm_bytes(ctx) >> 10,
+                at_60.join("; ")
+            ),
+            config: json!({
+                "scale": ctx.scale.name(), "seed": ctx.seed, "footprint_mb": footprint_mb,
+                "pcm_bytes": pcm_bytes(ctx), "pools_mb_thesis_scale": POOLS_MB, "ssd": config,
+                "content_mode": "fingerprint (deltas from the generator's changed byte ranges)",
+            }),
+            tables: vec![fig5, fig6, fig7, sweep],
+            plots: vec![merges_plot, erases_plot, time_plot, energy_plot],
+            notes: vec![
+                "All three schemes use block-level mapping over the same flash (Table 5.1 timing, Table 2.2 PCM) and the same PCM capacity (d-PRAM and ours); IPL keeps 1/16 of each block as its in-flash log area, as Lee & Moon's 8 KB of 128 KB.".into(),
+                "Write time is the flash and PCM service time spent on writes (merges and erases included, queueing excluded); energy is flash (Table 5.1) plus PCM (Table 2.2, per changed 8 B word), attributed to the request that caused it.".into(),
+                "Sequential flush % counts pages programmed as whole-block sequential merges. The baseline is core's page-mapped FTL, which programs each evicted page on its own, so its share is 0 by construction: the difference to ours is larger than the thesis's +50 points, whose baseline (DiskSim's SSD extension) is not specified further.".into(),
+                "Delta sizes come from the generator's row updates (20–120 B each, united per page between evictions), not from the 50–150 B distribution; larger pools evict pages with more accumulated changes, which overflow log sectors more often (more merges at fewer writes).".into(),
+                "Why ours merges most here, unlike the thesis: a P-block reserves 64 sectors × 512 B = 32 KB of PCM for one flash block, so 16 MB of PCM holds logs for 1/8 of a 1 GB database's blocks, while TPC-C updates spread (skewed) over the customer and stock tables, 71% of the database. An update to a block without a P-block replaces one, and every replacement is a whole-block merge. d-PRAM spends 64 B units only on pages actually updated. The least-popular policy adds churn: a just-assigned P-block has popularity 1 and is the next victim. The sweep shows ours coming near d-PRAM's merge count only when the PCM covers about every block (128 MB at thesis scale); the remaining merges are sectors overflowing. We did not tune the model toward the thesis.".into(),
+            ],
+        })
+    }
+}
+
+/// `thesis-fig5-8`: dedup and the PCM log combined, against the baseline.
+#[derive(Debug)]
+pub struct Combined;
+
+impl Experiment for Combined {
+    fn id(&self) -> &'static str {
+        "thesis-fig5-8"
+    }
+    fn title(&self) -> &'static str {
+        "Figure 5.8: deduplication and the PCM log buffer combined against the baseline"
+    }
+    fn source(&self) -> &'static str {
+        "seed 000 (Pathak, NUS 2011), Section 5.1.2, Figure 5.8 (write efficiency, lifetime, power)"
+    }
+    fn run(&self, ctx: &RunContext) -> Result<Outcome, LabError> {
+        let fail = failed(self.id());
+        let divisor = scale_divisor(ctx.scale);
+        let footprint_mb = 1024 / divisor;
+        let config = ssd_config(footprint_mb, ctx.seed);
+        let mut table = Table::new(
+            "Figure 5.8: against the baseline (thesis, 16 MB PCM: lifetime about 4×, energy under 80%)",
+            &[
+                "workload",
+                "configuration",
+                "flash page programs",
+                "erases",
+                "write efficiency (host pages / flash programs)",
+                "lifetime × (erases, baseline / this)",
+                "energy % of baseline",
+            ],
+        );
+        let bar = ctx.progress(self.id(), 20);
+        let mut lifetime_points = Vec::new();
+        let mut energy_points = Vec::new();
+        for (i, workload) in SynthWorkload::ALL.into_iter().enumerate() {
+            let params = synth_params(workload, ctx.scale, ctx.seed, 60);
+            let runs = [
+                ("baseline", Kind::Baseline, false),
+                ("dedup", Kind::Dedup, false),
+                ("PCM log", Kind::PcmLog, false),
+                ("dedup + PCM log", Kind::PcmLog, true),
+            ];
+            let mut baseline: Option<RunResult> = None;
+            for (name, kind, filter) in runs {
+                let r = run_synth(kind, &config, pcm_bytes(ctx), params, filter).map_err(&fail)?;
+                bar.inc(1);
+                let base = baseline.get_or_insert_with(|| r.clone()).clone();
+                let lifetime = base.stats.block_erases.max(1) as f64 / r.stats.block_erases.max(1) as f64;
+                let energy = 100.0 * r.energy_pj() as f64 / base.energy_pj().max(1) as f64;
+                let efficiency = r.pages_written as f64 / r.stats.flash_page_programs.max(1) as f64;
+                if name == "dedup + PCM log" {
+                    lifetime_points.push((i as f64 + 1.0, lifetime));
+                    energy_points.push((i as f64 + 1.0, energy));
+                }
+                table.row(vec![
+                    workload.name().into(),
+                    name.into(),
+                    r.stats.flash_page_programs.into(),
+                    r.stats.block_erases.into(),
+                    efficiency.into(),
+                    lifetime.into(),
+                    energy.into(),
+                ]);
+            }
+        }
+        bar.finish_and_clear();
+        let mut plot =
+            Plot::new("Figure 5.8: dedup + PCM log against the baseline", "workload (1 = d1 … 5 = t3)", "ratio");
+        plot.series("lifetime ×", lifetime_points);
+        plot.series("energy % / 100", energy_points.iter().map(|&(x, y)| (x, y / 100.0)).collect());
+        Ok(Outcome {
+            summary: format!(
+                "All five synthetic workloads (footprint {footprint_mb} MB, 60 MB pool scaled by 1/{divisor}, PCM {} KB = 16 MB scaled) through the baseline page-mapped FTL, core's deduplicating FTL, the PCM log buffer, and the PCM log behind an exact duplicate filter. The thesis states about 4× lifetime at under 80% energy with 16 MB of PCM.",
+                pcm_bytes(ctx) >> 10
+            ),
+            config: json!({"scale": ctx.scale.name(), "seed": ctx.seed, "pcm_bytes": pcm_bytes(ctx), "ssd": config}),
+            tables: vec![table],
+            plots: vec![plot],
+            notes: vec![
+                "Lifetime is the ratio of block erases during the measured run (initial load excluded): with even wear, lifetime is inversely proportional to erases per host byte.".into(),
+                "“dedup + PCM log” puts an exact fingerprint filter (the thesis's maximum-size store) in front of the PCM log: a write whose content is live elsewhere only remaps the page. The block-mapped PCM log store cannot share physical pages, so the remapping is modelled, not stored; its reads are not checked in this run.".into(),
+                "Measured: deduplication alone lengthens lifetime and cuts energy (under 80% on every workload here, in line with the thesis); the PCM log alone, and combined, is far worse than the page-mapped baseline. Desktop writes are whole pages of new content, which a block-mapped log store can only absorb by merging a whole block per page; on t1–t3 the P-block churn of thesis-fig5-5-6-7 dominates. The thesis's about 4× at under 80% energy is therefore not reproduced; its buffer extension sits above DiskSim's SSD FTL, whose mapping the thesis does not describe.".into(),
+            ],
+        })
+    }
+}

@@ -1,0 +1,10 @@
+//! Flash translation layers: page-mapped, block-mapped and hybrid log-block (FAST).
+
+pub mod block;
+pub mod hybrid;
+pub mod page;
+pub mod pool;
+
+pub use block::BlockFtl;
+pub use hybrid::HybridFtl;
+pub use page::PageFtl;

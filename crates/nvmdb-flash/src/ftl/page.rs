@@ -1,0 +1,484 @@
+//! The page-mapped FTL: any logical page may live in any physical page.
+//!
+//! Metadata is flat: `l2p` and `p2l` are `Vec<u32>` (4 bytes per page each), block state
+//! is one small struct per block, and nothing on the write path allocates. Host writes
+//! are striped round-robin over planes; each plane has its own active block, free blocks
+//! and garbage collection, so GC copies stay inside a plane (copy-back).
+//!
+//! With deduplication, several logical pages may share one physical page: `refs` counts
+//! them, `p2l` names one owner and `extra_owners` the others, and the page is freed only
+//! when its last owner goes.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
+
+use nvmdb_device::{FlashArray, FlashGeometry, PageData};
+
+use crate::config::{GcPolicy, SsdConfig, WearLeveling};
+use crate::dedup::Dedup;
+use crate::gc::{self, Candidate};
+use crate::layer::{FlashError, PageStore, StoreHealth, StoreStats};
+use crate::wear_level;
+
+/// Marks an unmapped entry of `l2p` / `p2l`.
+const UNMAPPED: u32 = u32::MAX;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BlockState {
+    Free,
+    Active,
+    Closed,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct BlockMeta {
+    valid_pages: u32,
+    state: BlockState,
+    closed_seq: u64,
+    last_write_ns: u64,
+}
+
+#[derive(Debug, Default)]
+struct Plane {
+    /// The block being filled.
+    active: Option<u32>,
+    /// Free blocks, smallest key (see [`wear_level::free_block_key`]) first.
+    free: BinaryHeap<Reverse<(u64, u32)>>,
+}
+
+/// The page-mapped FTL.
+#[derive(Debug)]
+pub struct PageFtl {
+    flash: FlashArray,
+    geometry: FlashGeometry,
+    logical_pages: u64,
+    l2p: Vec<u32>,
+    p2l: Vec<u32>,
+    blocks: Vec<BlockMeta>,
+    planes: Vec<Plane>,
+    next_plane: usize,
+    gc_policy: GcPolicy,
+    wear_leveling: WearLeveling,
+    gc_free_blocks: usize,
+    static_wl_threshold: u64,
+    seq: u64,
+    stats: StoreStats,
+    mapped_pages: u64,
+    live_physical_pages: u64,
+    dedup: Option<Dedup>,
+    /// Reference counts per physical page (deduplication only; empty otherwise).
+    refs: Vec<u32>,
+    /// Owners of shared pages other than the one `p2l` names.
+    extra_owners: BTreeMap<u32, Vec<u32>>,
+    /// Scratch list of GC candidates, reused.
+    candidates: Vec<Candidate>,
+}
+
+impl PageFtl {
+    /// Builds the FTL over a fresh flash array.
+    pub fn new(config: &SsdConfig) -> Result<PageFtl, FlashError> {
+        config.validate()?;
+        let geometry = config.flash.geometry();
+        let flash = FlashArray::new(geometry, config.flash.timing.timing(), config.content)?;
+        let logical_pages = config.logical_pages();
+        let planes = geometry.planes();
+        let ppb = u64::from(geometry.pages_per_block);
+        // GC needs, per plane, the reserve plus an active block beyond the live data.
+        let usable = (u64::from(geometry.blocks_per_plane) - u64::from(config.ftl.gc_free_blocks) - 1) * planes * ppb;
+        if logical_pages >= usable {
+            return Err(FlashError::Config(format!(
+                "ftl.overprovision = {} leaves {logical_pages} logical pages, but garbage collection needs them \
+                 below {usable} (physical pages minus ftl.gc_free_blocks + 1 blocks per plane)",
+                config.ftl.overprovision
+            )));
+        }
+        let mut ftl = PageFtl {
+            flash,
+            geometry,
+            logical_pages,
+            l2p: vec![UNMAPPED; logical_pages as usize],
+            p2l: vec![UNMAPPED; geometry.pages() as usize],
+            blocks: vec![
+                BlockMeta { valid_pages: 0, state: BlockState::Free, closed_seq: 0, last_write_ns: 0 };
+                geometry.blocks() as usize
+            ],
+            planes: (0..planes).map(|_| Plane::default()).collect(),
+            next_plane: 0,
+            gc_policy: config.ftl.gc,
+            wear_leveling: config.ftl.wear_leveling,
+            gc_free_blocks: config.ftl.gc_free_blocks as usize,
+            static_wl_threshold: config.ftl.static_wl_threshold,
+            seq: 0,
+            stats: StoreStats::default(),
+            mapped_pages: 0,
+            live_physical_pages: 0,
+            dedup: None,
+            refs: Vec::new(),
+            extra_owners: BTreeMap::new(),
+            candidates: Vec::new(),
+        };
+        for block in 0..geometry.blocks() {
+            ftl.release(block as u32);
+        }
+        if config.dedup.enabled {
+            ftl.dedup = Some(Dedup::new(&config.dedup, geometry.pages())?);
+            ftl.refs = vec![0; geometry.pages() as usize];
+        }
+        Ok(ftl)
+    }
+
+    fn plane_of(&self, block: u32) -> usize {
+        self.geometry.plane_of_block(u64::from(block)) as usize
+    }
+
+    /// Puts an erased block into its plane's free pool.
+    fn release(&mut self, block: u32) {
+        self.seq += 1;
+        let key = wear_level::free_block_key(self.wear_leveling, self.flash.erase_count(u64::from(block)), self.seq);
+        self.blocks[block as usize].state = BlockState::Free;
+        let plane = self.plane_of(block);
+        self.planes[plane].free.push(Reverse((key, block)));
+    }
+
+    /// The next free page of a plane, opening a new active block when needed.
+    fn allocate(&mut self, plane: usize, now_ns: u64) -> Result<u64, FlashError> {
+        let ppb = self.geometry.pages_per_block;
+        if let Some(block) = self.planes[plane].active {
+            let next = self.flash.write_pointer(u64::from(block));
+            if next < ppb {
+                return Ok(u64::from(block) * u64::from(ppb) + u64::from(next));
+            }
+            self.seq += 1;
+            let meta = &mut self.blocks[block as usize];
+            meta.state = BlockState::Closed;
+            meta.closed_seq = self.seq;
+            meta.last_write_ns = now_ns;
+        }
+        let Reverse((_, block)) =
+            self.planes[plane].free.pop().ok_or_else(|| FlashError::Full(format!("plane {plane}")))?;
+        self.blocks[block as usize].state = BlockState::Active;
+        self.planes[plane].active = Some(block);
+        Ok(u64::from(block) * u64::from(ppb))
+    }
+
+    /// Programs `data` into the next page of `plane`; returns the page and completion time.
+    fn program(&mut self, plane: usize, data: &PageData, now_ns: u64) -> Result<(u32, u64), FlashError> {
+        let ppn = self.allocate(plane, now_ns)?;
+        let timing = self.flash.program_page(ppn, data, now_ns)?;
+        let block = self.geometry.block_of(ppn) as usize;
+        self.blocks[block].valid_pages += 1;
+        self.blocks[block].last_write_ns = now_ns;
+        Ok((ppn as u32, timing.end_ns))
+    }
+
+    /// Runs garbage collection on `plane` until it has `gc_free_blocks` free blocks.
+    fn collect(&mut self, plane: usize, now_ns: u64) -> Result<(), FlashError> {
+        let mut fruitless = 0;
+        while self.planes[plane].free.len() < self.gc_free_blocks {
+            self.candidates.clear();
+            let planes = self.planes.len();
+            let ppb = self.geometry.pages_per_block;
+            for block in (plane..self.blocks.len()).step_by(planes) {
+                let meta = self.blocks[block];
+                if meta.state == BlockState::Closed {
+                    self.candidates.push(Candidate {
+                        block: block as u32,
+                        valid_pages: meta.valid_pages,
+                        pages_per_block: ppb,
+                        closed_seq: meta.closed_seq,
+                        last_write_ns: meta.last_write_ns,
+                    });
+                }
+            }
+            let victim = gc::choose(self.gc_policy, &self.candidates, now_ns)
+                .ok_or_else(|| FlashError::Full(format!("plane {plane}: no block to collect")))?;
+            // A full victim frees nothing; give up once every closed block was tried.
+            if self.blocks[victim as usize].valid_pages == ppb {
+                fruitless += 1;
+                if fruitless > self.candidates.len() {
+                    return Err(FlashError::Full(format!("plane {plane}: every block is full of live data")));
+                }
+            }
+            self.evacuate(victim, now_ns)?;
+        }
+        Ok(())
+    }
+
+    /// Copies the live pages of `victim` elsewhere in its plane and erases it.
+    fn evacuate(&mut self, victim: u32, now_ns: u64) -> Result<(), FlashError> {
+        let plane = self.plane_of(victim);
+        let ppb = u64::from(self.geometry.pages_per_block);
+        let first = u64::from(victim) * ppb;
+        let mut gc_ns = 0;
+        for old in first..first + ppb {
+            if self.p2l[old as usize] == UNMAPPED {
+                continue;
+            }
+            let (data, read) = self.flash.read_page(old, now_ns)?;
+            let (new, _) = self.program(plane, &data, read.end_ns)?;
+            gc_ns += (read.end_ns - read.start_ns) + self.flash.timing().program_ns;
+            self.move_page(old as u32, new);
+            self.stats.gc_page_copies += 1;
+        }
+        assert_eq!(self.blocks[victim as usize].valid_pages, 0, "an evacuated block holds no live page");
+        let erase = self.flash.erase_block(u64::from(victim), now_ns)?;
+        self.stats.gc_time_ns += gc_ns + (erase.end_ns - erase.start_ns);
+        self.release(victim);
+        if self.wear_leveling == WearLeveling::Static {
+            self.level_statically(plane, now_ns)?;
+        }
+        Ok(())
+    }
+
+    /// Static wear levelling after an erase: empties the coldest block if it lags.
+    fn level_statically(&mut self, plane: usize, now_ns: u64) -> Result<(), FlashError> {
+        let planes = self.planes.len();
+        let mut closed = Vec::new();
+        let mut max_erases = 0;
+        for block in (plane..self.blocks.len()).step_by(planes) {
+            let erases = self.flash.erase_count(block as u64);
+            max_erases = max_erases.max(erases);
+            if self.blocks[block].state == BlockState::Closed {
+                closed.push((block as u32, erases));
+            }
+        }
+        if let Some(cold) = wear_level::static_victim(&closed, max_erases, self.static_wl_threshold) {
+            // Its erase count rises by one, so the spread shrinks and this terminates.
+            self.wear_leveling = WearLeveling::Dynamic;
+            let result = self.evacuate(cold, now_ns);
+            self.wear_leveling = WearLeveling::Static;
+            result?;
+        }
+        Ok(())
+    }
+
+    /// Points every owner of `old` at `new` (GC copy).
+    fn move_page(&mut self, old: u32, new: u32) {
+        let owner = std::mem::replace(&mut self.p2l[old as usize], UNMAPPED);
+        self.p2l[new as usize] = owner;
+        self.l2p[owner as usize] = new;
+        self.blocks[self.geometry.block_of(u64::from(old)) as usize].valid_pages -= 1;
+        if let Some(dedup) = &mut self.dedup {
+            self.refs[new as usize] = std::mem::take(&mut self.refs[old as usize]);
+            if let Some(others) = self.extra_owners.remove(&old) {
+                for &lpn in &others {
+                    self.l2p[lpn as usize] = new;
+                }
+                self.extra_owners.insert(new, others);
+            }
+            let pcm_ns = dedup.relocate(old, new);
+            self.stats.gc_time_ns += pcm_ns;
+        }
+    }
+
+    /// Removes `lpn`'s mapping, freeing its physical page if no other page shares it.
+    /// Returns PCM time spent updating the fingerprint store, ns.
+    fn unmap(&mut self, lpn: u32) -> u64 {
+        let ppn = std::mem::replace(&mut self.l2p[lpn as usize], UNMAPPED);
+        if ppn == UNMAPPED {
+            return 0;
+        }
+        self.mapped_pages -= 1;
+        if self.dedup.is_some() {
+            self.refs[ppn as usize] -= 1;
+            if self.p2l[ppn as usize] == lpn {
+                let next = self.extra_owners.get_mut(&ppn).and_then(Vec::pop).unwrap_or(UNMAPPED);
+                self.p2l[ppn as usize] = next;
+            } else {
+                let others = self.extra_owners.get_mut(&ppn).expect("a shared page lists its other owners");
+                let at = others.iter().position(|&o| o == lpn).expect("an owner is listed");
+                others.swap_remove(at);
+            }
+            if self.extra_owners.get(&ppn).is_some_and(Vec::is_empty) {
+                self.extra_owners.remove(&ppn);
+            }
+            if self.refs[ppn as usize] > 0 {
+                return 0;
+            }
+        }
+        assert!(self.p2l[ppn as usize] == UNMAPPED || self.p2l[ppn as usize] == lpn, "p2l names the owner");
+        self.p2l[ppn as usize] = UNMAPPED;
+        self.blocks[self.geometry.block_of(u64::from(ppn)) as usize].valid_pages -= 1;
+        self.live_physical_pages -= 1;
+        self.dedup.as_mut().map_or(0, |d| d.forget(ppn))
+    }
+
+    /// Maps `lpn` to `ppn` (a fresh page, or with deduplication a shared one).
+    fn map(&mut self, lpn: u32, ppn: u32) {
+        self.l2p[lpn as usize] = ppn;
+        self.mapped_pages += 1;
+        if self.dedup.is_some() {
+            self.refs[ppn as usize] += 1;
+            if self.refs[ppn as usize] > 1 {
+                self.extra_owners.entry(ppn).or_default().push(lpn);
+                return;
+            }
+        }
+        assert_eq!(self.p2l[ppn as usize], UNMAPPED, "a fresh physical page has no owner");
+        self.p2l[ppn as usize] = lpn;
+        self.live_physical_pages += 1;
+    }
+
+    fn check_lpn(&self, lpn: u64) -> Result<u32, FlashError> {
+        if lpn >= self.logical_pages {
+            return Err(FlashError::OutOfRange { lpn, pages: self.logical_pages });
+        }
+        Ok(lpn as u32)
+    }
+
+    /// Writes a new physical copy of `lpn` on some plane, collecting garbage first.
+    fn write_new(&mut self, lpn: u32, data: &PageData, now_ns: u64) -> Result<u64, FlashError> {
+        // The old copy is dead from now on, so garbage collection need not copy it.
+        let now_ns = now_ns + self.unmap(lpn);
+        let planes = self.planes.len();
+        let mut last_error = None;
+        // Round-robin striping; a plane that cannot make room passes the page on.
+        for _ in 0..planes {
+            let plane = self.next_plane;
+            self.next_plane = (self.next_plane + 1) % planes;
+            if let Err(e) = self.collect(plane, now_ns) {
+                last_error = Some(e);
+                continue;
+            }
+            let (ppn, done_ns) = self.program(plane, data, now_ns)?;
+            self.map(lpn, ppn);
+            return Ok(done_ns);
+        }
+        Err(last_error.expect("at least one plane was tried"))
+    }
+}
+
+impl PageStore for PageFtl {
+    fn logical_pages(&self) -> u64 {
+        self.logical_pages
+    }
+
+    fn page_bytes(&self) -> u32 {
+        self.geometry.page_bytes
+    }
+
+    fn write(&mut self, lpn: u64, data: PageData, now_ns: u64) -> Result<u64, FlashError> {
+        let lpn = self.check_lpn(lpn)?;
+        self.stats.host_page_writes += 1;
+        let Some(dedup) = &mut self.dedup else {
+            return self.write_new(lpn, &data, now_ns);
+        };
+        let Some(fingerprint) = Dedup::fingerprint(&data) else {
+            return self.write_new(lpn, &data, now_ns);
+        };
+        let (found, lookup_ns) = dedup.lookup(&fingerprint);
+        let now_ns = now_ns + lookup_ns;
+        match found {
+            Some(ppn) => {
+                self.stats.dedup_pages_removed += 1;
+                if self.l2p[lpn as usize] != ppn {
+                    let pcm_ns = self.unmap(lpn);
+                    self.map(lpn, ppn);
+                    return Ok(now_ns + pcm_ns);
+                }
+                Ok(now_ns)
+            }
+            None => {
+                let done_ns = self.write_new(lpn, &data, now_ns)?;
+                let ppn = self.l2p[lpn as usize];
+                let dedup = self.dedup.as_mut().expect("dedup is on");
+                let insert_ns = dedup.insert(fingerprint, ppn)?;
+                Ok(done_ns.max(now_ns + insert_ns))
+            }
+        }
+    }
+
+    fn read(&mut self, lpn: u64, now_ns: u64) -> Result<(PageData, u64), FlashError> {
+        let lpn = self.check_lpn(lpn)?;
+        self.stats.host_page_reads += 1;
+        let ppn = self.l2p[lpn as usize];
+        if ppn == UNMAPPED {
+            // The trace's data is taken to predate it: the read costs a flash read on the
+            // plane the page stripes to, and returns nothing.
+            let plane_first_page = u64::from(lpn) % self.geometry.planes() * u64::from(self.geometry.pages_per_block);
+            let (_, timing) = self.flash.read_page(plane_first_page, now_ns)?;
+            return Ok((PageData::Empty, timing.end_ns));
+        }
+        let (data, timing) = self.flash.read_page(u64::from(ppn), now_ns)?;
+        Ok((data, timing.end_ns))
+    }
+
+    fn trim(&mut self, lpn: u64, now_ns: u64) -> Result<u64, FlashError> {
+        let lpn = self.check_lpn(lpn)?;
+        self.stats.host_page_trims += 1;
+        Ok(now_ns + self.unmap(lpn))
+    }
+
+    fn stats(&self) -> StoreStats {
+        let flash = self.flash.stats();
+        let mut stats = StoreStats {
+            flash_page_programs: flash.page_programs,
+            flash_sector_programs: flash.sector_programs,
+            flash_page_reads: flash.page_reads,
+            block_erases: flash.block_erases,
+            flash_energy_pj: flash.energy_pj,
+            ..self.stats
+        };
+        if let Some(dedup) = &self.dedup {
+            dedup.add_stats(&mut stats);
+        }
+        stats
+    }
+
+    fn reset_stats(&mut self) {
+        self.stats = StoreStats::default();
+        self.flash.reset_stats();
+        if let Some(dedup) = &mut self.dedup {
+            dedup.reset_stats();
+        }
+    }
+
+    fn check_invariants(&self) -> Result<(), String> {
+        let ppb = self.geometry.pages_per_block as usize;
+        let mut refs = vec![0u32; self.p2l.len()];
+        for (lpn, &ppn) in self.l2p.iter().enumerate() {
+            if ppn == UNMAPPED {
+                continue;
+            }
+            refs[ppn as usize] += 1;
+            let owner = self.p2l[ppn as usize];
+            let listed = owner == lpn as u32 || self.extra_owners.get(&ppn).is_some_and(|o| o.contains(&(lpn as u32)));
+            if !listed {
+                return Err(format!("logical page {lpn} maps to physical page {ppn}, which does not list it"));
+            }
+        }
+        for (block, meta) in self.blocks.iter().enumerate() {
+            let live = refs[block * ppb..(block + 1) * ppb].iter().filter(|&&r| r > 0).count() as u32;
+            if live != meta.valid_pages {
+                return Err(format!("block {block}: valid count {} but {live} live pages", meta.valid_pages));
+            }
+        }
+        for (ppn, &r) in refs.iter().enumerate() {
+            if (r == 0) != (self.p2l[ppn] == UNMAPPED) {
+                return Err(format!("physical page {ppn}: {r} mappings but p2l says {}", self.p2l[ppn]));
+            }
+            if self.dedup.is_some() && self.refs[ppn] != r {
+                return Err(format!("physical page {ppn}: reference count {} but {r} mappings", self.refs[ppn]));
+            }
+        }
+        let mapped = self.l2p.iter().filter(|&&p| p != UNMAPPED).count() as u64;
+        if mapped != self.mapped_pages {
+            return Err(format!("{} mapped pages counted but {mapped} mapped", self.mapped_pages));
+        }
+        match &self.dedup {
+            Some(dedup) => dedup.check(|ppn| refs[ppn as usize] > 0),
+            None => Ok(()),
+        }
+    }
+
+    fn health(&self) -> StoreHealth {
+        StoreHealth {
+            blocks: self.geometry.blocks(),
+            endurance: self.geometry.endurance,
+            block_erases_total: self.flash.erase_counts().sum(),
+            block_erases_max: self.flash.erase_counts().max().unwrap_or(0),
+            mapped_pages: self.mapped_pages,
+            live_physical_pages: self.live_physical_pages,
+        }
+    }
+}
