@@ -21,23 +21,42 @@ enum Command {
     /// PCM device commands.
     #[command(subcommand)]
     Pcm(commands::pcm::PcmCommand),
+    /// SSD simulator commands (FTLs, GC, wear levelling, buffers, deduplication).
+    #[command(subcommand)]
+    Ssd(commands::ssd::SsdCommand),
+    /// Hash joins on simulated PCM, and their analytic model.
+    #[command(subcommand)]
+    Join(commands::join::JoinCommand),
+    /// B+-tree commands.
+    #[command(subcommand)]
+    Btree(commands::btree::BtreeCommand),
+    /// Synthetic trace commands.
+    #[command(subcommand)]
+    Trace(commands::trace::TraceCommand),
     /// List the registered experiments.
     List,
     /// Run one experiment and write its results.
     Run(commands::lab::RunArgs),
     /// Run every experiment and write the report (REPORT.md, index.html).
     Reproduce(commands::lab::RunOptions),
+    /// Measure the simulator's own speed (results go to BENCHMARKS.md by hand).
+    Bench(commands::bench::BenchArgs),
 }
 
 fn dispatch(command: Command) -> Result<(), CliError> {
     match command {
         Command::Pcm(c) => commands::pcm::run(c),
+        Command::Ssd(c) => commands::ssd::run(c),
+        Command::Join(c) => commands::join::run(c),
+        Command::Btree(c) => commands::btree::run(c),
+        Command::Trace(c) => commands::trace::run(c),
         Command::List => {
             commands::lab::list();
             Ok(())
         }
         Command::Run(args) => commands::lab::run(&args),
         Command::Reproduce(options) => commands::lab::reproduce(&options),
+        Command::Bench(args) => commands::bench::run(&args),
     }
 }
 
@@ -58,7 +77,8 @@ fn main() {
         }
     };
     if let Err(e) = dispatch(cli.command) {
-        eprintln!("error: {e}");
+        // The message is the whole line: `FILE:LINE: what is wrong` for bad input.
+        eprintln!("{e}");
         std::process::exit(e.code);
     }
 }

@@ -116,7 +116,7 @@ pub fn write_experiment(dir: &Path, finished: &Finished, meta: &RunMeta) -> Resu
 
 fn markdown_table(table: &Table) -> String {
     let mut out =
-        format!("**{}**\n\n| {} |\n|{}|\n", table.title, table.columns.join(" | "), "---|".repeat(table.columns.len()));
+        format!("**{}**\n\n| {} |\n|{}\n", table.title, table.columns.join(" | "), "---|".repeat(table.columns.len()));
     for row in &table.rows {
         let cells: Vec<String> = row.iter().map(|c| c.display().replace('|', "\\|")).collect();
         let _ = writeln!(out, "| {} |", cells.join(" | "));
@@ -245,6 +245,7 @@ mod tests {
         assert_eq!(csv.lines().nth(3), Some("\"Fig. X, a,b\",0,ours,64.5"));
         let md = markdown_table(&table);
         assert!(md.contains("| plain | — | 64.50 |"), "{md}");
+        assert!(md.contains("\n|---|---|---|\n"), "{md}");
     }
 
     #[test]

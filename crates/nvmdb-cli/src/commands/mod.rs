@@ -1,4 +1,9 @@
 //! One module per command group.
 
+pub mod bench;
+pub mod btree;
+pub mod join;
 pub mod lab;
 pub mod pcm;
+pub mod ssd;
+pub mod trace;

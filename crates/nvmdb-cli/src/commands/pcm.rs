@@ -67,7 +67,7 @@ fn parse_addr(token: &str) -> Result<u64, String> {
 }
 
 fn parse_hex_bytes(token: &str) -> Result<Vec<u8>, String> {
-    if token.len() % 2 != 0 {
+    if !token.len().is_multiple_of(2) {
         return Err(format!("hex data '{token}' has an odd number of digits"));
     }
     (0..token.len())

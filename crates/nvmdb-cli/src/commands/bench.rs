@@ -1,0 +1,257 @@
+//! `nvmdb bench`: wall-clock speed of the simulator itself. Results are printed, never
+//! asserted; BENCHMARKS.md records them with the machine they ran on.
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use clap::Args;
+use nvmdb_btree::bench::insert_ns_per_op;
+use nvmdb_btree::workload::MemoryKind;
+use nvmdb_btree::Variant;
+use nvmdb_device::pcm::WORDS_PER_LINE;
+use nvmdb_device::{FlipNWrite, Pcm, PcmConfig};
+use nvmdb_memory::{CachedMemory, Memory, NativeMemory};
+use rand::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use serde::Serialize;
+
+use crate::error::{print_json, CliError};
+
+/// Arguments of `nvmdb bench`.
+///
+/// Benchmarks: ssd-1tb-rss, ssd-page-ftl-replay, memory-random-mix,
+/// memory-pointer-chase (native vs cached PCM), pcm-writeback/one-word-changed,
+/// pcm-writeback/random-line, btree-insert (native vs cached PCM).
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Run only benchmarks whose name contains this text (ssd-1tb-rss reports the
+    /// process's peak memory, so run it alone for a clean figure).
+    #[arg(long)]
+    pub filter: Option<String>,
+    /// Operations per measurement.
+    #[arg(long, default_value_t = 5_000_000)]
+    pub ops: u64,
+    /// Working-set size of the memory benchmarks, MiB.
+    #[arg(long, default_value_t = 64)]
+    pub mib: u64,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// One measurement.
+#[derive(Debug, Serialize)]
+pub struct BenchResult {
+    name: String,
+    ops: u64,
+    ns_per_op: f64,
+    ops_per_second: f64,
+    /// What the figure is compared with, and the ratio, where there is one.
+    baseline: Option<String>,
+    ratio: Option<f64>,
+    /// Peak resident memory of the process after the benchmark, where it is the figure.
+    peak_memory_bytes: Option<u64>,
+}
+
+fn from_ns_per_op(name: &str, ops: u64, ns_per_op: f64) -> BenchResult {
+    BenchResult {
+        name: name.into(),
+        ops,
+        ns_per_op,
+        ops_per_second: 1e9 / ns_per_op,
+        baseline: None,
+        ratio: None,
+        peak_memory_bytes: None,
+    }
+}
+
+fn measure(name: &str, ops: u64, run: impl FnOnce() -> u64) -> BenchResult {
+    let start = Instant::now();
+    black_box(run());
+    from_ns_per_op(name, ops, start.elapsed().as_nanos() as f64 / ops as f64)
+}
+
+fn compared(mut result: BenchResult, baseline: &BenchResult) -> BenchResult {
+    result.ratio = Some(result.ns_per_op / baseline.ns_per_op);
+    result.baseline = Some(baseline.name.clone());
+    result
+}
+
+/// A random 70/30 mix of 8 B loads and stores over `words` words.
+fn random_mix<M: Memory>(memory: &mut M, base: u64, words: u64, ops: u64, seed: u64) -> u64 {
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    let mut sum = 0u64;
+    for i in 0..ops {
+        let addr = base + 8 * rng.gen_range(0..words);
+        if rng.gen_ratio(7, 10) {
+            sum = sum.wrapping_add(memory.load::<u64>(addr));
+        } else {
+            memory.store::<u64>(addr, i);
+        }
+    }
+    sum
+}
+
+/// Writes a single random cycle (Sattolo's algorithm) of word addresses into memory.
+fn build_chase<M: Memory>(memory: &mut M, base: u64, words: u64, seed: u64) {
+    let mut order: Vec<u64> = (0..words).collect();
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    for i in (1..order.len()).rev() {
+        let j = rng.gen_range(0..i);
+        order.swap(i, j);
+    }
+    for (i, &next) in order.iter().enumerate() {
+        memory.store::<u64>(base + 8 * i as u64, base + 8 * next);
+    }
+}
+
+fn chase<M: Memory>(memory: &mut M, base: u64, hops: u64) -> u64 {
+    let mut at = base;
+    for _ in 0..hops {
+        at = memory.load::<u64>(at);
+    }
+    at
+}
+
+/// Native and cached memories holding `bytes` at the same base, each line written once
+/// and (cached) flushed, so that measurements see the steady state rather than the first
+/// touch of every simulated line.
+fn memory_pair(bytes: u64) -> Result<(NativeMemory, CachedMemory, u64), CliError> {
+    let fail = |e: String| CliError::failed(e);
+    let mut native = NativeMemory::new(bytes * 2);
+    let pcm = Pcm::new(PcmConfig::new(bytes * 2)).map_err(|e| fail(e.to_string()))?;
+    let mut cached = CachedMemory::cidr2011(pcm);
+    let base = native.alloc(bytes, 64).map_err(|e| fail(e.to_string()))?;
+    cached.alloc(bytes, 64).map_err(|e| fail(e.to_string()))?;
+    for addr in (base..base + bytes).step_by(64) {
+        native.store::<u64>(addr, addr);
+        cached.store::<u64>(addr, addr);
+    }
+    cached.flush_all();
+    cached.reset_stats();
+    Ok((native, cached, base))
+}
+
+fn memory_benches(args: &BenchArgs, out: &mut Vec<BenchResult>) -> Result<(), CliError> {
+    let bytes = args.mib << 20;
+    let words = bytes / 8;
+    let (mut native, mut cached, base) = memory_pair(bytes)?;
+    if selected(args, "memory-random-mix") {
+        let n = measure("memory-random-mix/native", args.ops, || random_mix(&mut native, base, words, args.ops, 7));
+        let c = measure("memory-random-mix/cached-pcm", args.ops, || random_mix(&mut cached, base, words, args.ops, 7));
+        out.push(compared(c, &n));
+        out.push(n);
+    }
+    if selected(args, "memory-pointer-chase") {
+        build_chase(&mut native, base, words, 9);
+        build_chase(&mut cached, base, words, 9);
+        let n = measure("memory-pointer-chase/native", args.ops, || chase(&mut native, base, args.ops));
+        let c = measure("memory-pointer-chase/cached-pcm", args.ops, || chase(&mut cached, base, args.ops));
+        out.push(compared(c, &n));
+        out.push(n);
+    }
+    Ok(())
+}
+
+/// A PCM device with Flip-N-Write over `lines` lines of random data.
+fn filled_pcm(lines: u64, rng: &mut Xoshiro256PlusPlus) -> Result<Pcm, CliError> {
+    let mut config = PcmConfig::new(lines * 64);
+    config.flip_n_write = Some(FlipNWrite::WORD);
+    let mut pcm = Pcm::new(config).map_err(|e| CliError::failed(e.to_string()))?;
+    for line in 0..lines {
+        pcm.write_line(line, &rng.gen::<[u64; WORDS_PER_LINE]>());
+    }
+    Ok(pcm)
+}
+
+/// Line write-backs with Flip-N-Write and per-cell wear: either one word of the line
+/// changes (a typical dirty line) or all of it is new random data.
+fn writebacks(pcm: &mut Pcm, rng: &mut Xoshiro256PlusPlus, ops: u64, whole_line: bool) -> u64 {
+    let lines = pcm.lines();
+    let mut bits = 0u64;
+    for _ in 0..ops {
+        let line = rng.gen_range(0..lines);
+        let data = if whole_line {
+            rng.gen::<[u64; WORDS_PER_LINE]>()
+        } else {
+            let mut data = pcm.peek_line(line);
+            data[rng.gen_range(0..WORDS_PER_LINE)] = rng.gen();
+            data
+        };
+        bits += u64::from(pcm.write_line(line, &data).bits);
+    }
+    bits
+}
+
+/// B+-tree inserts (unsorted-leaf-bitmap, 4-line nodes) on native and cached PCM memory.
+fn btree_benches(args: &BenchArgs, out: &mut Vec<BenchResult>) {
+    if !selected(args, "btree-insert") {
+        return;
+    }
+    let entries = 2_000_000;
+    let inserts = args.ops.min(500_000) as usize;
+    let run = |kind| insert_ns_per_op(kind, Variant::UnsortedLeafBitmap, 4, entries, inserts);
+    let native = from_ns_per_op("btree-insert/native", inserts as u64, run(MemoryKind::Native));
+    let cached = from_ns_per_op("btree-insert/cached-pcm", inserts as u64, run(MemoryKind::Cached));
+    out.push(compared(cached, &native));
+    out.push(native);
+}
+
+/// A metadata-only page-FTL replay, and the memory of a 1 TB logical device.
+fn ssd_benches(args: &BenchArgs, out: &mut Vec<BenchResult>) -> Result<(), CliError> {
+    let fail = |e: nvmdb_flash::FlashError| CliError::failed(e.to_string());
+    if selected(args, "ssd-1tb-rss") {
+        // First, so that the process's peak memory is this device's alone.
+        let start = Instant::now();
+        let (_, peak) = nvmdb_flash::bench::one_tb_peak_memory(1000).map_err(fail)?;
+        let mut r = from_ns_per_op("ssd-1tb-rss", 1, start.elapsed().as_nanos() as f64);
+        r.peak_memory_bytes = peak;
+        out.push(r);
+    }
+    if selected(args, "ssd-page-ftl-replay") {
+        let bench = nvmdb_flash::bench::page_ftl_replay(args.ops).map_err(fail)?;
+        out.push(from_ns_per_op(
+            "ssd-page-ftl-replay",
+            bench.requests,
+            bench.elapsed.as_nanos() as f64 / bench.requests as f64,
+        ));
+    }
+    Ok(())
+}
+
+fn selected(args: &BenchArgs, name: &str) -> bool {
+    args.filter.as_deref().is_none_or(|f| name.contains(f))
+}
+
+/// Runs the benchmarks.
+pub fn run(args: &BenchArgs) -> Result<(), CliError> {
+    if args.ops == 0 || args.mib == 0 {
+        return Err(CliError::input("--ops and --mib must be positive"));
+    }
+    let mut results = Vec::new();
+    ssd_benches(args, &mut results)?;
+    memory_benches(args, &mut results)?;
+    btree_benches(args, &mut results);
+    let lines = (args.mib << 20) / 64;
+    for (name, whole) in [("pcm-writeback/one-word-changed", false), ("pcm-writeback/random-line", true)] {
+        if selected(args, name) {
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(11);
+            let mut pcm = filled_pcm(lines, &mut rng)?;
+            results.push(measure(name, args.ops, || writebacks(&mut pcm, &mut rng, args.ops, whole)));
+            // The wear report is part of the accounting; keep it from being optimised away.
+            black_box(pcm.wear_report().max_cell_writes);
+        }
+    }
+    if args.json {
+        print_json(&results);
+    } else {
+        println!("{:<36} {:>12} {:>14} {:>10} {:>14}", "benchmark", "ns/op", "ops/s", "ratio", "peak memory");
+        for r in &results {
+            let ratio = r.ratio.map_or_else(String::new, |x| format!("{x:.2}x"));
+            let memory =
+                r.peak_memory_bytes.map_or_else(String::new, |b| format!("{:.2} GiB", b as f64 / f64::from(1 << 30)));
+            println!("{:<36} {:>12.1} {:>14.0} {:>10} {:>14}", r.name, r.ns_per_op, r.ops_per_second, ratio, memory);
+        }
+    }
+    Ok(())
+}

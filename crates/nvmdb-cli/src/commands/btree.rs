@@ -1,0 +1,245 @@
+//! `nvmdb btree run`: a B+-tree in simulated memory, driven by files or a generator.
+
+use clap::{Args, Subcommand};
+use nvmdb_btree::workload::{
+    loaded_pairs, measure, op_keys, ops_of, random_keys, Answer, AnyMemory, MemoryKind, Op, OpKind, RunReport,
+};
+use nvmdb_btree::{BTree, Variant};
+use rand::SeedableRng;
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+use crate::error::{print_json, read_input, write_output, CliError};
+
+/// B+-tree commands.
+#[derive(Debug, Subcommand)]
+pub enum BtreeCommand {
+    /// Bulk-load a tree and measure operations on it.
+    ///
+    /// File mode: --load KEYS.txt (one `key value` per line) and --ops OPS.txt (lines
+    /// `I key value`, `D key`, `G key`, `S lo hi`); --results gets one line per G (the
+    /// value or `-`) and per S (the number of keys in [lo, hi]). Generator mode:
+    /// --entries N random keys, then --count K operations of one --op kind. Counters
+    /// are reset after loading; the cache is flushed at the end.
+    Run(RunArgs),
+}
+
+/// Arguments of `nvmdb btree run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Node organisation: sorted, unsorted, unsorted-leaf, unsorted-leaf-bitmap or nvmdb-leaf.
+    #[arg(long, value_parser = parse_variant)]
+    pub variant: Variant,
+    /// Node size in cache lines: 1, 2, 4 or 8.
+    #[arg(long, value_parser = clap::builder::TypedValueParser::map(clap::builder::PossibleValuesParser::new(["1", "2", "4", "8"]), |s: String| s.parse::<u32>().expect("listed values parse")))]
+    pub node_lines: u32,
+    /// Memory: cached (CIDR 2011 hierarchy over PCM) or flat (PCM, no cache).
+    #[arg(long, default_value = "cached", value_parser = parse_memory)]
+    pub memory: MemoryKind,
+    /// Enable Flip-N-Write on the PCM (one flip cell per 64-bit word).
+    #[arg(long)]
+    pub flip_n_write: bool,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// File mode: the keys to bulk-load.
+    #[arg(long)]
+    pub load: Option<String>,
+    /// File mode: the operations.
+    #[arg(long)]
+    pub ops: Option<String>,
+    /// File mode: where to write the answers of G and S operations.
+    #[arg(long)]
+    pub results: Option<String>,
+    /// Generator mode: random keys to load.
+    #[arg(long)]
+    pub entries: Option<usize>,
+    /// Bulk-load fill factor, in (0, 1].
+    #[arg(long, default_value_t = 0.75)]
+    pub fill: f64,
+    /// Generator mode: insert (new keys), delete (existing keys) or search (half present).
+    #[arg(long, value_parser = parse_op)]
+    pub op: Option<OpKind>,
+    /// Generator mode: operations to run.
+    #[arg(long)]
+    pub count: Option<usize>,
+    /// The seed (generator keys and the shuffling of unsorted nodes).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+fn parse_variant(s: &str) -> Result<Variant, String> {
+    s.parse::<Variant>().map_err(|e| e.to_string())
+}
+
+fn parse_memory(s: &str) -> Result<MemoryKind, String> {
+    match s.parse::<MemoryKind>()? {
+        MemoryKind::Native => Err("memory must be cached or flat".into()),
+        kind => Ok(kind),
+    }
+}
+
+fn parse_op(s: &str) -> Result<OpKind, String> {
+    s.parse::<OpKind>()
+}
+
+/// Runs a `btree` subcommand.
+pub fn run(command: BtreeCommand) -> Result<(), CliError> {
+    match command {
+        BtreeCommand::Run(args) => run_tree(&args),
+    }
+}
+
+fn run_tree(args: &RunArgs) -> Result<(), CliError> {
+    if !(args.fill > 0.0 && args.fill <= 1.0) {
+        return Err(CliError::input(format!("--fill must be in (0, 1], not {}", args.fill)));
+    }
+    let file_mode = args.load.is_some() || args.ops.is_some() || args.results.is_some();
+    let generator_mode = args.entries.is_some() || args.op.is_some() || args.count.is_some();
+    let report = match (file_mode, generator_mode) {
+        (true, true) => {
+            return Err(CliError::input("use either --load/--ops/--results or --entries/--op/--count, not both"))
+        }
+        (true, false) => file_run(args)?,
+        (false, true) => generated_run(args)?,
+        (false, false) => return Err(CliError::input("give --load and --ops, or --entries, --op and --count")),
+    };
+    if args.json {
+        print_json(&report);
+    } else {
+        let value = serde_json::to_value(&report).expect("report serialises");
+        for (key, v) in value.as_object().expect("report is an object") {
+            println!("{key:>22}  {v}");
+        }
+    }
+    Ok(())
+}
+
+fn new_tree(
+    args: &RunArgs,
+    pairs: impl IntoIterator<Item = (u64, u64)>,
+    rng: &mut Xoshiro256PlusPlus,
+) -> Result<BTree<AnyMemory>, CliError> {
+    let memory = AnyMemory::new(args.memory, args.flip_n_write);
+    BTree::bulk_load(memory, args.variant, args.node_lines, pairs, args.fill, rng)
+        .map_err(|e| CliError::failed(e.to_string()))
+}
+
+fn generated_run(args: &RunArgs) -> Result<RunReport, CliError> {
+    let (Some(entries), Some(op), Some(count)) = (args.entries, args.op, args.count) else {
+        return Err(CliError::input("generator mode needs --entries, --op and --count"));
+    };
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(args.seed);
+    let loaded = random_keys(entries, &mut rng);
+    let keys = op_keys(op, &loaded, count, &mut rng).map_err(|e| CliError::input(format!("--count: {e}")))?;
+    let mut tree = new_tree(args, loaded_pairs(&loaded), &mut rng)?;
+    let (report, _) =
+        measure(&mut tree, ops_of(op, &keys, loaded.len() as u64)).map_err(|e| CliError::failed(e.to_string()))?;
+    Ok(report)
+}
+
+fn parse_u64(token: &str, what: &str) -> Result<u64, String> {
+    token.parse::<u64>().map_err(|_| format!("{what} '{token}' is not a u64 decimal"))
+}
+
+/// Parses KEYS.txt into pairs sorted by key; a duplicate key names both lines.
+fn parse_keys(path: &str) -> Result<Vec<(u64, u64)>, CliError> {
+    let text = read_input(path)?;
+    let mut pairs: Vec<(u64, u64, usize)> = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let at = |what: String| CliError::at_line(path, index + 1, what);
+        match fields.as_slice() {
+            [] => continue,
+            [key, value] => {
+                pairs.push((parse_u64(key, "key").map_err(at)?, parse_u64(value, "value").map_err(at)?, index + 1))
+            }
+            _ => return Err(at(format!("expected 'key value', found {} fields", fields.len()))),
+        }
+    }
+    pairs.sort_unstable_by_key(|&(key, _, line)| (key, line));
+    if let Some(w) = pairs.windows(2).find(|w| w[0].0 == w[1].0) {
+        return Err(CliError::at_line(path, w[1].2, format!("duplicate key {} (first on line {})", w[0].0, w[0].2)));
+    }
+    Ok(pairs.into_iter().map(|(k, v, _)| (k, v)).collect())
+}
+
+fn parse_op_line(line: &str) -> Result<Option<Op>, String> {
+    let fields: Vec<&str> = line.split_whitespace().collect();
+    Ok(Some(match fields.as_slice() {
+        [] => return Ok(None),
+        ["I", key, value] => Op::Insert(parse_u64(key, "key")?, parse_u64(value, "value")?),
+        ["D", key] => Op::Delete(parse_u64(key, "key")?),
+        ["G", key] => Op::Get(parse_u64(key, "key")?),
+        ["S", lo, hi] => {
+            let (lo, hi) = (parse_u64(lo, "lo")?, parse_u64(hi, "hi")?);
+            if lo > hi {
+                return Err(format!("scan bounds out of order: {lo} > {hi}"));
+            }
+            Op::Scan(lo, hi)
+        }
+        ["I", ..] => return Err("expected 'I key value'".into()),
+        ["D", ..] => return Err("expected 'D key'".into()),
+        ["G", ..] => return Err("expected 'G key'".into()),
+        ["S", ..] => return Err("expected 'S lo hi'".into()),
+        [op, ..] => return Err(format!("unknown operation '{op}' (expected I, D, G or S)")),
+    }))
+}
+
+fn file_run(args: &RunArgs) -> Result<RunReport, CliError> {
+    let (Some(load), Some(ops_path)) = (&args.load, &args.ops) else {
+        return Err(CliError::input("file mode needs both --load and --ops"));
+    };
+    let pairs = parse_keys(load)?;
+    let text = read_input(ops_path)?;
+    let mut ops = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        if let Some(op) = parse_op_line(line).map_err(|what| CliError::at_line(ops_path, index + 1, what))? {
+            ops.push(op);
+        }
+    }
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(args.seed);
+    let mut tree = new_tree(args, pairs, &mut rng)?;
+    let (report, answers) = measure(&mut tree, ops).map_err(|e| CliError::failed(e.to_string()))?;
+    if let Some(out) = &args.results {
+        let mut lines = String::new();
+        for answer in answers {
+            match answer {
+                Answer::Value(Some(v)) => lines.push_str(&format!("{v}\n")),
+                Answer::Value(None) => lines.push_str("-\n"),
+                Answer::Count(n) => lines.push_str(&format!("{n}\n")),
+                Answer::Changed(_) => {}
+            }
+        }
+        write_output(out, &lines)?;
+    }
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn op_lines_parse_and_bad_lines_say_why() {
+        assert_eq!(parse_op_line("I 5 7"), Ok(Some(Op::Insert(5, 7))));
+        assert_eq!(parse_op_line("  D 5 "), Ok(Some(Op::Delete(5))));
+        assert_eq!(parse_op_line("G 9"), Ok(Some(Op::Get(9))));
+        assert_eq!(parse_op_line("S 1 2"), Ok(Some(Op::Scan(1, 2))));
+        assert_eq!(parse_op_line(""), Ok(None));
+        assert_eq!(parse_op_line("I 5"), Err("expected 'I key value'".into()));
+        assert_eq!(parse_op_line("G -1"), Err("key '-1' is not a u64 decimal".into()));
+        assert_eq!(parse_op_line("S 3 2"), Err("scan bounds out of order: 3 > 2".into()));
+        assert_eq!(parse_op_line("Q 1"), Err("unknown operation 'Q' (expected I, D, G or S)".into()));
+    }
+
+    #[test]
+    fn duplicate_keys_name_the_later_line() {
+        let path = std::env::temp_dir().join(format!("nvmdb-btree-dup-{}.txt", std::process::id()));
+        std::fs::write(&path, "7 1\n3 2\n7 9\n").unwrap();
+        let name = path.to_str().unwrap();
+        let err = parse_keys(name).unwrap_err();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(err.code, crate::error::EXIT_BAD_INPUT);
+        assert_eq!(err.message, format!("{name}:3: duplicate key 7 (first on line 1)"));
+    }
+}
