@@ -133,6 +133,9 @@ fn memory_pair(bytes: u64) -> Result<(NativeMemory, CachedMemory, u64), CliError
 }
 
 fn memory_benches(args: &BenchArgs, out: &mut Vec<BenchResult>) -> Result<(), CliError> {
+    if !selected(args, "memory-random-mix") && !selected(args, "memory-pointer-chase") {
+        return Ok(());
+    }
     let bytes = args.mib << 20;
     let words = bytes / 8;
     let (mut native, mut cached, base) = memory_pair(bytes)?;
