@@ -36,6 +36,20 @@ pub struct VolatileStats {
     pub energy_pj: u64,
 }
 
+impl VolatileStats {
+    /// Counter-wise difference `self - earlier`.
+    pub fn since(&self, earlier: &VolatileStats) -> VolatileStats {
+        VolatileStats {
+            reads: self.reads - earlier.reads,
+            writes: self.writes - earlier.writes,
+            bytes_read: self.bytes_read - earlier.bytes_read,
+            bytes_written: self.bytes_written - earlier.bytes_written,
+            time_ns: self.time_ns - earlier.time_ns,
+            energy_pj: self.energy_pj - earlier.energy_pj,
+        }
+    }
+}
+
 /// A byte-addressable volatile memory.
 #[derive(Debug, Clone)]
 pub struct Volatile {

@@ -232,17 +232,13 @@ impl PageStore for IplStore {
         self.write_update(lpn, data, None, now_ns)
     }
     fn read(&mut self, lpn: u64, now_ns: u64) -> Result<(PageData, u64), FlashError> {
-        self.base.locate(lpn)?;
-        self.base.stats.host_page_reads += 1;
-        if !self.base.is_valid(lpn) {
+        if self.base.begin_read(lpn)?.is_none() {
             return Ok((self.base.erased(), now_ns));
         }
         self.current(lpn, now_ns)
     }
     fn trim(&mut self, lpn: u64, now_ns: u64) -> Result<u64, FlashError> {
-        let (lbn, offset) = self.base.locate(lpn)?;
-        self.base.stats.host_page_trims += 1;
-        self.base.set_valid(lpn, false);
+        let (lbn, offset) = self.base.begin_trim(lpn)?;
         // The records stay in flash (sectors are not rewritable) but no longer apply.
         if let Some(records) = self.logs.get_mut(&lbn) {
             for r in records.iter_mut().filter(|r| r.offset == offset) {

@@ -69,6 +69,18 @@ pub struct StoreStats {
 }
 
 impl StoreStats {
+    /// These counters with the flash array's own (programs, reads, erases, energy) filled in.
+    pub fn with_flash(self, flash: &nvmdb_device::FlashStats) -> StoreStats {
+        StoreStats {
+            flash_page_programs: flash.page_programs,
+            flash_sector_programs: flash.sector_programs,
+            flash_page_reads: flash.page_reads,
+            block_erases: flash.block_erases,
+            flash_energy_pj: flash.energy_pj,
+            ..self
+        }
+    }
+
     /// `flash_page_programs / host_page_writes` (0 when nothing was written).
     pub fn write_amplification(&self) -> f64 {
         if self.host_page_writes == 0 {

@@ -339,17 +339,26 @@ impl BlockFlash {
         Some(vec![(offset, len)])
     }
 
+    /// Starts a host read: checks the page, counts it, and returns its block and offset,
+    /// or `None` when the page holds no live data (it then reads as erased).
+    pub fn begin_read(&mut self, lpn: u64) -> Result<Option<(u64, u32)>, FlashError> {
+        let location = self.locate(lpn)?;
+        self.stats.host_page_reads += 1;
+        Ok(self.is_valid(lpn).then_some(location))
+    }
+
+    /// Starts a host trim: checks the page, counts it, marks it invalid, and returns its
+    /// block and offset.
+    pub fn begin_trim(&mut self, lpn: u64) -> Result<(u64, u32), FlashError> {
+        let location = self.locate(lpn)?;
+        self.stats.host_page_trims += 1;
+        self.set_valid(lpn, false);
+        Ok(location)
+    }
+
     /// The counters merged with the flash's own.
     pub fn combined_stats(&self) -> StoreStats {
-        let f = self.flash.stats();
-        StoreStats {
-            flash_page_programs: f.page_programs,
-            flash_sector_programs: f.sector_programs,
-            flash_page_reads: f.page_reads,
-            block_erases: f.block_erases,
-            flash_energy_pj: f.energy_pj,
-            ..self.stats
-        }
+        self.stats.with_flash(self.flash.stats())
     }
 
     /// The counters merged with the flash's and those of a PCM log device.

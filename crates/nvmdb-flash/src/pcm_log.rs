@@ -307,11 +307,9 @@ impl PageStore for PcmLogStore {
         self.write_update(lpn, data, None, now_ns)
     }
     fn read(&mut self, lpn: u64, now_ns: u64) -> Result<(PageData, u64), FlashError> {
-        let (lbn, offset) = self.base.locate(lpn)?;
-        self.base.stats.host_page_reads += 1;
-        if !self.base.is_valid(lpn) {
+        let Some((lbn, offset)) = self.base.begin_read(lpn)? else {
             return Ok((self.base.erased(), now_ns));
-        }
+        };
         let (data, t) = self.base.read_base(lpn, now_ns)?;
         match self.read_record(lbn, offset, now_ns)? {
             Some((record, t2)) => Ok((apply_record(data, &record), t.max(t2))),
@@ -319,9 +317,7 @@ impl PageStore for PcmLogStore {
         }
     }
     fn trim(&mut self, lpn: u64, now_ns: u64) -> Result<u64, FlashError> {
-        let (lbn, offset) = self.base.locate(lpn)?;
-        self.base.stats.host_page_trims += 1;
-        self.base.set_valid(lpn, false);
+        let (lbn, offset) = self.base.begin_trim(lpn)?;
         if let Some(&p) = self.fmap.get(&lbn) {
             let index = self.sector_index(p, offset);
             self.sector_len[index] = 0;

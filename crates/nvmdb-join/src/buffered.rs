@@ -57,16 +57,7 @@ impl BufferedMemory {
 
     /// DRAM traffic since the last [`Memory::reset_stats`].
     pub fn dram_stats(&self) -> VolatileStats {
-        let now = *self.dram.stats();
-        let base = self.dram_at_reset;
-        VolatileStats {
-            reads: now.reads - base.reads,
-            writes: now.writes - base.writes,
-            bytes_read: now.bytes_read - base.bytes_read,
-            bytes_written: now.bytes_written - base.bytes_written,
-            time_ns: now.time_ns - base.time_ns,
-            energy_pj: now.energy_pj - base.energy_pj,
-        }
+        self.dram.stats().since(&self.dram_at_reset)
     }
 
     fn write_back(&mut self, frame: usize) {

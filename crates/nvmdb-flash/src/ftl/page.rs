@@ -410,15 +410,7 @@ impl PageStore for PageFtl {
     }
 
     fn stats(&self) -> StoreStats {
-        let flash = self.flash.stats();
-        let mut stats = StoreStats {
-            flash_page_programs: flash.page_programs,
-            flash_sector_programs: flash.sector_programs,
-            flash_page_reads: flash.page_reads,
-            block_erases: flash.block_erases,
-            flash_energy_pj: flash.energy_pj,
-            ..self.stats
-        };
+        let mut stats = self.stats.with_flash(self.flash.stats());
         if let Some(dedup) = &self.dedup {
             dedup.add_stats(&mut stats);
         }

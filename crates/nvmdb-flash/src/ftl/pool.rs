@@ -160,15 +160,7 @@ impl BlockPool {
 
     /// Counters: this pool's plus the flash's.
     pub fn store_stats(&self) -> StoreStats {
-        let flash = self.flash.stats();
-        StoreStats {
-            flash_page_programs: flash.page_programs,
-            flash_sector_programs: flash.sector_programs,
-            flash_page_reads: flash.page_reads,
-            block_erases: flash.block_erases,
-            flash_energy_pj: flash.energy_pj,
-            ..self.stats
-        }
+        self.stats.with_flash(self.flash.stats())
     }
 
     /// Zeroes the counters.
