@@ -1,8 +1,6 @@
 #![doc = include_str!("../README.md")]
 
-pub mod bench;
 pub mod code;
-pub mod experiments;
 mod tree;
 pub mod workload;
 

@@ -2,7 +2,6 @@
 
 mod commands;
 mod error;
-mod registry;
 
 use clap::{Parser, Subcommand};
 

@@ -4,11 +4,9 @@
 //! [`config::SsdConfig`] describes a stack, [`stack::build`] builds it, and
 //! [`replay::replay`] feeds it block requests.
 
-pub mod bench;
 pub mod config;
 pub mod dedup;
 pub mod dpram;
-pub mod experiments;
 pub mod ftl;
 pub mod gc;
 pub mod ipl;

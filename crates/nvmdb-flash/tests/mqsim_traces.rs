@@ -1,4 +1,4 @@
-//! Replays the two real MQSim traces (shared/traces) on a small SSD and checks that the
+//! Replays the two real MQSim traces (vendored in `data/mqsim/`) on a small SSD and checks that the
 //! replay's counts agree with the trace's own.
 
 use std::fs::File;
@@ -12,11 +12,11 @@ use nvmdb_workload::{Op, TraceFormat, TraceReader};
 const PAGE_BYTES: u64 = 4096;
 
 fn trace_path(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces").join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/mqsim").join(name)
 }
 
 fn reader(name: &str) -> TraceReader<BufReader<File>> {
-    let file = File::open(trace_path(name)).expect("shared/traces sits beside the checkout");
+    let file = File::open(trace_path(name)).expect("the MQSim traces are vendored in data/mqsim");
     TraceReader::new(BufReader::new(file), TraceFormat::Disksim)
 }
 

@@ -10,10 +10,8 @@
 //! - [`synth`]: the synthetic relations of CIDR Section 4.3.
 //! - [`ssb`]: the Star Schema Benchmark of the thesis (Section 2.2.5).
 //! - [`buffered`]: PCM used as a disk behind a DRAM buffer pool (the thesis's "PCM as disk").
-//! - [`experiments`]: the registered experiments.
 
 pub mod buffered;
-pub mod experiments;
 pub mod hash_table;
 pub mod idlist;
 pub mod join;

@@ -3,7 +3,6 @@
 //! report writer producing `results.json`, `results.csv`, SVG plots, `REPORT.md` and
 //! `index.html`.
 
-pub mod device_experiments;
 pub mod outcome;
 pub mod report;
 pub mod svg;

@@ -2,7 +2,7 @@
 //! time from any [`BufRead`] and yields [`Request`]s, so traces need not fit in memory.
 //! A malformed line is a [`TraceError`] carrying its 1-based line number.
 //!
-//! Units (see `shared/traces/README.md`); every format's times are made relative to the
+//! Units (see `data/README.md`); every format's times are made relative to the
 //! first request's (`Request::time_ns` counts from the trace's start):
 //! - `disksim` (DiskSim ASCII, the MQSim traces): `time_ns device lba sectors type`,
 //!   sectors of 512 B, type 0 = write, 1 = read.

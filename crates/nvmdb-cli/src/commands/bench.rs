@@ -5,11 +5,11 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use clap::Args;
-use nvmdb_btree::bench::insert_ns_per_op;
 use nvmdb_btree::workload::MemoryKind;
 use nvmdb_btree::Variant;
 use nvmdb_device::pcm::WORDS_PER_LINE;
 use nvmdb_device::{FlipNWrite, Pcm, PcmConfig};
+use nvmdb_experiments::bench::btree::insert_ns_per_op;
 use nvmdb_memory::{CachedMemory, Memory, NativeMemory};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -206,13 +206,13 @@ fn ssd_benches(args: &BenchArgs, out: &mut Vec<BenchResult>) -> Result<(), CliEr
     if selected(args, "ssd-1tb-rss") {
         // First, so that the process's peak memory is this device's alone.
         let start = Instant::now();
-        let (_, peak) = nvmdb_flash::bench::one_tb_peak_memory(1000).map_err(fail)?;
+        let (_, peak) = nvmdb_experiments::bench::flash::one_tb_peak_memory(1000).map_err(fail)?;
         let mut r = from_ns_per_op("ssd-1tb-rss", 1, start.elapsed().as_nanos() as f64);
         r.peak_memory_bytes = peak;
         out.push(r);
     }
     if selected(args, "ssd-page-ftl-replay") {
-        let bench = nvmdb_flash::bench::page_ftl_replay(args.ops).map_err(fail)?;
+        let bench = nvmdb_experiments::bench::flash::page_ftl_replay(args.ops).map_err(fail)?;
         out.push(from_ns_per_op(
             "ssd-page-ftl-replay",
             bench.requests,

@@ -8,7 +8,7 @@ use nvmdb_lab::report::{write_experiment, write_report, Finished, RunMeta};
 use nvmdb_lab::{Experiment, RunContext, Scale};
 
 use crate::error::CliError;
-use crate::registry;
+use nvmdb_experiments as registry;
 
 /// Run size.
 #[derive(Debug, Clone, Copy, ValueEnum)]

@@ -10,8 +10,8 @@ use nvmdb_lab::{Experiment, LabError, Scale};
 use nvmdb_memory::{CacheConfig, CacheLevelConfig, CachedMemory, MemoryReport};
 use serde::Serialize;
 
-use crate::join::{measured_join, Algorithm, JoinOptions, JoinOutput};
-use crate::synth::{generate, SynthSpec};
+use nvmdb_join::join::{measured_join, Algorithm, JoinOptions, JoinOutput};
+use nvmdb_join::synth::{generate, SynthSpec};
 
 /// Every hash-join experiment, in report order.
 pub fn all() -> Vec<Box<dyn Experiment>> {

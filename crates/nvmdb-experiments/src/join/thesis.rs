@@ -8,11 +8,11 @@ use nvmdb_memory::{CachedMemory, Memory};
 use serde_json::json;
 
 use super::Machine;
-use crate::buffered::{BufferedMemory, PAGE_BYTES};
-use crate::idlist::IdEncoding;
-use crate::join::{Algorithm, JoinOptions};
-use crate::relation::Layout;
-use crate::ssb::{run_query, Query, Ssb, StoredSsb};
+use nvmdb_join::buffered::{BufferedMemory, PAGE_BYTES};
+use nvmdb_join::idlist::IdEncoding;
+use nvmdb_join::join::{Algorithm, JoinOptions};
+use nvmdb_join::relation::Layout;
+use nvmdb_join::ssb::{run_query, Query, Ssb, StoredSsb};
 
 /// `thesis-hashjoin`.
 #[derive(Debug)]

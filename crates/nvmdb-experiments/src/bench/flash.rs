@@ -8,9 +8,9 @@ use nvmdb_workload::{Content, Op, Request};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-use crate::config::SsdConfig;
-use crate::layer::FlashError;
-use crate::replay::{replay, ReplayError, ReplayOptions};
+use nvmdb_flash::config::SsdConfig;
+use nvmdb_flash::layer::FlashError;
+use nvmdb_flash::replay::{replay, ReplayError, ReplayOptions};
 
 /// What one replay benchmark measured.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -47,7 +47,7 @@ pub fn bench_config() -> SsdConfig {
 /// state.
 pub fn page_ftl_replay(requests: u64) -> Result<ReplayBench, FlashError> {
     let config = bench_config();
-    let mut store = crate::stack::build(&config)?;
+    let mut store = nvmdb_flash::stack::build(&config)?;
     let pages = store.logical_pages();
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(config.seed);
     let stream = (0..requests).map(move |i| {
@@ -83,7 +83,7 @@ pub fn one_tb_config() -> SsdConfig {
 /// afterwards (`None` where `/proc/self/status` is unavailable).
 pub fn one_tb_peak_memory(pages: u64) -> Result<(u64, Option<u64>), FlashError> {
     let config = one_tb_config();
-    let mut store = crate::stack::build(&config)?;
+    let mut store = nvmdb_flash::stack::build(&config)?;
     let logical = store.logical_pages();
     let step = (logical / pages.max(1)).max(1);
     let mut now_ns = 0;

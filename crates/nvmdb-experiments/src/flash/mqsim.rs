@@ -1,30 +1,21 @@
 //! MQSim's two real traces (TPC-C and web search, DiskSim format) through the baseline,
 //! IPL, d-PRAM and the PCM log buffer.
 
-use std::io::BufReader;
-use std::path::PathBuf;
-
 use nvmdb_device::PageContent;
 use nvmdb_lab::{Experiment, LabError, Outcome, RunContext, Table};
 use nvmdb_workload::traces::{TraceFormat, TraceReader};
 use serde_json::json;
 
 use super::{failed, ssd_config};
-use crate::config::BufferKind;
-use crate::replay::{replay, ReplayOptions};
+use nvmdb_flash::config::BufferKind;
+use nvmdb_flash::replay::{replay, ReplayOptions};
 
-/// The traces, as shipped in `shared/traces/`.
-const TRACES: [&str; 2] = ["tpcc-small.trace", "wsrch-small.trace"];
-
-/// Where the traces are: `$NVMDB_TRACES`, else `../shared/traces`, else `/work/shared/traces`.
-fn trace_dir() -> Option<PathBuf> {
-    let candidates = [
-        std::env::var_os("NVMDB_TRACES").map(PathBuf::from),
-        Some(PathBuf::from("../shared/traces")),
-        Some(PathBuf::from("/work/shared/traces")),
-    ];
-    candidates.into_iter().flatten().find(|dir| dir.join(TRACES[0]).is_file())
-}
+/// The traces, vendored in the repository's `data/mqsim/` (MQSim's MIT licence beside
+/// them) and compiled into the binary, so the experiment runs from any directory.
+const TRACES: [(&str, &str); 2] = [
+    ("tpcc-small.trace", include_str!("../../../../data/mqsim/tpcc-small.trace")),
+    ("wsrch-small.trace", include_str!("../../../../data/mqsim/wsrch-small.trace")),
+];
 
 /// `thesis-mqsim-traces`.
 #[derive(Debug)]
@@ -42,9 +33,6 @@ impl Experiment for MqsimTraces {
     }
     fn run(&self, ctx: &RunContext) -> Result<Outcome, LabError> {
         let fail = failed(self.id());
-        let dir = trace_dir().ok_or_else(|| {
-            fail("MQSim traces not found: set NVMDB_TRACES to the directory holding tpcc-small.trace".into())
-        })?;
         let mut base = ssd_config(1024, ctx.seed);
         base.content = PageContent::None;
         base.buffer.pcm_mb = 16;
@@ -69,14 +57,12 @@ impl Experiment for MqsimTraces {
             ],
         );
         let bar = ctx.progress(self.id(), (TRACES.len() * kinds.len()) as u64);
-        for trace in TRACES {
+        for (trace, text) in TRACES {
             for (name, kind) in kinds {
                 let mut config = base.clone();
                 config.buffer.kind = kind;
-                let mut store = crate::stack::build(&config).map_err(|e| fail(e.to_string()))?;
-                let path = dir.join(trace);
-                let file = std::fs::File::open(&path).map_err(|e| fail(format!("{}: {e}", path.display())))?;
-                let reader = TraceReader::new(BufReader::new(file), TraceFormat::Disksim);
+                let mut store = nvmdb_flash::stack::build(&config).map_err(|e| fail(e.to_string()))?;
+                let reader = TraceReader::new(text.as_bytes(), TraceFormat::Disksim);
                 let options = ReplayOptions { warmup_requests: 0, content: PageContent::None, seed: ctx.seed };
                 let report = replay(store.as_mut(), reader, &options).map_err(|e| fail(format!("{trace}: {e}")))?;
                 store.check_invariants().map_err(&fail)?;
@@ -98,7 +84,7 @@ impl Experiment for MqsimTraces {
         bar.finish_and_clear();
         Ok(Outcome {
             summary: "MQSim's tpcc-small (6,999 requests, 2,618 writes) and wsrch-small (24,783, almost all reads) replayed through each configuration, metadata-only (the traces carry no content).".into(),
-            config: json!({"seed": ctx.seed, "ssd": base, "traces": TRACES, "content_mode": "none"}),
+            config: json!({"seed": ctx.seed, "ssd": base, "traces": TRACES.map(|(name, _)| format!("data/mqsim/{name}")), "content_mode": "none"}),
             tables: vec![table],
             plots: Vec::new(),
             notes: vec![

@@ -6,10 +6,10 @@ use nvmdb_lab::{Cell, Experiment, LabError, Outcome, Plot, RunContext, Table};
 use serde_json::json;
 
 use super::{ratio, run_synthetic, Machine, Measurement};
-use crate::join::Algorithm;
-use crate::model::{cost, Metric, ModelParams, Workload};
-use crate::relation::Layout;
-use crate::synth::SynthSpec;
+use nvmdb_join::join::Algorithm;
+use nvmdb_join::model::{cost, Metric, ModelParams, Workload};
+use nvmdb_join::relation::Layout;
+use nvmdb_join::synth::SynthSpec;
 
 /// Record size of the MatchPerR sweep and of Figures 8 and 9. The paper does not state
 /// it; 60 B is the middle of Figure 7's record-size axis.
@@ -100,7 +100,7 @@ fn raw_table(title: &str, x_label: &str, points: &[Point]) -> Table {
     table
 }
 
-fn model_of(point: &Point, a: Algorithm) -> crate::model::AlgorithmCost {
+fn model_of(point: &Point, a: Algorithm) -> nvmdb_join::model::AlgorithmCost {
     let w = Workload {
         m_r: point.spec.r_rows() as f64,
         l_r: point.spec.record_bytes as f64,

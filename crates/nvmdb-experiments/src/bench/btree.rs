@@ -7,8 +7,8 @@ use nvmdb_memory::Memory;
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-use crate::workload::{loaded_pairs, op_keys, ops_of, random_keys, AnyMemory, MemoryKind, OpKind};
-use crate::{BTree, Variant};
+use nvmdb_btree::workload::{loaded_pairs, op_keys, ops_of, random_keys, AnyMemory, MemoryKind, OpKind};
+use nvmdb_btree::{BTree, Variant};
 
 /// Mean wall-clock nanoseconds per insert: `entries` random keys are bulk-loaded at 75%
 /// fill (not timed), then `inserts` new random keys are inserted (timed). The memory is
@@ -30,7 +30,7 @@ fn time_inserts<M: Memory>(mem: M, variant: Variant, node_lines: u32, loaded: &[
         .expect("benchmark sizes fit the simulated memory");
     let start = Instant::now();
     for op in ops_of(OpKind::Insert, keys, loaded.len() as u64) {
-        crate::workload::apply(&mut tree, op).expect("benchmark sizes fit the simulated memory");
+        nvmdb_btree::workload::apply(&mut tree, op).expect("benchmark sizes fit the simulated memory");
     }
     start.elapsed().as_nanos() as f64 / keys.len().max(1) as f64
 }

@@ -7,7 +7,7 @@ use nvmdb_device::{FlipNWrite, Pcm, PcmConfig};
 use rand::Rng as _;
 use serde_json::json;
 
-use crate::{Experiment, LabError, Outcome, Plot, RunContext, Table};
+use nvmdb_lab::{Experiment, LabError, Outcome, Plot, RunContext, Table};
 
 /// The device experiments.
 pub fn all() -> Vec<Box<dyn Experiment>> {
@@ -132,7 +132,7 @@ impl Experiment for StartGapExperiment {
         "Start-Gap wear levelling on a hot-spot workload"
     }
     fn source(&self) -> &'static str {
-        "Qureshi et al., MICRO 2009 (Start-Gap), as the optional wear-levelling layer of issue 2"
+        "Qureshi et al., MICRO 2009 (Start-Gap), an optional wear-levelling layer of nvmdb-device"
     }
     fn run(&self, ctx: &RunContext) -> Result<Outcome, LabError> {
         let lines = ctx.scale.pick(1024u64, 16_384);

@@ -18,12 +18,12 @@ use nvmdb_lab::{Experiment, LabError, Scale};
 use nvmdb_workload::synth::{SynthGenerator, SynthPage, SynthParams, SynthRequest, SynthWorkload};
 use nvmdb_workload::Op;
 
-use crate::config::{PcmTimingPreset, SsdConfig};
-use crate::dpram::DpramStore;
-use crate::ipl::IplStore;
-use crate::layer::{FlashError, PageStore, StoreHealth, StoreStats};
-use crate::log_common::SchemeParams;
-use crate::pcm_log::PcmLogStore;
+use nvmdb_flash::config::{PcmTimingPreset, SsdConfig};
+use nvmdb_flash::dpram::DpramStore;
+use nvmdb_flash::ipl::IplStore;
+use nvmdb_flash::layer::{FlashError, PageStore, StoreHealth, StoreStats};
+use nvmdb_flash::log_common::SchemeParams;
+use nvmdb_flash::pcm_log::PcmLogStore;
 
 /// Every experiment of this module, in figure order.
 pub fn all() -> Vec<Box<dyn Experiment>> {
@@ -92,11 +92,11 @@ impl Scheme {
         let mut params = SchemeParams::from_config(config);
         params.pcm_bytes = pcm_bytes;
         Ok(match kind {
-            Kind::Baseline => Scheme::Stack(crate::stack::build(config)?),
+            Kind::Baseline => Scheme::Stack(nvmdb_flash::stack::build(config)?),
             Kind::Dedup => {
                 let mut config = config.clone();
                 config.dedup.enabled = true;
-                Scheme::Stack(crate::stack::build(&config)?)
+                Scheme::Stack(nvmdb_flash::stack::build(&config)?)
             }
             Kind::Ipl => Scheme::Ipl(IplStore::with_params(&params)?),
             Kind::Dpram => Scheme::Dpram(DpramStore::with_params(&params)?),

@@ -8,8 +8,10 @@ use std::sync::Mutex;
 use nvmdb_lab::{Cell, Experiment, LabError, Outcome, Plot, RunContext, Table};
 use serde_json::json;
 
-use crate::workload::{loaded_pairs, measure, op_keys, ops_of, random_keys, AnyMemory, MemoryKind, OpKind, RunReport};
-use crate::{BTree, Variant};
+use nvmdb_btree::workload::{
+    loaded_pairs, measure, op_keys, ops_of, random_keys, AnyMemory, MemoryKind, OpKind, RunReport,
+};
+use nvmdb_btree::{BTree, Variant};
 
 /// The B+-tree experiments.
 pub fn all() -> Vec<Box<dyn Experiment>> {

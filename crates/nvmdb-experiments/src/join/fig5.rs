@@ -3,8 +3,8 @@
 use nvmdb_lab::{Cell, Experiment, LabError, Outcome, Plot, RunContext, Table};
 use serde_json::json;
 
-use crate::join::Algorithm;
-use crate::model::{best, wear_crossover, Metric, ModelParams, Workload, FIG5_MATCH_PER_R, FIG5_RECORD_BYTES};
+use nvmdb_join::join::Algorithm;
+use nvmdb_join::model::{best, wear_crossover, Metric, ModelParams, Workload, FIG5_MATCH_PER_R, FIG5_RECORD_BYTES};
 
 /// `cidr-fig5`.
 #[derive(Debug)]

@@ -1,0 +1,21 @@
+//! Every paper's experiments, registered in report order, and the speed benchmarks of
+//! `nvmdb bench`. This crate sits above the structures and engines it measures: they
+//! never depend on it, nor on the report harness.
+
+pub mod bench;
+pub mod btree;
+pub mod device;
+pub mod flash;
+pub mod join;
+
+use nvmdb_lab::Experiment;
+
+/// All experiments, in report order.
+pub fn all() -> Vec<Box<dyn Experiment>> {
+    let mut all: Vec<Box<dyn Experiment>> = Vec::new();
+    all.extend(device::all());
+    all.extend(btree::all());
+    all.extend(join::all());
+    all.extend(flash::all());
+    all
+}
