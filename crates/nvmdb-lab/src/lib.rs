@@ -1,13 +1,15 @@
 //! The experiment harness: an [`Experiment`] trait, a [`RunContext`] carrying the scale,
 //! the seed and progress reporting, result [`Outcome`]s made of tables and plots, and a
 //! report writer producing `results.json`, `results.csv`, SVG plots, `REPORT.md` and
-//! `index.html`.
+//! `index.html`, opened by a [`scorecard`] of the papers' [`Claim`]s.
 
 pub mod outcome;
 pub mod report;
+pub mod scorecard;
 pub mod svg;
 
 pub use outcome::{Cell, Outcome, Plot, Series, Table};
+pub use scorecard::{claim, scorecard, Claim, Measured, ScoreRow, Stated, Tolerance, Verdict};
 
 use std::io::IsTerminal;
 
@@ -29,6 +31,14 @@ pub enum LabError {
     Io { path: String, source: std::io::Error },
     #[error("experiment {id} failed: {message}")]
     Failed { id: String, message: String },
+    #[error("experiment {experiment} measures claim '{claim}', which the claim table does not hold")]
+    UnknownClaim { claim: String, experiment: String },
+    #[error("experiment {experiment} measures claim '{claim}' twice")]
+    DuplicateMeasurement { claim: String, experiment: String },
+    #[error("experiment {experiment} measures claim '{claim}', which belongs to experiment {owner}")]
+    MisplacedClaim { claim: String, experiment: String, owner: String },
+    #[error("the claim table holds claim '{claim}' twice")]
+    DuplicateClaim { claim: String },
 }
 
 /// How big a run is.

@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::scorecard::Measured;
+
 /// One table cell.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -162,4 +164,24 @@ pub struct Outcome {
     pub plots: Vec<Plot>,
     /// Notes: modelling choices, deviations and their reasons.
     pub notes: Vec<String>,
+    /// Our values for the papers' claims (see [`crate::scorecard`]).
+    #[serde(default)]
+    pub measurements: Vec<Measured>,
+}
+
+impl Outcome {
+    /// Records our value for a claim.
+    pub fn measure(&mut self, claim_id: impl Into<String>, value: f64) {
+        self.measurements.push(Measured { claim: claim_id.into(), value, note: None });
+    }
+
+    /// Records our value for a claim with a note on why it is what it is.
+    pub fn measure_noted(&mut self, claim_id: impl Into<String>, value: f64, note: impl Into<String>) {
+        self.measurements.push(Measured { claim: claim_id.into(), value, note: Some(note.into()) });
+    }
+
+    /// Records whether a qualitative claim holds.
+    pub fn holds(&mut self, claim_id: impl Into<String>, holds: bool) {
+        self.measure(claim_id, if holds { 1.0 } else { 0.0 });
+    }
 }

@@ -1,0 +1,494 @@
+//! Does it reproduce? Each paper's quantitative claims as a static table of [`Claim`]s,
+//! the values experiments measure for them ([`Measured`], carried in
+//! [`Outcome::measurements`](crate::Outcome)), and the [`scorecard`] that judges one
+//! against the other.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use crate::outcome::Cell;
+use crate::report::Finished;
+use crate::LabError;
+
+/// What a paper states.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Stated {
+    /// One value.
+    Value(f64),
+    /// A range, both ends included.
+    Range {
+        /// Lower end.
+        lo: f64,
+        /// Upper end.
+        hi: f64,
+    },
+    /// At least this much.
+    AtLeast(f64),
+    /// At most this much.
+    AtMost(f64),
+    /// A qualitative statement that either holds or does not.
+    Holds,
+}
+
+/// How far ours may be from the stated value and still reproduce it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Tolerance {
+    /// Not at all.
+    Exact,
+    /// A fraction of the bound it is applied to: `Relative(0.1)` is ±10 %.
+    Relative(f64),
+    /// In the claim's unit.
+    Absolute(f64),
+}
+
+impl Tolerance {
+    /// The allowed distance from `bound`.
+    fn around(self, bound: f64) -> f64 {
+        match self {
+            Tolerance::Exact => 0.0,
+            Tolerance::Relative(f) => f * bound.abs(),
+            Tolerance::Absolute(a) => a,
+        }
+    }
+}
+
+/// One quantitative claim of a paper, as a static table entry.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Claim {
+    /// Unique, e.g. `cidr-fig6-wear-gain`.
+    pub id: &'static str,
+    /// The experiment id that measures it, e.g. `cidr-fig6`.
+    pub experiment: &'static str,
+    /// The paper, e.g. `CIDR 2011`.
+    pub seed: &'static str,
+    /// E.g. `Figure 6(a)`.
+    pub figure: &'static str,
+    /// One line.
+    pub claim: &'static str,
+    /// What the paper states.
+    pub stated: Stated,
+    /// How close ours must be.
+    pub tolerance: Tolerance,
+    /// E.g. `×`, `%`, or empty.
+    pub unit: &'static str,
+}
+
+/// Whether a measurement reproduces its claim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// Within tolerance of what the paper states.
+    Reproduces,
+    /// Measured, and outside the tolerance.
+    Differs,
+    /// No (finite) measurement.
+    NotMeasured,
+}
+
+impl Verdict {
+    /// `reproduces`, `differs` or `not measured`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Verdict::Reproduces => "reproduces",
+            Verdict::Differs => "differs",
+            Verdict::NotMeasured => "not measured",
+        }
+    }
+}
+
+/// A measured value an experiment reports for a claim id (for [`Stated::Holds`] claims,
+/// 1.0 means it holds and 0.0 that it does not).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Measured {
+    /// The claim's id.
+    pub claim: String,
+    /// Our value, in the claim's unit.
+    pub value: f64,
+    /// Why ours is what it is, when that needs saying.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// One line of the scorecard.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScoreRow {
+    /// The claim's id.
+    pub claim_id: String,
+    /// The experiment that measures it.
+    pub experiment: String,
+    /// The paper.
+    pub seed: String,
+    /// The figure or table.
+    pub figure: String,
+    /// The claim, one line.
+    pub claim: String,
+    /// What the paper states, for display.
+    pub paper: String,
+    /// Our value for display, `—` when not measured.
+    pub ours: String,
+    /// Our value.
+    pub value: Option<f64>,
+    /// The tolerance, for display.
+    pub tolerance: String,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// The measurement's note; may be empty.
+    pub note: String,
+    /// A fragment link (`#notes-ID` or `#exp-ID`) to where the report explains the
+    /// experiment.
+    pub note_link: String,
+}
+
+/// A number for people: integers without decimals, others with up to 4 significant
+/// digits and no trailing zeros.
+pub(crate) fn number(v: f64) -> String {
+    if !v.is_finite() {
+        return v.to_string();
+    }
+    let magnitude = v.abs();
+    if magnitude != 0.0 && !(1e-3..1e9).contains(&magnitude) {
+        return format!("{v:.3e}");
+    }
+    if v.fract() == 0.0 {
+        return format!("{v:.0}");
+    }
+    let decimals = (3 - magnitude.log10().floor() as i32).clamp(0, 6) as usize;
+    let s = format!("{v:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+impl Claim {
+    /// The verdict for our value; `None` and NaN are [`Verdict::NotMeasured`].
+    pub fn verdict(&self, value: Option<f64>) -> Verdict {
+        let Some(ours) = value.filter(|v| !v.is_nan()) else {
+            return Verdict::NotMeasured;
+        };
+        let tol = |bound: f64| self.tolerance.around(bound);
+        let ok = match self.stated {
+            Stated::Value(v) => (ours - v).abs() <= tol(v),
+            Stated::Range { lo, hi } => lo - tol(lo) <= ours && ours <= hi + tol(hi),
+            Stated::AtLeast(x) => ours >= x - tol(x),
+            Stated::AtMost(x) => ours <= x + tol(x),
+            Stated::Holds => ours == 1.0,
+        };
+        if ok {
+            Verdict::Reproduces
+        } else {
+            Verdict::Differs
+        }
+    }
+
+    fn with_unit(&self, s: String) -> String {
+        format!("{s}{}", self.unit)
+    }
+
+    /// What the paper states, for display, e.g. `≥ 2×` or `10–20%`.
+    pub fn paper_display(&self) -> String {
+        match self.stated {
+            Stated::Value(v) => self.with_unit(number(v)),
+            Stated::Range { lo, hi } => self.with_unit(format!("{}–{}", number(lo), number(hi))),
+            Stated::AtLeast(x) => self.with_unit(format!("≥ {}", number(x))),
+            Stated::AtMost(x) => self.with_unit(format!("≤ {}", number(x))),
+            Stated::Holds => "holds".into(),
+        }
+    }
+
+    /// Our value for display; `—` when not measured.
+    pub fn ours_display(&self, value: Option<f64>) -> String {
+        match value.filter(|v| !v.is_nan()) {
+            None => "—".into(),
+            Some(v) if self.stated == Stated::Holds => if v == 1.0 { "holds" } else { "does not hold" }.into(),
+            Some(v) => self.with_unit(number(v)),
+        }
+    }
+
+    /// The tolerance for display, e.g. `±10%`; `—` for [`Stated::Holds`], which has none.
+    pub fn tolerance_display(&self) -> String {
+        match (self.stated, self.tolerance) {
+            (Stated::Holds, _) => "—".into(),
+            (_, Tolerance::Exact) => "exact".into(),
+            (_, Tolerance::Relative(f)) => format!("±{}%", number(f * 100.0)),
+            (_, Tolerance::Absolute(a)) => self.with_unit(format!("±{}", number(a))),
+        }
+    }
+
+    /// What the paper states as a table cell, so experiments can show it beside ours
+    /// without retyping it: a value is a float, anything else text as in
+    /// [`paper_display`](Claim::paper_display) but without the unit.
+    pub fn stated_cell(&self) -> Cell {
+        match self.stated {
+            Stated::Value(v) => Cell::Float(v),
+            Stated::Range { lo, hi } => Cell::Text(format!("{}–{}", number(lo), number(hi))),
+            Stated::AtLeast(x) => Cell::Text(format!("≥ {}", number(x))),
+            Stated::AtMost(x) => Cell::Text(format!("≤ {}", number(x))),
+            Stated::Holds => Cell::Text("holds".into()),
+        }
+    }
+}
+
+/// The claim with this id. Panics naming the id when there is none: ids are static, so a
+/// missing one is a programming error, and the experiment's tests catch it.
+pub fn claim<'a>(claims: &'a [Claim], id: &str) -> &'a Claim {
+    claims.iter().find(|c| c.id == id).unwrap_or_else(|| panic!("no claim with id '{id}' in the claim table"))
+}
+
+/// Tallies verdicts: `(reproduce, differ, not measured)`.
+pub fn tally(rows: &[ScoreRow]) -> (usize, usize, usize) {
+    let count = |v: Verdict| rows.iter().filter(|r| r.verdict == v).count();
+    (count(Verdict::Reproduces), count(Verdict::Differs), count(Verdict::NotMeasured))
+}
+
+/// One line, e.g. `12 reproduce, 5 differ, 3 not measured`.
+pub fn tally_line(rows: &[ScoreRow]) -> String {
+    let (reproduce, differ, not_measured) = tally(rows);
+    let (r_verb, d_verb) =
+        (if reproduce == 1 { "reproduces" } else { "reproduce" }, if differ == 1 { "differs" } else { "differ" });
+    format!("{reproduce} {r_verb}, {differ} {d_verb}, {not_measured} not measured")
+}
+
+/// Judges every claim of the finished experiments, in claim-table order. A claim without a
+/// measurement is [`Verdict::NotMeasured`]; a measurement of an unknown claim, of another
+/// experiment's claim, or of an already measured claim is an error, and so is a claim id
+/// that the table holds twice: these are typos.
+pub fn scorecard(claims: &[Claim], finished: &[Finished]) -> Result<Vec<ScoreRow>, LabError> {
+    let mut ids = BTreeSet::new();
+    for c in claims {
+        if !ids.insert(c.id) {
+            return Err(LabError::DuplicateClaim { claim: c.id.into() });
+        }
+    }
+    let mut measured: BTreeMap<&str, &Measured> = BTreeMap::new();
+    for f in finished {
+        for m in &f.outcome.measurements {
+            let err = |claim: &str| (claim.to_string(), f.id.clone());
+            let Some(c) = claims.iter().find(|c| c.id == m.claim) else {
+                let (claim, experiment) = err(&m.claim);
+                return Err(LabError::UnknownClaim { claim, experiment });
+            };
+            if c.experiment != f.id {
+                let (claim, experiment) = err(&m.claim);
+                return Err(LabError::MisplacedClaim { claim, experiment, owner: c.experiment.into() });
+            }
+            if measured.insert(c.id, m).is_some() {
+                let (claim, experiment) = err(&m.claim);
+                return Err(LabError::DuplicateMeasurement { claim, experiment });
+            }
+        }
+    }
+    let rows = claims
+        .iter()
+        .filter_map(|c| {
+            let f = finished.iter().find(|f| f.id == c.experiment)?;
+            let m = measured.get(c.id);
+            let value = m.map(|m| m.value).filter(|v| !v.is_nan());
+            let note_link =
+                if f.outcome.notes.is_empty() { format!("#exp-{}", f.id) } else { format!("#notes-{}", f.id) };
+            Some(ScoreRow {
+                claim_id: c.id.into(),
+                experiment: c.experiment.into(),
+                seed: c.seed.into(),
+                figure: c.figure.into(),
+                claim: c.claim.into(),
+                paper: c.paper_display(),
+                ours: c.ours_display(value),
+                value,
+                tolerance: c.tolerance_display(),
+                verdict: c.verdict(value),
+                note: m.and_then(|m| m.note.clone()).unwrap_or_default(),
+                note_link,
+            })
+        })
+        .collect();
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Outcome;
+
+    fn claim_of(stated: Stated, tolerance: Tolerance) -> Claim {
+        Claim { id: "c", experiment: "e", seed: "P", figure: "Fig. 1", claim: "x", stated, tolerance, unit: "×" }
+    }
+
+    fn check(c: &Claim, cases: &[(f64, Verdict)]) {
+        for &(v, want) in cases {
+            assert_eq!(c.verdict(Some(v)), want, "{:?} with {v}", c.stated);
+        }
+    }
+
+    use Verdict::{Differs as D, NotMeasured, Reproduces as R};
+
+    #[test]
+    fn value_boundaries() {
+        // 0.25 · 8 = 2 exactly, so 6 and 10 are on the boundary.
+        let c = claim_of(Stated::Value(8.0), Tolerance::Relative(0.25));
+        check(&c, &[(8.0, R), (10.0, R), (6.0, R), (10.001, D), (5.999, D)]);
+        let c = claim_of(Stated::Value(-8.0), Tolerance::Relative(0.25));
+        check(&c, &[(-10.0, R), (-6.0, R), (-10.001, D), (-5.999, D)]);
+        let c = claim_of(Stated::Value(3.0), Tolerance::Absolute(0.5));
+        check(&c, &[(3.5, R), (2.5, R), (3.501, D), (2.499, D)]);
+        let c = claim_of(Stated::Value(3.0), Tolerance::Exact);
+        check(&c, &[(3.0, R), (3.000001, D), (2.999999, D)]);
+    }
+
+    #[test]
+    fn range_boundaries() {
+        let c = claim_of(Stated::Range { lo: 4.0, hi: 16.0 }, Tolerance::Relative(0.25));
+        // lo − 1 = 3, hi + 4 = 20: each end gets its own tolerance.
+        check(&c, &[(3.0, R), (20.0, R), (10.0, R), (2.999, D), (20.001, D)]);
+        let c = claim_of(Stated::Range { lo: 4.0, hi: 16.0 }, Tolerance::Exact);
+        check(&c, &[(4.0, R), (16.0, R), (3.999, D), (16.001, D)]);
+    }
+
+    #[test]
+    fn at_least_and_at_most_boundaries() {
+        let c = claim_of(Stated::AtLeast(2.0), Tolerance::Absolute(0.5));
+        check(&c, &[(1.5, R), (1000.0, R), (f64::INFINITY, R), (1.499, D), (f64::NEG_INFINITY, D)]);
+        let c = claim_of(Stated::AtMost(2.0), Tolerance::Relative(0.5));
+        check(&c, &[(3.0, R), (-1000.0, R), (3.001, D)]);
+    }
+
+    #[test]
+    fn holds_ignores_tolerance() {
+        let c = claim_of(Stated::Holds, Tolerance::Absolute(0.5));
+        check(&c, &[(1.0, R), (0.0, D), (0.9, D), (1.1, D)]);
+    }
+
+    #[test]
+    fn nan_and_none_are_not_measured() {
+        for stated in [Stated::Value(1.0), Stated::AtLeast(0.0), Stated::Holds] {
+            let c = claim_of(stated, Tolerance::Relative(1.0));
+            assert_eq!(c.verdict(None), NotMeasured);
+            assert_eq!(c.verdict(Some(f64::NAN)), NotMeasured);
+            assert_eq!(c.ours_display(Some(f64::NAN)), "—");
+        }
+    }
+
+    #[test]
+    fn displays() {
+        let mut c = claim_of(Stated::Range { lo: 10.0, hi: 20.0 }, Tolerance::Relative(0.1));
+        c.unit = "%";
+        assert_eq!(c.paper_display(), "10–20%");
+        assert_eq!(c.tolerance_display(), "±10%");
+        assert_eq!(c.ours_display(Some(12.3456)), "12.35%");
+        assert_eq!(c.stated_cell(), Cell::Text("10–20".into()));
+        let c = claim_of(Stated::AtLeast(2.5), Tolerance::Absolute(0.25));
+        assert_eq!(c.paper_display(), "≥ 2.5×");
+        assert_eq!(c.tolerance_display(), "±0.25×");
+        assert_eq!(claim_of(Stated::Value(3.0), Tolerance::Exact).stated_cell(), Cell::Float(3.0));
+        let c = claim_of(Stated::Holds, Tolerance::Exact);
+        assert_eq!((c.paper_display(), c.ours_display(Some(0.0))), ("holds".into(), "does not hold".into()));
+        assert_eq!(number(0.125), "0.125");
+        assert_eq!(number(1234.56), "1235");
+        assert_eq!(number(1.5e12), "1.500e12");
+    }
+
+    const CLAIMS: &[Claim] = &[
+        Claim {
+            id: "b-gain",
+            experiment: "b",
+            seed: "P",
+            figure: "Fig. 2",
+            claim: "B gains",
+            stated: Stated::AtLeast(2.0),
+            tolerance: Tolerance::Exact,
+            unit: "×",
+        },
+        Claim {
+            id: "a-holds",
+            experiment: "a",
+            seed: "P",
+            figure: "Fig. 1",
+            claim: "A holds",
+            stated: Stated::Holds,
+            tolerance: Tolerance::Exact,
+            unit: "",
+        },
+        Claim {
+            id: "z-other",
+            experiment: "z",
+            seed: "Q",
+            figure: "Tab. 9",
+            claim: "not run",
+            stated: Stated::Value(1.0),
+            tolerance: Tolerance::Exact,
+            unit: "",
+        },
+        Claim {
+            id: "a-value",
+            experiment: "a",
+            seed: "P",
+            figure: "Fig. 1",
+            claim: "A is 3",
+            stated: Stated::Value(3.0),
+            tolerance: Tolerance::Relative(0.1),
+            unit: "",
+        },
+    ];
+
+    fn finished(id: &str, outcome: Outcome) -> Finished {
+        Finished { id: id.into(), title: id.into(), source: "P".into(), outcome }
+    }
+
+    #[test]
+    fn rows_follow_the_claim_table_and_skip_experiments_not_run() {
+        let mut a = Outcome { notes: vec!["why".into()], ..Outcome::default() };
+        a.holds("a-holds", false);
+        a.measure_noted("a-value", 3.2, "close");
+        let mut b = Outcome::default();
+        b.measure("b-gain", f64::NAN);
+        let rows = scorecard(CLAIMS, &[finished("a", a), finished("b", b)]).unwrap();
+        let got: Vec<(&str, Verdict)> = rows.iter().map(|r| (r.claim_id.as_str(), r.verdict)).collect();
+        assert_eq!(got, [("b-gain", NotMeasured), ("a-holds", D), ("a-value", R)]);
+        assert_eq!(rows[2].note, "close");
+        assert_eq!(rows[2].note_link, "#notes-a");
+        assert_eq!(rows[0].note_link, "#exp-b");
+        assert_eq!(rows[0].ours, "—");
+        assert_eq!(rows[0].value, None);
+        assert_eq!(tally_line(&rows), "1 reproduces, 1 differs, 1 not measured");
+    }
+
+    #[test]
+    fn typos_are_errors() {
+        let mut a = Outcome::default();
+        a.measure("a-valeu", 3.0);
+        let err = scorecard(CLAIMS, &[finished("a", a)]).unwrap_err();
+        assert!(
+            matches!(&err, LabError::UnknownClaim { claim, experiment } if claim == "a-valeu" && experiment == "a")
+        );
+        assert!(err.to_string().contains("a-valeu"), "{err}");
+
+        let mut a = Outcome::default();
+        a.measure("a-value", 3.0);
+        a.measure("a-value", 3.1);
+        let err = scorecard(CLAIMS, &[finished("a", a)]).unwrap_err();
+        assert!(
+            matches!(&err, LabError::DuplicateMeasurement { claim, experiment } if claim == "a-value" && experiment == "a")
+        );
+
+        let mut a = Outcome::default();
+        a.measure("b-gain", 3.0);
+        let err = scorecard(CLAIMS, &[finished("a", a)]).unwrap_err();
+        assert!(matches!(&err, LabError::MisplacedClaim { claim, owner, .. } if claim == "b-gain" && owner == "b"));
+
+        let twice = [CLAIMS[0], CLAIMS[0]];
+        assert!(matches!(scorecard(&twice, &[]), Err(LabError::DuplicateClaim { claim }) if claim == "b-gain"));
+    }
+
+    #[test]
+    fn claim_lookup() {
+        assert_eq!(claim(CLAIMS, "a-value").figure, "Fig. 1");
+    }
+
+    #[test]
+    #[should_panic(expected = "no claim with id 'nope'")]
+    fn claim_lookup_panics_with_the_id() {
+        claim(CLAIMS, "nope");
+    }
+}
