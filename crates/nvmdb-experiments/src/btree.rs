@@ -284,6 +284,7 @@ fn outcome(ctx: &RunContext, entries: usize, count: usize, threads: usize, resul
         tables: vec![raw, gains, search, ours],
         plots: vec![plot],
         notes: notes(),
+        ..Default::default()
     }
 }
 

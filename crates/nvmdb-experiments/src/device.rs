@@ -116,6 +116,7 @@ impl Experiment for FlipNWriteExperiment {
                  the current flip bit, as tested."
                     .into(),
             ],
+            ..Default::default()
         })
     }
 }
@@ -199,6 +200,7 @@ impl Experiment for StartGapExperiment {
                     .into(),
                 format!("Cells counted per device: data and flip cells of {lines} lines plus the one gap line."),
             ],
+            ..Default::default()
         })
     }
 }

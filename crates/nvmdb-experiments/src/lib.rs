@@ -7,6 +7,7 @@ pub mod btree;
 pub mod device;
 pub mod flash;
 pub mod join;
+pub mod papers;
 
 use nvmdb_lab::Experiment;
 

@@ -1,6 +1,6 @@
 //! `nvmdb list`, `nvmdb run` and `nvmdb reproduce`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clap::{Args, ValueEnum};
@@ -66,15 +66,33 @@ fn run_one(experiment: &dyn Experiment, ctx: &RunContext) -> Result<Finished, Cl
     Ok(Finished::new(experiment, outcome))
 }
 
+/// Makes sure `--out` is a directory we can write before any experiment runs, so a long
+/// run never ends in an unwritable path. A probe file is created and removed; nothing
+/// already in the directory is touched.
+fn check_out_dir(out: &Path) -> Result<(), CliError> {
+    let bad = |what: String| CliError::input(format!("--out {}: {what}", out.display()));
+    if out.exists() && !out.is_dir() {
+        return Err(bad("exists and is not a directory".into()));
+    }
+    std::fs::create_dir_all(out).map_err(|e| bad(format!("cannot create the directory: {e}")))?;
+    let probe = out.join(format!(".nvmdb-write-probe-{}", std::process::id()));
+    std::fs::write(&probe, b"").map_err(|e| bad(format!("cannot write in the directory: {e}")))?;
+    std::fs::remove_file(&probe).map_err(|e| bad(format!("cannot remove the write probe: {e}")))?;
+    Ok(())
+}
+
 /// `nvmdb run EXPERIMENT`.
 pub fn run(args: &RunArgs) -> Result<(), CliError> {
     let all = registry::all();
     let experiment = nvmdb_lab::find(&all, &args.experiment)?;
     let ctx = RunContext::new(args.options.scale.into(), args.options.seed);
     let meta = RunMeta::new(ctx.seed, ctx.scale);
+    check_out_dir(&args.options.out)?;
+    let claims = registry::papers::all();
     let finished = run_one(experiment, &ctx)?;
-    let dir = write_experiment(&args.options.out, &finished, &meta)?;
-    println!("{}", nvmdb_lab::report::markdown(std::slice::from_ref(&finished), &meta));
+    let dir = write_experiment(&args.options.out, &finished, &meta, &claims)?;
+    let rows = nvmdb_lab::scorecard(&claims, std::slice::from_ref(&finished))?;
+    println!("{}", nvmdb_lab::report::markdown(std::slice::from_ref(&finished), &meta, &rows));
     eprintln!("wrote {}", dir.display());
     Ok(())
 }
@@ -83,13 +101,15 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
 pub fn reproduce(options: &RunOptions) -> Result<(), CliError> {
     let ctx = RunContext::new(options.scale.into(), options.seed);
     let meta = RunMeta::new(ctx.seed, ctx.scale);
+    check_out_dir(&options.out)?;
+    let claims = registry::papers::all();
     let mut finished = Vec::new();
     for experiment in registry::all() {
         let f = run_one(experiment.as_ref(), &ctx)?;
-        write_experiment(&options.out, &f, &meta)?;
+        write_experiment(&options.out, &f, &meta, &claims)?;
         finished.push(f);
     }
-    write_report(&options.out, &finished, &meta)?;
+    write_report(&options.out, &finished, &meta, &claims)?;
     eprintln!("wrote {}/REPORT.md and {}/index.html", options.out.display(), options.out.display());
     Ok(())
 }

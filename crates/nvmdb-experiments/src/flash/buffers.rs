@@ -168,6 +168,7 @@ impl Experiment for BufferSchemes {
                 "Delta sizes come from the generator's row updates (20–120 B each, united per page between evictions), not from the 50–150 B distribution; larger pools evict pages with more accumulated changes, which overflow log sectors more often (more merges at fewer writes).".into(),
                 "Why ours merges most here, unlike the thesis: a P-block reserves 64 sectors × 512 B = 32 KB of PCM for one flash block, so 16 MB of PCM holds logs for 1/8 of a 1 GB database's blocks, while TPC-C updates spread (skewed) over the customer and stock tables, 71% of the database. An update to a block without a P-block replaces one, and every replacement is a whole-block merge. d-PRAM spends 64 B units only on pages actually updated. The least-popular policy adds churn: a just-assigned P-block has popularity 1 and is the next victim. The sweep shows ours coming near d-PRAM's merge count only when the PCM covers about every block (128 MB at thesis scale); the remaining merges are sectors overflowing. We did not tune the model toward the thesis.".into(),
             ],
+            ..Default::default()
         })
     }
 }
@@ -255,6 +256,7 @@ impl Experiment for Combined {
                 "“dedup + PCM log” puts an exact fingerprint filter (the thesis's maximum-size store) in front of the PCM log: a write whose content is live elsewhere only remaps the page. The block-mapped PCM log store cannot share physical pages, so the remapping is modelled, not stored; its reads are not checked in this run.".into(),
                 "Measured: deduplication alone lengthens lifetime and cuts energy (under 80% on every workload here, in line with the thesis); the PCM log alone, and combined, is far worse than the page-mapped baseline. Desktop writes are whole pages of new content, which a block-mapped log store can only absorb by merging a whole block per page; on t1–t3 the P-block churn of thesis-fig5-5-6-7 dominates. The thesis's about 4× at under 80% energy is therefore not reproduced; its buffer extension sits above DiskSim's SSD FTL, whose mapping the thesis does not describe.".into(),
             ],
+            ..Default::default()
         })
     }
 }

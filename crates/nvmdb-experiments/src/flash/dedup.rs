@@ -88,6 +88,7 @@ impl Experiment for DuplicateShare {
                 "The generators' duplicate probabilities (0.25 desktop, 0.30 TPC-C) are the thesis's stated shares, used as model inputs; dup perc therefore checks the generators, and dup removed checks the detector.".into(),
                 "A duplicate is removed only when its content is still stored somewhere: a TPC-C revert whose earlier version has been overwritten everywhere is a duplicate of the trace but no longer of the flash, so removed can stay below dup perc.".into(),
             ],
+            ..Default::default()
         })
     }
 }
@@ -150,6 +151,7 @@ impl Experiment for StoreSize {
             notes: vec![
                 "Search time is counted as fingerprint comparisons per lookup in the segmented store, the quantity the thesis says grows with the store; the thesis gives no absolute times.".into(),
             ],
+            ..Default::default()
         })
     }
 }
@@ -198,6 +200,7 @@ impl Experiment for SpaceSaved {
             notes: vec![
                 "Space is measured at the end of the run (initial load included in the mapped pages for t1–t3). The TPC-C model's duplicates are rolled-back rewrites of a page's own current content, which save a write but share nothing across pages, so t1–t3 save no space; the desktop duplicates are file copies, which do share pages. Our desktop savings come out just below the thesis's 15%: copies are 25% of written pages, and later rewrites of a copy's source or destination end the sharing.".into(),
             ],
+            ..Default::default()
         })
     }
 }

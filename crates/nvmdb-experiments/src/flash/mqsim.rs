@@ -91,6 +91,7 @@ impl Experiment for MqsimTraces {
                 "The traces carry no content, so each update of an already written page is logged as one change of 50–150 B drawn from buffer.delta_bytes_min..max (IPL's measured TPC-C range); first writes are whole pages. Addresses beyond the device wrap around, page by page.".into(),
                 "The thesis did not run these traces; they show the schemes on real, non-synthetic request streams. Both are short, so most writes are first writes of pages: block-mapped schemes program them in place only when they arrive in block order, and merge otherwise.".into(),
             ],
+            ..Default::default()
         })
     }
 }

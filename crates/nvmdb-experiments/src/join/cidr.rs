@@ -358,6 +358,7 @@ impl Experiment for Fig7 {
                 ratio_plot("Figure 7(d–f): simple / virtual partitioning", "MatchPerR", &by_match),
             ],
             notes,
+            ..Default::default()
         })
     }
 }
@@ -423,6 +424,7 @@ impl Experiment for Fig8 {
             notes: vec!["Energy = 8·64·(N_l + N_lw)·E_rb + bits·E_wb over one run's counters per algorithm; E_wb \
                          does not change what the simulator does, so re-running would give the same counters."
                 .into()],
+            ..Default::default()
         })
     }
 }
@@ -487,6 +489,7 @@ impl Experiment for Fig9 {
             notes: vec!["Each T_w is a fresh simulation: T_w sets how long write-backs occupy a rank, and so how \
                          long line fetches stall behind them."
                 .into()],
+            ..Default::default()
         })
     }
 }

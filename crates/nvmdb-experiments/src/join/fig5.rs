@@ -142,6 +142,7 @@ impl Experiment for Fig5 {
                  MatchPerR are fixed."
                     .into(),
             ],
+            ..Default::default()
         })
     }
 }

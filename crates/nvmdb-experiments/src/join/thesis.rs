@@ -288,6 +288,7 @@ impl Experiment for ThesisHashJoin {
                  count 64 lines each), not the thesis's per-bit formula, which double counts reads as words."
                     .into(),
             ],
+            ..Default::default()
         })
     }
 }
