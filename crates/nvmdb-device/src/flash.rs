@@ -230,6 +230,11 @@ impl FlashArray {
     pub fn write_pointer(&self, block: u64) -> u32 {
         self.blocks[block as usize].next_page
     }
+    /// The programmed-sector mask of a page opened by partial programming (`None` for a
+    /// page programmed whole, or not programmed).
+    pub fn sector_mask(&self, ppn: Ppn) -> Option<u64> {
+        self.sector_masks.get(&ppn).copied()
+    }
     /// When a plane is next free, ns.
     pub fn plane_busy_until_ns(&self, plane: u64) -> u64 {
         self.plane_busy_until_ns[plane as usize]
@@ -309,7 +314,8 @@ impl FlashArray {
     }
 
     /// Programs sectors `first..first + n` of a page (partial-page programming). The page
-    /// must be the block's next page or the last one programmed, and the sectors erased.
+    /// must be the block's next page or one opened by an earlier partial program, and the
+    /// sectors erased.
     /// Time and energy are charged per sector as a fraction of a page program.
     pub fn program_sectors(
         &mut self,
@@ -333,11 +339,14 @@ impl FlashArray {
         let next = self.blocks[block as usize].next_page;
         let mask = ((1u64 << sectors) - 1) << first;
         let current = self.sector_masks.get(&ppn).copied().unwrap_or(0);
-        let open_last = next > 0 && page == next - 1 && current != 0;
+        // A page opened by a partial program takes more partial programs into its erased
+        // sectors later, even after later pages of its block were programmed (SLC NOP);
+        // a page's first program still follows the block's page order.
+        let opened_partially = page < next && current != 0;
         if page > next {
             return Err(DeviceError::ProgramOutOfOrder { ppn, block, expected: next });
         }
-        if page < next && !open_last {
+        if page < next && !opened_partially {
             return Err(if page + 1 < next {
                 DeviceError::ProgramOutOfOrder { ppn, block, expected: next - 1 }
             } else {
@@ -349,7 +358,7 @@ impl FlashArray {
         }
         self.store(ppn, first, data)?;
         self.sector_masks.insert(ppn, current | mask);
-        self.blocks[block as usize].next_page = page + 1;
+        self.blocks[block as usize].next_page = next.max(page + 1);
         self.stats.sector_programs += 1;
         self.stats.sectors_programmed += u64::from(sectors);
         let service_ns = self.timing.program_ns * u64::from(sectors) / u64::from(per_page);

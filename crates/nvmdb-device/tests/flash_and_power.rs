@@ -137,3 +137,25 @@ fn power_loss_drops_volatile_and_keeps_nonvolatile() {
     assert_eq!(buf, [1, 2, 3], "PCM keeps its contents");
     assert_eq!(flash.read_page(0, 0).unwrap().0, bytes(5), "flash keeps its contents");
 }
+
+#[test]
+fn a_partially_programmed_page_takes_more_sectors_after_later_pages() {
+    let mut f = array(PageContent::Bytes);
+    f.program_sectors(0, 0, &PageData::Bytes(vec![1; 512]), 1, 0).unwrap();
+    f.program_page(1, &bytes(2), 0).unwrap();
+    assert_eq!(f.sector_mask(0), Some(1));
+    f.program_sectors(0, 1, &PageData::Bytes(vec![3; 512]), 1, 0).unwrap();
+    assert_eq!(f.sector_mask(0), Some(0b11));
+    assert_eq!(f.write_pointer(0), 2, "a later partial program does not move the write pointer back");
+    // A page programmed whole takes no partial program, nor does a programmed sector.
+    assert_eq!(
+        f.program_sectors(1, 3, &PageData::Bytes(vec![4; 512]), 1, 0),
+        Err(DeviceError::ProgramNotErased { ppn: 1 })
+    );
+    assert_eq!(
+        f.program_sectors(0, 1, &PageData::Bytes(vec![4; 512]), 1, 0),
+        Err(DeviceError::ProgramNotErased { ppn: 0 })
+    );
+    let PageData::Bytes(page) = f.read_page(0, 0).unwrap().0 else { panic!("bytes mode returns bytes") };
+    assert_eq!((&page[..512], &page[512..1024], page[1024]), (&[1u8; 512][..], &[3u8; 512][..], 0xFF));
+}
