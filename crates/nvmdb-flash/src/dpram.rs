@@ -1,5 +1,6 @@
 //! d-PRAM (Sun et al., HPCA 2010), "basic dynamic log assignment", as the thesis (seed 000,
-//! Section 5.1.2) compares against it.
+//! Section 5.1.2) compares against it; a [`LogArea`] above the page-mapped FTL
+//! ([`LogStore`]).
 //!
 //! The log region is a [`Pcm`] in storage mode divided into 64 B log units. An update is
 //! appended as a new log record (its changed byte ranges, at most one log sector) in
@@ -7,18 +8,20 @@
 //! per-block reservation; unlike the thesis's scheme, records are appended, never
 //! compared with and folded into earlier ones. Reads apply a page's records in order.
 //! When the pool runs out, the block owning the oldest live record is merged (the basic
-//! scheme has no popularity); a block is also merged when a change does not fit one log
-//! sector or a page's records would exceed a page.
+//! scheme has no popularity). A change whose record exceeds a log sector, or would make
+//! the page's records exceed a page, is written out of place by the layer.
 
 use std::collections::{BTreeMap, VecDeque};
 
-use nvmdb_device::{PageContent, PageData, Pcm, PcmConfig};
+use nvmdb_device::{Pcm, PcmConfig};
 
 use crate::config::SsdConfig;
-use crate::layer::{FlashError, PageStore, StoreHealth, StoreStats};
+use crate::ftl::PageFtl;
+use crate::layer::{FlashError, PageStore as _};
 use crate::log_common::{
-    apply_record, decode_record, diff_ranges, encode_record, fingerprint_of, fits, BlockFlash, SchemeParams,
+    decode_record, encode_record, fits, record_bytes, Append, LogArea, Record, SchemeParams, Update,
 };
+use crate::log_store::LogStore;
 
 /// Bytes per log unit.
 pub const UNIT_BYTES: u32 = 64;
@@ -29,13 +32,14 @@ struct DRecord {
     len: u32,
 }
 
-/// d-PRAM over block-mapped flash.
+/// The d-PRAM log region.
 #[derive(Debug)]
-pub struct DpramStore {
-    base: BlockFlash,
+pub struct DpramArea {
     pcm: Pcm,
     pcm_free_at_ns: u64,
     sector_bytes: u32,
+    page_bytes: u32,
+    pages_per_block: u32,
     units: u32,
     free_units: VecDeque<u32>,
     /// Records of each logical page, in write order.
@@ -46,27 +50,41 @@ pub struct DpramStore {
     next_seq: u64,
 }
 
-impl DpramStore {
-    /// Builds the store from `[flash]`, `[ftl] overprovision`, `[buffer]` and `content`.
+/// d-PRAM above the page-mapped FTL.
+pub type DpramStore = LogStore<DpramArea>;
+
+impl LogStore<DpramArea> {
+    /// Builds the store from the configuration.
     pub fn new(config: &SsdConfig) -> Result<DpramStore, FlashError> {
         DpramStore::with_params(&SchemeParams::from_config(config))
     }
 
     /// Builds the store from explicit parameters.
     pub fn with_params(params: &SchemeParams) -> Result<DpramStore, FlashError> {
-        let base = BlockFlash::new(params, params.geometry.pages_per_block)?;
+        let ftl = PageFtl::new(&params.config)?;
+        let area = DpramArea::new(params, ftl.page_bytes(), ftl.geometry().pages_per_block)?;
+        let host_pages = ftl.logical_pages();
+        LogStore::over(ftl, area, host_pages, params.delta_policy(), params.merge_scope(), params.config.seed)
+    }
+}
+
+impl DpramArea {
+    /// A region of `params.pcm_bytes`.
+    pub fn new(params: &SchemeParams, page_bytes: u32, pages_per_block: u32) -> Result<DpramArea, FlashError> {
         let units = params.pcm_bytes / u64::from(UNIT_BYTES);
-        let sector_units = params.log_sector_bytes.div_ceil(UNIT_BYTES);
+        let sector_bytes = params.config.buffer.log_sector_bytes;
+        let sector_units = sector_bytes.div_ceil(UNIT_BYTES);
         if units < u64::from(sector_units) || units > u64::from(u32::MAX) {
-            return Err(FlashError::Config(format!("buffer.pcm_mb gives {} log units of 64 B", units)));
+            return Err(FlashError::Config(format!("buffer.pcm_mb gives {units} log units of 64 B")));
         }
         let mut config = PcmConfig::new(units * u64::from(UNIT_BYTES));
-        config.storage = params.pcm_timing;
-        Ok(DpramStore {
-            base,
+        config.storage = params.config.buffer.pcm_timing.timing();
+        Ok(DpramArea {
             pcm: Pcm::new(config)?,
             pcm_free_at_ns: 0,
-            sector_bytes: params.log_sector_bytes,
+            sector_bytes,
+            page_bytes,
+            pages_per_block,
             units: units as u32,
             free_units: (0..units as u32).collect(),
             logs: BTreeMap::new(),
@@ -76,30 +94,26 @@ impl DpramStore {
         })
     }
 
-    /// Flash and PCM service time so far, ns (queueing excluded).
-    pub fn busy_ns(&self) -> u64 {
-        self.base.flash.stats().busy_ns + self.pcm.stats().storage_time_ns
-    }
-
-    /// Flash plus PCM energy so far, pJ (cheaper than [`PageStore::stats`]).
-    pub fn energy_pj(&self) -> u64 {
-        self.base.flash.stats().energy_pj + self.pcm.stats().storage_energy_pj
-    }
-
-    /// The PCM device (wear report, counters).
-    pub fn pcm(&self) -> &Pcm {
-        &self.pcm
-    }
-
     fn pcm_op(&mut self, now_ns: u64, service_ns: u64) -> u64 {
         let start = now_ns.max(self.pcm_free_at_ns);
         self.pcm_free_at_ns = start + service_ns;
         self.pcm_free_at_ns
     }
+}
 
-    fn apply_logs(&mut self, lpn: u64, mut data: PageData, now_ns: u64) -> Result<(PageData, u64), FlashError> {
+impl LogArea for DpramArea {
+    fn name(&self) -> &'static str {
+        "dpram"
+    }
+
+    fn has_records(&self, lpn: u64) -> bool {
+        self.logs.contains_key(&lpn)
+    }
+
+    fn records(&mut self, _ftl: &mut PageFtl, lpn: u64, now_ns: u64) -> Result<(Vec<Record>, u64), FlashError> {
         let records = self.logs.get(&lpn).cloned().unwrap_or_default();
         let mut done = now_ns;
+        let mut out = Vec::with_capacity(records.len());
         for record in records {
             let mut bytes = Vec::with_capacity(record.units.len() * UNIT_BYTES as usize);
             for &unit in &record.units {
@@ -108,140 +122,64 @@ impl DpramStore {
                 done = self.pcm_op(done, ns);
                 bytes.extend_from_slice(&buf);
             }
-            data = apply_record(data, &decode_record(&bytes[..record.len as usize]));
+            out.push(decode_record(&bytes[..record.len as usize]));
         }
-        Ok((data, done))
+        Ok((out, done))
     }
 
-    fn current(&mut self, lpn: u64, now_ns: u64) -> Result<(PageData, u64), FlashError> {
-        let (data, t) = self.base.read_base(lpn, now_ns)?;
-        self.apply_logs(lpn, data, t)
-    }
-
-    fn drop_logs(&mut self, lpn: u64) {
-        if let Some(records) = self.logs.remove(&lpn) {
-            self.free_units.extend(records.into_iter().flat_map(|r| r.units));
+    fn append(&mut self, _ftl: &mut PageFtl, update: &Update, now_ns: u64) -> Result<Append, FlashError> {
+        let logged: u32 = self.logs.get(&update.lpn).map_or(0, |r| r.iter().map(|r| r.len).sum());
+        if !fits(update.change, self.sector_bytes) || logged + record_bytes(update.change) > self.page_bytes {
+            return Ok(Append::Unloggable);
         }
-    }
-
-    fn merge(&mut self, lbn: u64, replace: Option<(u32, PageData)>, now_ns: u64) -> Result<u64, FlashError> {
-        let d = self.base.data_pages;
-        let mut pages = Vec::with_capacity(d as usize);
-        let mut ready_ns = now_ns;
-        for offset in 0..d {
-            let lpn = lbn * u64::from(d) + u64::from(offset);
-            match &replace {
-                _ if !self.base.is_valid(lpn) => pages.push(None),
-                Some((o, data)) if *o == offset => pages.push(Some(data.clone())),
-                _ => {
-                    let (data, t) = self.current(lpn, now_ns)?;
-                    ready_ns = ready_ns.max(t);
-                    pages.push(Some(data));
-                }
-            }
-            self.drop_logs(lpn);
-        }
-        if let Some(seq) = self.oldest_of.remove(&lbn) {
-            self.oldest.remove(&seq);
-        }
-        self.base.merge(lbn, pages, ready_ns, 0)
-    }
-
-    /// Writes a page whose change since its previous write is `changed` (byte ranges);
-    /// `None`: unknown — computed from the bytes in bytes mode, otherwise drawn from
-    /// `buffer.delta_bytes_min..=max`.
-    pub fn write_update(
-        &mut self,
-        lpn: u64,
-        data: PageData,
-        changed: Option<&[(u32, u32)]>,
-        now_ns: u64,
-    ) -> Result<u64, FlashError> {
-        let (lbn, offset) = self.base.locate(lpn)?;
-        self.base.stats.host_page_writes += 1;
-        if !self.logs.contains_key(&lpn) {
-            if let Some(done) = self.base.try_direct(lbn, offset, &data, now_ns)? {
-                self.base.set_valid(lpn, true);
-                return Ok(done);
-            }
-        }
-        let (ranges, mut ready_ns) = match (&data, self.base.flash.content_mode()) {
-            (PageData::Bytes(new), PageContent::Bytes) => {
-                let (current, t) = self.current(lpn, now_ns)?;
-                let PageData::Bytes(old) = current else { unreachable!("bytes mode reads bytes") };
-                (Some(diff_ranges(&old, new)), t)
-            }
-            _ => (changed.map(<[_]>::to_vec).or_else(|| self.base.unknown_change(lpn)), now_ns),
-        };
-        self.base.set_valid(lpn, true);
-        let logged: u32 = self.logs.get(&lpn).map_or(0, |r| r.iter().map(|r| r.len).sum());
-        let Some(ranges) = ranges
-            .filter(|r| fits(r, self.sector_bytes))
-            .filter(|r| logged + crate::log_common::record_bytes(r) <= self.base.page_bytes())
-        else {
-            return self.merge(lbn, Some((offset, data)), now_ns);
-        };
-        let page = match &data {
-            PageData::Bytes(b) => Some(b.as_slice()),
-            _ => None,
-        };
-        let record = encode_record(&ranges, fingerprint_of(&data), page);
+        let record = encode_record(update.change, update.fingerprint, update.page, update.salt);
         let needed = (record.len() as u32).div_ceil(UNIT_BYTES) as usize;
-        while self.free_units.len() < needed {
+        if self.free_units.len() < needed {
             let (_, &victim) = self.oldest.iter().next().expect("an empty pool means some block holds records");
-            ready_ns = self.merge(victim, None, ready_ns)?;
+            return Ok(Append::NeedMerge(victim));
         }
-        // Were the page's own block the victim, its merged flash copy is the content the
-        // record was computed against, so the record still applies.
+        let mut ready_ns = now_ns;
         let units: Vec<u32> = self.free_units.drain(..needed).collect();
         for (i, &unit) in units.iter().enumerate() {
             let chunk = &record[i * UNIT_BYTES as usize..record.len().min((i + 1) * UNIT_BYTES as usize)];
             let ns = self.pcm.storage_write(u64::from(unit) * u64::from(UNIT_BYTES), chunk)?;
             ready_ns = self.pcm_op(ready_ns, ns);
         }
-        self.logs.entry(lpn).or_default().push(DRecord { units, len: record.len() as u32 });
-        if !self.oldest_of.contains_key(&lbn) {
-            self.oldest_of.insert(lbn, self.next_seq);
-            self.oldest.insert(self.next_seq, lbn);
+        self.logs.entry(update.lpn).or_default().push(DRecord { units, len: record.len() as u32 });
+        if !self.oldest_of.contains_key(&update.lbn) {
+            self.oldest_of.insert(update.lbn, self.next_seq);
+            self.oldest.insert(self.next_seq, update.lbn);
         }
         self.next_seq += 1;
-        Ok(ready_ns)
+        Ok(Append::Logged { done_ns: ready_ns, merge: None })
     }
-}
 
-impl PageStore for DpramStore {
-    fn logical_pages(&self) -> u64 {
-        self.base.logical_pages()
-    }
-    fn page_bytes(&self) -> u32 {
-        self.base.page_bytes()
-    }
-    fn write(&mut self, lpn: u64, data: PageData, now_ns: u64) -> Result<u64, FlashError> {
-        self.write_update(lpn, data, None, now_ns)
-    }
-    fn read(&mut self, lpn: u64, now_ns: u64) -> Result<(PageData, u64), FlashError> {
-        if self.base.begin_read(lpn)?.is_none() {
-            return Ok((self.base.erased(), now_ns));
+    fn drop_page(&mut self, _ftl: &mut PageFtl, lpn: u64, now_ns: u64) -> Result<u64, FlashError> {
+        if let Some(records) = self.logs.remove(&lpn) {
+            self.free_units.extend(records.into_iter().flat_map(|r| r.units));
         }
-        self.current(lpn, now_ns)
-    }
-    fn trim(&mut self, lpn: u64, now_ns: u64) -> Result<u64, FlashError> {
-        self.base.begin_trim(lpn)?;
-        self.drop_logs(lpn);
+        let lbn = lpn / u64::from(self.pages_per_block);
+        if self.logged_offsets(lbn).is_empty() {
+            if let Some(seq) = self.oldest_of.remove(&lbn) {
+                self.oldest.remove(&seq);
+            }
+        }
         Ok(now_ns)
     }
-    fn stats(&self) -> StoreStats {
-        self.base.combined_stats_with_pcm(&self.pcm)
+
+    fn drop_block(&mut self, ftl: &mut PageFtl, lbn: u64, now_ns: u64) -> Result<u64, FlashError> {
+        for offset in self.logged_offsets(lbn) {
+            self.drop_page(ftl, lbn * u64::from(self.pages_per_block) + u64::from(offset), now_ns)?;
+        }
+        Ok(now_ns)
     }
-    fn reset_stats(&mut self) {
-        self.base.reset_stats();
-        self.pcm.reset_stats();
+
+    fn logged_offsets(&self, lbn: u64) -> Vec<u32> {
+        let m = u64::from(self.pages_per_block);
+        self.logs.range(lbn * m..(lbn + 1) * m).map(|(&lpn, _)| (lpn % m) as u32).collect()
     }
-    fn health(&self) -> StoreHealth {
-        self.base.health()
-    }
-    fn check_invariants(&self) -> Result<(), String> {
-        self.base.check_invariants()?;
+
+    fn check(&self, ftl: &PageFtl) -> Result<(), String> {
         let mut owner = vec![false; self.units as usize];
         let used = self.logs.values().flatten().flat_map(|r| r.units.iter());
         for &u in used.chain(self.free_units.iter()) {
@@ -255,12 +193,28 @@ impl PageStore for DpramStore {
         if self.oldest.len() != self.oldest_of.len() {
             return Err("oldest-record index is inconsistent".into());
         }
-        let d = u64::from(self.base.data_pages);
+        let m = u64::from(self.pages_per_block);
         for &lpn in self.logs.keys() {
-            if !self.oldest_of.contains_key(&(lpn / d)) {
+            if !self.oldest_of.contains_key(&(lpn / m)) {
                 return Err(format!("page {lpn} has records but its block is not in the victim order"));
+            }
+            if !ftl.is_mapped(lpn) {
+                return Err(format!("page {lpn} has log records but no flash copy"));
+            }
+        }
+        for &lbn in self.oldest_of.keys() {
+            if self.logged_offsets(lbn).is_empty() {
+                return Err(format!("block {lbn} is in the victim order but has no records"));
             }
         }
         Ok(())
+    }
+
+    fn pcm(&self) -> Option<&Pcm> {
+        Some(&self.pcm)
+    }
+
+    fn reset_stats(&mut self) {
+        self.pcm.reset_stats();
     }
 }

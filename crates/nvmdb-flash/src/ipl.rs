@@ -1,267 +1,192 @@
-//! In-Page Logging on flash (Lee & Moon, SIGMOD 2007; as IPL-P, seed 002, describes it).
+//! In-Page Logging on flash (Lee & Moon, SIGMOD 2007; as IPL-P, seed 002, describes it),
+//! as a [`LogArea`] above the page-mapped FTL ([`LogStore`]).
 //!
-//! Each erase block holds data pages followed by an in-flash log area: one sixteenth of
-//! the block (IPL's 8 KB of a 128 KB erase unit), at least one page, written 512 B sector
-//! by sector with partial-page programming (which IPL turns on in the geometry). An
-//! update writes one log record (its changed byte ranges, at most one sector) into the
-//! block's next free log sector; reads apply the page's records in order. When the log
-//! area is full, or a change does not fit one sector, the block is merged: data pages and
-//! log records are read, the up-to-date pages written sequentially into a clean block and
-//! the old block erased.
+//! Each logical block of `m` pages has `m / 16` log pages (IPL's 8 KB per 128 KB erase
+//! unit), at least one. They are logical pages of the FTL beyond the host's range, which
+//! the FTL maps, moves in GC and reclaims like any page; they are written 512 B sector by
+//! sector with partial programming (which IPL turns on in the geometry). An update writes
+//! one log record (its changed byte ranges, at most one sector) into the block's next
+//! free log sector; reads apply the page's records in order. When a block's log sectors
+//! are all used, the block is merged before the next record; a change that does not fit a
+//! sector is written out of place by the layer. The log pages take their room from the
+//! host's: the host sees `m / (m + m/16)` of the FTL's logical pages.
 //!
-//! Before the first log sector of a block is programmed its remaining data pages are
-//! programmed erased (NAND programs a block's pages in order), so later first writes to
-//! those pages are whole-page changes that merge. In fingerprint and metadata modes the
-//! controller's record index keeps each record's content identity (a flash page holds one
-//! fingerprint, not one per sector); in bytes mode records are decoded from flash.
+//! In fingerprint and metadata modes the controller's record index keeps each record's
+//! content identity (a flash page holds one fingerprint, not one per sector); in bytes
+//! mode records are decoded from flash.
 
-use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 
 use nvmdb_device::flash::SECTOR_BYTES;
-use nvmdb_device::{PageContent, PageData};
+use nvmdb_device::{PageContent, PageData, Pcm};
 
 use crate::config::SsdConfig;
-use crate::layer::{FlashError, PageStore, StoreHealth, StoreStats};
-use crate::log_common::{
-    apply_record, decode_record, diff_ranges, encode_record, fingerprint_of, fits, BlockFlash, Record, SchemeParams,
-};
+use crate::ftl::PageFtl;
+use crate::layer::{FlashError, PageStore as _};
+use crate::log_common::{decode_record, encode_record, fits, Append, LogArea, Record, SchemeParams, Update};
+use crate::log_store::LogStore;
 
 /// One log record in a block's log area.
 #[derive(Debug, Clone, Copy)]
 struct LogRecord {
-    /// Data page (offset in the block) the record belongs to.
+    /// Data page (offset in the block) the record belongs to; `u32::MAX` once dead.
     offset: u32,
-    /// Log sector index in the block's log area.
-    sector: u32,
     /// Encoded length, bytes.
     len: u32,
     /// Content identity (fingerprint and metadata modes).
     fingerprint: u64,
 }
 
-/// IPL over flash with partial-page programming.
+/// IPL's log pages.
 #[derive(Debug)]
-pub struct IplStore {
-    base: BlockFlash,
+pub struct IplArea {
+    host_pages: u64,
+    pages_per_block: u32,
     log_pages: u32,
     sectors_per_page: u32,
-    /// Records of each logical block, in write order.
+    /// Records of each logical block, in write order (record `i` is in sector `i`).
     logs: BTreeMap<u64, Vec<LogRecord>>,
 }
 
-impl IplStore {
-    /// Builds the store from `[flash]` (partial programming is switched on),
-    /// `[ftl] overprovision`, `[buffer]` and `content`.
+/// IPL above the page-mapped FTL.
+pub type IplStore = LogStore<IplArea>;
+
+impl LogStore<IplArea> {
+    /// Builds the store from the configuration (partial programming is switched on).
     pub fn new(config: &SsdConfig) -> Result<IplStore, FlashError> {
         IplStore::with_params(&SchemeParams::from_config(config))
     }
 
     /// Builds the store from explicit parameters.
     pub fn with_params(params: &SchemeParams) -> Result<IplStore, FlashError> {
-        let mut params = *params;
-        params.geometry.partial_programming = true;
-        let pages = params.geometry.pages_per_block;
-        if pages < 2 || !params.geometry.page_bytes.is_multiple_of(SECTOR_BYTES) {
-            return Err(FlashError::Config(
-                "IPL needs at least 2 pages per block and pages of whole 512 B sectors".into(),
-            ));
+        let mut geometry = params.config.flash.geometry();
+        geometry.partial_programming = true;
+        let m = geometry.pages_per_block;
+        if !geometry.page_bytes.is_multiple_of(SECTOR_BYTES) || geometry.page_bytes / SECTOR_BYTES > 64 {
+            return Err(FlashError::Config("IPL needs pages of 1 to 64 whole 512 B sectors".into()));
         }
-        let log_pages = (pages / 16).max(1);
-        Ok(IplStore {
-            base: BlockFlash::new(&params, pages - log_pages)?,
+        let ftl = PageFtl::with_geometry(&params.config, geometry)?;
+        let log_pages = (m / 16).max(1);
+        let blocks = ftl.logical_pages() / u64::from(m + log_pages);
+        let area = IplArea {
+            host_pages: blocks * u64::from(m),
+            pages_per_block: m,
             log_pages,
-            sectors_per_page: params.geometry.page_bytes / SECTOR_BYTES,
+            sectors_per_page: geometry.page_bytes / SECTOR_BYTES,
             logs: BTreeMap::new(),
-        })
+        };
+        let host_pages = area.host_pages;
+        LogStore::over(ftl, area, host_pages, params.delta_policy(), params.merge_scope(), params.config.seed)
     }
+}
 
-    /// Flash and PCM service time so far, ns (queueing excluded).
-    pub fn busy_ns(&self) -> u64 {
-        self.base.flash.stats().busy_ns
-    }
-
-    /// Flash energy so far, pJ.
-    pub fn energy_pj(&self) -> u64 {
-        self.base.flash.stats().energy_pj
-    }
-
+impl IplArea {
     fn log_sectors(&self) -> u32 {
         self.log_pages * self.sectors_per_page
     }
 
-    fn block_ppn(&self, block: u64, page: u32) -> u64 {
-        block * u64::from(self.base.flash.geometry().pages_per_block) + u64::from(page)
+    /// The FTL logical page holding log page `k` of logical block `lbn`.
+    fn log_lpn(&self, lbn: u64, k: u32) -> u64 {
+        self.host_pages + lbn * u64::from(self.log_pages) + u64::from(k)
+    }
+}
+
+impl LogArea for IplArea {
+    fn name(&self) -> &'static str {
+        "ipl"
     }
 
-    /// Applies a page's records to its flash copy, reading each log page once.
-    fn apply_logs(
-        &mut self,
-        lbn: u64,
-        offset: u32,
-        mut data: PageData,
-        now_ns: u64,
-    ) -> Result<(PageData, u64), FlashError> {
-        let records: Vec<LogRecord> =
-            self.logs.get(&lbn).map(|r| r.iter().filter(|r| r.offset == offset).copied().collect()).unwrap_or_default();
+    fn has_records(&self, lpn: u64) -> bool {
+        let m = u64::from(self.pages_per_block);
+        let offset = (lpn % m) as u32;
+        self.logs.get(&(lpn / m)).is_some_and(|r| r.iter().any(|r| r.offset == offset))
+    }
+
+    fn records(&mut self, ftl: &mut PageFtl, lpn: u64, now_ns: u64) -> Result<(Vec<Record>, u64), FlashError> {
+        let m = u64::from(self.pages_per_block);
+        let (lbn, offset) = (lpn / m, (lpn % m) as u32);
+        let Some(records) = self.logs.get(&lbn) else { return Ok((Vec::new(), now_ns)) };
+        let mine: Vec<(u32, LogRecord)> =
+            records.iter().enumerate().filter(|(_, r)| r.offset == offset).map(|(i, r)| (i as u32, *r)).collect();
         let mut done = now_ns;
+        let mut out = Vec::with_capacity(mine.len());
         let mut page_cache: BTreeMap<u32, PageData> = BTreeMap::new();
-        for record in records {
-            let decoded = if self.base.flash.content_mode() == PageContent::Bytes {
-                let page = self.base.data_pages + record.sector / self.sectors_per_page;
-                let cached = match page_cache.entry(page) {
-                    Entry::Occupied(e) => e.into_mut(),
-                    Entry::Vacant(e) => {
-                        let block = self.base.physical(lbn).expect("a block with logs is mapped");
-                        let (bytes, t) = self.base.read_physical(self.block_ppn(block, page), now_ns)?;
-                        done = done.max(t);
-                        e.insert(bytes)
-                    }
-                };
-                let PageData::Bytes(bytes) = cached else { unreachable!("bytes mode reads bytes") };
-                let at = ((record.sector % self.sectors_per_page) * SECTOR_BYTES) as usize;
-                decode_record(&bytes[at..at + record.len as usize])
-            } else {
-                Record { entries: Vec::new(), fingerprint: record.fingerprint }
-            };
-            data = apply_record(data, &decoded);
-        }
-        Ok((data, done))
-    }
-
-    /// The page's current content (flash copy plus its records).
-    fn current(&mut self, lpn: u64, now_ns: u64) -> Result<(PageData, u64), FlashError> {
-        let (lbn, offset) = self.base.locate(lpn)?;
-        let (data, t) = self.base.read_base(lpn, now_ns)?;
-        self.apply_logs(lbn, offset, data, t)
-    }
-
-    fn merge(&mut self, lbn: u64, replace: Option<(u32, PageData)>, now_ns: u64) -> Result<u64, FlashError> {
-        let d = self.base.data_pages;
-        let mut pages = Vec::with_capacity(d as usize);
-        let mut ready_ns = now_ns;
-        for offset in 0..d {
-            let lpn = lbn * u64::from(d) + u64::from(offset);
-            match &replace {
-                _ if !self.base.is_valid(lpn) => pages.push(None),
-                Some((o, data)) if *o == offset => pages.push(Some(data.clone())),
-                _ => {
-                    let (data, t) = self.current(lpn, now_ns)?;
-                    ready_ns = ready_ns.max(t);
-                    pages.push(Some(data));
-                }
+        for (sector, record) in mine {
+            if ftl.content_mode() != PageContent::Bytes {
+                out.push(Record { entries: Vec::new(), fingerprint: record.fingerprint });
+                continue;
             }
-        }
-        self.logs.remove(&lbn);
-        self.base.merge(lbn, pages, ready_ns, ready_ns - now_ns)
-    }
-
-    /// Programs the block's unwritten data pages erased, so its log area can be written.
-    fn close_data_area(&mut self, block: u64, now_ns: u64) -> Result<u64, FlashError> {
-        let erased = self.base.erased();
-        let mut done = now_ns;
-        while self.base.flash.write_pointer(block) < self.base.data_pages {
-            let page = self.base.flash.write_pointer(block);
-            done = done.max(self.base.flash.program_page(self.block_ppn(block, page), &erased, now_ns)?.end_ns);
-        }
-        Ok(done)
-    }
-
-    /// Writes a page whose change since its previous write is `changed` (byte ranges);
-    /// `None`: unknown — computed from the bytes in bytes mode, otherwise drawn from
-    /// `buffer.delta_bytes_min..=max`.
-    pub fn write_update(
-        &mut self,
-        lpn: u64,
-        data: PageData,
-        changed: Option<&[(u32, u32)]>,
-        now_ns: u64,
-    ) -> Result<u64, FlashError> {
-        let (lbn, offset) = self.base.locate(lpn)?;
-        self.base.stats.host_page_writes += 1;
-        if let Some(done) = self.base.try_direct(lbn, offset, &data, now_ns)? {
-            self.base.set_valid(lpn, true);
-            return Ok(done);
-        }
-        let (ranges, ready_ns) = match (&data, self.base.flash.content_mode()) {
-            (PageData::Bytes(new), PageContent::Bytes) => {
-                let (current, t) = self.current(lpn, now_ns)?;
-                let PageData::Bytes(old) = current else { unreachable!("bytes mode reads bytes") };
-                (Some(diff_ranges(&old, new)), t)
+            let k = sector / self.sectors_per_page;
+            if let std::collections::btree_map::Entry::Vacant(e) = page_cache.entry(k) {
+                let (bytes, t) = ftl.read(self.log_lpn(lbn, k), now_ns)?;
+                done = done.max(t);
+                e.insert(bytes);
             }
-            _ => (changed.map(<[_]>::to_vec).or_else(|| self.base.unknown_change(lpn)), now_ns),
-        };
-        let used = self.logs.get(&lbn).map_or(0, Vec::len) as u32;
-        self.base.set_valid(lpn, true);
-        let block = self.base.physical(lbn);
-        let loggable = |r: &Vec<(u32, u32)>| fits(r, SECTOR_BYTES) && used < self.log_sectors() && block.is_some();
-        let (Some(ranges), Some(block)) = (ranges.filter(loggable), block) else {
-            return self.merge(lbn, Some((offset, data)), now_ns);
-        };
-        let ready_ns = self.close_data_area(block, ready_ns)?;
-        let page = match &data {
-            PageData::Bytes(b) => Some(b.as_slice()),
-            _ => None,
-        };
-        let fingerprint = fingerprint_of(&data);
-        let mut record = encode_record(&ranges, fingerprint, page);
+            let Some(PageData::Bytes(bytes)) = page_cache.get(&k) else { unreachable!("bytes mode reads bytes") };
+            let at = ((sector % self.sectors_per_page) * SECTOR_BYTES) as usize;
+            out.push(decode_record(&bytes[at..at + record.len as usize]));
+        }
+        Ok((out, done))
+    }
+
+    fn append(&mut self, ftl: &mut PageFtl, update: &Update, now_ns: u64) -> Result<Append, FlashError> {
+        if !fits(update.change, SECTOR_BYTES) {
+            return Ok(Append::Unloggable);
+        }
+        let used = self.logs.get(&update.lbn).map_or(0, Vec::len) as u32;
+        if used == self.log_sectors() {
+            return Ok(Append::NeedMerge(update.lbn));
+        }
+        let mut record = encode_record(update.change, update.fingerprint, update.page, update.salt);
         let len = record.len() as u32;
-        let sector_data = match self.base.flash.content_mode() {
+        let sector_data = match ftl.content_mode() {
             PageContent::Bytes => {
                 record.resize(SECTOR_BYTES as usize, 0xFF);
                 PageData::Bytes(record)
             }
-            PageContent::Fingerprint => PageData::Fingerprint(fingerprint),
+            PageContent::Fingerprint => PageData::Fingerprint(update.fingerprint),
             PageContent::None => PageData::Empty,
         };
-        let ppn = self.block_ppn(block, self.base.data_pages + used / self.sectors_per_page);
-        let t = self.base.flash.program_sectors(ppn, used % self.sectors_per_page, &sector_data, 1, ready_ns)?;
-        self.logs.entry(lbn).or_default().push(LogRecord { offset, sector: used, len, fingerprint });
-        Ok(t.end_ns)
+        let lpn = self.log_lpn(update.lbn, used / self.sectors_per_page);
+        let done_ns = ftl.program_sector(lpn, used % self.sectors_per_page, &sector_data, now_ns)?;
+        let record = LogRecord { offset: update.offset, len, fingerprint: update.fingerprint };
+        self.logs.entry(update.lbn).or_default().push(record);
+        Ok(Append::Logged { done_ns, merge: None })
     }
-}
 
-impl PageStore for IplStore {
-    fn logical_pages(&self) -> u64 {
-        self.base.logical_pages()
-    }
-    fn page_bytes(&self) -> u32 {
-        self.base.page_bytes()
-    }
-    fn write(&mut self, lpn: u64, data: PageData, now_ns: u64) -> Result<u64, FlashError> {
-        self.write_update(lpn, data, None, now_ns)
-    }
-    fn read(&mut self, lpn: u64, now_ns: u64) -> Result<(PageData, u64), FlashError> {
-        if self.base.begin_read(lpn)?.is_none() {
-            return Ok((self.base.erased(), now_ns));
-        }
-        self.current(lpn, now_ns)
-    }
-    fn trim(&mut self, lpn: u64, now_ns: u64) -> Result<u64, FlashError> {
-        let (lbn, offset) = self.base.begin_trim(lpn)?;
+    fn drop_page(&mut self, _ftl: &mut PageFtl, lpn: u64, now_ns: u64) -> Result<u64, FlashError> {
+        let m = u64::from(self.pages_per_block);
+        let offset = (lpn % m) as u32;
         // The records stay in flash (sectors are not rewritable) but no longer apply.
-        if let Some(records) = self.logs.get_mut(&lbn) {
+        if let Some(records) = self.logs.get_mut(&(lpn / m)) {
             for r in records.iter_mut().filter(|r| r.offset == offset) {
                 r.offset = u32::MAX;
             }
         }
         Ok(now_ns)
     }
-    fn stats(&self) -> StoreStats {
-        self.base.combined_stats()
+
+    fn drop_block(&mut self, ftl: &mut PageFtl, lbn: u64, now_ns: u64) -> Result<u64, FlashError> {
+        let Some(records) = self.logs.remove(&lbn) else { return Ok(now_ns) };
+        let mut done = now_ns;
+        for k in 0..(records.len() as u32).div_ceil(self.sectors_per_page) {
+            done = done.max(ftl.trim(self.log_lpn(lbn, k), now_ns)?);
+        }
+        Ok(done)
     }
-    fn reset_stats(&mut self) {
-        self.base.reset_stats();
+
+    fn logged_offsets(&self, lbn: u64) -> Vec<u32> {
+        let mut offsets: Vec<u32> = self
+            .logs
+            .get(&lbn)
+            .map_or_else(Vec::new, |r| r.iter().map(|r| r.offset).filter(|&o| o != u32::MAX).collect());
+        offsets.sort_unstable();
+        offsets.dedup();
+        offsets
     }
-    fn health(&self) -> StoreHealth {
-        self.base.health()
-    }
-    fn check_invariants(&self) -> Result<(), String> {
-        self.base.check_invariants()?;
+
+    fn check(&self, ftl: &PageFtl) -> Result<(), String> {
         for (&lbn, records) in &self.logs {
-            let Some(block) = self.base.physical(lbn) else {
-                return Err(format!("logical block {lbn} has log records but no physical block"));
-            };
             if records.len() as u32 > self.log_sectors() {
                 return Err(format!(
                     "logical block {lbn} has {} records in {} sectors",
@@ -269,16 +194,28 @@ impl PageStore for IplStore {
                     self.log_sectors()
                 ));
             }
-            for (i, r) in records.iter().enumerate() {
-                if r.sector != i as u32 {
-                    return Err(format!("logical block {lbn}: record {i} sits in sector {}", r.sector));
+            let pages = (records.len() as u32).div_ceil(self.sectors_per_page);
+            for k in 0..self.log_pages {
+                if ftl.is_mapped(self.log_lpn(lbn, k)) != (k < pages) {
+                    return Err(format!(
+                        "logical block {lbn}: log page {k} mapping disagrees with {} records",
+                        records.len()
+                    ));
                 }
             }
-            let needed = self.base.data_pages + (records.len() as u32).div_ceil(self.sectors_per_page);
-            if self.base.flash.write_pointer(block) != needed {
-                return Err(format!("block {block}: write pointer disagrees with {} log records", records.len()));
+            for o in self.logged_offsets(lbn) {
+                let lpn = lbn * u64::from(self.pages_per_block) + u64::from(o);
+                if !ftl.is_mapped(lpn) {
+                    return Err(format!("page {lpn} has a log record but no flash copy"));
+                }
             }
         }
         Ok(())
     }
+
+    fn pcm(&self) -> Option<&Pcm> {
+        None
+    }
+
+    fn reset_stats(&mut self) {}
 }

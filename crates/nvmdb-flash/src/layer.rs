@@ -66,6 +66,18 @@ pub struct StoreStats {
     pub dedup_comparisons: u64,
     /// Deduplication lookups.
     pub dedup_lookups: u64,
+    /// Log layers: host writes of a page with no flash copy, written straight through
+    /// the FTL (case 1).
+    pub direct_writes: u64,
+    /// Log layers: host writes logged.
+    pub logged_writes: u64,
+    /// Log layers: host writes whose change could not be logged, written out of place
+    /// through the FTL.
+    pub out_of_place_writes: u64,
+    /// Log layers: host writes that changed nothing (no-ops).
+    pub unchanged_writes: u64,
+    /// Log layers: pages written by merges.
+    pub merge_page_writes: u64,
 }
 
 impl StoreStats {
@@ -133,6 +145,13 @@ pub trait PageStore {
     fn page_bytes(&self) -> u32;
     /// Writes a whole logical page arriving at `now_ns`; returns its completion time.
     fn write(&mut self, lpn: u64, data: PageData, now_ns: u64) -> Result<u64, FlashError>;
+    /// Writes a logical page of which the host wrote only bytes `written.0 ..
+    /// written.0 + written.1` (the rest is the page's old content, read-modify-write);
+    /// layers that log changes log at most those bytes. The default is [`PageStore::write`].
+    fn write_range(&mut self, lpn: u64, data: PageData, written: (u32, u32), now_ns: u64) -> Result<u64, FlashError> {
+        let _ = written;
+        self.write(lpn, data, now_ns)
+    }
     /// Reads a logical page arriving at `now_ns`; returns the data last written (or
     /// [`PageData::Empty`] / erased bytes for a never-written page) and the completion time.
     fn read(&mut self, lpn: u64, now_ns: u64) -> Result<(PageData, u64), FlashError>;

@@ -12,6 +12,7 @@ pub mod gc;
 pub mod ipl;
 pub mod layer;
 pub mod log_common;
+pub mod log_store;
 pub mod pcm_log;
 pub mod replay;
 pub mod stack;

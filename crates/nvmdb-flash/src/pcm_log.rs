@@ -1,51 +1,76 @@
-//! The thesis's PCM log buffer (seed 000, Sections 3.2.3–3.2.5).
+//! The thesis's PCM log buffer (seed 000, Sections 3.2.3–3.2.5), as a [`LogArea`] above
+//! the page-mapped FTL ([`LogStore`]).
 //!
 //! The PCM log region is `n` P-blocks of `m` log sectors (`m` = pages per flash block,
 //! sectors of `log_sector_bytes`, 512 B by default), preceded by the F-block → P-block
 //! table (`n` rows of 16 B: F-block + 1 (0 = none), P-block, popularity). Everything lives
 //! in a real [`Pcm`] in storage mode: every record and table update is written there, its
 //! bits counted and its wear tracked. The controller keeps a mirror of the table and of
-//! each sector's record length (metadata, as the thesis's "n × 3 array").
+//! each sector's record length (the thesis's "n × 3 array").
 //!
-//! Write cases (3.2.3): (1) the page is its flash block's next erased page: program it in
-//! place; (2) the F-block has no P-block: take a free P-block, or replace the *least
-//! popular* one (merging its F-block), then log; (3) the page already has a log record:
-//! read it, compare, and rewrite the sector with the combined change against the flash
-//! page; (4) the F-block has a P-block but the page no log: log it. The sector of a page is
-//! its relative address in the block (`addr_update − addr_page` at page granularity), the
-//! "simple hash". Popularity grows by one per update and is reset by a flush.
+//! Write cases (3.2.3): (1) the page has no flash copy: the layer writes it through the
+//! FTL; (2) the F-block has no P-block: take a free P-block, or replace one chosen by the
+//! [`Replacement`] policy (the thesis: the *least popular*; its F-block is merged), then
+//! log; (3) the page already has a record: read it and rewrite the sector with the
+//! combined change against the flash copy; (4) the F-block has a P-block but the page no
+//! record: log it. The sector of a page is its offset in the block, the "simple hash".
+//! Popularity grows by one per update and is reset when the P-block is freed.
 //!
-//! A merge (3.2.4) reads the F-block and its log sectors, builds the up-to-date pages and
-//! writes the whole block sequentially into a clean block, then erases the old one. A
-//! merge also runs when a page's combined change no longer fits its sector. Reads apply
-//! the log on the fly.
+//! A change whose combined record exceeds a sector is written out of place by the layer.
+//! When every sector of a P-block holds a record ("the log sectors in a block region are
+//! all altered"), its F-block is merged.
 
 use std::collections::BTreeMap;
 
-use nvmdb_device::{PageContent, PageData, Pcm, PcmConfig};
+use nvmdb_device::{Pcm, PcmConfig};
 
 use crate::config::SsdConfig;
-use crate::layer::{FlashError, PageStore, StoreHealth, StoreStats};
-use crate::log_common::{
-    apply_record, decode_record, diff_ranges, encode_record, fingerprint_of, fits, BlockFlash, SchemeParams,
-};
-
-/// Sorted, disjoint `(offset, len)` byte ranges of a page.
-type Ranges = Vec<(u32, u32)>;
+use crate::ftl::PageFtl;
+use crate::layer::FlashError;
+use crate::log_common::{decode_record, encode_record, fits, Append, LogArea, Record, SchemeParams, Update};
+use crate::log_store::LogStore;
 
 /// Bytes per F-block → P-block table row.
 const TABLE_ROW_BYTES: u64 = 16;
+
+/// The P-block replacement policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Replacement {
+    /// The thesis's: the P-block with the fewest updates since it was assigned.
+    LeastPopular,
+    /// The P-block updated longest ago.
+    Lru,
+}
+
+/// One P-block's row as a replacement policy sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PBlockView {
+    /// Updates logged since the P-block was assigned.
+    pub popularity: u64,
+    /// Sequence number of its last update.
+    pub last_use: u64,
+}
+
+/// The P-block to replace (index into `rows`), ties to the lowest index; `None` when
+/// there are no rows.
+pub fn choose_victim(policy: Replacement, rows: &[PBlockView]) -> Option<usize> {
+    let key = |r: &PBlockView| match policy {
+        Replacement::LeastPopular => r.popularity,
+        Replacement::Lru => r.last_use,
+    };
+    (0..rows.len()).min_by_key(|&i| (key(&rows[i]), i))
+}
 
 #[derive(Debug, Clone, Copy, Default)]
 struct PBlock {
     fblock: Option<u64>,
     popularity: u64,
+    last_use: u64,
 }
 
-/// The PCM log buffer over block-mapped flash.
+/// The PCM log region.
 #[derive(Debug)]
-pub struct PcmLogStore {
-    base: BlockFlash,
+pub struct PcmLogArea {
     pcm: Pcm,
     pcm_free_at_ns: u64,
     sector_bytes: u32,
@@ -55,20 +80,35 @@ pub struct PcmLogStore {
     fmap: BTreeMap<u64, u32>,
     /// Record length of each sector, 0 = no record.
     sector_len: Vec<u16>,
+    policy: Replacement,
+    use_seq: u64,
 }
 
-impl PcmLogStore {
-    /// Builds the store from `[flash]`, `[ftl] overprovision`, `[buffer]` and `content`.
+/// The PCM log buffer above the page-mapped FTL.
+pub type PcmLogStore = LogStore<PcmLogArea>;
+
+impl LogStore<PcmLogArea> {
+    /// Builds the store from the configuration.
     pub fn new(config: &SsdConfig) -> Result<PcmLogStore, FlashError> {
         PcmLogStore::with_params(&SchemeParams::from_config(config))
     }
 
     /// Builds the store from explicit parameters.
     pub fn with_params(params: &SchemeParams) -> Result<PcmLogStore, FlashError> {
-        let m = params.geometry.pages_per_block;
-        let base = BlockFlash::new(params, m)?;
-        let sector_bytes = params.log_sector_bytes;
-        if !(64..=4096).contains(&sector_bytes) || sector_bytes > u32::from(u16::MAX) {
+        let ftl = PageFtl::new(&params.config)?;
+        let area = PcmLogArea::new(params, ftl.geometry().pages_per_block)?;
+        let host_pages = ftl.logical_pages();
+        LogStore::over(ftl, area, host_pages, params.delta_policy(), params.merge_scope(), params.config.seed)
+    }
+}
+
+use crate::layer::PageStore as _;
+
+impl PcmLogArea {
+    /// A region of `params.pcm_bytes` with P-blocks of `m` sectors.
+    pub fn new(params: &SchemeParams, m: u32) -> Result<PcmLogArea, FlashError> {
+        let sector_bytes = params.config.buffer.log_sector_bytes;
+        if !(64..=4096).contains(&sector_bytes) {
             return Err(FlashError::Config(format!("buffer.log_sector_bytes must be 64..=4096, not {sector_bytes}")));
         }
         let pblock_bytes = u64::from(m) * u64::from(sector_bytes);
@@ -82,9 +122,8 @@ impl PcmLogStore {
         let table_bytes = (n * TABLE_ROW_BYTES).div_ceil(64) * 64;
         let capacity = (table_bytes + n * pblock_bytes).div_ceil(64) * 64;
         let mut pcm_config = PcmConfig::new(capacity);
-        pcm_config.storage = params.pcm_timing;
-        Ok(PcmLogStore {
-            base,
+        pcm_config.storage = params.config.buffer.pcm_timing.timing();
+        Ok(PcmLogArea {
             pcm: Pcm::new(pcm_config)?,
             pcm_free_at_ns: 0,
             sector_bytes,
@@ -93,6 +132,8 @@ impl PcmLogStore {
             pblocks: vec![PBlock::default(); n as usize],
             fmap: BTreeMap::new(),
             sector_len: vec![0; (n * u64::from(m)) as usize],
+            policy: Replacement::LeastPopular,
+            use_seq: 0,
         })
     }
 
@@ -101,19 +142,9 @@ impl PcmLogStore {
         self.pblocks.len()
     }
 
-    /// Flash and PCM service time so far, ns (queueing excluded).
-    pub fn busy_ns(&self) -> u64 {
-        self.base.flash.stats().busy_ns + self.pcm.stats().storage_time_ns
-    }
-
-    /// Flash plus PCM energy so far, pJ (cheaper than [`PageStore::stats`]).
-    pub fn energy_pj(&self) -> u64 {
-        self.base.flash.stats().energy_pj + self.pcm.stats().storage_energy_pj
-    }
-
-    /// The PCM device (wear report, counters).
-    pub fn pcm(&self) -> &Pcm {
-        &self.pcm
+    /// The F-blocks that have a P-block now, ascending.
+    pub fn fblocks(&self) -> Vec<u64> {
+        self.fmap.keys().copied().collect()
     }
 
     fn sector_index(&self, pblock: u32, offset: u32) -> usize {
@@ -140,13 +171,14 @@ impl PcmLogStore {
         Ok(self.pcm_op(now_ns, ns))
     }
 
-    /// Reads a page's log record, if it has one.
-    fn read_record(
-        &mut self,
-        lbn: u64,
-        offset: u32,
-        now_ns: u64,
-    ) -> Result<Option<(crate::log_common::Record, u64)>, FlashError> {
+    fn locate(&self, lpn: u64) -> (u64, u32) {
+        let m = u64::from(self.sectors_per_pblock);
+        (lpn / m, (lpn % m) as u32)
+    }
+
+    /// Reads a page's record, if it has one.
+    fn read_record(&mut self, lpn: u64, now_ns: u64) -> Result<Option<(Record, u64)>, FlashError> {
+        let (lbn, offset) = self.locate(lpn);
         let Some(&pblock) = self.fmap.get(&lbn) else { return Ok(None) };
         let len = self.sector_len[self.sector_index(pblock, offset)];
         if len == 0 {
@@ -157,8 +189,87 @@ impl PcmLogStore {
         Ok(Some((decode_record(&buf), self.pcm_op(now_ns, ns))))
     }
 
-    /// Frees a P-block after its F-block was merged.
-    fn release(&mut self, lbn: u64, now_ns: u64) -> Result<u64, FlashError> {
+    /// The P-block of `lbn`, a free one, or the victim to merge first.
+    fn pblock_for(&mut self, lbn: u64) -> Result<u32, u64> {
+        if let Some(&p) = self.fmap.get(&lbn) {
+            return Ok(p);
+        }
+        if let Some(p) = self.pblocks.iter().position(|p| p.fblock.is_none()) {
+            self.pblocks[p].fblock = Some(lbn);
+            self.fmap.insert(lbn, p as u32);
+            return Ok(p as u32);
+        }
+        let rows: Vec<PBlockView> =
+            self.pblocks.iter().map(|p| PBlockView { popularity: p.popularity, last_use: p.last_use }).collect();
+        let victim = choose_victim(self.policy, &rows).expect("at least one P-block");
+        Err(self.pblocks[victim].fblock.expect("no free P-block means all are assigned"))
+    }
+}
+
+impl LogArea for PcmLogArea {
+    fn name(&self) -> &'static str {
+        "pcm-log"
+    }
+
+    fn has_records(&self, lpn: u64) -> bool {
+        let (lbn, offset) = self.locate(lpn);
+        self.fmap.get(&lbn).is_some_and(|&p| self.sector_len[self.sector_index(p, offset)] != 0)
+    }
+
+    fn records(&mut self, _ftl: &mut PageFtl, lpn: u64, now_ns: u64) -> Result<(Vec<Record>, u64), FlashError> {
+        Ok(match self.read_record(lpn, now_ns)? {
+            Some((record, t)) => (vec![record], t),
+            None => (Vec::new(), now_ns),
+        })
+    }
+
+    fn append(&mut self, _ftl: &mut PageFtl, update: &Update, now_ns: u64) -> Result<Append, FlashError> {
+        // Case 3: the sector keeps the change against the flash copy.
+        let (ranges, ready_ns) = match update.base_change {
+            Some(base) => (base.to_vec(), now_ns),
+            None => {
+                let (mut ranges, t) = match self.read_record(update.lpn, now_ns)? {
+                    Some((record, t)) => (record.ranges(), t),
+                    None => (Vec::new(), now_ns),
+                };
+                for &(o, l) in update.change {
+                    nvmdb_workload::synth::union_range(&mut ranges, o, l);
+                }
+                (ranges, t)
+            }
+        };
+        if !fits(&ranges, self.sector_bytes) {
+            return Ok(Append::Unloggable);
+        }
+        let pblock = match self.pblock_for(update.lbn) {
+            Ok(p) => p,
+            Err(victim) => return Ok(Append::NeedMerge(victim)),
+        };
+        let record = encode_record(&ranges, update.fingerprint, update.page, update.salt);
+        let ns = self.pcm.storage_write(self.sector_addr(pblock, update.offset), &record)?;
+        let index = self.sector_index(pblock, update.offset);
+        self.sector_len[index] = record.len() as u16;
+        let done = self.pcm_op(ready_ns, ns);
+        self.use_seq += 1;
+        let row = &mut self.pblocks[pblock as usize];
+        row.popularity += 1;
+        row.last_use = self.use_seq;
+        let done = done.max(self.write_table_row(pblock, done)?);
+        let first = self.sector_index(pblock, 0);
+        let all_altered = self.sector_len[first..first + self.sectors_per_pblock as usize].iter().all(|&l| l != 0);
+        Ok(Append::Logged { done_ns: done, merge: all_altered.then_some(update.lbn) })
+    }
+
+    fn drop_page(&mut self, _ftl: &mut PageFtl, lpn: u64, now_ns: u64) -> Result<u64, FlashError> {
+        let (lbn, offset) = self.locate(lpn);
+        if let Some(&p) = self.fmap.get(&lbn) {
+            let index = self.sector_index(p, offset);
+            self.sector_len[index] = 0;
+        }
+        Ok(now_ns)
+    }
+
+    fn drop_block(&mut self, _ftl: &mut PageFtl, lbn: u64, now_ns: u64) -> Result<u64, FlashError> {
         let Some(pblock) = self.fmap.remove(&lbn) else { return Ok(now_ns) };
         self.pblocks[pblock as usize] = PBlock::default();
         let first = self.sector_index(pblock, 0);
@@ -166,179 +277,21 @@ impl PcmLogStore {
         self.write_table_row(pblock, now_ns)
     }
 
-    /// Merge: F-block pages + log sectors → up-to-date pages, written sequentially to a
-    /// clean block; `replace` overrides one page with new data.
-    fn merge(&mut self, lbn: u64, replace: Option<(u32, PageData)>, now_ns: u64) -> Result<u64, FlashError> {
-        let m = self.base.data_pages;
-        let mut pages = Vec::with_capacity(m as usize);
-        let mut ready_ns = now_ns;
-        let mut read_busy_ns = 0;
-        for offset in 0..m {
-            let lpn = lbn * u64::from(m) + u64::from(offset);
-            if !self.base.is_valid(lpn) {
-                pages.push(None);
-                continue;
-            }
-            if let Some((o, data)) = &replace {
-                if *o == offset {
-                    pages.push(Some(data.clone()));
-                    continue;
-                }
-            }
-            let (mut data, t) = self.base.read_base(lpn, now_ns)?;
-            read_busy_ns += t - now_ns.min(t);
-            ready_ns = ready_ns.max(t);
-            if let Some((record, t)) = self.read_record(lbn, offset, now_ns)? {
-                data = apply_record(data, &record);
-                ready_ns = ready_ns.max(t);
-            }
-            pages.push(Some(data));
-        }
-        let done = self.base.merge(lbn, pages, ready_ns, read_busy_ns)?;
-        let released = self.release(lbn, done)?;
-        Ok(done.max(released))
+    fn logged_offsets(&self, lbn: u64) -> Vec<u32> {
+        let Some(&p) = self.fmap.get(&lbn) else { return Vec::new() };
+        (0..self.sectors_per_pblock).filter(|&o| self.sector_len[self.sector_index(p, o)] != 0).collect()
     }
 
-    /// Case 2: the P-block of an F-block, allocating (and replacing the least popular
-    /// P-block) when it has none.
-    fn pblock_for(&mut self, lbn: u64, now_ns: u64) -> Result<(u32, u64), FlashError> {
-        if let Some(&p) = self.fmap.get(&lbn) {
-            return Ok((p, now_ns));
-        }
-        let mut ready_ns = now_ns;
-        let free = self.pblocks.iter().position(|p| p.fblock.is_none());
-        let pblock = match free {
-            Some(p) => p as u32,
-            None => {
-                let victim = (0..self.pblocks.len())
-                    .min_by_key(|&p| (self.pblocks[p].popularity, p))
-                    .expect("at least one P-block");
-                let fblock = self.pblocks[victim].fblock.expect("no free P-block means all are assigned");
-                ready_ns = self.merge(fblock, None, now_ns)?;
-                victim as u32
-            }
-        };
-        self.pblocks[pblock as usize].fblock = Some(lbn);
-        self.fmap.insert(lbn, pblock);
-        Ok((pblock, ready_ns))
-    }
-
-    /// Writes a page whose change since its previous write is `changed` (byte ranges), as
-    /// a synthetic trace knows it. `None`: unknown — computed from the bytes in bytes
-    /// mode, otherwise drawn from `buffer.delta_bytes_min..=max`.
-    pub fn write_update(
-        &mut self,
-        lpn: u64,
-        data: PageData,
-        changed: Option<&[(u32, u32)]>,
-        now_ns: u64,
-    ) -> Result<u64, FlashError> {
-        let (lbn, offset) = self.base.locate(lpn)?;
-        self.base.stats.host_page_writes += 1;
-        let logged = self.fmap.get(&lbn).is_some_and(|&p| self.sector_len[self.sector_index(p, offset)] != 0);
-        if !logged {
-            if let Some(done) = self.base.try_direct(lbn, offset, &data, now_ns)? {
-                self.base.set_valid(lpn, true);
-                return Ok(done);
-            }
-        }
-        let (ranges, ready_ns) = self.combined_change(lpn, lbn, offset, &data, changed, now_ns)?;
-        let Some(ranges) = ranges.filter(|r| fits(r, self.sector_bytes)) else {
-            self.base.set_valid(lpn, true);
-            return self.merge(lbn, Some((offset, data)), now_ns);
-        };
-        let (pblock, ready_ns) = self.pblock_for(lbn, ready_ns)?;
-        let page = match &data {
-            PageData::Bytes(b) => Some(b.as_slice()),
-            _ => None,
-        };
-        let record = encode_record(&ranges, fingerprint_of(&data), page);
-        let ns = self.pcm.storage_write(self.sector_addr(pblock, offset), &record)?;
-        let index = self.sector_index(pblock, offset);
-        self.sector_len[index] = record.len() as u16;
-        let done = self.pcm_op(ready_ns, ns);
-        self.pblocks[pblock as usize].popularity += 1;
-        let done = done.max(self.write_table_row(pblock, done)?);
-        self.base.set_valid(lpn, true);
-        Ok(done)
-    }
-
-    /// The change of the page against its flash copy, as one sorted range list; `None`
-    /// for a whole-page change.
-    fn combined_change(
-        &mut self,
-        lpn: u64,
-        lbn: u64,
-        offset: u32,
-        data: &PageData,
-        changed: Option<&[(u32, u32)]>,
-        now_ns: u64,
-    ) -> Result<(Option<Ranges>, u64), FlashError> {
-        if let (PageContent::Bytes, PageData::Bytes(new)) = (self.base.flash.content_mode(), data) {
-            let (base, t) = self.base.read_base(lpn, now_ns)?;
-            let PageData::Bytes(old) = base else { unreachable!("bytes mode reads bytes") };
-            return Ok((Some(diff_ranges(&old, new)), t));
-        }
-        let change = match changed {
-            Some(c) => Some(c.to_vec()),
-            None => self.base.unknown_change(lpn),
-        };
-        let Some(change) = change else { return Ok((None, now_ns)) };
-        // Case 3: compare with the existing record; the sector keeps the union.
-        let (mut ranges, ready_ns) = match self.read_record(lbn, offset, now_ns)? {
-            Some((record, t)) => (record.ranges(), t),
-            None => (Vec::new(), now_ns),
-        };
-        for (o, l) in change {
-            nvmdb_workload::synth::union_range(&mut ranges, o, l);
-        }
-        Ok((Some(ranges), ready_ns))
-    }
-}
-
-impl PageStore for PcmLogStore {
-    fn logical_pages(&self) -> u64 {
-        self.base.logical_pages()
-    }
-    fn page_bytes(&self) -> u32 {
-        self.base.page_bytes()
-    }
-    fn write(&mut self, lpn: u64, data: PageData, now_ns: u64) -> Result<u64, FlashError> {
-        self.write_update(lpn, data, None, now_ns)
-    }
-    fn read(&mut self, lpn: u64, now_ns: u64) -> Result<(PageData, u64), FlashError> {
-        let Some((lbn, offset)) = self.base.begin_read(lpn)? else {
-            return Ok((self.base.erased(), now_ns));
-        };
-        let (data, t) = self.base.read_base(lpn, now_ns)?;
-        match self.read_record(lbn, offset, now_ns)? {
-            Some((record, t2)) => Ok((apply_record(data, &record), t.max(t2))),
-            None => Ok((data, t)),
-        }
-    }
-    fn trim(&mut self, lpn: u64, now_ns: u64) -> Result<u64, FlashError> {
-        let (lbn, offset) = self.base.begin_trim(lpn)?;
-        if let Some(&p) = self.fmap.get(&lbn) {
-            let index = self.sector_index(p, offset);
-            self.sector_len[index] = 0;
-        }
-        Ok(now_ns)
-    }
-    fn stats(&self) -> StoreStats {
-        self.base.combined_stats_with_pcm(&self.pcm)
-    }
-    fn reset_stats(&mut self) {
-        self.base.reset_stats();
-        self.pcm.reset_stats();
-    }
-    fn health(&self) -> StoreHealth {
-        self.base.health()
-    }
-    fn check_invariants(&self) -> Result<(), String> {
-        self.base.check_invariants()?;
+    fn check(&self, ftl: &PageFtl) -> Result<(), String> {
         for (&f, &p) in &self.fmap {
             if self.pblocks[p as usize].fblock != Some(f) {
                 return Err(format!("F-block {f} maps to P-block {p}, whose row says {:?}", self.pblocks[p as usize]));
+            }
+            for o in self.logged_offsets(f) {
+                let lpn = f * u64::from(self.sectors_per_pblock) + u64::from(o);
+                if !ftl.is_mapped(lpn) {
+                    return Err(format!("page {lpn} has a log record but no flash copy"));
+                }
             }
         }
         let assigned = self.pblocks.iter().filter(|p| p.fblock.is_some()).count();
@@ -354,12 +307,22 @@ impl PageStore for PcmLogStore {
         }
         Ok(())
     }
+
+    fn pcm(&self) -> Option<&Pcm> {
+        Some(&self.pcm)
+    }
+
+    fn reset_stats(&mut self) {
+        self.pcm.reset_stats();
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::config::{FlashSection, FtlSection};
+    use crate::layer::PageStore;
+    use nvmdb_device::{PageContent, PageData};
 
     fn store(pblocks: u64) -> PcmLogStore {
         let base = SsdConfig::default();
@@ -368,7 +331,7 @@ mod tests {
             flash: FlashSection {
                 packages: 1,
                 planes_per_package: 1,
-                blocks_per_plane: 8,
+                blocks_per_plane: 16,
                 pages_per_block: 4,
                 ..base.flash
             },
@@ -381,26 +344,41 @@ mod tests {
     }
 
     #[test]
-    fn least_popular_pblock_is_replaced_and_merged() {
+    fn victims_are_pure_decisions() {
+        let rows = [
+            PBlockView { popularity: 3, last_use: 9 },
+            PBlockView { popularity: 1, last_use: 10 },
+            PBlockView { popularity: 1, last_use: 2 },
+        ];
+        assert_eq!(choose_victim(Replacement::LeastPopular, &rows), Some(1), "ties go to the lowest index");
+        assert_eq!(choose_victim(Replacement::Lru, &rows), Some(2));
+        assert_eq!(choose_victim(Replacement::Lru, &[]), None);
+    }
+
+    #[test]
+    fn first_writes_go_through_the_ftl_and_the_least_popular_pblock_is_merged() {
         let mut s = store(2);
-        assert_eq!(s.pblocks(), 2);
-        // Load blocks 0, 1, 2 in order (case 1: direct programs, no log).
-        for lpn in 0..12 {
+        assert_eq!(s.area().pblocks(), 2);
+        // First writes of blocks 0, 1, 2, in any order: case 1, no log, no merge.
+        for lpn in [9u64, 0, 5, 11, 1, 2, 3, 4, 6, 7, 8, 10] {
             s.write_update(lpn, PageData::Fingerprint(lpn + 100), None, 0).unwrap();
         }
-        assert_eq!(s.stats().merges, 0);
+        let st = s.stats();
+        assert_eq!((st.merges, st.direct_writes, st.flash_page_programs), (0, 12, 12));
         let small = [(8u32, 40u32)];
         // Block 0 updated three times, block 1 once: both get P-blocks (cases 2 and 3/4).
         for (i, lpn) in [0u64, 1, 0].into_iter().enumerate() {
             s.write_update(lpn, PageData::Fingerprint(200 + i as u64), Some(&small), 0).unwrap();
         }
         s.write_update(5, PageData::Fingerprint(300), Some(&small), 0).unwrap();
-        assert_eq!(s.fmap.len(), 2);
+        assert_eq!(s.area().fblocks(), vec![0, 1]);
+        assert_eq!(s.stats().flash_page_programs, 12, "updates are logged, not programmed");
         // Block 2 needs a P-block: block 1 (popularity 1) is the victim, block 0 stays.
         s.write_update(9, PageData::Fingerprint(400), Some(&small), 0).unwrap();
-        assert_eq!(s.stats().merges, 1);
-        assert!(s.fmap.contains_key(&0) && s.fmap.contains_key(&2) && !s.fmap.contains_key(&1));
-        // The merged block holds the update; the logged pages read through their logs.
+        let st = s.stats();
+        assert_eq!(st.merges, 1);
+        assert_eq!(st.merge_page_writes, 4, "the merge writes block 1's four live pages");
+        assert_eq!(s.area().fblocks(), vec![0, 2]);
         for (lpn, id) in [(5, 300), (0, 202), (1, 201), (9, 400), (4, 104)] {
             assert_eq!(s.read(lpn, 0).unwrap().0, PageData::Fingerprint(id), "page {lpn}");
         }
@@ -408,20 +386,45 @@ mod tests {
     }
 
     #[test]
-    fn case_three_keeps_the_union_of_changes_in_one_sector() {
+    fn case_three_keeps_the_union_and_an_overflow_is_written_out_of_place() {
         let mut s = store(2);
         for lpn in 0..4 {
             s.write_update(lpn, PageData::Fingerprint(lpn), None, 0).unwrap();
         }
         s.write_update(2, PageData::Fingerprint(10), Some(&[(0, 100)]), 0).unwrap();
         s.write_update(2, PageData::Fingerprint(11), Some(&[(50, 100)]), 0).unwrap();
-        let (record, _) = s.read_record(0, 2, 0).unwrap().unwrap();
+        let (record, _) = s.area_mut().read_record(2, 0).unwrap().unwrap();
         assert_eq!(record.ranges(), vec![(0, 150)]);
         assert_eq!(record.fingerprint, 11);
-        // A change beyond the sector's room merges the block instead.
+        let programs = s.stats().flash_page_programs;
+        // A change beyond the sector's room is one out-of-place page write, not a merge.
         s.write_update(2, PageData::Fingerprint(12), Some(&[(1000, 600)]), 0).unwrap();
-        assert_eq!(s.stats().merges, 1);
-        assert!(s.read_record(0, 2, 0).unwrap().is_none());
+        let st = s.stats();
+        assert_eq!((st.merges, st.out_of_place_writes, st.flash_page_programs), (0, 1, programs + 1));
+        assert!(!s.area().has_records(2));
         assert_eq!(s.read(2, 0).unwrap().0, PageData::Fingerprint(12));
+        // An empty change is a no-op.
+        s.write_update(3, PageData::Fingerprint(3), Some(&[]), 0).unwrap();
+        assert_eq!(s.stats().unchanged_writes, 1);
+        s.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn a_pblock_with_every_sector_altered_is_merged() {
+        let mut s = store(2);
+        for lpn in 0..4 {
+            s.write_update(lpn, PageData::Fingerprint(lpn), None, 0).unwrap();
+        }
+        for lpn in 0..3 {
+            s.write_update(lpn, PageData::Fingerprint(lpn + 10), Some(&[(0, 8)]), 0).unwrap();
+        }
+        assert_eq!(s.stats().merges, 0);
+        s.write_update(3, PageData::Fingerprint(13), Some(&[(0, 8)]), 0).unwrap();
+        assert_eq!(s.stats().merges, 1);
+        assert!(s.area().fblocks().is_empty());
+        for lpn in 0..4 {
+            assert_eq!(s.read(lpn, 0).unwrap().0, PageData::Fingerprint(lpn + 10));
+        }
+        s.check_invariants().unwrap();
     }
 }

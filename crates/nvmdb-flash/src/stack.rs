@@ -1,15 +1,21 @@
-//! Builds a whole SSD stack from an [`SsdConfig`]: an FTL over flash, or one of the log
-//! schemes (IPL, d-PRAM, PCM log), which manage their own flash blocks.
+//! Builds a whole SSD stack from an [`SsdConfig`]: an FTL over flash, and for a log
+//! scheme (IPL, d-PRAM, PCM log) the log layer above a page-mapped FTL.
 
 use crate::config::{BufferKind, Mapping, SsdConfig};
 use crate::ftl::{BlockFtl, HybridFtl, PageFtl};
 use crate::layer::{FlashError, PageStore};
 
 /// Builds the stack `config` describes: the FTL of `ftl.mapping` for
-/// `buffer.kind = "none"`; otherwise the log scheme, which maps logical blocks to flash
-/// blocks itself and uses only `ftl.overprovision` of the `ftl` section.
+/// `buffer.kind = "none"`; otherwise the log scheme above the page-mapped FTL (with
+/// deduplication when `dedup.enabled`).
 pub fn build(config: &SsdConfig) -> Result<Box<dyn PageStore>, FlashError> {
     config.validate()?;
+    if config.buffer.kind != BufferKind::None && config.ftl.mapping != Mapping::Page {
+        return Err(FlashError::Config(format!(
+            "buffer.kind = {:?} sits above the page-mapped FTL; it needs ftl.mapping = \"page\"",
+            config.buffer.kind
+        )));
+    }
     match config.buffer.kind {
         BufferKind::None => build_ftl(config),
         BufferKind::Ipl => Ok(Box::new(crate::ipl::IplStore::new(config)?)),

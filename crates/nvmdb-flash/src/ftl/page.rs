@@ -77,8 +77,13 @@ pub struct PageFtl {
 impl PageFtl {
     /// Builds the FTL over a fresh flash array.
     pub fn new(config: &SsdConfig) -> Result<PageFtl, FlashError> {
+        PageFtl::with_geometry(config, config.flash.geometry())
+    }
+
+    /// Builds the FTL over a fresh flash array of `geometry` (a log layer above may turn
+    /// on partial programming).
+    pub fn with_geometry(config: &SsdConfig, geometry: FlashGeometry) -> Result<PageFtl, FlashError> {
         config.validate()?;
-        let geometry = config.flash.geometry();
         let flash = FlashArray::new(geometry, config.flash.timing.timing(), config.content)?;
         let logical_pages = config.logical_pages();
         let planes = geometry.planes();
@@ -171,6 +176,34 @@ impl PageFtl {
         Ok((ppn as u32, timing.end_ns))
     }
 
+    /// Copies a partially programmed page sector run by sector run, so that its erased
+    /// sectors stay programmable (IPL's log pages).
+    fn program_partial_copy(
+        &mut self,
+        plane: usize,
+        data: &PageData,
+        mask: u64,
+        now_ns: u64,
+    ) -> Result<(u32, u64), FlashError> {
+        let ppn = self.allocate(plane, now_ns)?;
+        let mut done_ns = now_ns;
+        let mut sector = 0;
+        while mask >> sector != 0 {
+            if mask >> sector & 1 == 0 {
+                sector += 1;
+                continue;
+            }
+            let run = (mask >> sector).trailing_ones();
+            let part = sector_slice(data, sector, run);
+            done_ns = done_ns.max(self.flash.program_sectors(ppn, sector, &part, run, now_ns)?.end_ns);
+            sector += run;
+        }
+        let block = self.geometry.block_of(ppn) as usize;
+        self.blocks[block].valid_pages += 1;
+        self.blocks[block].last_write_ns = now_ns;
+        Ok((ppn as u32, done_ns))
+    }
+
     /// Runs garbage collection on `plane` until it has `gc_free_blocks` free blocks.
     fn collect(&mut self, plane: usize, now_ns: u64) -> Result<(), FlashError> {
         let mut fruitless = 0;
@@ -215,7 +248,10 @@ impl PageFtl {
                 continue;
             }
             let (data, read) = self.flash.read_page(old, now_ns)?;
-            let (new, _) = self.program(plane, &data, read.end_ns)?;
+            let (new, _) = match self.flash.sector_mask(old) {
+                Some(mask) => self.program_partial_copy(plane, &data, mask, read.end_ns)?,
+                None => self.program(plane, &data, read.end_ns)?,
+            };
             gc_ns += (read.end_ns - read.start_ns) + self.flash.timing().program_ns;
             self.move_page(old as u32, new);
             self.stats.gc_page_copies += 1;
@@ -330,21 +366,104 @@ impl PageFtl {
     fn write_new(&mut self, lpn: u32, data: &PageData, now_ns: u64) -> Result<u64, FlashError> {
         // The old copy is dead from now on, so garbage collection need not copy it.
         let now_ns = now_ns + self.unmap(lpn);
+        let plane = self.make_room(now_ns)?;
+        let (ppn, done_ns) = self.program(plane, data, now_ns)?;
+        self.map(lpn, ppn);
+        Ok(done_ns)
+    }
+
+    /// The next plane in round-robin order that has room (after garbage collection).
+    fn make_room(&mut self, now_ns: u64) -> Result<usize, FlashError> {
         let planes = self.planes.len();
         let mut last_error = None;
         // Round-robin striping; a plane that cannot make room passes the page on.
         for _ in 0..planes {
             let plane = self.next_plane;
             self.next_plane = (self.next_plane + 1) % planes;
-            if let Err(e) = self.collect(plane, now_ns) {
-                last_error = Some(e);
-                continue;
+            match self.collect(plane, now_ns) {
+                Ok(()) => return Ok(plane),
+                Err(e) => last_error = Some(e),
             }
-            let (ppn, done_ns) = self.program(plane, data, now_ns)?;
-            self.map(lpn, ppn);
-            return Ok(done_ns);
         }
         Err(last_error.expect("at least one plane was tried"))
+    }
+
+    /// Whether a logical page has a physical copy.
+    pub fn is_mapped(&self, lpn: u64) -> bool {
+        self.l2p.get(lpn as usize).is_some_and(|&p| p != UNMAPPED)
+    }
+
+    /// Writes `pages` as one sequential run on one plane (a log layer's merge): the plane
+    /// is the next in round-robin order, and each page goes to its next free page, so the
+    /// run fills its active block in order. Returns the completion time.
+    pub fn write_run(&mut self, pages: &[(u64, PageData)], now_ns: u64) -> Result<u64, FlashError> {
+        let Some(&(first, _)) = pages.first() else { return Ok(now_ns) };
+        self.check_lpn(first)?;
+        let plane = self.make_room(now_ns)?;
+        let mut done_ns = now_ns;
+        for (lpn, data) in pages {
+            let lpn = self.check_lpn(*lpn)?;
+            let now_ns = now_ns + self.unmap(lpn);
+            if self.collect(plane, now_ns).is_err() {
+                done_ns = done_ns.max(self.write_new(lpn, data, now_ns)?);
+                continue;
+            }
+            let (ppn, t) = self.program(plane, data, now_ns)?;
+            self.map(lpn, ppn);
+            done_ns = done_ns.max(t);
+        }
+        Ok(done_ns)
+    }
+
+    /// Programs sector `sector` of logical page `lpn` with partial programming (IPL's log
+    /// pages): into its physical page when it has one, otherwise into a fresh page, which
+    /// stays open for its other sectors. The sector must be erased.
+    pub fn program_sector(&mut self, lpn: u64, sector: u32, data: &PageData, now_ns: u64) -> Result<u64, FlashError> {
+        let lpn = self.check_lpn(lpn)?;
+        let ppn = self.l2p[lpn as usize];
+        if ppn != UNMAPPED {
+            return Ok(self.flash.program_sectors(u64::from(ppn), sector, data, 1, now_ns)?.end_ns);
+        }
+        let plane = self.make_room(now_ns)?;
+        let ppn = self.allocate(plane, now_ns)?;
+        let t = self.flash.program_sectors(ppn, sector, data, 1, now_ns)?;
+        let block = self.geometry.block_of(ppn) as usize;
+        self.blocks[block].valid_pages += 1;
+        self.blocks[block].last_write_ns = now_ns;
+        self.map(lpn, ppn as u32);
+        Ok(t.end_ns)
+    }
+
+    /// Flash busy time so far, ns.
+    pub fn busy_ns(&self) -> u64 {
+        self.flash.stats().busy_ns
+    }
+
+    /// Flash energy so far, pJ.
+    pub fn energy_pj(&self) -> u64 {
+        self.flash.stats().energy_pj
+    }
+
+    /// The flash content mode.
+    pub fn content_mode(&self) -> nvmdb_device::PageContent {
+        self.flash.content_mode()
+    }
+
+    /// The flash geometry.
+    pub fn geometry(&self) -> &FlashGeometry {
+        &self.geometry
+    }
+}
+
+/// Sectors `first..first + n` of a page's data (the whole content identity in
+/// fingerprint mode).
+fn sector_slice(data: &PageData, first: u32, n: u32) -> PageData {
+    match data {
+        PageData::Bytes(bytes) => {
+            let s = nvmdb_device::flash::SECTOR_BYTES as usize;
+            PageData::Bytes(bytes[first as usize * s..(first + n) as usize * s].to_vec())
+        }
+        other => other.clone(),
     }
 }
 

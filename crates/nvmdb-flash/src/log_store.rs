@@ -1,0 +1,368 @@
+//! The log layer above the page-mapped FTL: IPL, d-PRAM and the thesis's PCM log are each
+//! a [`LogStore`] over one [`PageFtl`] (mapping, GC, wear levelling as in the baseline)
+//! with its own [`LogArea`]. "The buffer of the SSD itself is not modified" (seed 000,
+//! 3.2.1): the layer only decides which writes reach the FTL.
+//!
+//! A host write of logical page `p` is handled as follows.
+//! 1. Case 1: `p` has no physical copy (a first write): it goes straight to the FTL.
+//! 2. The change is found: in bytes mode by comparing the new bytes with the page's current
+//!    content (flash copy plus records); otherwise the caller's change ranges, or for a
+//!    content-free write the [`DeltaPolicy`] (within the host's byte range when it gave
+//!    one). An empty change is a no-op.
+//! 3. The area logs the change, or asks for a merge (no room: its policy names the victim
+//!    block) and the layer retries, or refuses it (unloggable): then `p` is written out of
+//!    place through the FTL like any page, and its records dropped.
+//!
+//! A merge of logical block `b` reads `b`'s live pages (those the FTL maps; or with
+//! [`MergeScope::LoggedPages`] only those with records), applies their records, writes
+//! them through the FTL as one sequential run on one plane, and then drops `b`'s records;
+//! the old copies become garbage that the FTL's GC reclaims. A merge's flash time (its
+//! reads and programs, and any GC it triggers beyond the FTL's own count) is counted in
+//! `gc_time_ns`, the same way for every scheme.
+
+use nvmdb_device::{PageContent, PageData};
+use rand::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+use crate::ftl::PageFtl;
+use crate::layer::{FlashError, PageStore, StoreHealth, StoreStats};
+use crate::log_common::{apply_all, diff_ranges, fingerprint_of, splitmix64, Append, LogArea, Update};
+
+/// The change assumed for a content-free update whose changed bytes are unknown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeltaPolicy {
+    /// One range of `min..=max` bytes at a random offset (IPL's measured 50–150 B by
+    /// default), within the host's byte range when it gave one.
+    Sampled { min: u32, max: u32 },
+    /// The whole page (or the whole host range): a content-free whole-page write is then
+    /// never logged.
+    FullPage,
+}
+
+/// Which pages a merge writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MergeScope {
+    /// Every live page of the logical block (the thesis's merge: the block is written
+    /// sequentially).
+    LiveBlock,
+    /// Only the pages with records (the others are current in the FTL already).
+    LoggedPages,
+}
+
+/// A log scheme above the page-mapped FTL.
+#[derive(Debug)]
+pub struct LogStore<A: LogArea> {
+    ftl: PageFtl,
+    area: A,
+    host_pages: u64,
+    pages_per_block: u32,
+    delta: DeltaPolicy,
+    merge_scope: MergeScope,
+    delta_rng: Xoshiro256PlusPlus,
+    record_seq: u64,
+    salt_seed: u64,
+    stats: StoreStats,
+}
+
+impl<A: LogArea> LogStore<A> {
+    /// A log layer exposing `host_pages` logical pages over `ftl`, with logical blocks of
+    /// `pages_per_block` pages.
+    pub fn over(
+        ftl: PageFtl,
+        area: A,
+        host_pages: u64,
+        delta: DeltaPolicy,
+        merge_scope: MergeScope,
+        seed: u64,
+    ) -> Result<LogStore<A>, FlashError> {
+        let pages_per_block = ftl.geometry().pages_per_block;
+        if host_pages == 0 || host_pages > ftl.logical_pages() {
+            return Err(FlashError::Config(format!(
+                "the log layer exposes {host_pages} pages over an FTL of {}",
+                ftl.logical_pages()
+            )));
+        }
+        if let DeltaPolicy::Sampled { min, max } = delta {
+            if min > max {
+                return Err(FlashError::Config("buffer.delta_bytes_min exceeds buffer.delta_bytes_max".into()));
+            }
+        }
+        Ok(LogStore {
+            ftl,
+            area,
+            host_pages,
+            pages_per_block,
+            delta,
+            merge_scope,
+            delta_rng: Xoshiro256PlusPlus::seed_from_u64(seed ^ 0xD5E1_7A00),
+            record_seq: 0,
+            salt_seed: splitmix64(seed),
+            stats: StoreStats::default(),
+        })
+    }
+
+    /// The log area (tests, invariants).
+    pub fn area(&self) -> &A {
+        &self.area
+    }
+
+    /// The log area, mutable (unit tests only).
+    #[cfg(test)]
+    pub(crate) fn area_mut(&mut self) -> &mut A {
+        &mut self.area
+    }
+
+    /// The FTL below.
+    pub fn ftl(&self) -> &PageFtl {
+        &self.ftl
+    }
+
+    /// Flash and PCM service time so far, ns (queueing excluded).
+    pub fn busy_ns(&self) -> u64 {
+        self.ftl.busy_ns() + self.area.pcm().map_or(0, |p| p.stats().storage_time_ns)
+    }
+
+    /// Flash plus PCM energy so far, pJ (cheaper than [`PageStore::stats`]).
+    pub fn energy_pj(&self) -> u64 {
+        self.ftl.energy_pj() + self.area.pcm().map_or(0, |p| p.stats().storage_energy_pj)
+    }
+
+    fn check_lpn(&self, lpn: u64) -> Result<(), FlashError> {
+        if lpn >= self.host_pages {
+            return Err(FlashError::OutOfRange { lpn, pages: self.host_pages });
+        }
+        Ok(())
+    }
+
+    /// The page's current content: flash copy plus records.
+    fn current(&mut self, lpn: u64, now_ns: u64) -> Result<(PageData, PageData, u64), FlashError> {
+        let (base, t) = self.ftl.read(lpn, now_ns)?;
+        if !self.area.has_records(lpn) {
+            return Ok((base.clone(), base, t));
+        }
+        let (records, t2) = self.area.records(&mut self.ftl, lpn, now_ns)?;
+        Ok((apply_all(base.clone(), &records), base, t.max(t2)))
+    }
+
+    /// The change of a content-free update: `written` is the host's byte range (or the
+    /// whole page).
+    fn unknown_change(&mut self, written: (u32, u32)) -> Vec<(u32, u32)> {
+        match self.delta {
+            DeltaPolicy::FullPage => vec![written],
+            DeltaPolicy::Sampled { min, max } => {
+                let len = self.delta_rng.gen_range(min..=max).clamp(1, written.1.max(1));
+                let offset = written.0 + self.delta_rng.gen_range(0..=written.1.saturating_sub(len));
+                vec![(offset, len)]
+            }
+        }
+    }
+
+    /// Writes a page whose change since its previous write is `changed` (byte ranges,
+    /// exact, as a synthetic trace knows it). `None`: unknown — computed from the bytes in
+    /// bytes mode, otherwise taken from the [`DeltaPolicy`].
+    pub fn write_update(
+        &mut self,
+        lpn: u64,
+        data: PageData,
+        changed: Option<&[(u32, u32)]>,
+        now_ns: u64,
+    ) -> Result<u64, FlashError> {
+        let whole = (0, self.ftl.page_bytes());
+        self.write_inner(lpn, data, changed, whole, now_ns)
+    }
+
+    fn write_inner(
+        &mut self,
+        lpn: u64,
+        data: PageData,
+        changed: Option<&[(u32, u32)]>,
+        written: (u32, u32),
+        now_ns: u64,
+    ) -> Result<u64, FlashError> {
+        self.check_lpn(lpn)?;
+        self.stats.host_page_writes += 1;
+        // A page with records always has a flash copy: case 1 is exactly "no copy".
+        if !self.ftl.is_mapped(lpn) {
+            self.stats.direct_writes += 1;
+            return self.ftl.write(lpn, data, now_ns);
+        }
+        let (change, base_change, ready_ns) = match (&data, self.ftl.content_mode()) {
+            (PageData::Bytes(new), PageContent::Bytes) => {
+                let (current, base, t) = self.current(lpn, now_ns)?;
+                let (PageData::Bytes(current), PageData::Bytes(base)) = (current, base) else {
+                    unreachable!("bytes mode reads bytes")
+                };
+                (diff_ranges(&current, new), Some(diff_ranges(&base, new)), t)
+            }
+            _ => {
+                let change = match changed {
+                    Some(c) => c.to_vec(),
+                    None => self.unknown_change(written),
+                };
+                (change, None, now_ns)
+            }
+        };
+        if change.is_empty() {
+            self.stats.unchanged_writes += 1;
+            return Ok(ready_ns);
+        }
+        self.log_or_write(lpn, data, change, base_change, ready_ns)
+    }
+
+    fn log_or_write(
+        &mut self,
+        lpn: u64,
+        data: PageData,
+        change: Vec<(u32, u32)>,
+        mut base_change: Option<Vec<(u32, u32)>>,
+        mut ready_ns: u64,
+    ) -> Result<u64, FlashError> {
+        let lbn = lpn / u64::from(self.pages_per_block);
+        self.record_seq += 1;
+        let salt = splitmix64(self.salt_seed ^ self.record_seq);
+        loop {
+            let update = Update {
+                lpn,
+                lbn,
+                offset: (lpn % u64::from(self.pages_per_block)) as u32,
+                change: &change,
+                base_change: base_change.as_deref(),
+                page: match &data {
+                    PageData::Bytes(b) => Some(b.as_slice()),
+                    _ => None,
+                },
+                fingerprint: fingerprint_of(&data),
+                salt,
+            };
+            match self.area.append(&mut self.ftl, &update, ready_ns)? {
+                Append::Logged { done_ns, merge } => {
+                    self.stats.logged_writes += 1;
+                    return match merge {
+                        Some(block) => self.merge(block, done_ns),
+                        None => Ok(done_ns),
+                    };
+                }
+                Append::NeedMerge(victim) => {
+                    ready_ns = self.merge(victim, ready_ns)?;
+                    if victim == lbn && base_change.is_some() {
+                        // The merge made the flash copy current.
+                        base_change = Some(change.clone());
+                    }
+                }
+                Append::Unloggable => {
+                    self.stats.out_of_place_writes += 1;
+                    let ready_ns = self.area.drop_page(&mut self.ftl, lpn, ready_ns)?;
+                    return self.ftl.write(lpn, data, ready_ns);
+                }
+            }
+        }
+    }
+
+    /// Merges logical block `lbn` (see the module docs).
+    fn merge(&mut self, lbn: u64, now_ns: u64) -> Result<u64, FlashError> {
+        let busy_before = self.ftl.busy_ns();
+        let gc_before = self.ftl.stats().gc_time_ns;
+        let ppb = u64::from(self.pages_per_block);
+        let offsets: Vec<u32> = match self.merge_scope {
+            MergeScope::LiveBlock => (0..self.pages_per_block)
+                .filter(|&o| lbn * ppb + u64::from(o) < self.host_pages && self.ftl.is_mapped(lbn * ppb + u64::from(o)))
+                .collect(),
+            MergeScope::LoggedPages => self.area.logged_offsets(lbn),
+        };
+        let mut pages = Vec::with_capacity(offsets.len());
+        let mut ready_ns = now_ns;
+        for offset in offsets {
+            let lpn = lbn * ppb + u64::from(offset);
+            let (data, _, t) = self.current(lpn, now_ns)?;
+            ready_ns = ready_ns.max(t);
+            pages.push((lpn, data));
+        }
+        // The pages are durable in flash before their records go.
+        let done_ns = self.ftl.write_run(&pages, ready_ns)?;
+        let done_ns = self.area.drop_block(&mut self.ftl, lbn, done_ns)?;
+        self.stats.merges += 1;
+        self.stats.flushes += 1;
+        self.stats.sequential_flushes += 1;
+        self.stats.merge_page_writes += pages.len() as u64;
+        let gc_during = self.ftl.stats().gc_time_ns - gc_before;
+        self.stats.gc_time_ns += (self.ftl.busy_ns() - busy_before).saturating_sub(gc_during);
+        Ok(done_ns)
+    }
+}
+
+impl<A: LogArea> PageStore for LogStore<A> {
+    fn logical_pages(&self) -> u64 {
+        self.host_pages
+    }
+
+    fn page_bytes(&self) -> u32 {
+        self.ftl.page_bytes()
+    }
+
+    fn write(&mut self, lpn: u64, data: PageData, now_ns: u64) -> Result<u64, FlashError> {
+        self.write_update(lpn, data, None, now_ns)
+    }
+
+    fn write_range(&mut self, lpn: u64, data: PageData, written: (u32, u32), now_ns: u64) -> Result<u64, FlashError> {
+        self.write_inner(lpn, data, None, written, now_ns)
+    }
+
+    fn read(&mut self, lpn: u64, now_ns: u64) -> Result<(PageData, u64), FlashError> {
+        self.check_lpn(lpn)?;
+        self.stats.host_page_reads += 1;
+        let (data, _, t) = self.current(lpn, now_ns)?;
+        Ok((data, t))
+    }
+
+    fn trim(&mut self, lpn: u64, now_ns: u64) -> Result<u64, FlashError> {
+        self.check_lpn(lpn)?;
+        self.stats.host_page_trims += 1;
+        let now_ns = self.area.drop_page(&mut self.ftl, lpn, now_ns)?;
+        self.ftl.trim(lpn, now_ns)
+    }
+
+    fn stats(&self) -> StoreStats {
+        let below = self.ftl.stats();
+        let own = &self.stats;
+        let mut s = StoreStats {
+            host_page_writes: own.host_page_writes,
+            host_page_reads: own.host_page_reads,
+            host_page_trims: own.host_page_trims,
+            merges: own.merges,
+            flushes: own.flushes,
+            sequential_flushes: own.sequential_flushes,
+            gc_time_ns: below.gc_time_ns + own.gc_time_ns,
+            direct_writes: own.direct_writes,
+            logged_writes: own.logged_writes,
+            out_of_place_writes: own.out_of_place_writes,
+            unchanged_writes: own.unchanged_writes,
+            merge_page_writes: own.merge_page_writes,
+            ..below
+        };
+        if let Some(pcm) = self.area.pcm() {
+            let p = pcm.stats();
+            s.pcm_bits_written += p.bits_written;
+            s.pcm_energy_pj += p.storage_energy_pj;
+            s.pcm_max_cell_writes = s.pcm_max_cell_writes.max(pcm.wear_report().max_cell_writes);
+        }
+        s
+    }
+
+    fn reset_stats(&mut self) {
+        self.stats = StoreStats::default();
+        self.ftl.reset_stats();
+        self.area.reset_stats();
+    }
+
+    fn check_invariants(&self) -> Result<(), String> {
+        self.ftl.check_invariants()?;
+        self.area.check(&self.ftl)
+    }
+
+    fn health(&self) -> StoreHealth {
+        let mut h = self.ftl.health();
+        // IPL's log pages are mapped in the FTL but hold no host data.
+        h.mapped_pages = (0..self.host_pages).filter(|&p| self.ftl.is_mapped(p)).count() as u64;
+        h
+    }
+}
