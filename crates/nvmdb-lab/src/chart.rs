@@ -116,6 +116,13 @@ fn auto_ticks(scale: AxisScale, lo: f64, hi: f64) -> Vec<f64> {
         let (a, b) = (scale.inverse(lo), scale.inverse(hi));
         return nice_ticks(a, b, 4.0).into_iter().filter(|v| *v > 0.0).map(|v| scale.forward(v)).collect();
     }
+    if scale == AxisScale::Log10 && count <= 3 {
+        // Few decades: 1, 2 and 5 in each, so the axis has more than two labels.
+        return (first - 1..=last)
+            .flat_map(|e| [1.0, 2.0, 5.0].map(|m| (m * 10f64.powi(e as i32)).log10()))
+            .filter(|t| (lo..=hi).contains(t))
+            .collect();
+    }
     let step = (count + 7) / 8;
     (first..=last).filter(|e| (e - first) % step == 0).map(|e| e as f64).collect()
 }
@@ -456,7 +463,10 @@ mod tests {
     #[test]
     fn tick_helpers() {
         assert_eq!(nice_ticks(0.0, 10.0, 5.0), [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
-        assert_eq!(auto_ticks(AxisScale::Log10, -0.1, 3.2), [0.0, 1.0, 2.0, 3.0]);
+        assert_eq!(auto_ticks(AxisScale::Log10, -0.1, 4.2), [0.0, 1.0, 2.0, 3.0, 4.0]);
+        let two_decades: Vec<String> =
+            auto_ticks(AxisScale::Log10, 1.2, 3.1).iter().map(|t| compact(AxisScale::Log10.inverse(*t))).collect();
+        assert_eq!(two_decades, ["20", "50", "100", "200", "500", "1k"]);
         assert_eq!(auto_ticks(AxisScale::Log2, 0.0, 20.0), [0.0, 3.0, 6.0, 9.0, 12.0, 15.0, 18.0]);
         assert_eq!(thin(vec![0.0, 0.5, 1.0, 3.0], 1.0), [0.0, 1.0, 3.0]);
     }

@@ -262,7 +262,7 @@ fn html_escape(s: &str) -> String {
 const STYLE: &str = "body{font-family:sans-serif;max-width:1100px;margin:auto;padding:0 1em}\
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}\
 th{background:#f4f4f4}caption{font-weight:bold;text-align:left;padding:4px 0}\
-table.scorecard td{text-align:left;vertical-align:top}table.scorecard td.num{text-align:right;white-space:nowrap}\
+table.scorecard td,table.scorecard th{text-align:left;vertical-align:top}td.nowrap{white-space:nowrap}table.scorecard td.num{text-align:right;white-space:nowrap}\
 td.verdict{font-weight:bold;white-space:nowrap}td.reproduces{background:#d7f0d8;color:#14532d}\
 td.differs{background:#fde8b8;color:#713f12}td.not-measured{background:#e5e7eb;color:#374151}\
 p.tally{font-size:1.1em}svg{max-width:100%;height:auto;display:block;margin:1em 0}";
@@ -291,7 +291,7 @@ fn html_scorecard(rows: &[ScoreRow]) -> String {
         let note = if r.note.is_empty() { format!("see {}", r.experiment) } else { r.note.clone() };
         let _ = writeln!(
             out,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
+            "<tr><td class=\"nowrap\">{}</td><td class=\"nowrap\">{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
              <td class=\"num\">{}</td><td class=\"verdict {}\">{}</td><td><a href=\"{}\">{}</a></td></tr>",
             html_escape(&r.seed),
             html_escape(&r.figure),
