@@ -25,6 +25,8 @@ const COLORS: [RGBColor; 8] = [
 ];
 /// At most this many distinct x values get a tick each.
 const MAX_DATA_TICKS: usize = 12;
+/// Series with more points are drawn as lines without markers.
+const MAX_MARKED_POINTS: usize = 40;
 /// Legend text is cut to this many characters so the legend cannot swallow the plot.
 const MAX_LEGEND_CHARS: usize = 30;
 
@@ -111,20 +113,23 @@ fn auto_ticks(scale: AxisScale, lo: f64, hi: f64) -> Vec<f64> {
     }
     let (first, last) = (lo.ceil() as i64, hi.floor() as i64);
     let count = last - first + 1;
-    if count < 2 {
-        // Less than a power apart: nice values in the original space.
-        let (a, b) = (scale.inverse(lo), scale.inverse(hi));
-        return nice_ticks(a, b, 4.0).into_iter().filter(|v| *v > 0.0).map(|v| scale.forward(v)).collect();
+    if count > 3 || (scale == AxisScale::Log2 && count >= 2) {
+        let step = (count + 7) / 8;
+        return (first..=last).filter(|e| (e - first) % step == 0).map(|e| e as f64).collect();
     }
-    if scale == AxisScale::Log10 && count <= 3 {
+    if scale == AxisScale::Log10 {
         // Few decades: 1, 2 and 5 in each, so the axis has more than two labels.
-        return (first - 1..=last)
+        let ticks: Vec<f64> = (first - 1..=last)
             .flat_map(|e| [1.0, 2.0, 5.0].map(|m| (m * 10f64.powi(e as i32)).log10()))
             .filter(|t| (lo..=hi).contains(t))
             .collect();
+        if ticks.len() >= 3 {
+            return ticks;
+        }
     }
-    let step = (count + 7) / 8;
-    (first..=last).filter(|e| (e - first) % step == 0).map(|e| e as f64).collect()
+    // Less than a few steps apart: nice values in the original space.
+    let (a, b) = (scale.inverse(lo), scale.inverse(hi));
+    nice_ticks(a, b, 5.0).into_iter().filter(|v| *v > 0.0).map(|v| scale.forward(v)).collect()
 }
 
 /// A linear axis (in transformed space) with our ticks. Plotters' own `WithKeyPoints`
@@ -250,7 +255,7 @@ impl Plot {
         root: &DrawingArea<DB, plotters::coord::Shift>,
     ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
         root.fill(&WHITE)?;
-        let area = root.titled(&self.title, font(15.0))?;
+        let area = root.margin(6, 0, 0, 0).titled(&self.title, font(15.0))?;
         let (xs, ys) = effective_scales(self);
         // Transformed points of each series, `None` where a point cannot be drawn.
         let transformed: Vec<Vec<Option<(f64, f64)>>> = all_series(self)
@@ -272,7 +277,7 @@ impl Plot {
         let entries: Vec<(bool, String)> =
             all_series(self).map(|(paper, s)| (paper, legend_name(paper, &s.name))).collect();
         let longest = entries.iter().map(|(_, n)| n.chars().count()).max().unwrap_or(0) as u32;
-        let legend_width = (longest * 7 + 44).clamp(110, 260);
+        let legend_width = (longest * 15 / 2 + 50).clamp(110, 290);
         let (main, legend) = area.split_horizontally(WIDTH - legend_width);
 
         let x_data = distinct(valid.iter().map(|p| p.0).collect());
@@ -323,7 +328,10 @@ impl Plot {
             for run in points.split(Option::is_none) {
                 chart.draw_series(LineSeries::new(run.iter().flatten().copied(), colour.stroke_width(2)))?;
             }
-            chart.draw_series(points.iter().flatten().map(|&p| Circle::new(p, 3, colour.filled())))?;
+            // Markers on dense series would merge into a thick smear.
+            if points.len() <= MAX_MARKED_POINTS {
+                chart.draw_series(points.iter().flatten().map(|&p| Circle::new(p, 3, colour.filled())))?;
+            }
         }
 
         for (i, ((paper, name), colour)) in entries.iter().zip(&colours).enumerate() {
@@ -368,6 +376,15 @@ mod tests {
             assert!(svg.contains(&format!(">\n{name}\n<")) || svg.contains(&format!(">{name}<")), "{name} in {svg}");
         }
         assert_eq!(thick_lines(&svg), 2 + 2, "two lines and one legend line per series of ours: {svg}");
+    }
+
+    #[test]
+    fn dense_series_have_no_markers() {
+        let mut plot = Plot::new("t", "x", "y");
+        plot.series("dense", (0..100).map(|i| (f64::from(i), f64::from(i % 7))).collect());
+        plot.series("sparse", vec![(0.0, 1.0), (50.0, 2.0)]);
+        // Two markers for the sparse series and one legend marker each.
+        assert_eq!(plot.to_svg().matches("<circle").count(), 2 + 2);
     }
 
     #[test]
@@ -467,6 +484,12 @@ mod tests {
         let two_decades: Vec<String> =
             auto_ticks(AxisScale::Log10, 1.2, 3.1).iter().map(|t| compact(AxisScale::Log10.inverse(*t))).collect();
         assert_eq!(two_decades, ["20", "50", "100", "200", "500", "1k"]);
+        let labels = |scale: AxisScale, lo: f64, hi: f64| -> Vec<String> {
+            auto_ticks(scale, lo, hi).iter().map(|t| compact(scale.inverse(*t))).collect()
+        };
+        assert_eq!(labels(AxisScale::Log10, 1.4, 2.6), ["50", "100", "200"]);
+        assert_eq!(labels(AxisScale::Log10, 2.0, 2.2), ["100", "120", "140"]);
+        assert_eq!(labels(AxisScale::Log2, 1.0, 3.0), ["2", "4", "8"]);
         assert_eq!(auto_ticks(AxisScale::Log2, 0.0, 20.0), [0.0, 3.0, 6.0, 9.0, 12.0, 15.0, 18.0]);
         assert_eq!(thin(vec![0.0, 0.5, 1.0, 3.0], 1.0), [0.0, 1.0, 3.0]);
     }
