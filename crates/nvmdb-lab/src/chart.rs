@@ -100,6 +100,9 @@ fn significant(v: f64, digits: i32) -> String {
 /// Ticks at multiples of 1, 2 or 5 × 10^k, about `target` of them, within `[lo, hi]`.
 fn nice_ticks(lo: f64, hi: f64, target: f64) -> Vec<f64> {
     let raw = (hi - lo) / target;
+    if !(raw > 0.0 && raw.is_finite()) {
+        return Vec::new();
+    }
     let magnitude = 10f64.powf(raw.log10().floor());
     let step = [1.0, 2.0, 5.0, 10.0].iter().map(|m| m * magnitude).find(|s| *s >= raw).unwrap_or(10.0 * magnitude);
     let (first, last) = ((lo / step).ceil() as i64, (hi / step).floor() as i64);
@@ -182,7 +185,9 @@ fn thin(ticks: Vec<f64>, gap: f64) -> Vec<f64> {
 
 /// `[lo, hi]` widened when empty, then padded by `pad` of its span.
 fn padded(lo: f64, hi: f64, pad: f64) -> (f64, f64) {
-    let (lo, hi) = if hi > lo { (lo, hi) } else { (lo - 0.5, hi + 0.5) };
+    // Half a unit, or 5% for values so large that half a unit would vanish in rounding.
+    let half = 0.5f64.max(lo.abs() * 0.05);
+    let (lo, hi) = if hi > lo { (lo, hi) } else { (lo - half, hi + half) };
     let span = hi - lo;
     (lo - pad * span, hi + pad * span)
 }
@@ -325,7 +330,7 @@ impl Plot {
                 continue;
             }
             // A point that cannot be drawn breaks the line rather than being bridged.
-            for run in points.split(Option::is_none) {
+            for run in points.split(Option::is_none).filter(|run| run.len() >= 2) {
                 chart.draw_series(LineSeries::new(run.iter().flatten().copied(), colour.stroke_width(2)))?;
             }
             // Markers on dense series would merge into a thick smear.
@@ -430,15 +435,29 @@ mod tests {
         let mut plot = Plot::new("t", "x", "y").log2_x().log10_y();
         plot.series(
             "a",
-            vec![(0.0, 1.0), (1.0, 0.0), (2.0, 10.0), (f64::NAN, 5.0), (4.0, 1000.0), (8.0, f64::INFINITY)],
+            vec![(0.0, 1.0), (1.0, 0.0), (2.0, 10.0), (4.0, 100.0), (f64::NAN, 5.0), (8.0, 1000.0), (16.0, 2000.0)],
         );
+        plot.series("b", vec![(-1.0, 1.0), (32.0, f64::INFINITY)]);
         plot.paper_series("a", vec![(-1.0, 3.0), (4.0, 900.0)]);
         let svg = plot.to_svg();
         assert_svg(&svg);
         assert!(!svg.contains("NaN") && !svg.contains("inf"), "{svg}");
         assert!(svg.contains(">\n100\n<") && svg.contains(">\n1k\n<"), "decade ticks: {svg}");
-        // The NaN between 2 and 4 breaks the line in two; the legend adds one more.
-        assert_eq!(thick_lines(&svg), 3, "{svg}");
+        // The NaN between 4 and 8 breaks the line in two; "b" has no drawable points; each
+        // series of ours has a legend line.
+        assert_eq!(thick_lines(&svg), 2 + 2, "{svg}");
+    }
+
+    #[test]
+    fn extreme_values_do_not_panic() {
+        let mut plot = Plot::new("extremes", "x", "y");
+        plot.series("equal", vec![(1e300, 1e300), (1e300, 1e300)]);
+        plot.series("wide", vec![(-1e308, -1e308), (1e308, 1e308)]);
+        plot.series("tiny", vec![(1e-300, 5e-324)]);
+        assert_svg(&plot.to_svg());
+        assert!(nice_ticks(1.0, 1.0, 5.0).is_empty());
+        assert!(nice_ticks(-f64::MAX, f64::MAX, 5.0).is_empty());
+        assert_eq!(padded(1e300, 1e300, 0.0), (0.95e300, 1.05e300));
     }
 
     #[test]
