@@ -1,7 +1,7 @@
 //! The experiment harness: an [`Experiment`] trait, a [`RunContext`] carrying the scale,
 //! the seed and progress reporting, result [`Outcome`]s made of tables and plots, and a
 //! report writer producing `results.json`, `results.csv`, SVG plots, `REPORT.md` and
-//! `index.html`, opened by a [`scorecard`] of the papers' [`Claim`]s.
+//! `index.html`, opened by a [`scorecard()`] of the papers' [`Claim`]s.
 
 mod chart;
 pub mod device_experiments;

@@ -215,7 +215,7 @@ pub struct Outcome {
     pub plots: Vec<Plot>,
     /// Notes: modelling choices, deviations and their reasons.
     pub notes: Vec<String>,
-    /// Our values for the papers' claims (see [`crate::scorecard`]).
+    /// Our values for the papers' claims (see [`mod@crate::scorecard`]).
     #[serde(default)]
     pub measurements: Vec<Measured>,
 }
