@@ -1,14 +1,14 @@
 //! The experiment harness: an [`Experiment`] trait, a [`RunContext`] carrying the scale,
 //! the seed and progress reporting, result [`Outcome`]s made of tables and plots, and a
 //! report writer producing `results.json`, `results.csv`, SVG plots, `REPORT.md` and
-//! `index.html`, opened by a [`scorecard`] of the papers' [`Claim`]s.
+//! `index.html`, opened by a [`scorecard()`] of the papers' [`Claim`]s.
 
+mod chart;
 pub mod outcome;
 pub mod report;
 pub mod scorecard;
-pub mod svg;
 
-pub use outcome::{Cell, Outcome, Plot, Series, Table};
+pub use outcome::{AxisScale, Cell, Outcome, Plot, Series, Table};
 pub use scorecard::{claim, scorecard, Claim, Measured, ScoreRow, Stated, Tolerance, Verdict};
 
 use std::io::IsTerminal;

@@ -123,7 +123,20 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
 }
 
-/// A line plot.
+/// How an axis maps values to positions.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AxisScale {
+    /// Evenly spaced values.
+    #[default]
+    Linear,
+    /// Evenly spaced doublings, for sizes that double.
+    Log2,
+    /// Evenly spaced decades.
+    Log10,
+}
+
+/// A line plot, rendered as SVG by [`Plot::to_svg`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plot {
     /// Title.
@@ -132,21 +145,59 @@ pub struct Plot {
     pub x_label: String,
     /// Y axis label.
     pub y_label: String,
-    /// Log-scale Y axis.
+    /// Log-scale Y axis: kept for existing code, `true` means [`AxisScale::Log10`] when
+    /// `y_scale` is left linear.
+    #[serde(default)]
     pub log_y: bool,
-    /// The lines.
+    /// X axis scale. Left linear, an axis whose values are all powers of two spanning at
+    /// least 8× is drawn log₂ anyway: linear would crush the small sizes into one corner.
+    #[serde(default)]
+    pub x_scale: AxisScale,
+    /// Y axis scale.
+    #[serde(default)]
+    pub y_scale: AxisScale,
+    /// Our lines.
     pub series: Vec<Series>,
+    /// The paper's stated values, drawn as markers without lines.
+    #[serde(default)]
+    pub paper: Vec<Series>,
 }
 
 impl Plot {
     /// An empty plot.
     pub fn new(title: impl Into<String>, x_label: impl Into<String>, y_label: impl Into<String>) -> Plot {
-        Plot { title: title.into(), x_label: x_label.into(), y_label: y_label.into(), log_y: false, series: Vec::new() }
+        Plot {
+            title: title.into(),
+            x_label: x_label.into(),
+            y_label: y_label.into(),
+            log_y: false,
+            x_scale: AxisScale::Linear,
+            y_scale: AxisScale::Linear,
+            series: Vec::new(),
+            paper: Vec::new(),
+        }
+    }
+
+    /// A log₂ X axis.
+    pub fn log2_x(mut self) -> Plot {
+        self.x_scale = AxisScale::Log2;
+        self
+    }
+
+    /// A log₁₀ Y axis.
+    pub fn log10_y(mut self) -> Plot {
+        self.y_scale = AxisScale::Log10;
+        self
     }
 
     /// Adds a line.
     pub fn series(&mut self, name: impl Into<String>, points: Vec<(f64, f64)>) {
         self.series.push(Series { name: name.into(), points });
+    }
+
+    /// Adds the paper's values for a line, shown as `paper: NAME`.
+    pub fn paper_series(&mut self, name: impl Into<String>, points: Vec<(f64, f64)>) {
+        self.paper.push(Series { name: name.into(), points });
     }
 }
 
@@ -164,7 +215,7 @@ pub struct Outcome {
     pub plots: Vec<Plot>,
     /// Notes: modelling choices, deviations and their reasons.
     pub notes: Vec<String>,
-    /// Our values for the papers' claims (see [`crate::scorecard`]).
+    /// Our values for the papers' claims (see [`mod@crate::scorecard`]).
     #[serde(default)]
     pub measurements: Vec<Measured>,
 }
