@@ -232,6 +232,12 @@ pub struct BufferSection {
     pub delta_bytes_max: u32,
     /// PCM storage timing preset.
     pub pcm_timing: PcmTimingPreset,
+    /// The change assumed for a content-free update (no bytes to compare).
+    pub delta: DeltaKind,
+    /// Which pages a merge writes.
+    pub merge: MergeKind,
+    /// The PCM log's P-block replacement policy.
+    pub replacement: ReplacementKind,
 }
 
 impl Default for BufferSection {
@@ -243,8 +249,42 @@ impl Default for BufferSection {
             delta_bytes_min: 50,
             delta_bytes_max: 150,
             pcm_timing: PcmTimingPreset::ThesisTable22,
+            delta: DeltaKind::Sampled,
+            merge: MergeKind::LiveBlock,
+            replacement: ReplacementKind::LeastPopular,
         }
     }
+}
+
+/// The change assumed for a content-free update.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DeltaKind {
+    /// `delta_bytes_min..=delta_bytes_max` bytes at a random offset (IPL's measured
+    /// 50–150 B), within the host's byte range.
+    Sampled,
+    /// The whole page (or the whole host range).
+    FullPage,
+}
+
+/// Which pages a merge writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MergeKind {
+    /// Every live page of the logical block, as one sequential run.
+    LiveBlock,
+    /// Only the pages that have log records.
+    LoggedPages,
+}
+
+/// The PCM log's P-block replacement policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReplacementKind {
+    /// The thesis's: the least popular P-block.
+    LeastPopular,
+    /// The least recently updated P-block.
+    Lru,
 }
 
 /// Buffer kinds.

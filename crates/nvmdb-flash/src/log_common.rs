@@ -11,7 +11,7 @@
 
 use nvmdb_device::{PageData, Pcm};
 
-use crate::config::SsdConfig;
+use crate::config::{DeltaKind, MergeKind, SsdConfig};
 use crate::ftl::PageFtl;
 use crate::layer::FlashError;
 use crate::log_store::{DeltaPolicy, MergeScope};
@@ -35,12 +35,18 @@ impl SchemeParams {
     /// The delta policy for content-free updates.
     pub fn delta_policy(&self) -> DeltaPolicy {
         let b = &self.config.buffer;
-        DeltaPolicy::Sampled { min: b.delta_bytes_min, max: b.delta_bytes_max }
+        match b.delta {
+            DeltaKind::Sampled => DeltaPolicy::Sampled { min: b.delta_bytes_min, max: b.delta_bytes_max },
+            DeltaKind::FullPage => DeltaPolicy::FullPage,
+        }
     }
 
     /// Which pages a merge writes.
     pub fn merge_scope(&self) -> MergeScope {
-        MergeScope::LiveBlock
+        match self.config.buffer.merge {
+            MergeKind::LiveBlock => MergeScope::LiveBlock,
+            MergeKind::LoggedPages => MergeScope::LoggedPages,
+        }
     }
 }
 

@@ -10,7 +10,7 @@
 //!
 //! Write cases (3.2.3): (1) the page has no flash copy: the layer writes it through the
 //! FTL; (2) the F-block has no P-block: take a free P-block, or replace one chosen by the
-//! [`Replacement`] policy (the thesis: the *least popular*; its F-block is merged), then
+//! [`ReplacementKind`] policy (the thesis: the *least popular*; its F-block is merged), then
 //! log; (3) the page already has a record: read it and rewrite the sector with the
 //! combined change against the flash copy; (4) the F-block has a P-block but the page no
 //! record: log it. The sector of a page is its offset in the block, the "simple hash".
@@ -24,7 +24,7 @@ use std::collections::BTreeMap;
 
 use nvmdb_device::{Pcm, PcmConfig};
 
-use crate::config::SsdConfig;
+use crate::config::{ReplacementKind, SsdConfig};
 use crate::ftl::PageFtl;
 use crate::layer::FlashError;
 use crate::log_common::{decode_record, encode_record, fits, Append, LogArea, Record, SchemeParams, Update};
@@ -32,15 +32,6 @@ use crate::log_store::LogStore;
 
 /// Bytes per F-block → P-block table row.
 const TABLE_ROW_BYTES: u64 = 16;
-
-/// The P-block replacement policy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Replacement {
-    /// The thesis's: the P-block with the fewest updates since it was assigned.
-    LeastPopular,
-    /// The P-block updated longest ago.
-    Lru,
-}
 
 /// One P-block's row as a replacement policy sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,10 +44,10 @@ pub struct PBlockView {
 
 /// The P-block to replace (index into `rows`), ties to the lowest index; `None` when
 /// there are no rows.
-pub fn choose_victim(policy: Replacement, rows: &[PBlockView]) -> Option<usize> {
+pub fn choose_victim(policy: ReplacementKind, rows: &[PBlockView]) -> Option<usize> {
     let key = |r: &PBlockView| match policy {
-        Replacement::LeastPopular => r.popularity,
-        Replacement::Lru => r.last_use,
+        ReplacementKind::LeastPopular => r.popularity,
+        ReplacementKind::Lru => r.last_use,
     };
     (0..rows.len()).min_by_key(|&i| (key(&rows[i]), i))
 }
@@ -80,7 +71,7 @@ pub struct PcmLogArea {
     fmap: BTreeMap<u64, u32>,
     /// Record length of each sector, 0 = no record.
     sector_len: Vec<u16>,
-    policy: Replacement,
+    policy: ReplacementKind,
     use_seq: u64,
 }
 
@@ -132,7 +123,7 @@ impl PcmLogArea {
             pblocks: vec![PBlock::default(); n as usize],
             fmap: BTreeMap::new(),
             sector_len: vec![0; (n * u64::from(m)) as usize],
-            policy: Replacement::LeastPopular,
+            policy: params.config.buffer.replacement,
             use_seq: 0,
         })
     }
@@ -350,9 +341,9 @@ mod tests {
             PBlockView { popularity: 1, last_use: 10 },
             PBlockView { popularity: 1, last_use: 2 },
         ];
-        assert_eq!(choose_victim(Replacement::LeastPopular, &rows), Some(1), "ties go to the lowest index");
-        assert_eq!(choose_victim(Replacement::Lru, &rows), Some(2));
-        assert_eq!(choose_victim(Replacement::Lru, &[]), None);
+        assert_eq!(choose_victim(ReplacementKind::LeastPopular, &rows), Some(1), "ties go to the lowest index");
+        assert_eq!(choose_victim(ReplacementKind::Lru, &rows), Some(2));
+        assert_eq!(choose_victim(ReplacementKind::Lru, &[]), None);
     }
 
     #[test]

@@ -362,8 +362,9 @@ impl<'a> Engine<'a> {
                 self.report.rmw_pages += 1;
                 let (old, read_done_ns) = self.store.read(lpn, now_ns)?;
                 let from = (start - page_start) as usize..(end - page_start) as usize;
+                let written = (from.start as u32, from.len() as u32);
                 let data = self.new_data(request, index, (start - request.offset_bytes) as usize, Some((old, from)));
-                self.store.write(lpn, data, read_done_ns)
+                self.store.write_range(lpn, data, written, read_done_ns)
             }
         }
     }
