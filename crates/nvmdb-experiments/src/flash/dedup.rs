@@ -174,7 +174,8 @@ impl Experiment for StoreSize {
             smaller_faster &= never_falls(&times);
             smaller_detects_less &= never_falls(&rates);
             let at = |f: f64| times.iter().find(|p| p.0 == f).map_or(f64::NAN, |p| p.1);
-            flat_above_half &= at(1.0) - at(0.5) < at(0.5) - at(fractions[0]);
+            let (above, below) = (at(1.0) - at(0.5), at(0.5) - at(fractions[0]));
+            flat_above_half &= above <= 0.0 || above < below;
             time_plot.series(workload.name(), times);
             rate_plot.series(workload.name(), rates);
         }

@@ -393,17 +393,24 @@ impl Experiment for Fig7 {
             notes,
             ..Default::default()
         };
-        for (claims, points) in [(r, &by_size), (m, &by_match)] {
+        let excess = "Virtual partitioning's per-partition hash tables are written back, more so as MatchPerR grows \
+                      (notes).";
+        let time_note = "Ours is memory time; the paper's PTLsim time adds computation, pulling ratios towards 1 \
+                         (notes).";
+        for (claims, points, wear_note) in [(r, &by_size, None), (m, &by_match, Some(excess))] {
             for (x, [w, e, t]) in claims {
                 // A sweep end the scale does not run stays unmeasured.
                 if let Some(p) = points.iter().find(|p| p.x == *x) {
-                    outcome.measure(*w, wear(p));
+                    match wear_note {
+                        Some(note) => papers::measure_explained(&mut outcome, w, wear(p), note),
+                        None => outcome.measure(*w, wear(p)),
+                    }
                     outcome.measure(*e, energy(p));
-                    outcome.measure(*t, time(p));
+                    papers::measure_explained(&mut outcome, t, time(p), time_note);
                 }
             }
         }
-        outcome.holds("cidr-fig7-virtual-best", virtual_best);
+        papers::holds_explained(&mut outcome, "cidr-fig7-virtual-best", virtual_best, excess);
         outcome.holds("cidr-fig7-cache-partitioning-most-wear", cache_most_wear);
         Ok(outcome)
     }
