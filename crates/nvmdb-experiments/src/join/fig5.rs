@@ -130,12 +130,14 @@ impl Experiment for Fig5 {
         let mut outcome = Outcome {
             summary: format!(
                 "Table 4's formulas evaluated over Figure 5's grid with its parameters (L_S = L_R, MatchPerS = 1, \
-                 N_hR = N_hS = 1.8, HashTable_lw = 1.5, HashTable_w = 5.0, γ = 0.5). As in the paper: for cache \
-                 misses simple wins for large records and cache partitioning for small ones; for wear, virtual \
+                 N_hR = N_hS = 1.8, HashTable_lw = 1.5, HashTable_w = 5.0, γ = 0.5). For cache misses, that simple wins \
+                 every MatchPerR at {largest} B records and cache partitioning every MatchPerR at {smallest} B {} \
+                 (see the grid; paper: simple for very large records, cache partitioning for small ones); for wear, virtual \
                  partitioning beats simple below MatchPerR {c} and simple wins from {c} on at 100 B records \
                  (paper: simple from {}); virtual partitioning wins {:.0}% of the energy grid \
                  and {:.0}% of the latency grid (paper: \"in most cases\"), and cache partitioning wins {:.0}% and \
                  {:.0}% (paper: \"very few configurations\").",
+                if miss_regions { "holds" } else { "does not hold" },
                 paper("cidr-fig5-wear-crossover"),
                 100.0 * share(Metric::Energy),
                 100.0 * share(Metric::Latency),

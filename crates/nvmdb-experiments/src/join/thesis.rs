@@ -271,8 +271,8 @@ impl Experiment for ThesisHashJoin {
                  page per record once the relation outgrows the pool. The thesis assumes random reads cost what \
                  sequential ones do, which holds at line granularity (PCM as main memory) but not for page copies. \
                  Figure 5.9's observations, at every size: the traditional row store wears PCM more than the \
-                 traditional column store: {}; the two modified joins' wear differs by a factor of at most {:.2} \
-                 (column ÷ row); the modified column store uses more energy than the modified row store: {}; the \
+                 traditional column store: {}; the two modified joins' wear ratio (column ÷ row) furthest from 1 \
+                 is {:.2}; the modified column store uses more energy than the modified row store: {}; the \
                  column store has the lower latency: {}.",
                 best_gains.0,
                 best_gains.1,
