@@ -1,19 +1,52 @@
 //! What the papers state: one table of [`Claim`]s per paper, next to the experiments
 //! that measure them. Experiments report their values with `Outcome::measure` under
 //! these ids, the scorecard computes each verdict, and tables and summaries quote the
-//! stated values from here (`stated(id)`) instead of retyping them.
+//! stated values from here (`stated(id)`, `claim(id).paper_display()`) instead of
+//! retyping them.
+//!
+//! # Tolerance policy
+//!
+//! Fixed before any of our numbers were compared, and applied to every claim by its kind
+//! alone:
+//!
+//! - a single value the paper states from its simulations or measurements, whether in
+//!   the text or read off a figure (including "about", "almost" and "as much as"): ±20 %
+//!   relative ([`VALUE`]);
+//! - a single value the paper derives from its own analytic formulas, which we evaluate
+//!   with the same parameters: exact ([`MODEL_VALUE`]);
+//! - a stated range: the range widened by 10 % of each end ([`RANGE`]); where our
+//!   measurement is itself a range over configurations, its minimum and its maximum are
+//!   two claims, each judged against the paper's range;
+//! - a bound (at least / at most): 10 % slack ([`BOUND`]);
+//! - a qualitative statement (an ordering, a trend): holds or not, no tolerance. What
+//!   "every size", "rises" and the like mean is spelt out in the claim's text.
+//!
+//! Where a paper gives one value for a quantity we measure over several configurations,
+//! the claim's text says which of ours is compared (e.g. the largest over sizes).
 
 mod cidr2011;
 mod thesis;
 
-use nvmdb_lab::{Cell, Claim};
+use nvmdb_lab::{Cell, Claim, Outcome, Stated, Tolerance, Verdict};
 
 pub use cidr2011::CIDR2011;
 pub use thesis::THESIS;
 
+/// A single stated value from a simulation or measurement: ±20 %.
+pub const VALUE: Tolerance = Tolerance::Relative(0.2);
+/// A single value of the paper's analytic model, recomputed from the same formulas: exact.
+pub const MODEL_VALUE: Tolerance = Tolerance::Exact;
+/// A stated range: widened by 10 % at each end.
+pub const RANGE: Tolerance = Tolerance::Relative(0.1);
+/// An at-least or at-most bound: 10 % slack.
+pub const BOUND: Tolerance = Tolerance::Relative(0.1);
+
+/// The papers, by the seed name their claims carry, in report order.
+pub const PAPERS: [(&str, &[Claim]); 2] = [("CIDR 2011", CIDR2011), ("Thesis 2011", THESIS)];
+
 /// Every paper's claims, in report order.
 pub fn all() -> Vec<Claim> {
-    [CIDR2011, THESIS].concat()
+    PAPERS.iter().flat_map(|(_, claims)| claims.iter().copied()).collect()
 }
 
 /// The claim with this id; a missing id is a programming error.
@@ -24,4 +57,136 @@ pub fn claim(id: &str) -> Claim {
 /// The stated value of a claim, as a table cell.
 pub fn stated(id: &str) -> Cell {
     claim(id).stated_cell()
+}
+
+/// A stated single value, for arithmetic; a claim of another kind is a programming error.
+pub fn stated_value(id: &str) -> f64 {
+    match claim(id).stated {
+        Stated::Value(v) | Stated::AtLeast(v) | Stated::AtMost(v) => v,
+        other => panic!("claim '{id}' states {other:?}, not one value"),
+    }
+}
+
+/// Records our value for a claim, with `note` (a measured explanation from the
+/// experiment's notes) only when the value differs from what the paper states.
+pub fn measure_explained(outcome: &mut Outcome, id: &str, value: f64, note: &str) {
+    if claim(id).verdict(Some(value)) == Verdict::Differs {
+        outcome.measure_noted(id, value, note);
+    } else {
+        outcome.measure(id, value);
+    }
+}
+
+/// Records whether a qualitative claim holds, with `note` (a measured explanation from
+/// the experiment's notes) only when it does not.
+pub fn holds_explained(outcome: &mut Outcome, id: &str, holds: bool, note: &str) {
+    measure_explained(outcome, id, if holds { 1.0 } else { 0.0 }, note);
+}
+
+/// A paper's claims (by seed name) as a Markdown table: id, figure, claim, stated,
+/// tolerance, experiment. An unknown seed gives the header alone.
+pub fn markdown(seed: &str) -> String {
+    let mut out =
+        String::from("| id | figure | claim | stated | tolerance | experiment |\n|---|---|---|---|---|---|\n");
+    for c in all().iter().filter(|c| c.seed == seed) {
+        let cell = |s: &str| s.replace('|', "\\|");
+        out.push_str(&format!(
+            "| `{}` | {} | {} | {} | {} | `{}` |\n",
+            c.id,
+            cell(c.figure),
+            cell(c.claim),
+            cell(&c.paper_display()),
+            cell(&c.tolerance_display()),
+            c.experiment
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+
+    #[test]
+    fn ids_are_unique() {
+        let mut seen = BTreeSet::new();
+        for c in all() {
+            assert!(seen.insert(c.id), "claim id '{}' appears twice", c.id);
+        }
+        assert_eq!(seen.len(), CIDR2011.len() + THESIS.len());
+    }
+
+    #[test]
+    fn claims_name_a_registered_experiment_and_start_with_its_id() {
+        let experiments: BTreeSet<&str> = crate::all().iter().map(|e| e.id()).collect();
+        for c in all() {
+            assert!(experiments.contains(c.experiment), "claim '{}' names unknown experiment '{}'", c.id, c.experiment);
+            assert!(c.id.starts_with(&format!("{}-", c.experiment)), "claim '{}' is not '<experiment>-…'", c.id);
+        }
+    }
+
+    #[test]
+    fn seeds_are_the_two_papers() {
+        for (seed, claims) in PAPERS {
+            assert!(!claims.is_empty(), "{seed} has no claims");
+            for c in claims {
+                assert_eq!(c.seed, seed, "claim '{}'", c.id);
+            }
+        }
+    }
+
+    #[test]
+    fn claims_are_well_formed() {
+        for c in all() {
+            assert!(!c.claim.contains('\n') && !c.claim.is_empty(), "claim '{}' must be one line", c.id);
+            match c.stated {
+                Stated::Holds => assert!(c.unit.is_empty(), "qualitative claim '{}' has unit '{}'", c.id, c.unit),
+                Stated::Range { lo, hi } => assert!(lo <= hi, "claim '{}' has range {lo}–{hi}", c.id),
+                Stated::Value(v) | Stated::AtLeast(v) | Stated::AtMost(v) => {
+                    assert!(v.is_finite(), "claim '{}' states {v}", c.id)
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn tolerances_follow_the_policy() {
+        for c in all() {
+            let allowed: &[Tolerance] = match c.stated {
+                Stated::Value(_) => &[VALUE, MODEL_VALUE],
+                Stated::Range { .. } => &[RANGE],
+                Stated::AtLeast(_) | Stated::AtMost(_) => &[BOUND],
+                Stated::Holds => &[Tolerance::Exact],
+            };
+            assert!(allowed.contains(&c.tolerance), "claim '{}' has tolerance {:?}", c.id, c.tolerance);
+        }
+    }
+
+    #[test]
+    fn markdown_has_a_row_per_claim() {
+        for (seed, claims) in PAPERS {
+            let table = markdown(seed);
+            assert_eq!(table.lines().count(), 2 + claims.len(), "{seed}");
+            for c in claims {
+                assert!(table.contains(&format!("| `{}` |", c.id)), "{} missing from {seed}'s table", c.id);
+            }
+        }
+    }
+
+    #[test]
+    fn cidr_fig5_measures_all_its_claims() {
+        let experiment = crate::all().into_iter().find(|e| e.id() == "cidr-fig5").expect("registered");
+        let ctx = nvmdb_lab::RunContext::new(nvmdb_lab::Scale::Quick, 1);
+        let outcome = experiment.run(&ctx).expect("cidr-fig5 runs");
+        let finished = nvmdb_lab::report::Finished::new(experiment.as_ref(), outcome);
+        let rows = nvmdb_lab::scorecard(&all(), &[finished]).expect("scorecard");
+        let ids: Vec<&str> = CIDR2011.iter().filter(|c| c.experiment == "cidr-fig5").map(|c| c.id).collect();
+        assert!(!ids.is_empty());
+        assert_eq!(rows.len(), ids.len());
+        for row in rows {
+            assert!(row.value.is_some(), "{} not measured", row.claim_id);
+        }
+    }
 }
