@@ -46,7 +46,8 @@ fn scale_divisor(scale: Scale) -> u64 {
 /// fingerprint content, Table 5.1 timing, PCM at Table 2.2.
 fn ssd_config(footprint_mb: u64, seed: u64) -> SsdConfig {
     let mut config = SsdConfig { seed, content: PageContent::Fingerprint, ..SsdConfig::default() };
-    // IPL keeps 60 of 64 pages for data; 10% over-provisioning on top.
+    // IPL's host sees 64 of every 68 logical pages (4 log pages per 64-page block), so
+    // 60 of 64 with margin; 10% over-provisioning on top.
     let blocks_needed = (footprint_mb * 256).div_ceil(60) * 10 / 9 + 8;
     config.flash.packages = 2;
     config.flash.planes_per_package = 4;
@@ -58,7 +59,7 @@ fn ssd_config(footprint_mb: u64, seed: u64) -> SsdConfig {
 
 /// One configuration under test.
 enum Scheme {
-    /// Core's stack (page-mapped FTL, with or without dedup): whole-page writes.
+    /// The stack of `stack::build` (page-mapped FTL, with or without dedup): whole-page writes.
     Stack(Box<dyn PageStore>),
     Ipl(IplStore),
     Dpram(DpramStore),
@@ -73,6 +74,8 @@ enum Kind {
     Ipl,
     Dpram,
     PcmLog,
+    /// The PCM log with `buffer.merge = "logged-pages"`.
+    PcmLogLoggedPages,
 }
 
 impl Kind {
@@ -83,6 +86,7 @@ impl Kind {
             Kind::Ipl => "IPL",
             Kind::Dpram => "d-PRAM",
             Kind::PcmLog => "PCM log (ours)",
+            Kind::PcmLogLoggedPages => "PCM log (ours), logged-pages merges",
         }
     }
 }
@@ -101,6 +105,10 @@ impl Scheme {
             Kind::Ipl => Scheme::Ipl(IplStore::with_params(&params)?),
             Kind::Dpram => Scheme::Dpram(DpramStore::with_params(&params)?),
             Kind::PcmLog => Scheme::PcmLog(PcmLogStore::with_params(&params)?),
+            Kind::PcmLogLoggedPages => {
+                params.config.buffer.merge = nvmdb_flash::config::MergeKind::LoggedPages;
+                Scheme::PcmLog(PcmLogStore::with_params(&params)?)
+            }
         })
     }
 

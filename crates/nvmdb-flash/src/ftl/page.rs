@@ -223,6 +223,10 @@ impl PageFtl {
                     });
                 }
             }
+            // No closed block holds garbage: collecting would only copy.
+            if self.candidates.iter().all(|c| c.valid_pages == ppb) {
+                return Err(FlashError::Full(format!("plane {plane}: every block is full of live data")));
+            }
             let victim = gc::choose(self.gc_policy, &self.candidates, now_ns)
                 .ok_or_else(|| FlashError::Full(format!("plane {plane}: no block to collect")))?;
             // A full victim frees nothing; give up once every closed block was tried.
@@ -393,13 +397,20 @@ impl PageFtl {
         self.l2p.get(lpn as usize).is_some_and(|&p| p != UNMAPPED)
     }
 
+    /// Live (valid) pages of a plane.
+    fn live_pages(&self, plane: usize) -> u64 {
+        let planes = self.planes.len();
+        (plane..self.blocks.len()).step_by(planes).map(|b| u64::from(self.blocks[b].valid_pages)).sum()
+    }
+
     /// Writes `pages` as one sequential run on one plane (a log layer's merge): the plane
-    /// is the next in round-robin order, and each page goes to its next free page, so the
-    /// run fills its active block in order. Returns the completion time.
+    /// with the fewest live pages (see [`run_plane`]), and each page goes to its next free
+    /// page, so the run fills its active block in order. Returns the completion time.
     pub fn write_run(&mut self, pages: &[(u64, PageData)], now_ns: u64) -> Result<u64, FlashError> {
         let Some(&(first, _)) = pages.first() else { return Ok(now_ns) };
         self.check_lpn(first)?;
-        let plane = self.make_room(now_ns)?;
+        let live: Vec<u64> = (0..self.planes.len()).map(|p| self.live_pages(p)).collect();
+        let plane = run_plane(&live);
         let mut done_ns = now_ns;
         for (lpn, data) in pages {
             let lpn = self.check_lpn(*lpn)?;
@@ -453,6 +464,13 @@ impl PageFtl {
     pub fn geometry(&self) -> &FlashGeometry {
         &self.geometry
     }
+}
+
+/// The plane a merge's run goes to: the one with the fewest live pages (ties to the
+/// lowest), so that runs of a whole block keep live data balanced over the planes. (Each
+/// plane collects its own garbage; a plane that fills with live data can free nothing.)
+pub fn run_plane(live_pages: &[u64]) -> usize {
+    (0..live_pages.len()).min_by_key(|&p| (live_pages[p], p)).unwrap_or(0)
 }
 
 /// Sectors `first..first + n` of a page's data (the whole content identity in
@@ -591,5 +609,16 @@ impl PageStore for PageFtl {
             mapped_pages: self.mapped_pages,
             live_physical_pages: self.live_physical_pages,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::run_plane;
+
+    #[test]
+    fn runs_go_to_the_plane_with_the_fewest_live_pages() {
+        assert_eq!(run_plane(&[9, 3, 3, 7]), 1);
+        assert_eq!(run_plane(&[0]), 0);
     }
 }
