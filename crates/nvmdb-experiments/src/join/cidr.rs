@@ -2,7 +2,7 @@
 //! and the E_wb / T_w sensitivity of Section 4.4.
 
 use nvmdb_device::PcmMetrics;
-use nvmdb_lab::{Cell, Experiment, LabError, Outcome, Plot, RunContext, Table};
+use nvmdb_lab::{Cell, Experiment, LabError, Outcome, Plot, RunContext, Stated, Table};
 use serde_json::json;
 
 use super::{ratio, run_synthetic, Machine, Measurement};
@@ -217,9 +217,10 @@ fn ordering_notes(points: &[Point], x_label: &str) -> Vec<String> {
     notes
 }
 
-fn ratio_plot(title: &str, x_label: &str, points: &[Point]) -> Plot {
+/// The ratio plot, with the paper's stated ratios at the ends of the sweep as markers.
+fn ratio_plot(title: &str, x_label: &str, points: &[Point], paper: &SweepClaims) -> Plot {
     let mut plot = Plot::new(title, x_label, "simple / virtual partitioning");
-    for (name, f) in METRICS {
+    for (k, (name, f)) in METRICS.into_iter().enumerate() {
         let series = points
             .iter()
             .filter_map(|p| {
@@ -227,6 +228,14 @@ fn ratio_plot(title: &str, x_label: &str, points: &[Point]) -> Plot {
             })
             .collect();
         plot.series(name, series);
+        let stated = paper
+            .iter()
+            .filter_map(|(x, ids)| match papers::claim(ids[k]).stated {
+                Stated::Value(v) => Some((*x as f64, v)),
+                _ => None,
+            })
+            .collect();
+        plot.paper_series(name, stated);
     }
     plot
 }
@@ -387,8 +396,13 @@ impl Experiment for Fig7 {
                 model_table(&by_size, "record bytes"),
             ],
             plots: vec![
-                ratio_plot("Figure 7(a–c): simple / virtual partitioning", "record size, bytes", &by_size),
-                ratio_plot("Figure 7(d–f): simple / virtual partitioning", "MatchPerR", &by_match),
+                ratio_plot(
+                    "Figure 7(a–c): simple / virtual partitioning",
+                    "record size, bytes",
+                    &by_size,
+                    &RECORD_SWEEP_CLAIMS,
+                ),
+                ratio_plot("Figure 7(d–f): simple / virtual partitioning", "MatchPerR", &by_match, &MATCH_SWEEP_CLAIMS),
             ],
             notes,
             ..Default::default()
