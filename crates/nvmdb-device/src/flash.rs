@@ -178,6 +178,8 @@ pub struct FlashArray {
     sector_masks: HashMap<Ppn, u64>,
     bytes: HashMap<Ppn, Vec<u8>>,
     fingerprints: HashMap<Ppn, u64>,
+    /// Spare (out-of-band) bytes of programmed pages, in every content mode.
+    spare: HashMap<Ppn, Vec<u8>>,
     stats: FlashStats,
 }
 
@@ -194,6 +196,7 @@ impl FlashArray {
             sector_masks: HashMap::new(),
             bytes: HashMap::new(),
             fingerprints: HashMap::new(),
+            spare: HashMap::new(),
             stats: FlashStats::default(),
         })
     }
@@ -296,6 +299,19 @@ impl FlashArray {
 
     /// Programs a whole page issued at `now_ns`.
     pub fn program_page(&mut self, ppn: Ppn, data: &PageData, now_ns: u64) -> Result<OpTiming, DeviceError> {
+        self.program_page_with_spare(ppn, data, &[], now_ns)
+    }
+
+    /// Programs a whole page and the first `spare.len()` bytes of its spare area (an FTL's
+    /// out-of-band metadata) in the same operation.
+    pub fn program_page_with_spare(
+        &mut self,
+        ppn: Ppn,
+        data: &PageData,
+        spare: &[u8],
+        now_ns: u64,
+    ) -> Result<OpTiming, DeviceError> {
+        self.check_spare(ppn, spare)?;
         self.check_ppn(ppn)?;
         let block = self.geometry.block_of(ppn);
         self.check_block(block)?;
@@ -308,6 +324,7 @@ impl FlashArray {
             return Err(DeviceError::ProgramOutOfOrder { ppn, block, expected });
         }
         self.store(ppn, 0, data)?;
+        self.store_spare(ppn, spare);
         self.blocks[block as usize].next_page = page + 1;
         self.stats.page_programs += 1;
         Ok(self.occupy(block, now_ns, self.timing.program_ns, self.timing.program_pj))
@@ -325,6 +342,24 @@ impl FlashArray {
         sectors: u32,
         now_ns: u64,
     ) -> Result<OpTiming, DeviceError> {
+        self.program_sectors_with_spare(ppn, first, data, sectors, &[], now_ns)
+    }
+
+    /// [`FlashArray::program_sectors`], also programming the first `spare.len()` bytes of
+    /// the page's spare area, which must still be erased (the page's first program).
+    pub fn program_sectors_with_spare(
+        &mut self,
+        ppn: Ppn,
+        first: u32,
+        data: &PageData,
+        sectors: u32,
+        spare: &[u8],
+        now_ns: u64,
+    ) -> Result<OpTiming, DeviceError> {
+        self.check_spare(ppn, spare)?;
+        if !spare.is_empty() && self.spare.contains_key(&ppn) {
+            return Err(DeviceError::ProgramNotErased { ppn });
+        }
         if !self.geometry.partial_programming {
             return Err(DeviceError::PartialProgramDisabled);
         }
@@ -357,6 +392,7 @@ impl FlashArray {
             return Err(DeviceError::ProgramNotErased { ppn });
         }
         self.store(ppn, first, data)?;
+        self.store_spare(ppn, spare);
         self.sector_masks.insert(ppn, current | mask);
         self.blocks[block as usize].next_page = next.max(page + 1);
         self.stats.sector_programs += 1;
@@ -364,6 +400,29 @@ impl FlashArray {
         let service_ns = self.timing.program_ns * u64::from(sectors) / u64::from(per_page);
         let energy_pj = self.timing.program_pj * u64::from(sectors) / u64::from(per_page);
         Ok(self.occupy(block, now_ns, service_ns, energy_pj))
+    }
+
+    fn check_spare(&self, ppn: Ppn, spare: &[u8]) -> Result<(), DeviceError> {
+        if spare.len() > self.geometry.spare_bytes as usize {
+            return Err(DeviceError::BadPageSize {
+                ppn,
+                got: spare.len(),
+                expected: self.geometry.spare_bytes as usize,
+            });
+        }
+        Ok(())
+    }
+
+    fn store_spare(&mut self, ppn: Ppn, spare: &[u8]) {
+        if !spare.is_empty() {
+            self.spare.insert(ppn, spare.to_vec());
+        }
+    }
+
+    /// The programmed spare bytes of a page (`None` when its spare area is erased). Reading
+    /// the spare area is part of a page read; a recovery scan reads it for free here.
+    pub fn spare(&self, ppn: Ppn) -> Option<&[u8]> {
+        self.spare.get(&ppn).map(Vec::as_slice)
     }
 
     fn store(&mut self, ppn: Ppn, first_sector: u32, data: &PageData) -> Result<(), DeviceError> {
@@ -405,6 +464,7 @@ impl FlashArray {
         // Only the maps this array's modes fill hold anything to drop.
         let range = block * pages..block * pages + programmed;
         for ppn in range {
+            self.spare.remove(&ppn);
             match self.content {
                 PageContent::Bytes => {
                     self.bytes.remove(&ppn);

@@ -2,7 +2,9 @@
 //! Section 5.1.2) compares against it; a [`LogArea`] above the page-mapped FTL
 //! ([`LogStore`]).
 //!
-//! The log region is a [`Pcm`] in storage mode divided into 64 B log units. An update is
+//! The log region is a [`Pcm`] in storage mode divided into 64 B log units, each with a
+//! 16 B header naming its page, record and part (so the assignment survives power loss)
+//! and 48 B of record. An update is
 //! appended as a new log record (its changed byte ranges, at most one log sector) in
 //! units taken from a free pool, so a page's log grows dynamically with no per-page or
 //! per-block reservation; unlike the thesis's scheme, records are appended, never
@@ -25,6 +27,15 @@ use crate::log_store::LogStore;
 
 /// Bytes per log unit.
 pub const UNIT_BYTES: u32 = 64;
+/// Bytes of a unit's header: logical page (`u32`), the record's write sequence number
+/// (`u64`), the unit's part number and the record's part count (`u8` each), and the
+/// record's length (`u16`). Recovery rebuilds the log assignment from the headers alone.
+pub const UNIT_HEADER_BYTES: u32 = 16;
+/// Record bytes per unit.
+pub const UNIT_PAYLOAD_BYTES: u32 = UNIT_BYTES - UNIT_HEADER_BYTES;
+
+/// A record seen by recovery: its part count, length and units by part.
+type FoundRecord = (u8, u32, Vec<Option<u32>>);
 
 #[derive(Debug, Clone)]
 struct DRecord {
@@ -47,7 +58,6 @@ pub struct DpramArea {
     /// Logical blocks with records, by the sequence number of their oldest record.
     oldest: BTreeMap<u64, u64>,
     oldest_of: BTreeMap<u64, u64>,
-    next_seq: u64,
 }
 
 /// d-PRAM above the page-mapped FTL.
@@ -73,6 +83,9 @@ impl DpramArea {
     pub fn new(params: &SchemeParams, page_bytes: u32, pages_per_block: u32) -> Result<DpramArea, FlashError> {
         let units = params.pcm_bytes / u64::from(UNIT_BYTES);
         let sector_bytes = params.config.buffer.log_sector_bytes;
+        if !(64..=4096).contains(&sector_bytes) {
+            return Err(FlashError::Config(format!("buffer.log_sector_bytes must be 64..=4096, not {sector_bytes}")));
+        }
         let sector_units = sector_bytes.div_ceil(UNIT_BYTES);
         if units < u64::from(sector_units) || units > u64::from(u32::MAX) {
             return Err(FlashError::Config(format!("buffer.pcm_mb gives {units} log units of 64 B")));
@@ -90,7 +103,6 @@ impl DpramArea {
             logs: BTreeMap::new(),
             oldest: BTreeMap::new(),
             oldest_of: BTreeMap::new(),
-            next_seq: 0,
         })
     }
 
@@ -115,10 +127,11 @@ impl LogArea for DpramArea {
         let mut done = now_ns;
         let mut out = Vec::with_capacity(records.len());
         for record in records {
-            let mut bytes = Vec::with_capacity(record.units.len() * UNIT_BYTES as usize);
+            let mut bytes = Vec::with_capacity(record.units.len() * UNIT_PAYLOAD_BYTES as usize);
             for &unit in &record.units {
-                let mut buf = vec![0u8; UNIT_BYTES as usize];
-                let ns = self.pcm.storage_read(u64::from(unit) * u64::from(UNIT_BYTES), &mut buf)?;
+                let mut buf = vec![0u8; UNIT_PAYLOAD_BYTES as usize];
+                let addr = u64::from(unit) * u64::from(UNIT_BYTES) + u64::from(UNIT_HEADER_BYTES);
+                let ns = self.pcm.storage_read(addr, &mut buf)?;
                 done = self.pcm_op(done, ns);
                 bytes.extend_from_slice(&buf);
             }
@@ -133,24 +146,29 @@ impl LogArea for DpramArea {
             return Ok(Append::Unloggable);
         }
         let record = encode_record(update.change, update.fingerprint, update.page, update.salt);
-        let needed = (record.len() as u32).div_ceil(UNIT_BYTES) as usize;
+        let needed = (record.len() as u32).div_ceil(UNIT_PAYLOAD_BYTES) as usize;
         if self.free_units.len() < needed {
             let (_, &victim) = self.oldest.iter().next().expect("an empty pool means some block holds records");
             return Ok(Append::NeedMerge(victim));
         }
         let mut ready_ns = now_ns;
         let units: Vec<u32> = self.free_units.drain(..needed).collect();
+        let payload = UNIT_PAYLOAD_BYTES as usize;
         for (i, &unit) in units.iter().enumerate() {
-            let chunk = &record[i * UNIT_BYTES as usize..record.len().min((i + 1) * UNIT_BYTES as usize)];
-            let ns = self.pcm.storage_write(u64::from(unit) * u64::from(UNIT_BYTES), chunk)?;
+            let mut bytes = Vec::with_capacity(UNIT_BYTES as usize);
+            bytes.extend_from_slice(&(update.lpn as u32).to_le_bytes());
+            bytes.extend_from_slice(&update.seq.to_le_bytes());
+            bytes.extend_from_slice(&[i as u8, needed as u8]);
+            bytes.extend_from_slice(&(record.len() as u16).to_le_bytes());
+            bytes.extend_from_slice(&record[i * payload..record.len().min((i + 1) * payload)]);
+            let ns = self.pcm.storage_write(u64::from(unit) * u64::from(UNIT_BYTES), &bytes)?;
             ready_ns = self.pcm_op(ready_ns, ns);
         }
         self.logs.entry(update.lpn).or_default().push(DRecord { units, len: record.len() as u32 });
-        if !self.oldest_of.contains_key(&update.lbn) {
-            self.oldest_of.insert(update.lbn, self.next_seq);
-            self.oldest.insert(self.next_seq, update.lbn);
+        if let std::collections::btree_map::Entry::Vacant(e) = self.oldest_of.entry(update.lbn) {
+            e.insert(update.seq);
+            self.oldest.insert(update.seq, update.lbn);
         }
-        self.next_seq += 1;
         Ok(Append::Logged { done_ns: ready_ns, merge: None })
     }
 
@@ -207,6 +225,50 @@ impl LogArea for DpramArea {
                 return Err(format!("block {lbn} is in the victim order but has no records"));
             }
         }
+        Ok(())
+    }
+
+    fn recover(&mut self, ftl: &mut PageFtl, host_pages: u64) -> Result<(), FlashError> {
+        // (lpn, seq) → (parts, record length, units by part).
+        let mut found: BTreeMap<(u64, u64), FoundRecord> = BTreeMap::new();
+        for unit in 0..self.units {
+            let mut header = [0u8; UNIT_HEADER_BYTES as usize];
+            self.pcm.storage_read(u64::from(unit) * u64::from(UNIT_BYTES), &mut header)?;
+            let lpn = u64::from(u32::from_le_bytes(header[0..4].try_into().expect("4 bytes")));
+            let seq = u64::from_le_bytes(header[4..12].try_into().expect("8 bytes"));
+            let (part, parts) = (header[12], header[13]);
+            let len = u32::from(u16::from_le_bytes([header[14], header[15]]));
+            if seq == 0 || parts == 0 || part >= parts || lpn >= host_pages {
+                continue;
+            }
+            ftl.note_seq(seq);
+            if ftl.page_seq(lpn).is_none_or(|copy| seq <= copy) {
+                continue;
+            }
+            let entry = found.entry((lpn, seq)).or_insert_with(|| (parts, len, vec![None; usize::from(parts)]));
+            if entry.0 == parts && entry.1 == len {
+                entry.2[usize::from(part)] = Some(unit);
+            }
+        }
+        self.logs.clear();
+        self.oldest.clear();
+        self.oldest_of.clear();
+        let mut owned = vec![false; self.units as usize];
+        // Ascending (lpn, seq): each page's records in write order.
+        for ((lpn, seq), (_, len, parts)) in found {
+            let Some(units) = parts.into_iter().collect::<Option<Vec<u32>>>() else { continue };
+            for &u in &units {
+                owned[u as usize] = true;
+            }
+            self.logs.entry(lpn).or_default().push(DRecord { units, len });
+            let lbn = lpn / u64::from(self.pages_per_block);
+            let oldest = self.oldest_of.entry(lbn).or_insert(seq);
+            *oldest = (*oldest).min(seq);
+        }
+        for (&lbn, &seq) in &self.oldest_of {
+            self.oldest.insert(seq, lbn);
+        }
+        self.free_units = (0..self.units).filter(|&u| !owned[u as usize]).collect();
         Ok(())
     }
 

@@ -26,6 +26,11 @@ use crate::layer::{FlashError, PageStore as _};
 use crate::log_common::{decode_record, encode_record, fits, Append, LogArea, Record, SchemeParams, Update};
 use crate::log_store::LogStore;
 
+/// Bytes before a sector's record (bytes mode): the data page's offset in its block
+/// (`u16`) and the record's write sequence number (`u64`). An erased sector reads
+/// `0xFFFF` as its offset.
+const SECTOR_HEADER_BYTES: usize = 10;
+
 /// One log record in a block's log area.
 #[derive(Debug, Clone, Copy)]
 struct LogRecord {
@@ -123,26 +128,30 @@ impl LogArea for IplArea {
                 e.insert(bytes);
             }
             let Some(PageData::Bytes(bytes)) = page_cache.get(&k) else { unreachable!("bytes mode reads bytes") };
-            let at = ((sector % self.sectors_per_page) * SECTOR_BYTES) as usize;
+            let at = ((sector % self.sectors_per_page) * SECTOR_BYTES) as usize + SECTOR_HEADER_BYTES;
             out.push(decode_record(&bytes[at..at + record.len as usize]));
         }
         Ok((out, done))
     }
 
     fn append(&mut self, ftl: &mut PageFtl, update: &Update, now_ns: u64) -> Result<Append, FlashError> {
-        if !fits(update.change, SECTOR_BYTES) {
+        if !fits(update.change, SECTOR_BYTES - SECTOR_HEADER_BYTES as u32) {
             return Ok(Append::Unloggable);
         }
         let used = self.logs.get(&update.lbn).map_or(0, Vec::len) as u32;
         if used == self.log_sectors() {
             return Ok(Append::NeedMerge(update.lbn));
         }
-        let mut record = encode_record(update.change, update.fingerprint, update.page, update.salt);
+        let record = encode_record(update.change, update.fingerprint, update.page, update.salt);
         let len = record.len() as u32;
         let sector_data = match ftl.content_mode() {
             PageContent::Bytes => {
-                record.resize(SECTOR_BYTES as usize, 0xFF);
-                PageData::Bytes(record)
+                let mut sector = Vec::with_capacity(SECTOR_BYTES as usize);
+                sector.extend_from_slice(&(update.offset as u16).to_le_bytes());
+                sector.extend_from_slice(&update.seq.to_le_bytes());
+                sector.extend_from_slice(&record);
+                sector.resize(SECTOR_BYTES as usize, 0xFF);
+                PageData::Bytes(sector)
             }
             PageContent::Fingerprint => PageData::Fingerprint(update.fingerprint),
             PageContent::None => PageData::Empty,
@@ -208,6 +217,55 @@ impl LogArea for IplArea {
                 if !ftl.is_mapped(lpn) {
                     return Err(format!("page {lpn} has a log record but no flash copy"));
                 }
+            }
+        }
+        Ok(())
+    }
+
+    /// Bytes mode only: in the other modes a flash page keeps one content identity, not
+    /// one per record, so the records cannot be rebuilt from flash.
+    fn recover(&mut self, ftl: &mut PageFtl, host_pages: u64) -> Result<(), FlashError> {
+        if ftl.content_mode() != PageContent::Bytes {
+            return Err(FlashError::Config("IPL recovers from a power loss only with content = \"bytes\"".into()));
+        }
+        debug_assert_eq!(host_pages, self.host_pages);
+        self.logs.clear();
+        let m = u64::from(self.pages_per_block);
+        let spp = self.sectors_per_page;
+        for lbn in 0..self.host_pages / m {
+            let mut records = Vec::new();
+            let mut open = true;
+            for k in 0..self.log_pages {
+                let lpn = self.log_lpn(lbn, k);
+                if !ftl.is_mapped(lpn) {
+                    open = false;
+                    continue;
+                }
+                if !open {
+                    // A log page beyond a gap is a stale copy whose trim did not survive.
+                    ftl.trim(lpn, 0)?;
+                    continue;
+                }
+                let (PageData::Bytes(bytes), _) = ftl.read(lpn, 0)? else { unreachable!("bytes mode reads bytes") };
+                for sector in 0..spp {
+                    let at = (sector * SECTOR_BYTES) as usize;
+                    let offset = u16::from_le_bytes([bytes[at], bytes[at + 1]]);
+                    if offset == u16::MAX {
+                        open = false;
+                        break;
+                    }
+                    let seq = u64::from_le_bytes(bytes[at + 2..at + 10].try_into().expect("8 bytes"));
+                    ftl.note_seq(seq);
+                    let body = &bytes[at + SECTOR_HEADER_BYTES..at + SECTOR_BYTES as usize];
+                    let len = crate::log_common::record_len(body).expect("a programmed log sector holds a record");
+                    let data_lpn = lbn * m + u64::from(offset);
+                    let live = ftl.page_seq(data_lpn).is_some_and(|copy| seq > copy);
+                    let offset = if live { u32::from(offset) } else { u32::MAX };
+                    records.push(LogRecord { offset, len: len as u32, fingerprint: 0 });
+                }
+            }
+            if !records.is_empty() {
+                self.logs.insert(lbn, records);
             }
         }
         Ok(())

@@ -164,6 +164,13 @@ pub trait PageStore {
     /// Checks internal invariants (mapping one-to-one, valid counts, reference counts);
     /// returns a description of the first violation.
     fn check_invariants(&self) -> Result<(), String>;
+    /// Cuts power and restores it: every volatile table is dropped and rebuilt from what
+    /// the persistent devices (flash, PCM) hold, as after a real power loss between two
+    /// requests. Counters are the simulator's and are kept. Layers that cannot recover
+    /// return [`FlashError::Config`] naming why.
+    fn power_cycle(&mut self) -> Result<(), FlashError> {
+        Err(FlashError::Config("this storage layer cannot recover from a power loss".into()))
+    }
     /// Wear and space figures (layers without flash of their own forward their inner
     /// layer's; the default reports nothing).
     fn health(&self) -> StoreHealth {

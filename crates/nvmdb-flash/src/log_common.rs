@@ -185,6 +185,9 @@ pub struct Update<'a> {
     pub fingerprint: u64,
     /// A number unique to this record (filler bytes in the content-free modes).
     pub salt: u64,
+    /// The record's write sequence number, from the FTL's counter: a record applies to a
+    /// page copy exactly when it is newer (recovery tells live records from stale ones).
+    pub seq: u64,
 }
 
 /// What a [`LogArea`] did with an update.
@@ -219,10 +222,25 @@ pub trait LogArea: std::fmt::Debug {
     fn logged_offsets(&self, lbn: u64) -> Vec<u32>;
     /// The area's own invariants (and that every logged page is mapped in `ftl`).
     fn check(&self, ftl: &PageFtl) -> Result<(), String>;
+    /// Rebuilds the area's volatile tables after a power loss from its persistent bytes
+    /// (PCM, or flash through `ftl`, already recovered); `host_pages` bounds valid pages.
+    fn recover(&mut self, ftl: &mut PageFtl, host_pages: u64) -> Result<(), FlashError>;
     /// The PCM device the area lives in, if any.
     fn pcm(&self) -> Option<&Pcm>;
     /// Zeroes device counters the area owns.
     fn reset_stats(&mut self);
+}
+
+/// The encoded length of the record at the start of `bytes`, or `None` when the bytes do
+/// not hold a whole record (an erased or torn area).
+pub fn record_len(bytes: &[u8]) -> Option<usize> {
+    let count = usize::from(u16::from_le_bytes(bytes.get(..2)?.try_into().ok()?));
+    let mut at = RECORD_HEADER_BYTES as usize;
+    for _ in 0..count {
+        let len = usize::from(u16::from_le_bytes(bytes.get(at + 2..at + 4)?.try_into().ok()?));
+        at += RANGE_HEADER_BYTES as usize + len;
+    }
+    (at <= bytes.len()).then_some(at)
 }
 
 /// Applies records, in order, to a page image.

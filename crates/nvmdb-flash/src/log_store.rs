@@ -59,7 +59,6 @@ pub struct LogStore<A: LogArea> {
     delta: DeltaPolicy,
     merge_scope: MergeScope,
     delta_rng: Xoshiro256PlusPlus,
-    record_seq: u64,
     salt_seed: u64,
     stats: StoreStats,
 }
@@ -95,7 +94,6 @@ impl<A: LogArea> LogStore<A> {
             delta,
             merge_scope,
             delta_rng: Xoshiro256PlusPlus::seed_from_u64(seed ^ 0xD5E1_7A00),
-            record_seq: 0,
             salt_seed: splitmix64(seed),
             stats: StoreStats::default(),
         })
@@ -181,6 +179,13 @@ impl<A: LogArea> LogStore<A> {
     ) -> Result<u64, FlashError> {
         self.check_lpn(lpn)?;
         self.stats.host_page_writes += 1;
+        // Fingerprint mode keeps a content identity, in flash and in records alike.
+        let data = match (data, self.ftl.content_mode()) {
+            (PageData::Bytes(b), PageContent::Fingerprint) => {
+                PageData::Fingerprint(nvmdb_device::flash::fingerprint64(&b))
+            }
+            (d, _) => d,
+        };
         // A page with records always has a flash copy: case 1 is exactly "no copy".
         if !self.ftl.is_mapped(lpn) {
             self.stats.direct_writes += 1;
@@ -218,9 +223,9 @@ impl<A: LogArea> LogStore<A> {
         mut ready_ns: u64,
     ) -> Result<u64, FlashError> {
         let lbn = lpn / u64::from(self.pages_per_block);
-        self.record_seq += 1;
-        let salt = splitmix64(self.salt_seed ^ self.record_seq);
         loop {
+            // Numbered after any merge of this loop, so newer than every page copy.
+            let seq = self.ftl.next_write_seq();
             let update = Update {
                 lpn,
                 lbn,
@@ -232,7 +237,8 @@ impl<A: LogArea> LogStore<A> {
                     _ => None,
                 },
                 fingerprint: fingerprint_of(&data),
-                salt,
+                salt: splitmix64(self.salt_seed ^ seq),
+                seq,
             };
             match self.area.append(&mut self.ftl, &update, ready_ns)? {
                 Append::Logged { done_ns, merge } => {
@@ -319,6 +325,11 @@ impl<A: LogArea> PageStore for LogStore<A> {
         self.stats.host_page_trims += 1;
         let now_ns = self.area.drop_page(&mut self.ftl, lpn, now_ns)?;
         self.ftl.trim(lpn, now_ns)
+    }
+
+    fn power_cycle(&mut self) -> Result<(), FlashError> {
+        self.ftl.power_cycle()?;
+        self.area.recover(&mut self.ftl, self.host_pages)
     }
 
     fn stats(&self) -> StoreStats {

@@ -3,7 +3,8 @@
 //!
 //! The PCM log region is `n` P-blocks of `m` log sectors (`m` = pages per flash block,
 //! sectors of `log_sector_bytes`, 512 B by default), preceded by the F-block → P-block
-//! table (`n` rows of 16 B: F-block + 1 (0 = none), P-block, popularity). Everything lives
+//! table (`n` rows of 16 B: F-block + 1 (0 = none), P-block, popularity). A sector holds
+//! its record's write sequence number and logical page, then the record. Everything lives
 //! in a real [`Pcm`] in storage mode: every record and table update is written there, its
 //! bits counted and its wear tracked. The controller keeps a mirror of the table and of
 //! each sector's record length (the thesis's "n × 3 array").
@@ -27,11 +28,16 @@ use nvmdb_device::{Pcm, PcmConfig};
 use crate::config::{ReplacementKind, SsdConfig};
 use crate::ftl::PageFtl;
 use crate::layer::FlashError;
-use crate::log_common::{decode_record, encode_record, fits, Append, LogArea, Record, SchemeParams, Update};
+use crate::log_common::{
+    decode_record, encode_record, fits, record_len, Append, LogArea, Record, SchemeParams, Update,
+};
 use crate::log_store::LogStore;
 
 /// Bytes per F-block → P-block table row.
 const TABLE_ROW_BYTES: u64 = 16;
+/// Bytes before a sector's record: its write sequence number (`u64`) and logical page
+/// (`u32`), so that recovery tells a live record from one its page has outgrown.
+const SECTOR_HEADER_BYTES: usize = 12;
 
 /// One P-block's row as a replacement policy sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -177,7 +183,7 @@ impl PcmLogArea {
         }
         let mut buf = vec![0u8; usize::from(len)];
         let ns = self.pcm.storage_read(self.sector_addr(pblock, offset), &mut buf)?;
-        Ok(Some((decode_record(&buf), self.pcm_op(now_ns, ns))))
+        Ok(Some((decode_record(&buf[SECTOR_HEADER_BYTES..]), self.pcm_op(now_ns, ns))))
     }
 
     /// The P-block of `lbn`, a free one, or the victim to merge first.
@@ -229,14 +235,17 @@ impl LogArea for PcmLogArea {
                 (ranges, t)
             }
         };
-        if !fits(&ranges, self.sector_bytes) {
+        if !fits(&ranges, self.sector_bytes - SECTOR_HEADER_BYTES as u32) {
             return Ok(Append::Unloggable);
         }
         let pblock = match self.pblock_for(update.lbn) {
             Ok(p) => p,
             Err(victim) => return Ok(Append::NeedMerge(victim)),
         };
-        let record = encode_record(&ranges, update.fingerprint, update.page, update.salt);
+        let mut record = Vec::with_capacity(SECTOR_HEADER_BYTES + 64);
+        record.extend_from_slice(&update.seq.to_le_bytes());
+        record.extend_from_slice(&(update.lpn as u32).to_le_bytes());
+        record.extend(encode_record(&ranges, update.fingerprint, update.page, update.salt));
         let ns = self.pcm.storage_write(self.sector_addr(pblock, update.offset), &record)?;
         let index = self.sector_index(pblock, update.offset);
         self.sector_len[index] = record.len() as u16;
@@ -294,6 +303,40 @@ impl LogArea for PcmLogArea {
             let used = self.sector_len[first..first + self.sectors_per_pblock as usize].iter().any(|&l| l != 0);
             if row.fblock.is_none() && (used || row.popularity != 0) {
                 return Err(format!("free P-block {p} holds records or popularity"));
+            }
+        }
+        Ok(())
+    }
+
+    fn recover(&mut self, ftl: &mut PageFtl, host_pages: u64) -> Result<(), FlashError> {
+        self.fmap.clear();
+        self.sector_len.fill(0);
+        self.use_seq = 0;
+        let m = self.sectors_per_pblock;
+        for p in 0..self.pblocks.len() as u32 {
+            let mut row = [0u8; TABLE_ROW_BYTES as usize];
+            self.pcm.storage_read(u64::from(p) * TABLE_ROW_BYTES, &mut row)?;
+            let fblock = u32::from_le_bytes(row[0..4].try_into().expect("4 bytes"));
+            let popularity = u64::from_le_bytes(row[8..16].try_into().expect("8 bytes"));
+            self.pblocks[p as usize] = PBlock::default();
+            let Some(fblock) = u64::from(fblock).checked_sub(1) else { continue };
+            self.pblocks[p as usize] = PBlock { fblock: Some(fblock), popularity, last_use: 0 };
+            self.fmap.insert(fblock, p);
+            for offset in 0..m {
+                let lpn = fblock * u64::from(m) + u64::from(offset);
+                let mut sector = vec![0u8; self.sector_bytes as usize];
+                self.pcm.storage_read(self.sector_addr(p, offset), &mut sector)?;
+                let seq = u64::from_le_bytes(sector[0..8].try_into().expect("8 bytes"));
+                let owner = u32::from_le_bytes(sector[8..12].try_into().expect("4 bytes"));
+                ftl.note_seq(seq);
+                let newer = ftl.page_seq(lpn).is_some_and(|copy| seq > copy);
+                if u64::from(owner) != lpn || lpn >= host_pages || !newer {
+                    continue;
+                }
+                if let Some(len) = record_len(&sector[SECTOR_HEADER_BYTES..]).filter(|&l| l > 0) {
+                    let index = self.sector_index(p, offset);
+                    self.sector_len[index] = (SECTOR_HEADER_BYTES + len) as u16;
+                }
             }
         }
         Ok(())

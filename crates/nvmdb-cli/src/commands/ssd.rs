@@ -38,6 +38,11 @@ pub struct ReplayArgs {
     /// Leaves the first N requests out of every reported statistic.
     #[arg(long, default_value_t = 0)]
     pub warmup_requests: u64,
+    /// Cuts power after the N-th request, recovers from what the flash and PCM hold, and
+    /// finishes the trace; then checks every written page against the acknowledged writes
+    /// (`lost_pages`, `corrupt_pages`). Needs content = bytes or fingerprint.
+    #[arg(long, value_name = "N")]
+    pub power_loss_at: Option<u64>,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -86,7 +91,17 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
     let format: TraceFormat = args.format.parse().map_err(CliError::input)?;
     let file = File::open(&args.trace).map_err(|e| CliError::input(format!("{}: cannot read: {e}", args.trace)))?;
     let mut store = nvmdb_flash::build(&config).map_err(config_error)?;
-    let options = ReplayOptions { warmup_requests: args.warmup_requests, content: config.content, seed: config.seed };
+    if args.power_loss_at.is_some() && config.content == nvmdb_device::PageContent::None {
+        return Err(CliError::input(
+            "--power-loss-at needs content = \"bytes\" or \"fingerprint\" (metadata only has nothing to verify)",
+        ));
+    }
+    let options = ReplayOptions {
+        warmup_requests: args.warmup_requests,
+        content: config.content,
+        seed: config.seed,
+        power_loss_at: args.power_loss_at,
+    };
     let requests = TraceReader::new(BufReader::new(file), format);
     let report = nvmdb_flash::replay(store.as_mut(), requests, &options).map_err(|e| match e {
         ReplayError::Input(e) => CliError::at_line(&args.trace, e.line as usize, e.message),
@@ -140,4 +155,10 @@ fn print_table(args: &ReplayArgs, config: &SsdConfig, s: &ReplaySummary) {
         None => println!("lifetime estimate    n/a (no erases)"),
     }
     println!("RMW / wrapped pages  {} / {}", s.rmw_pages, s.wrapped_pages);
+    if s.power_cycles > 0 {
+        println!(
+            "power loss           {} cut(s); {} pages verified, {} lost, {} corrupt",
+            s.power_cycles, s.verified_pages, s.lost_pages, s.corrupt_pages
+        );
+    }
 }

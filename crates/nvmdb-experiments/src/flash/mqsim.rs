@@ -68,7 +68,7 @@ impl Experiment for MqsimTraces {
                 config.buffer.delta = delta;
                 let mut store = nvmdb_flash::stack::build(&config).map_err(|e| fail(e.to_string()))?;
                 let reader = TraceReader::new(text.as_bytes(), TraceFormat::Disksim);
-                let options = ReplayOptions { warmup_requests: 0, content: PageContent::None, seed: ctx.seed };
+                let options = ReplayOptions { content: PageContent::None, seed: ctx.seed, ..ReplayOptions::default() };
                 let report = replay(store.as_mut(), reader, &options).map_err(|e| fail(format!("{trace}: {e}")))?;
                 store.check_invariants().map_err(&fail)?;
                 bar.inc(1);

@@ -72,6 +72,29 @@ pub struct PageFtl {
     extra_owners: BTreeMap<u32, Vec<u32>>,
     /// Scratch list of GC candidates, reused.
     candidates: Vec<Candidate>,
+    /// Sequence number of the next page write; each page's spare area holds its logical
+    /// page and write sequence number ([`OOB_BYTES`]), from which [`PageFtl::reopen`]
+    /// rebuilds the mapping.
+    write_seq: u64,
+    config: SsdConfig,
+}
+
+/// Bytes of the FTL's out-of-band record in a page's spare area: logical page (`u32`) and
+/// write sequence number (`u64`), little-endian.
+pub const OOB_BYTES: usize = 12;
+
+fn oob(lpn: u32, seq: u64) -> [u8; OOB_BYTES] {
+    let mut out = [0u8; OOB_BYTES];
+    out[..4].copy_from_slice(&lpn.to_le_bytes());
+    out[4..].copy_from_slice(&seq.to_le_bytes());
+    out
+}
+
+fn parse_oob(spare: &[u8]) -> Option<(u32, u64)> {
+    let bytes: &[u8; OOB_BYTES] = spare.get(..OOB_BYTES)?.try_into().ok()?;
+    let lpn = u32::from_le_bytes(bytes[..4].try_into().expect("4 bytes"));
+    let seq = u64::from_le_bytes(bytes[4..].try_into().expect("8 bytes"));
+    Some((lpn, seq))
 }
 
 impl PageFtl {
@@ -84,6 +107,11 @@ impl PageFtl {
     /// on partial programming).
     pub fn with_geometry(config: &SsdConfig, geometry: FlashGeometry) -> Result<PageFtl, FlashError> {
         config.validate()?;
+        if (geometry.spare_bytes as usize) < OOB_BYTES {
+            return Err(FlashError::Config(format!(
+                "flash.spare_bytes must be at least {OOB_BYTES}: the page FTL keeps each page's logical address and write sequence there"
+            )));
+        }
         let flash = FlashArray::new(geometry, config.flash.timing.timing(), config.content)?;
         let logical_pages = config.logical_pages();
         let planes = geometry.planes();
@@ -121,6 +149,8 @@ impl PageFtl {
             refs: Vec::new(),
             extra_owners: BTreeMap::new(),
             candidates: Vec::new(),
+            write_seq: 1,
+            config: config.clone(),
         };
         for block in 0..geometry.blocks() {
             ftl.release(block as u32);
@@ -167,9 +197,16 @@ impl PageFtl {
     }
 
     /// Programs `data` into the next page of `plane`; returns the page and completion time.
-    fn program(&mut self, plane: usize, data: &PageData, now_ns: u64) -> Result<(u32, u64), FlashError> {
+    fn program(
+        &mut self,
+        plane: usize,
+        lpn: u32,
+        seq: u64,
+        data: &PageData,
+        now_ns: u64,
+    ) -> Result<(u32, u64), FlashError> {
         let ppn = self.allocate(plane, now_ns)?;
-        let timing = self.flash.program_page(ppn, data, now_ns)?;
+        let timing = self.flash.program_page_with_spare(ppn, data, &oob(lpn, seq), now_ns)?;
         let block = self.geometry.block_of(ppn) as usize;
         self.blocks[block].valid_pages += 1;
         self.blocks[block].last_write_ns = now_ns;
@@ -181,12 +218,14 @@ impl PageFtl {
     fn program_partial_copy(
         &mut self,
         plane: usize,
+        spare: &[u8],
         data: &PageData,
         mask: u64,
         now_ns: u64,
     ) -> Result<(u32, u64), FlashError> {
         let ppn = self.allocate(plane, now_ns)?;
         let mut done_ns = now_ns;
+        let mut spare = Some(spare);
         let mut sector = 0;
         while mask >> sector != 0 {
             if mask >> sector & 1 == 0 {
@@ -195,7 +234,8 @@ impl PageFtl {
             }
             let run = (mask >> sector).trailing_ones();
             let part = sector_slice(data, sector, run);
-            done_ns = done_ns.max(self.flash.program_sectors(ppn, sector, &part, run, now_ns)?.end_ns);
+            let with = spare.take().unwrap_or(&[]);
+            done_ns = done_ns.max(self.flash.program_sectors_with_spare(ppn, sector, &part, run, with, now_ns)?.end_ns);
             sector += run;
         }
         let block = self.geometry.block_of(ppn) as usize;
@@ -252,9 +292,14 @@ impl PageFtl {
                 continue;
             }
             let (data, read) = self.flash.read_page(old, now_ns)?;
+            // The copy keeps the page's spare bytes (logical page, write sequence number).
+            let spare = self.flash.spare(old).expect("an FTL page has its out-of-band record").to_vec();
             let (new, _) = match self.flash.sector_mask(old) {
-                Some(mask) => self.program_partial_copy(plane, &data, mask, read.end_ns)?,
-                None => self.program(plane, &data, read.end_ns)?,
+                Some(mask) => self.program_partial_copy(plane, &spare, &data, mask, read.end_ns)?,
+                None => {
+                    let (lpn, seq) = parse_oob(&spare).expect("an FTL page has its out-of-band record");
+                    self.program(plane, lpn, seq, &data, read.end_ns)?
+                }
             };
             gc_ns += (read.end_ns - read.start_ns) + self.flash.timing().program_ns;
             self.move_page(old as u32, new);
@@ -371,7 +416,8 @@ impl PageFtl {
         // The old copy is dead from now on, so garbage collection need not copy it.
         let now_ns = now_ns + self.unmap(lpn);
         let plane = self.make_room(now_ns)?;
-        let (ppn, done_ns) = self.program(plane, data, now_ns)?;
+        let seq = self.next_write_seq();
+        let (ppn, done_ns) = self.program(plane, lpn, seq, data, now_ns)?;
         self.map(lpn, ppn);
         Ok(done_ns)
     }
@@ -390,6 +436,81 @@ impl PageFtl {
             }
         }
         Err(last_error.expect("at least one plane was tried"))
+    }
+
+    /// Takes the next write sequence number (a log layer numbers its records from the same
+    /// counter, so that a record is newer than a page copy exactly when it applies to it).
+    pub fn next_write_seq(&mut self) -> u64 {
+        let seq = self.write_seq;
+        self.write_seq += 1;
+        seq
+    }
+
+    /// Makes later sequence numbers exceed `seq` (a log layer's recovery found a record
+    /// numbered `seq`, newer than every page copy).
+    pub fn note_seq(&mut self, seq: u64) {
+        self.write_seq = self.write_seq.max(seq + 1);
+    }
+
+    /// The write sequence number of a logical page's flash copy.
+    pub fn page_seq(&self, lpn: u64) -> Option<u64> {
+        let ppn = *self.l2p.get(lpn as usize)?;
+        if ppn == UNMAPPED {
+            return None;
+        }
+        self.flash.spare(u64::from(ppn)).and_then(parse_oob).map(|(_, seq)| seq)
+    }
+
+    /// Rebuilds the FTL after a power loss from what survives: the flash array (its pages'
+    /// out-of-band records and write pointers). The newest copy of each logical page (the
+    /// highest write sequence number) is mapped; every other programmed page is garbage.
+    /// Deduplication's sharing is not recoverable this way (a page's spare area names one
+    /// owner), so a deduplicating FTL refuses. Trims are not logged: a trimmed page comes
+    /// back with its last data.
+    pub fn reopen(config: &SsdConfig, flash: FlashArray) -> Result<PageFtl, FlashError> {
+        if config.dedup.enabled {
+            return Err(FlashError::Config("a deduplicating FTL cannot be recovered after a power loss".into()));
+        }
+        let geometry = *flash.geometry();
+        let mut ftl = PageFtl::with_geometry(config, geometry)?;
+        ftl.flash = flash;
+        let ppb = u64::from(geometry.pages_per_block);
+        let mut newest: Vec<(u64, u32)> = vec![(0, UNMAPPED); ftl.logical_pages as usize];
+        let mut block_seq = vec![0u64; geometry.blocks() as usize];
+        for block in 0..geometry.blocks() {
+            for page in 0..u64::from(ftl.flash.write_pointer(block)) {
+                let ppn = block * ppb + page;
+                let Some((lpn, seq)) = ftl.flash.spare(ppn).and_then(parse_oob) else { continue };
+                block_seq[block as usize] = block_seq[block as usize].max(seq);
+                ftl.write_seq = ftl.write_seq.max(seq + 1);
+                if let Some(slot) = newest.get_mut(lpn as usize) {
+                    if seq > slot.0 {
+                        *slot = (seq, ppn as u32);
+                    }
+                }
+            }
+        }
+        for (lpn, &(_, ppn)) in newest.iter().enumerate() {
+            if ppn != UNMAPPED {
+                ftl.map(lpn as u32, ppn);
+                ftl.blocks[geometry.block_of(u64::from(ppn)) as usize].valid_pages += 1;
+            }
+        }
+        // Every block with programmed pages is closed (its erased pages stay unused until
+        // GC erases it); the others are free.
+        for plane in &mut ftl.planes {
+            plane.free.clear();
+        }
+        for block in 0..geometry.blocks() {
+            if ftl.flash.write_pointer(block) == 0 {
+                ftl.release(block as u32);
+            } else {
+                let meta = &mut ftl.blocks[block as usize];
+                meta.state = BlockState::Closed;
+                meta.closed_seq = block_seq[block as usize];
+            }
+        }
+        Ok(ftl)
     }
 
     /// Whether a logical page has a physical copy.
@@ -419,7 +540,8 @@ impl PageFtl {
                 done_ns = done_ns.max(self.write_new(lpn, data, now_ns)?);
                 continue;
             }
-            let (ppn, t) = self.program(plane, data, now_ns)?;
+            let seq = self.next_write_seq();
+            let (ppn, t) = self.program(plane, lpn, seq, data, now_ns)?;
             self.map(lpn, ppn);
             done_ns = done_ns.max(t);
         }
@@ -437,7 +559,8 @@ impl PageFtl {
         }
         let plane = self.make_room(now_ns)?;
         let ppn = self.allocate(plane, now_ns)?;
-        let t = self.flash.program_sectors(ppn, sector, data, 1, now_ns)?;
+        let seq = self.next_write_seq();
+        let t = self.flash.program_sectors_with_spare(ppn, sector, data, 1, &oob(lpn, seq), now_ns)?;
         let block = self.geometry.block_of(ppn) as usize;
         self.blocks[block].valid_pages += 1;
         self.blocks[block].last_write_ns = now_ns;
@@ -598,6 +721,26 @@ impl PageStore for PageFtl {
             Some(dedup) => dedup.check(|ppn| refs[ppn as usize] > 0),
             None => Ok(()),
         }
+    }
+
+    fn power_cycle(&mut self) -> Result<(), FlashError> {
+        if self.config.dedup.enabled {
+            return Err(FlashError::Config("a deduplicating FTL cannot be recovered after a power loss".into()));
+        }
+        let stats = self.stats;
+        let placeholder = FlashGeometry {
+            packages: 1,
+            planes_per_package: 1,
+            blocks_per_plane: 1,
+            pages_per_block: 1,
+            ..self.geometry
+        };
+        let placeholder = FlashArray::new(placeholder, *self.flash.timing(), self.flash.content_mode())?;
+        let flash = std::mem::replace(&mut self.flash, placeholder);
+        let config = self.config.clone();
+        *self = PageFtl::reopen(&config, flash)?;
+        self.stats = stats;
+        Ok(())
     }
 
     fn health(&self) -> StoreHealth {
