@@ -19,6 +19,10 @@ pub type Ppn = u64;
 /// Bytes per partial-programming sector.
 pub const SECTOR_BYTES: u32 = 512;
 
+/// Spare bytes per page the array stores (the rest of the spare area is not modelled):
+/// enough for an FTL's logical address and sequence number.
+pub const SPARE_STORED_BYTES: usize = 16;
+
 /// Flash geometry and behaviour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -179,7 +183,7 @@ pub struct FlashArray {
     bytes: HashMap<Ppn, Vec<u8>>,
     fingerprints: HashMap<Ppn, u64>,
     /// Spare (out-of-band) bytes of programmed pages, in every content mode.
-    spare: HashMap<Ppn, Vec<u8>>,
+    spare: HashMap<Ppn, [u8; SPARE_STORED_BYTES]>,
     stats: FlashStats,
 }
 
@@ -403,26 +407,26 @@ impl FlashArray {
     }
 
     fn check_spare(&self, ppn: Ppn, spare: &[u8]) -> Result<(), DeviceError> {
-        if spare.len() > self.geometry.spare_bytes as usize {
-            return Err(DeviceError::BadPageSize {
-                ppn,
-                got: spare.len(),
-                expected: self.geometry.spare_bytes as usize,
-            });
+        let room = (self.geometry.spare_bytes as usize).min(SPARE_STORED_BYTES);
+        if spare.len() > room {
+            return Err(DeviceError::BadPageSize { ppn, got: spare.len(), expected: room });
         }
         Ok(())
     }
 
     fn store_spare(&mut self, ppn: Ppn, spare: &[u8]) {
         if !spare.is_empty() {
-            self.spare.insert(ppn, spare.to_vec());
+            let mut stored = [0xFF; SPARE_STORED_BYTES];
+            stored[..spare.len()].copy_from_slice(spare);
+            self.spare.insert(ppn, stored);
         }
     }
 
-    /// The programmed spare bytes of a page (`None` when its spare area is erased). Reading
-    /// the spare area is part of a page read; a recovery scan reads it for free here.
+    /// The first [`SPARE_STORED_BYTES`] spare bytes of a page (`None` when its spare area
+    /// is erased; unprogrammed bytes read `0xFF`). Reading the spare area is part of a page
+    /// read; a recovery scan reads it for free here.
     pub fn spare(&self, ppn: Ppn) -> Option<&[u8]> {
-        self.spare.get(&ppn).map(Vec::as_slice)
+        self.spare.get(&ppn).map(|s| s.as_slice())
     }
 
     fn store(&mut self, ppn: Ppn, first_sector: u32, data: &PageData) -> Result<(), DeviceError> {

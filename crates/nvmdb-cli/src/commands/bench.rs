@@ -19,7 +19,8 @@ use crate::error::{print_json, CliError};
 
 /// Arguments of `nvmdb bench`.
 ///
-/// Benchmarks: ssd-1tb-rss, ssd-page-ftl-replay, memory-random-mix,
+/// Benchmarks: ssd-1tb-rss, ssd-page-ftl-replay, ssd-pcm-log-replay (beside the plain
+/// FTL's rate when both run), memory-random-mix,
 /// memory-pointer-chase (native vs cached PCM), pcm-writeback/one-word-changed,
 /// pcm-writeback/random-line, btree-insert (native vs cached PCM).
 #[derive(Debug, Args)]
@@ -40,7 +41,7 @@ pub struct BenchArgs {
 }
 
 /// One measurement.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct BenchResult {
     name: String,
     ops: u64,
@@ -211,13 +212,29 @@ fn ssd_benches(args: &BenchArgs, out: &mut Vec<BenchResult>) -> Result<(), CliEr
         r.peak_memory_bytes = peak;
         out.push(r);
     }
+    let mut page_ftl = None;
     if selected(args, "ssd-page-ftl-replay") {
         let bench = nvmdb_experiments::bench::flash::page_ftl_replay(args.ops).map_err(fail)?;
-        out.push(from_ns_per_op(
+        let r = from_ns_per_op(
             "ssd-page-ftl-replay",
             bench.requests,
             bench.elapsed.as_nanos() as f64 / bench.requests as f64,
-        ));
+        );
+        page_ftl = Some(r.clone());
+        out.push(r);
+    }
+    if selected(args, "ssd-pcm-log-replay") {
+        let bench = nvmdb_experiments::bench::flash::pcm_log_replay(args.ops).map_err(fail)?;
+        let mut r = from_ns_per_op(
+            "ssd-pcm-log-replay",
+            bench.requests,
+            bench.elapsed.as_nanos() as f64 / bench.requests as f64,
+        );
+        if let Some(base) = &page_ftl {
+            r.baseline = Some(base.name.clone());
+            r.ratio = Some(r.ns_per_op / base.ns_per_op);
+        }
+        out.push(r);
     }
     Ok(())
 }

@@ -46,8 +46,20 @@ pub fn bench_config() -> SsdConfig {
 /// page-mapped FTL ([`bench_config`]). Past the first ~0.3 M writes GC runs in steady
 /// state.
 pub fn page_ftl_replay(requests: u64) -> Result<ReplayBench, FlashError> {
-    let config = bench_config();
-    let mut store = nvmdb_flash::stack::build(&config)?;
+    replay_bench(&bench_config(), requests)
+}
+
+/// [`page_ftl_replay`] through the PCM log layer above the same FTL (`buffer.kind =
+/// "pcm-log"`, 16 MB of PCM, content-free updates logged as 50–150 B records).
+pub fn pcm_log_replay(requests: u64) -> Result<ReplayBench, FlashError> {
+    let mut config = bench_config();
+    config.buffer.kind = nvmdb_flash::config::BufferKind::PcmLog;
+    config.buffer.pcm_mb = 16;
+    replay_bench(&config, requests)
+}
+
+fn replay_bench(config: &SsdConfig, requests: u64) -> Result<ReplayBench, FlashError> {
+    let mut store = nvmdb_flash::stack::build(config)?;
     let pages = store.logical_pages();
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(config.seed);
     let stream = (0..requests).map(move |i| {
