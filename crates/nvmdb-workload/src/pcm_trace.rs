@@ -46,6 +46,11 @@ impl<R: BufRead> PcmTraceReader<R> {
         PcmTraceReader { lines: Lines::new(input), capacity_bytes, failed: false }
     }
 
+    /// The number of the line last read, from 1.
+    pub fn line(&self) -> u64 {
+        self.lines.line()
+    }
+
     fn next_op(&mut self) -> Option<Result<PcmOp, TraceError>> {
         loop {
             let parsed = match self.lines.next_line()? {
