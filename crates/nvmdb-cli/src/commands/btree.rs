@@ -237,6 +237,35 @@ mod tests {
         assert_eq!(parse_op_line("Q 1"), Err("unknown operation 'Q' (expected I, D, G or S)".into()));
     }
 
+    /// Lines in `bytes`, counting a last line without a terminator.
+    fn line_count(bytes: &[u8]) -> usize {
+        bytes.split(|&b| b == b'\n').count() - usize::from(bytes.ends_with(b"\n") || bytes.is_empty())
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+
+        #[test]
+        fn arbitrary_files_parse_or_name_a_line(
+            bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..300),
+            tokens in proptest::collection::vec("[IDGS]|[0-9]{1,21}|-1| |\n|\u{feff}", 0..40),
+        ) {
+            let path = std::env::temp_dir().join(format!("nvmdb-btree-prop-{}", std::process::id()));
+            for contents in [bytes, tokens.concat().into_bytes()] {
+                std::fs::write(&path, &contents).unwrap();
+                let name = path.to_str().unwrap();
+                for result in [parse_keys(name).map(|_| ()), crate::input::for_each_line(name, |_, l| parse_op_line(l).map(|_| ()))] {
+                    if let Err(e) = result {
+                        let line: usize = e.message[name.len() + 1..].split(':').next().unwrap().parse().unwrap();
+                        proptest::prop_assert!(line >= 1 && line <= line_count(&contents), "{}", e.message);
+                        proptest::prop_assert!(e.code == 2 && !e.message.contains('\n'));
+                    }
+                }
+            }
+            std::fs::remove_file(&path).unwrap();
+        }
+    }
+
     #[test]
     fn duplicate_keys_name_the_later_line() {
         let path = std::env::temp_dir().join(format!("nvmdb-btree-dup-{}.txt", std::process::id()));

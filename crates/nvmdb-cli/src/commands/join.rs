@@ -601,6 +601,29 @@ mod tests {
         std::fs::remove_file(ok).unwrap();
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+
+        #[test]
+        fn arbitrary_csv_parses_or_names_a_line(
+            bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..300),
+            tokens in proptest::collection::vec("[ab]|,|[0-9]{1,21}|-1| |\n|\u{feff}", 0..40),
+        ) {
+            for (i, contents) in [bytes, tokens.concat().into_bytes()].into_iter().enumerate() {
+                let path = std::env::temp_dir().join(format!("nvmdb-join-prop-{}-{i}.csv", std::process::id()));
+                std::fs::write(&path, &contents).unwrap();
+                let name = path.to_str().unwrap();
+                if let Err(e) = parse_csv(name) {
+                    let line: usize = e.message[name.len() + 1..].split(':').next().unwrap().parse().unwrap();
+                    let lines = contents.split(|&b| b == b'\n').count();
+                    proptest::prop_assert!(line >= 1 && line <= lines, "{}", e.message);
+                    proptest::prop_assert!(e.code == 2 && !e.message.contains('\n'));
+                }
+                std::fs::remove_file(&path).unwrap();
+            }
+        }
+    }
+
     #[test]
     fn every_algorithm_and_layout_finds_the_same_pairs() {
         let table =
