@@ -284,6 +284,10 @@ fn generators_that_cannot_finish_are_refused_up_front() {
         &["--record-bytes", "10000"],
     );
     bad(&["join", "run", "--algo", "simple", "--generate", "--match-per-r", "5..1"], &["--match-per-r", "empty"]);
+    bad(
+        &["join", "model", "--record-bytes", "1..10000:1", "--match-per-r", "1..10000:1"],
+        &["--record-bytes/--match-per-r", "combinations"],
+    );
     let generator = ["btree", "run", "--variant", "sorted", "--node-lines", "1", "--entries", "10", "--op", "delete"];
     bad(&[&generator[..], &["--count", "11"]].concat(), &["--count"]);
 }

@@ -205,8 +205,20 @@ fn parse_sweep(flag: &str, text: &str, default_step: u64, min: u64) -> Result<Ve
     Ok(values)
 }
 
-/// The most values one sweep flag may name.
+/// The most values one sweep flag may name, and the most combinations of two sweeps.
 const MAX_SWEEP_VALUES: u64 = 10_000;
+
+/// Refuses sweeps whose every combination would run too long or fill memory: two sweeps
+/// of 10,000 values each name 10^8 joins (or model rows).
+fn check_combinations(sizes: &[u64], matches: &[u64]) -> Result<(), CliError> {
+    let combinations = sizes.len() as u64 * matches.len() as u64;
+    if combinations > MAX_SWEEP_VALUES {
+        return Err(CliError::input(format!(
+            "--record-bytes/--match-per-r: {combinations} combinations, more than {MAX_SWEEP_VALUES}"
+        )));
+    }
+    Ok(())
+}
 
 /// Parses a CSV of unsigned integers with a header row into a table of 8 B columns.
 fn parse_csv(path: &str) -> Result<Table, CliError> {
@@ -339,6 +351,7 @@ fn run_join(args: &RunArgs) -> Result<(), CliError> {
     if args.generate {
         let sizes = parse_sweep("--record-bytes", &args.record_bytes, 20, 8)?;
         let matches = parse_sweep("--match-per-r", &args.match_per_r, 1, 1)?;
+        check_combinations(&sizes, &matches)?;
         if !(args.r_mb > 0.0 && args.r_mb <= 20_000.0) {
             return Err(CliError::input(format!("--r-mb: {} is not in (0, 20000]", args.r_mb)));
         }
@@ -477,6 +490,7 @@ struct ModelRow {
 fn model(args: &ModelArgs) -> Result<(), CliError> {
     let sizes = parse_sweep("--record-bytes", &args.record_bytes, 20, 1)?;
     let matches = parse_sweep("--match-per-r", &args.match_per_r, 1, 1)?;
+    check_combinations(&sizes, &matches)?;
     for (flag, v) in [
         ("--r-mb", args.r_mb),
         ("--n-h", args.n_h),
