@@ -73,14 +73,25 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
     let mut operations = 0u64;
     let mut reader = PcmTraceReader::new(BufReader::new(file), REPLAY_CAPACITY_BYTES);
     let memory = crate::limits::machine_memory_bytes();
+    let (mut unmeasured_growth, mut measured) = (0u64, 0u64);
     while let Some(op) = reader.next() {
         let op = op.map_err(|e| CliError::at_line(&args.trace, e.line as usize, e.message))?;
         // Writes allocate cells sparsely, so scattered writes grow the image; stop before
-        // it outgrows the machine (checked now and then: measuring walks the image).
-        if operations.is_multiple_of(65_536) && pcm.heap_bytes() as u64 > memory / 2 {
-            let what =
-                format!("the cells written up to line {} need more than half this machine's memory", reader.line());
-            return Err(CliError::input(format!("{}: {what}", args.trace)));
+        // it outgrows the machine. Measuring walks the image, so it is measured only once
+        // the writes since the last look could have grown it by a quarter (or by 1/64 of
+        // the machine's memory): a write touches at most len/4 KiB + 2 chunks of about
+        // 8 KiB each. The image can so pass half the memory by at most an eighth.
+        if let PcmOp::Write { data, .. } = &op {
+            unmeasured_growth += (data.len() as u64 / 4096 + 2) * 8192;
+        }
+        if unmeasured_growth >= (memory / 64).max(measured / 4) {
+            unmeasured_growth = 0;
+            measured = pcm.heap_bytes() as u64;
+            if measured > memory / 2 {
+                let line = reader.line();
+                let what = format!("the cells written up to line {line} need more than half this machine's memory");
+                return Err(CliError::input(format!("{}: {what}", args.trace)));
+            }
         }
         // The reader checked the range against the device; a refusal here is a bug, exit 1.
         let done = match op {
