@@ -264,7 +264,11 @@ fn parse_csv(path: &str) -> Result<Table, CliError> {
 
 fn key_index(table: &Table, flag: &str, key: &str, path: &str) -> Result<usize, CliError> {
     table.column_index(key).ok_or_else(|| {
-        let names: Vec<&str> = table.columns.iter().map(|c| c.name.as_str()).collect();
+        // A few names, each cut short: a header may hold thousands of long ones.
+        let mut names: Vec<String> = table.columns.iter().take(8).map(|c| quote(&c.name)).collect();
+        if table.columns.len() > 8 {
+            names.push(format!("… {} in all", table.columns.len()));
+        }
         CliError::input(format!("{flag}: no column {} in {path} (columns: {})", quote(key), names.join(", ")))
     })
 }
@@ -598,7 +602,7 @@ mod tests {
         assert_eq!(table.columns[1].values, vec![2, 4]);
         assert_eq!(key_index(&table, "--r-key", "b", &ok).unwrap(), 1);
         let e = key_index(&table, "--r-key", "zz", &ok).unwrap_err();
-        assert_eq!(e.message, format!("--r-key: no column 'zz' in {ok} (columns: a, b)"));
+        assert_eq!(e.message, format!("--r-key: no column 'zz' in {ok} (columns: 'a', 'b')"));
         let cases = [
             ("empty.csv", "", ":1: empty file: expected a header row"),
             ("dup.csv", "a,a\n1,2\n", ":1: column 'a' appears twice"),
