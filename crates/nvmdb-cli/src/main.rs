@@ -2,8 +2,11 @@
 
 mod commands;
 mod error;
+mod input;
+mod limits;
+mod output;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::error::{CliError, EXIT_BAD_INPUT};
 
@@ -60,6 +63,7 @@ fn dispatch(command: Command) -> Result<(), CliError> {
 }
 
 fn main() {
+    quiet_stdout_failures();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => {
@@ -68,16 +72,113 @@ fn main() {
             return;
         }
         Err(e) => {
-            // One line naming the flag at fault, not clap's multi-line usage block.
-            let rendered = e.render().to_string();
-            let first = rendered.lines().find(|l| !l.trim().is_empty()).unwrap_or("invalid arguments");
-            eprintln!("{} (see --help)", first.trim());
+            eprintln!("{} (see --help)", one_line_usage_error(&e.render().to_string()));
             std::process::exit(EXIT_BAD_INPUT);
         }
     };
     if let Err(e) = dispatch(cli.command) {
-        // The message is the whole line: `FILE:LINE: what is wrong` for bad input.
-        eprintln!("{e}");
+        // The message is the whole line: `FILE:LINE: what is wrong` for bad input. A closed
+        // stdout pipe has no message.
+        if !e.message.is_empty() {
+            eprintln!("{e}");
+        }
         std::process::exit(e.code);
+    }
+}
+
+/// Commands that print with `println!` (list, run, bench) panic when stdout fails; turn
+/// that one panic into a quiet exit (closed pipe) or one error line (exit 1). Every other
+/// panic keeps the default report.
+fn quiet_stdout_failures() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if let Some(cause) = message.strip_prefix("failed printing to stdout: ") {
+            if cause.starts_with("Broken pipe") {
+                std::process::exit(0);
+            }
+            eprintln!("stdout: cannot write: {cause}");
+            std::process::exit(error::EXIT_FAILURE);
+        }
+        default(info);
+    }));
+}
+
+/// clap's multi-line error as one line: the error and its notes (the flag, the allowed
+/// values), without the usage block; the allowed values of a flag named in it are added
+/// when clap leaves them out (a missing flag); long quoted values are cut.
+fn one_line_usage_error(rendered: &str) -> String {
+    let lines: Vec<&str> = rendered.lines().map(str::trim).collect();
+    let usage = lines.iter().find_map(|l| l.strip_prefix("Usage: ")).unwrap_or("");
+    let mut text = lines
+        .iter()
+        .take_while(|l| !l.starts_with("Usage: ") && !l.starts_with("For more information"))
+        .filter(|l| !l.is_empty())
+        .copied()
+        .collect::<Vec<_>>()
+        .join(" ");
+    if !text.contains("possible values") {
+        let mut command = Cli::command();
+        for word in usage.split_whitespace().skip(1) {
+            match command.find_subcommand(word) {
+                Some(sub) => command = sub.clone(),
+                None => break,
+            }
+        }
+        let flags: Vec<String> = text
+            .split(|c: char| c.is_whitespace() || c == '\'')
+            .filter_map(|w| w.strip_prefix("--"))
+            .map(str::to_string)
+            .collect();
+        for flag in flags {
+            let values: Vec<String> = command
+                .get_arguments()
+                .find(|a| a.get_long() == Some(flag.as_str()))
+                .map(|a| a.get_possible_values().iter().map(|v| v.get_name().to_string()).collect())
+                .unwrap_or_default();
+            if !values.is_empty() {
+                text.push_str(&format!(" [--{flag}: one of {}]", values.join(", ")));
+            }
+        }
+    }
+    shorten_quoted(&text)
+}
+
+/// Cuts every '…'-quoted part of `text` longer than 60 characters (a huge bad value).
+fn shorten_quoted(text: &str) -> String {
+    text.split('\'')
+        .enumerate()
+        .map(|(i, part)| match part.char_indices().nth(60) {
+            Some((cut, _)) if i % 2 == 1 => format!("{}…", &part[..cut]),
+            _ => part.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("'")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usage_errors_keep_the_flag_and_its_values_on_one_line() {
+        let line = |args: &[&str]| match Cli::try_parse_from(args) {
+            Ok(_) => panic!("{args:?} parses"),
+            Err(e) => one_line_usage_error(&e.render().to_string()),
+        };
+        let bad = line(&["nvmdb", "btree", "run", "--variant", "sorted", "--node-lines", "3"]);
+        assert!(bad.contains("--node-lines") && bad.contains("1, 2, 4, 8"), "{bad}");
+        let missing = line(&["nvmdb", "ssd", "replay", "--trace", "t"]);
+        assert!(missing.contains("--format") && missing.contains("disksim, msr"), "{missing}");
+        let long = line(&["nvmdb", "join", "run", "--algo", &"x".repeat(500)]);
+        assert!(long.contains("--algo") && long.contains("simple") && long.len() < 300, "{long}");
+        for text in [bad, missing, long] {
+            assert!(!text.contains('\n') && !text.contains("Usage"), "{text}");
+        }
     }
 }
