@@ -53,8 +53,3 @@ impl From<nvmdb_lab::LabError> for CliError {
         }
     }
 }
-
-/// Prints a value as one JSON object on stdout.
-pub fn print_json(value: &impl serde::Serialize) {
-    println!("{}", serde_json::to_string_pretty(value).expect("stats serialise"));
-}

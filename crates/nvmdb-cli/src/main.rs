@@ -52,10 +52,7 @@ fn dispatch(command: Command) -> Result<(), CliError> {
         Command::Join(c) => commands::join::run(c),
         Command::Btree(c) => commands::btree::run(c),
         Command::Trace(c) => commands::trace::run(c),
-        Command::List => {
-            commands::lab::list();
-            Ok(())
-        }
+        Command::List => commands::lab::list(),
         Command::Run(args) => commands::lab::run(&args),
         Command::Reproduce(options) => commands::lab::reproduce(&options),
         Command::Bench(args) => commands::bench::run(&args),
@@ -63,7 +60,6 @@ fn dispatch(command: Command) -> Result<(), CliError> {
 }
 
 fn main() {
-    quiet_stdout_failures();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => {
@@ -84,29 +80,6 @@ fn main() {
         }
         std::process::exit(e.code);
     }
-}
-
-/// Commands that print with `println!` (list, run, bench) panic when stdout fails; turn
-/// that one panic into a quiet exit (closed pipe) or one error line (exit 1). Every other
-/// panic keeps the default report.
-fn quiet_stdout_failures() {
-    let default = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        let payload = info.payload();
-        let message = payload
-            .downcast_ref::<String>()
-            .map(String::as_str)
-            .or_else(|| payload.downcast_ref::<&str>().copied())
-            .unwrap_or("");
-        if let Some(cause) = message.strip_prefix("failed printing to stdout: ") {
-            if cause.starts_with("Broken pipe") {
-                std::process::exit(0);
-            }
-            eprintln!("stdout: cannot write: {cause}");
-            std::process::exit(error::EXIT_FAILURE);
-        }
-        default(info);
-    }));
 }
 
 /// clap's multi-line error as one line: the error and its notes (the flag, the allowed
