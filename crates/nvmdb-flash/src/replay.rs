@@ -26,11 +26,16 @@ pub struct ReplayOptions {
     /// Cut power after this many requests (then recover and go on), and verify every
     /// written page against a plain model of acknowledged writes at the end.
     pub power_loss_at: Option<u64>,
+    /// Before the trace, write every logical page it touches once (whole pages, in page
+    /// order, synthetic content), left out of every statistic, so that the trace runs on
+    /// data that exists and reads of "old" pages cost the same in every configuration.
+    /// The requests are held in memory to find the footprint.
+    pub prefill: bool,
 }
 
 impl Default for ReplayOptions {
     fn default() -> Self {
-        ReplayOptions { warmup_requests: 0, content: PageContent::None, seed: 1, power_loss_at: None }
+        ReplayOptions { warmup_requests: 0, content: PageContent::None, seed: 1, power_loss_at: None, prefill: false }
     }
 }
 
@@ -95,6 +100,8 @@ pub struct ReplayReport {
     pub span_ns: u64,
     /// Power losses simulated (each followed by recovery).
     pub power_cycles: u64,
+    /// Pages written by the pre-fill (not in any other counter).
+    pub prefilled_pages: u64,
     /// Pages checked against the model of acknowledged writes (0 when no power loss was
     /// asked for, or in metadata-only mode, which has no content to check).
     pub verified_pages: u64,
@@ -127,6 +134,7 @@ impl ReplayReport {
             max_response_ns: 0,
             span_ns: 0,
             power_cycles: 0,
+            prefilled_pages: 0,
             verified_pages: 0,
             lost_pages: 0,
             corrupt_pages: 0,
@@ -216,6 +224,8 @@ pub struct ReplaySummary {
     pub wrapped_pages: u64,
     /// Power losses simulated (`--power-loss-at`).
     pub power_cycles: u64,
+    /// Pages written by the pre-fill (`--prefill`), left out of every other figure.
+    pub prefilled_pages: u64,
     /// Pages verified against the acknowledged writes after the power loss.
     pub verified_pages: u64,
     /// Verified pages that read as never written.
@@ -262,6 +272,7 @@ impl ReplayReport {
             rmw_pages: self.rmw_pages,
             wrapped_pages: self.wrapped_pages,
             power_cycles: self.power_cycles,
+            prefilled_pages: self.prefilled_pages,
             verified_pages: self.verified_pages,
             lost_pages: self.lost_pages,
             corrupt_pages: self.corrupt_pages,
@@ -276,7 +287,22 @@ pub fn replay<E>(
     requests: impl Iterator<Item = Result<Request, E>>,
     options: &ReplayOptions,
 ) -> Result<ReplayReport, ReplayError<E>> {
-    let mut engine = Engine::new(store, options);
+    if options.prefill {
+        let requests: Vec<Request> = requests.collect::<Result<_, E>>().map_err(ReplayError::Input)?;
+        let mut engine = Engine::new(store, options);
+        let prefilled = engine.prefill(&requests).map_err(|error| ReplayError::Store { request: 0, error })?;
+        let mut report = run_all(engine, requests.into_iter().map(Ok), options)?;
+        report.prefilled_pages = prefilled;
+        return Ok(report);
+    }
+    run_all(Engine::new(store, options), requests, options)
+}
+
+fn run_all<E>(
+    mut engine: Engine<'_>,
+    requests: impl Iterator<Item = Result<Request, E>>,
+    options: &ReplayOptions,
+) -> Result<ReplayReport, ReplayError<E>> {
     if options.power_loss_at == Some(0) {
         engine.store.power_cycle().map_err(|error| ReplayError::Store { request: 0, error })?;
         engine.power_cycles += 1;
@@ -321,6 +347,8 @@ struct Engine<'a> {
     /// What each written page must read back as (power-loss runs only).
     model: Option<std::collections::BTreeMap<u64, PageData>>,
     power_cycles: u64,
+    /// Added to every arrival time (the pre-fill's duration).
+    time_offset_ns: u64,
 }
 
 impl<'a> Engine<'a> {
@@ -341,6 +369,7 @@ impl<'a> Engine<'a> {
             synthetic_id: options.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15),
             model: options.power_loss_at.map(|_| std::collections::BTreeMap::new()),
             power_cycles: 0,
+            time_offset_ns: 0,
         }
     }
 
@@ -352,8 +381,39 @@ impl<'a> Engine<'a> {
         self.last_completion_ns = 0;
     }
 
+    /// Writes every page `requests` touch once, then zeroes the counters; the trace's
+    /// times are shifted to start when the pre-fill is done.
+    fn prefill(&mut self, requests: &[Request]) -> Result<u64, FlashError> {
+        let mut pages = std::collections::BTreeSet::new();
+        for r in requests.iter().filter(|r| r.len_bytes > 0) {
+            let first = r.offset_bytes / self.page_bytes;
+            let last = r.offset_bytes.saturating_add(r.len_bytes - 1) / self.page_bytes;
+            if last - first >= self.logical_pages {
+                pages.extend(0..self.logical_pages);
+                break;
+            }
+            pages.extend((first..=last).map(|p| p % self.logical_pages));
+        }
+        let mut done_ns = 0;
+        for &lpn in &pages {
+            let fill = Request {
+                time_ns: 0,
+                op: Op::Write,
+                offset_bytes: lpn * self.page_bytes,
+                len_bytes: self.page_bytes,
+                content: Content::Unknown,
+            };
+            let data = self.new_data(&fill, 0, 0, None);
+            self.remember(lpn, &data);
+            done_ns = done_ns.max(self.store.write(lpn, data, 0)?);
+        }
+        self.start_measuring();
+        self.time_offset_ns = done_ns;
+        Ok(pages.len() as u64)
+    }
+
     fn run(&mut self, request: &Request) -> Result<(), FlashError> {
-        let arrival_ns = request.time_ns.max(self.last_arrival_ns);
+        let arrival_ns = (request.time_ns.saturating_add(self.time_offset_ns)).max(self.last_arrival_ns);
         self.last_arrival_ns = arrival_ns;
         self.first_arrival_ns.get_or_insert(arrival_ns);
         let mut done_ns = arrival_ns;

@@ -95,33 +95,41 @@ fn warmup_requests_are_left_out() {
     assert_eq!(report.stats.host_page_writes, write_pages);
 }
 
-/// The acceptance check: on tpcc-small with the default configuration every
-/// buffer kind writes about as much flash as the baseline, and first writes never merge.
+/// On tpcc-small with the default configuration, with and without the pre-fill (the CLI's
+/// default), every buffer kind writes at most 1.5× the baseline's flash pages per host
+/// page, and first writes never merge.
 #[test]
 fn tpcc_small_write_amplification_of_every_buffer_kind_is_near_the_baseline() {
     use nvmdb_flash::config::BufferKind;
-    let run = |kind: BufferKind| {
-        let mut config = SsdConfig::default();
-        config.buffer.kind = kind;
-        let mut store = nvmdb_flash::build(&config).unwrap();
-        let report =
-            nvmdb_flash::replay(store.as_mut(), reader("tpcc-small.trace"), &ReplayOptions::default()).unwrap();
-        store.check_invariants().unwrap();
-        report.stats
-    };
-    let baseline = run(BufferKind::None);
-    assert!(baseline.write_amplification() > 0.0);
-    for kind in [BufferKind::Ipl, BufferKind::Dpram, BufferKind::PcmLog] {
-        let s = run(kind);
-        let ratio = s.write_amplification() / baseline.write_amplification();
-        assert!(
-            ratio <= 1.5,
-            "{kind:?}: write amplification {} vs baseline {}",
-            s.write_amplification(),
-            baseline.write_amplification()
-        );
-        // Every merge is caused by a logged update: first writes go straight to the FTL.
-        assert!(s.direct_writes > 0 && s.merges <= s.logged_writes, "{kind:?}: {s:?}");
-        assert_eq!(s.direct_writes + s.logged_writes + s.out_of_place_writes + s.unchanged_writes, s.host_page_writes);
+    for prefill in [false, true] {
+        let run = |kind: BufferKind| {
+            let mut config = SsdConfig::default();
+            config.buffer.kind = kind;
+            let mut store = nvmdb_flash::build(&config).unwrap();
+            let options = ReplayOptions { prefill, ..ReplayOptions::default() };
+            let report = nvmdb_flash::replay(store.as_mut(), reader("tpcc-small.trace"), &options).unwrap();
+            store.check_invariants().unwrap();
+            assert_eq!(report.prefilled_pages > 0, prefill);
+            report.stats
+        };
+        let baseline = run(BufferKind::None);
+        assert!(baseline.write_amplification() > 0.0);
+        for kind in [BufferKind::Ipl, BufferKind::Dpram, BufferKind::PcmLog] {
+            let s = run(kind);
+            let ratio = s.write_amplification() / baseline.write_amplification();
+            assert!(
+                ratio <= 1.5,
+                "{kind:?} prefill={prefill}: {} vs {}",
+                s.write_amplification(),
+                baseline.write_amplification()
+            );
+            // Every merge comes from logged updates: first writes go straight to the FTL.
+            assert!(s.merges <= s.logged_writes, "{kind:?}: {s:?}");
+            assert_eq!(s.direct_writes > 0, !prefill, "{kind:?}: {s:?}");
+            assert_eq!(
+                s.direct_writes + s.logged_writes + s.out_of_place_writes + s.unchanged_writes,
+                s.host_page_writes
+            );
+        }
     }
 }

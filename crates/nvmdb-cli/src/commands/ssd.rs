@@ -44,6 +44,10 @@ pub struct ReplayArgs {
     /// (`lost_pages`, `corrupt_pages`). Needs content = bytes or fingerprint.
     #[arg(long, value_name = "N")]
     pub power_loss_at: Option<u64>,
+    /// Writes every page the trace touches once before replaying it (left out of every
+    /// figure), so the trace runs on existing data: `true` (default) or `false`.
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
+    pub prefill: bool,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -112,6 +116,7 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
         content: config.content,
         seed: config.seed,
         power_loss_at: args.power_loss_at,
+        prefill: args.prefill,
     };
     let capacity = store.logical_pages().saturating_mul(u64::from(store.page_bytes()));
     let requests = TraceReader::new(BufReader::new(file), format).with_max_request_bytes(capacity);
