@@ -168,6 +168,20 @@ impl PcmLogArea {
         Ok(self.pcm_op(now_ns, ns))
     }
 
+    /// Bytes of the PCM at `addr`, without accounting (invariant checks).
+    fn peek(&self, addr: u64, len: usize) -> Vec<u8> {
+        let mut out = Vec::with_capacity(len);
+        let mut at = addr;
+        while out.len() < len {
+            let line = nvmdb_device::pcm::words_to_bytes(&self.pcm.peek_line(at / 64));
+            let from = (at % 64) as usize;
+            let take = (64 - from).min(len - out.len());
+            out.extend_from_slice(&line[from..from + take]);
+            at += take as u64;
+        }
+        out
+    }
+
     fn locate(&self, lpn: u64) -> (u64, u32) {
         let m = u64::from(self.sectors_per_pblock);
         (lpn / m, (lpn % m) as u32)
@@ -297,6 +311,24 @@ impl LogArea for PcmLogArea {
         let assigned = self.pblocks.iter().filter(|p| p.fblock.is_some()).count();
         if assigned != self.fmap.len() {
             return Err(format!("{assigned} P-blocks assigned but {} F-blocks mapped", self.fmap.len()));
+        }
+        // The table in PCM says what the controller's mirror says, and every logged
+        // sector in PCM names its own page.
+        for (p, row) in self.pblocks.iter().enumerate() {
+            let bytes = self.peek(p as u64 * TABLE_ROW_BYTES, TABLE_ROW_BYTES as usize);
+            let fblock = u64::from(u32::from_le_bytes(bytes[0..4].try_into().expect("4 bytes")));
+            let popularity = u64::from_le_bytes(bytes[8..16].try_into().expect("8 bytes"));
+            if fblock != row.fblock.map_or(0, |f| f + 1) || popularity != row.popularity {
+                return Err(format!("P-block {p}: PCM table row disagrees with the controller's {row:?}"));
+            }
+            let Some(f) = row.fblock else { continue };
+            for o in self.logged_offsets(f) {
+                let header = self.peek(self.sector_addr(p as u32, o), SECTOR_HEADER_BYTES);
+                let owner = u64::from(u32::from_le_bytes(header[8..12].try_into().expect("4 bytes")));
+                if owner != f * u64::from(self.sectors_per_pblock) + u64::from(o) {
+                    return Err(format!("P-block {p} sector {o} holds page {owner}'s record"));
+                }
+            }
         }
         for (p, row) in self.pblocks.iter().enumerate() {
             let first = p * self.sectors_per_pblock as usize;
