@@ -229,6 +229,11 @@ pub trait LogArea: std::fmt::Debug {
     fn pcm(&self) -> Option<&Pcm>;
     /// Zeroes device counters the area owns.
     fn reset_stats(&mut self);
+    /// A host write of logical block `lbn` reached the layer (the PCM log's offline
+    /// replacement bound counts references with it).
+    fn host_write(&mut self, lbn: u64) {
+        let _ = lbn;
+    }
 }
 
 /// The encoded length of the record at the start of `bytes`, or `None` when the bytes do

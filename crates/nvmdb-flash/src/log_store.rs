@@ -104,8 +104,7 @@ impl<A: LogArea> LogStore<A> {
         &self.area
     }
 
-    /// The log area, mutable (unit tests only).
-    #[cfg(test)]
+    /// The log area, mutable (the areas' own hooks and unit tests in this crate).
     pub(crate) fn area_mut(&mut self) -> &mut A {
         &mut self.area
     }
@@ -179,6 +178,7 @@ impl<A: LogArea> LogStore<A> {
     ) -> Result<u64, FlashError> {
         self.check_lpn(lpn)?;
         self.stats.host_page_writes += 1;
+        self.area.host_write(lpn / u64::from(self.pages_per_block));
         // Fingerprint mode keeps a content identity, in flash and in records alike.
         let data = match (data, self.ftl.content_mode()) {
             (PageData::Bytes(b), PageContent::Fingerprint) => {

@@ -58,6 +58,29 @@ pub fn choose_victim(policy: ReplacementKind, rows: &[PBlockView]) -> Option<usi
     (0..rows.len()).min_by_key(|&i| (key(&rows[i]), i))
 }
 
+/// Belady's offline choice: the P-block whose F-block is next written farthest in the
+/// future (`None`: never again, chosen first), ties to the lowest index; `None` when there
+/// are no rows.
+pub fn choose_victim_offline(next_write: &[Option<u64>]) -> Option<usize> {
+    (0..next_write.len()).max_by_key(|&i| (next_write[i].map_or(u64::MAX, |n| n), std::cmp::Reverse(i)))
+}
+
+/// The future the offline bound sees: for each logical block, the indices (in host-write
+/// order) of the writes to it.
+#[derive(Debug, Default)]
+struct Oracle {
+    writes_of: BTreeMap<u64, Vec<u64>>,
+    position: u64,
+}
+
+impl Oracle {
+    fn next_write(&self, lbn: u64) -> Option<u64> {
+        let writes = self.writes_of.get(&lbn)?;
+        let at = writes.partition_point(|&w| w < self.position);
+        writes.get(at).copied()
+    }
+}
+
 #[derive(Debug, Clone, Copy, Default)]
 struct PBlock {
     fblock: Option<u64>,
@@ -79,12 +102,28 @@ pub struct PcmLogArea {
     sector_len: Vec<u16>,
     policy: ReplacementKind,
     use_seq: u64,
+    /// Set by [`PcmLogStore::set_offline_future`]: Belady's bound replaces the policy.
+    oracle: Option<Oracle>,
 }
 
 /// The PCM log buffer above the page-mapped FTL.
 pub type PcmLogStore = LogStore<PcmLogArea>;
 
 impl LogStore<PcmLogArea> {
+    /// Replaces the replacement policy by Belady's offline bound for the host writes to
+    /// come: `future_lpns` are the logical pages of the next host writes, in order (the
+    /// caller knows them, e.g. by generating a synthetic workload twice). The bound is
+    /// a measuring tool, not a policy an SSD could run.
+    pub fn set_offline_future(&mut self, future_lpns: &[u64]) {
+        let m = u64::from(self.ftl().geometry().pages_per_block);
+        let mut writes_of: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+        for (i, &lpn) in future_lpns.iter().enumerate() {
+            // Position i + 1: the area's position counts the write being served.
+            writes_of.entry(lpn / m).or_default().push(i as u64 + 1);
+        }
+        self.area_mut().oracle = Some(Oracle { writes_of, position: 0 });
+    }
+
     /// Builds the store from the configuration.
     pub fn new(config: &SsdConfig) -> Result<PcmLogStore, FlashError> {
         PcmLogStore::with_params(&SchemeParams::from_config(config))
@@ -131,6 +170,7 @@ impl PcmLogArea {
             sector_len: vec![0; (n * u64::from(m)) as usize],
             policy: params.config.buffer.replacement,
             use_seq: 0,
+            oracle: None,
         })
     }
 
@@ -210,9 +250,22 @@ impl PcmLogArea {
             self.fmap.insert(lbn, p as u32);
             return Ok(p as u32);
         }
-        let rows: Vec<PBlockView> =
-            self.pblocks.iter().map(|p| PBlockView { popularity: p.popularity, last_use: p.last_use }).collect();
-        let victim = choose_victim(self.policy, &rows).expect("at least one P-block");
+        let victim = match &self.oracle {
+            Some(oracle) => {
+                let next: Vec<Option<u64>> =
+                    self.pblocks.iter().map(|p| p.fblock.and_then(|f| oracle.next_write(f))).collect();
+                choose_victim_offline(&next)
+            }
+            None => {
+                let rows: Vec<PBlockView> = self
+                    .pblocks
+                    .iter()
+                    .map(|p| PBlockView { popularity: p.popularity, last_use: p.last_use })
+                    .collect();
+                choose_victim(self.policy, &rows)
+            }
+        }
+        .expect("at least one P-block");
         Err(self.pblocks[victim].fblock.expect("no free P-block means all are assigned"))
     }
 }
@@ -378,6 +431,12 @@ impl LogArea for PcmLogArea {
         Some(&self.pcm)
     }
 
+    fn host_write(&mut self, _lbn: u64) {
+        if let Some(oracle) = &mut self.oracle {
+            oracle.position += 1;
+        }
+    }
+
     fn reset_stats(&mut self) {
         self.pcm.reset_stats();
     }
@@ -419,6 +478,32 @@ mod tests {
         assert_eq!(choose_victim(ReplacementKind::LeastPopular, &rows), Some(1), "ties go to the lowest index");
         assert_eq!(choose_victim(ReplacementKind::Lru, &rows), Some(2));
         assert_eq!(choose_victim(ReplacementKind::Lru, &[]), None);
+        assert_eq!(choose_victim_offline(&[Some(4), None, Some(9), None]), Some(1), "never again beats any time");
+        assert_eq!(choose_victim_offline(&[Some(4), Some(9), Some(2)]), Some(1));
+        assert_eq!(choose_victim_offline(&[]), None);
+    }
+
+    #[test]
+    fn the_offline_bound_replaces_the_block_not_written_again() {
+        // Two P-blocks; updates to blocks 0, 0, 1, 2, 1. At the write to block 2 the
+        // thesis's policy replaces block 1 (less popular) and block 1 then misses again;
+        // the offline bound replaces block 0, never written again.
+        let future = [0u64, 1, 4, 8, 5];
+        let merges = |offline: bool| {
+            let mut s = store(2);
+            for lpn in 0..12 {
+                s.write_update(lpn, PageData::Fingerprint(lpn), None, 0).unwrap();
+            }
+            if offline {
+                s.set_offline_future(&future);
+            }
+            for (i, &lpn) in future.iter().enumerate() {
+                s.write_update(lpn, PageData::Fingerprint(100 + i as u64), Some(&[(0, 8)]), 0).unwrap();
+                s.check_invariants().unwrap();
+            }
+            s.stats().merges
+        };
+        assert_eq!((merges(false), merges(true)), (2, 1));
     }
 
     #[test]

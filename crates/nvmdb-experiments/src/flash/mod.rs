@@ -76,6 +76,8 @@ enum Kind {
     PcmLog,
     /// The PCM log with `buffer.merge = "logged-pages"`.
     PcmLogLoggedPages,
+    /// The PCM log with Belady's offline replacement bound instead of its policy.
+    PcmLogOffline,
 }
 
 impl Kind {
@@ -87,6 +89,7 @@ impl Kind {
             Kind::Dpram => "d-PRAM",
             Kind::PcmLog => "PCM log (ours)",
             Kind::PcmLogLoggedPages => "PCM log (ours), logged-pages merges",
+            Kind::PcmLogOffline => "PCM log (ours), offline-optimal replacement",
         }
     }
 }
@@ -105,6 +108,7 @@ impl Scheme {
             Kind::Ipl => Scheme::Ipl(IplStore::with_params(&params)?),
             Kind::Dpram => Scheme::Dpram(DpramStore::with_params(&params)?),
             Kind::PcmLog => Scheme::PcmLog(PcmLogStore::with_params(&params)?),
+            Kind::PcmLogOffline => Scheme::PcmLog(PcmLogStore::with_params(&params)?),
             Kind::PcmLogLoggedPages => {
                 params.config.buffer.merge = nvmdb_flash::config::MergeKind::LoggedPages;
                 Scheme::PcmLog(PcmLogStore::with_params(&params)?)
@@ -212,6 +216,16 @@ fn run_synth(
         }
     }
     scheme.store().reset_stats();
+    if let (Kind::PcmLogOffline, Scheme::PcmLog(store)) = (kind, &mut scheme) {
+        // The future host writes, from a second generator of the same seed.
+        let mut twin = SynthGenerator::new(params)?;
+        if params.workload.is_transactional() {
+            drop(twin.initial_load());
+        }
+        let future: Vec<u64> =
+            twin.filter(|r| r.request.op == Op::Write).flat_map(|r| r.pages.into_iter().map(|p| p.lpn)).collect();
+        store.set_offline_future(&future);
+    }
     let mut result = RunResult::default();
     let mut meters = scheme.meters();
     for request in generator {
