@@ -5,6 +5,8 @@
 //! owns a `*Stats` struct of integer counters; derived figures (energy, latency)
 //! are computed from counters and a typed parameter preset.
 
+#![warn(clippy::cast_possible_truncation, clippy::unwrap_used)]
+
 pub mod error;
 pub mod flash;
 pub mod params;
