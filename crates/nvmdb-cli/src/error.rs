@@ -31,6 +31,12 @@ impl CliError {
     pub fn failed(message: impl Into<String>) -> CliError {
         CliError { message: message.into(), code: EXIT_FAILURE }
     }
+
+    /// Stdout's reader went away (`nvmdb … | head -1`): it has all it wanted, so stop
+    /// quietly with success.
+    pub fn closed_pipe() -> CliError {
+        CliError { message: String::new(), code: 0 }
+    }
 }
 
 impl fmt::Display for CliError {
@@ -46,19 +52,4 @@ impl From<nvmdb_lab::LabError> for CliError {
             other => CliError::failed(other.to_string()),
         }
     }
-}
-
-/// Reads a whole input file, naming it on failure.
-pub fn read_input(path: &str) -> Result<String, CliError> {
-    std::fs::read_to_string(path).map_err(|e| CliError::input(format!("{path}: cannot read: {e}")))
-}
-
-/// Writes an output file, naming it on failure.
-pub fn write_output(path: &str, contents: &str) -> Result<(), CliError> {
-    std::fs::write(path, contents).map_err(|e| CliError::failed(format!("{path}: cannot write: {e}")))
-}
-
-/// Prints a value as one JSON object on stdout.
-pub fn print_json(value: &impl serde::Serialize) {
-    println!("{}", serde_json::to_string_pretty(value).expect("stats serialise"));
 }

@@ -2,8 +2,11 @@
 
 mod commands;
 mod error;
+mod input;
+mod limits;
+mod output;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::error::{CliError, EXIT_BAD_INPUT};
 
@@ -49,10 +52,7 @@ fn dispatch(command: Command) -> Result<(), CliError> {
         Command::Join(c) => commands::join::run(c),
         Command::Btree(c) => commands::btree::run(c),
         Command::Trace(c) => commands::trace::run(c),
-        Command::List => {
-            commands::lab::list();
-            Ok(())
-        }
+        Command::List => commands::lab::list(),
         Command::Run(args) => commands::lab::run(&args),
         Command::Reproduce(options) => commands::lab::reproduce(&options),
         Command::Bench(args) => commands::bench::run(&args),
@@ -68,16 +68,90 @@ fn main() {
             return;
         }
         Err(e) => {
-            // One line naming the flag at fault, not clap's multi-line usage block.
-            let rendered = e.render().to_string();
-            let first = rendered.lines().find(|l| !l.trim().is_empty()).unwrap_or("invalid arguments");
-            eprintln!("{} (see --help)", first.trim());
+            eprintln!("{} (see --help)", one_line_usage_error(&e.render().to_string()));
             std::process::exit(EXIT_BAD_INPUT);
         }
     };
     if let Err(e) = dispatch(cli.command) {
-        // The message is the whole line: `FILE:LINE: what is wrong` for bad input.
-        eprintln!("{e}");
+        // The message is the whole line: `FILE:LINE: what is wrong` for bad input. A closed
+        // stdout pipe has no message.
+        if !e.message.is_empty() {
+            eprintln!("{e}");
+        }
         std::process::exit(e.code);
+    }
+}
+
+/// clap's multi-line error as one line: the error and its notes (the flag, the allowed
+/// values), without the usage block; the allowed values of a flag named in it are added
+/// when clap leaves them out (a missing flag); long quoted values are cut.
+fn one_line_usage_error(rendered: &str) -> String {
+    let lines: Vec<&str> = rendered.lines().map(str::trim).collect();
+    let usage = lines.iter().find_map(|l| l.strip_prefix("Usage: ")).unwrap_or("");
+    let mut text = lines
+        .iter()
+        .take_while(|l| !l.starts_with("Usage: ") && !l.starts_with("For more information"))
+        .filter(|l| !l.is_empty())
+        .copied()
+        .collect::<Vec<_>>()
+        .join(" ");
+    if !text.contains("possible values") {
+        let mut command = Cli::command();
+        for word in usage.split_whitespace().skip(1) {
+            match command.find_subcommand(word) {
+                Some(sub) => command = sub.clone(),
+                None => break,
+            }
+        }
+        let flags: Vec<String> = text
+            .split(|c: char| c.is_whitespace() || c == '\'')
+            .filter_map(|w| w.strip_prefix("--"))
+            .map(str::to_string)
+            .collect();
+        for flag in flags {
+            let values: Vec<String> = command
+                .get_arguments()
+                .find(|a| a.get_long() == Some(flag.as_str()))
+                .map(|a| a.get_possible_values().iter().map(|v| v.get_name().to_string()).collect())
+                .unwrap_or_default();
+            if !values.is_empty() {
+                text.push_str(&format!(" [--{flag}: one of {}]", values.join(", ")));
+            }
+        }
+    }
+    shorten_quoted(&text)
+}
+
+/// Cuts every '…'-quoted part of `text` longer than 60 characters (a huge bad value).
+fn shorten_quoted(text: &str) -> String {
+    text.split('\'')
+        .enumerate()
+        .map(|(i, part)| match part.char_indices().nth(60) {
+            Some((cut, _)) if i % 2 == 1 => format!("{}…", &part[..cut]),
+            _ => part.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("'")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usage_errors_keep_the_flag_and_its_values_on_one_line() {
+        let line = |args: &[&str]| match Cli::try_parse_from(args) {
+            Ok(_) => panic!("{args:?} parses"),
+            Err(e) => one_line_usage_error(&e.render().to_string()),
+        };
+        let bad = line(&["nvmdb", "btree", "run", "--variant", "sorted", "--node-lines", "3"]);
+        assert!(bad.contains("--node-lines") && bad.contains("1, 2, 4, 8"), "{bad}");
+        let missing = line(&["nvmdb", "ssd", "replay", "--trace", "t"]);
+        assert!(missing.contains("--format") && missing.contains("disksim, msr"), "{missing}");
+        let long = line(&["nvmdb", "join", "run", "--algo", &"x".repeat(500)]);
+        assert!(long.contains("--algo") && long.contains("simple") && long.len() < 300, "{long}");
+        for text in [bad, missing, long] {
+            assert!(!text.contains('\n') && !text.contains("Usage"), "{text}");
+        }
     }
 }

@@ -62,11 +62,13 @@ impl FlashGeometry {
     }
     /// Total blocks.
     pub fn blocks(&self) -> u64 {
-        self.planes() * u64::from(self.blocks_per_plane)
+        // Saturating: a geometry too large for u64 must fail validation, not wrap into a
+        // small one that passes.
+        self.planes().saturating_mul(u64::from(self.blocks_per_plane))
     }
-    /// Total pages.
+    /// Total pages (saturating, as `blocks`).
     pub fn pages(&self) -> u64 {
-        self.blocks() * u64::from(self.pages_per_block)
+        self.blocks().saturating_mul(u64::from(self.pages_per_block))
     }
     /// Sectors per page.
     pub fn sectors_per_page(&self) -> u32 {

@@ -454,6 +454,20 @@ impl Pcm {
         Ok(())
     }
 
+    /// Counts a read of `[addr, addr + len)` without copying the data: `lines_read` += the
+    /// distinct lines it overlaps, in constant time however long the range. Returns that
+    /// number of lines.
+    pub fn count_read(&mut self, addr: u64, len: u64) -> Result<u64, DeviceError> {
+        self.check_range(addr, len)?;
+        if len == 0 {
+            return Ok(0);
+        }
+        let line_bytes = LINE_BYTES as u64;
+        let lines = (addr + len - 1) / line_bytes - addr / line_bytes + 1;
+        self.stats.lines_read += lines;
+        Ok(lines)
+    }
+
     /// Writes bytes: `lines_written` += the distinct lines overlapped; every word overlapped
     /// becomes the old logical word with the written bytes replaced, written differentially.
     /// Returns the indices (global, in units of `chunk_bytes`) of chunks with a programmed

@@ -199,3 +199,21 @@ proptest! {
         prop_assert_eq!(report.histogram_log2.iter().sum::<u64>(), report.cells_tracked);
     }
 }
+
+#[test]
+fn count_read_matches_read_bytes_and_refuses_ranges_past_the_device() {
+    let mut copied = Pcm::new(PcmConfig::new(1 << 20)).unwrap();
+    let mut counted = Pcm::new(PcmConfig::new(1 << 20)).unwrap();
+    for (addr, len) in [(0u64, 1u64), (63, 2), (100, 1000), ((1 << 20) - 64, 64)] {
+        copied.read_bytes(addr, &mut vec![0; len as usize]).unwrap();
+        counted.count_read(addr, len).unwrap();
+        assert_eq!(copied.stats().lines_read, counted.stats().lines_read, "{addr}+{len}");
+    }
+    assert_eq!(counted.count_read(0, 0).unwrap(), 0);
+    assert!(counted.count_read((1 << 20) - 1, 2).is_err());
+    assert!(counted.count_read(u64::MAX, 1).is_err());
+    // A huge read past the end costs nothing and counts nothing.
+    let before = counted.stats().lines_read;
+    assert!(counted.count_read(1, u64::MAX).is_err());
+    assert_eq!(counted.stats().lines_read, before);
+}

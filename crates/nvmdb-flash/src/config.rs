@@ -344,14 +344,34 @@ impl SsdConfig {
                 return bad(format!("{name} must be positive"));
             }
         }
+        if !f.page_bytes.is_power_of_two() || !(MIN_PAGE_BYTES..=MAX_PAGE_BYTES).contains(&f.page_bytes) {
+            return bad(format!(
+                "flash.page_bytes must be a power of two from {MIN_PAGE_BYTES} to {MAX_PAGE_BYTES}, not {}",
+                f.page_bytes
+            ));
+        }
+        if f.endurance == 0 {
+            return bad("flash.endurance must be positive".into());
+        }
         if f.pages_per_block > u32::from(u16::MAX) {
             return bad(format!("flash.pages_per_block must be at most 65535, not {}", f.pages_per_block));
         }
         if f.geometry().pages() >= u64::from(u32::MAX) {
-            return bad(format!("the flash has {} pages; at most 2^32 - 2 are supported", f.geometry().pages()));
+            return bad(format!(
+                "flash.packages × planes_per_package × blocks_per_plane × pages_per_block = {} pages; at most \
+                 2^32 - 2 are supported",
+                f.geometry().pages()
+            ));
         }
         if !(0.0..1.0).contains(&self.ftl.overprovision) {
             return bad(format!("ftl.overprovision must be in [0, 1), not {}", self.ftl.overprovision));
+        }
+        if self.logical_pages() == 0 {
+            return bad(format!(
+                "ftl.overprovision = {} leaves no logical pages of the {} physical ones",
+                self.ftl.overprovision,
+                f.geometry().pages()
+            ));
         }
         if self.ftl.gc_free_blocks < 2 || self.ftl.gc_free_blocks >= f.blocks_per_plane {
             return bad(format!(
@@ -369,6 +389,11 @@ impl SsdConfig {
         if b.log_sector_bytes == 0 {
             return bad("buffer.log_sector_bytes must be positive".into());
         }
+        for (name, mb) in [("buffer.pcm_mb", b.pcm_mb), ("dedup.pcm_mb", self.dedup.pcm_mb)] {
+            if mb > MAX_PCM_MB {
+                return bad(format!("{name} must be at most {MAX_PCM_MB} (1 TiB), not {mb}"));
+            }
+        }
         if self.dedup.segments == 0 {
             return bad("dedup.segments must be positive".into());
         }
@@ -381,11 +406,97 @@ impl SsdConfig {
         Ok(())
     }
 
+    /// The keys the chosen stack never reads: with `buffer.kind = "none"` the `[buffer]`
+    /// keys and the `[ftl]` keys of other mappings; with a log scheme every `[ftl]` key but
+    /// `overprovision`; with deduplication off the `[dedup]` keys.
+    pub fn ignored_keys(&self) -> Vec<&'static str> {
+        let mut ignored = Vec::new();
+        if self.buffer.kind == BufferKind::None {
+            ignored.extend(["buffer.pcm_mb", "buffer.log_sector_bytes", "buffer.delta_bytes_min"]);
+            ignored.extend(["buffer.delta_bytes_max", "buffer.pcm_timing"]);
+            if self.ftl.mapping != Mapping::Page {
+                ignored.extend(["ftl.gc", "ftl.gc_free_blocks", "ftl.static_wl_threshold"]);
+            }
+            if self.ftl.mapping != Mapping::Hybrid {
+                ignored.push("ftl.log_blocks");
+            }
+        } else {
+            ignored.extend(["ftl.mapping", "ftl.gc", "ftl.gc_free_blocks", "ftl.wear_leveling"]);
+            ignored.extend(["ftl.static_wl_threshold", "ftl.log_blocks"]);
+        }
+        if self.ftl.wear_leveling != WearLeveling::Static && !ignored.contains(&"ftl.static_wl_threshold") {
+            ignored.push("ftl.static_wl_threshold");
+        }
+        if !self.dedup.enabled {
+            ignored.extend(["dedup.segments", "dedup.max_entries", "dedup.pcm_mb", "dedup.pcm_timing"]);
+        }
+        ignored
+    }
+
+    /// Refuses a key that was given (in the file or by `--set`) but that the chosen stack
+    /// ignores, so a setting never silently has no effect.
+    pub fn check_given_keys<'a>(&self, given: impl IntoIterator<Item = &'a str>) -> Result<(), FlashError> {
+        let ignored = self.ignored_keys();
+        match given.into_iter().find(|key| ignored.contains(key)) {
+            Some(key) => Err(FlashError::Config(format!(
+                "{key} has no effect with ftl.mapping = \"{}\", buffer.kind = \"{}\", dedup.enabled = {} \
+                 (see CONFIG.md)",
+                kebab(&self.ftl.mapping),
+                kebab(&self.buffer.kind),
+                self.dedup.enabled
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// The dotted keys a TOML document sets (`flash.packages`, `seed`), in order.
+    pub fn toml_keys(text: &str) -> Result<Vec<String>, FlashError> {
+        let table: toml::Table = toml::from_str(text).map_err(|e| FlashError::Config(one_line(&e.to_string())))?;
+        let mut keys = Vec::new();
+        for (key, value) in &table {
+            match value.as_table() {
+                Some(section) => keys.extend(section.keys().map(|inner| format!("{key}.{inner}"))),
+                None => keys.push(key.clone()),
+            }
+        }
+        Ok(keys)
+    }
+
+    /// Memory the stack allocates when it is built, bytes, before any page is written:
+    /// per-page maps and per-block state of the FTL, per-64 B-unit tables of a PCM buffer,
+    /// the deduplication segments and reference counts. Content pages written later come
+    /// on top.
+    pub fn estimated_memory_bytes(&self) -> u64 {
+        let geometry = self.flash.geometry();
+        let mut bytes = geometry.pages().saturating_mul(16).saturating_add(geometry.blocks().saturating_mul(64));
+        if self.buffer.kind != BufferKind::None {
+            bytes = bytes.saturating_add((self.buffer.pcm_mb.saturating_mul(1 << 20) / 64).saturating_mul(16));
+        }
+        if self.dedup.enabled {
+            bytes = bytes
+                .saturating_add(u64::from(self.dedup.segments).saturating_mul(32))
+                .saturating_add(geometry.pages().saturating_mul(8));
+        }
+        bytes
+    }
+
     /// Logical pages: `floor(physical × (1 − overprovision))`.
     pub fn logical_pages(&self) -> u64 {
         (self.flash.geometry().pages() as f64 * (1.0 - self.ftl.overprovision)).floor() as u64
     }
 }
+
+/// An enum value as the configuration spells it (`pcm-log`).
+fn kebab(value: &impl Serialize) -> String {
+    toml::Value::try_from(value).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+}
+
+/// The smallest supported flash page, bytes (one sector).
+pub const MIN_PAGE_BYTES: u32 = 512;
+/// The largest supported flash page, bytes (64 sectors, the most partial programming tracks).
+pub const MAX_PAGE_BYTES: u32 = 32768;
+/// The largest PCM buffer or fingerprint store, MiB.
+pub const MAX_PCM_MB: u64 = 1 << 20;
 
 /// TOML errors span several lines (a source excerpt); keep the first line and the message.
 fn one_line(message: &str) -> String {
@@ -447,6 +558,62 @@ mod tests {
         assert!(err.contains("--set ftl.gc=lifo") && err.contains("lifo"), "{err}");
         let err = config.set("ftl").unwrap_err().to_string();
         assert!(err.contains("KEY=VALUE"), "{err}");
+    }
+
+    #[test]
+    fn geometry_and_ranges_name_the_key() {
+        for (set, key) in [
+            ("flash.page_bytes=3", "flash.page_bytes"),
+            ("flash.page_bytes=65536", "flash.page_bytes"),
+            ("flash.page_bytes=256", "flash.page_bytes"),
+            ("flash.endurance=0", "flash.endurance"),
+            ("buffer.pcm_mb=1048577", "buffer.pcm_mb"),
+            ("dedup.pcm_mb=1048577", "dedup.pcm_mb"),
+        ] {
+            let mut config = SsdConfig::default();
+            config.set(set).unwrap();
+            let err = config.validate().unwrap_err().to_string();
+            assert!(err.contains(key), "{set}: {err}");
+        }
+        let mut config = SsdConfig::default();
+        config.flash = FlashSection {
+            packages: 1,
+            planes_per_package: 1,
+            blocks_per_plane: 3,
+            pages_per_block: 1,
+            ..config.flash
+        };
+        config.ftl.overprovision = 0.9;
+        assert!(config.validate().unwrap_err().to_string().contains("no logical pages"));
+    }
+
+    #[test]
+    fn keys_the_stack_ignores_are_refused_when_given() {
+        let keys = SsdConfig::toml_keys("seed = 2\n[ftl]\nlog_blocks = 8\n").unwrap();
+        assert_eq!(keys, vec!["ftl.log_blocks".to_string(), "seed".to_string()]);
+        let mut config = SsdConfig::default();
+        let err = config.check_given_keys(keys.iter().map(String::as_str)).unwrap_err().to_string();
+        assert!(err.contains("ftl.log_blocks") && err.contains("\"page\""), "{err}");
+        config.ftl.mapping = Mapping::Hybrid;
+        config.check_given_keys(keys.iter().map(String::as_str)).unwrap();
+        config.buffer.kind = BufferKind::PcmLog;
+        assert!(config.check_given_keys(["ftl.gc"]).is_err());
+        config.check_given_keys(["ftl.overprovision", "buffer.pcm_mb"]).unwrap();
+        assert!(config.check_given_keys(["dedup.segments"]).is_err());
+        assert!(config.check_given_keys(["ftl.static_wl_threshold"]).is_err());
+    }
+
+    #[test]
+    fn memory_estimates_grow_with_the_geometry_and_saturate() {
+        let mut config = SsdConfig::default();
+        let small = config.estimated_memory_bytes();
+        config.flash.packages *= 4;
+        assert!(config.estimated_memory_bytes() > 3 * small);
+        config.dedup.enabled = true;
+        config.dedup.segments = u32::MAX;
+        config.buffer.kind = BufferKind::PcmLog;
+        config.buffer.pcm_mb = u64::MAX;
+        assert!(config.estimated_memory_bytes() >= 1 << 62);
     }
 
     #[test]

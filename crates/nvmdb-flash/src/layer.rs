@@ -22,6 +22,8 @@ pub enum FlashError {
     Device(#[from] DeviceError),
     #[error("invalid configuration: {0}")]
     Config(String),
+    #[error("bad request: {0}")]
+    Request(String),
 }
 
 /// Counters every layer keeps. Units are last in the name; a layer leaves at zero what

@@ -311,9 +311,21 @@ impl<'a> Engine<'a> {
         self.last_arrival_ns = arrival_ns;
         self.first_arrival_ns.get_or_insert(arrival_ns);
         let mut done_ns = arrival_ns;
+        // Checked before any page runs: a wrapped range would otherwise run no page at all,
+        // and a request longer than the device would revisit its pages without end.
+        let end = request.offset_bytes.checked_add(request.len_bytes).ok_or_else(|| {
+            FlashError::Request(format!("byte range {}+{} crosses 2^64", request.offset_bytes, request.len_bytes))
+        })?;
+        let capacity = self.logical_pages.saturating_mul(self.page_bytes);
+        if request.len_bytes > capacity {
+            return Err(FlashError::Request(format!(
+                "request of {} bytes is longer than the device ({capacity} bytes)",
+                request.len_bytes
+            )));
+        }
         if request.len_bytes > 0 {
             let first = request.offset_bytes / self.page_bytes;
-            let last = (request.offset_bytes + request.len_bytes - 1) / self.page_bytes;
+            let last = (end - 1) / self.page_bytes;
             for page in first..=last {
                 let page_done = self.page(request, page, page - first, arrival_ns)?;
                 done_ns = done_ns.max(page_done);
@@ -346,9 +358,11 @@ impl<'a> Engine<'a> {
             page % self.logical_pages
         };
         let page_start = page * self.page_bytes;
+        let page_end = page_start.saturating_add(self.page_bytes);
         let start = request.offset_bytes.max(page_start);
-        let end = (request.offset_bytes + request.len_bytes).min(page_start + self.page_bytes);
-        let whole = start == page_start && end == page_start + self.page_bytes;
+        // `run` checked that the request's end fits in u64.
+        let end = (request.offset_bytes + request.len_bytes).min(page_end);
+        let whole = start == page_start && end == page_end;
         match request.op {
             Op::Read => Ok(self.store.read(lpn, now_ns)?.1),
             Op::Trim if whole => self.store.trim(lpn, now_ns),
@@ -533,5 +547,26 @@ mod tests {
         let options = ReplayOptions { warmup_requests: 5, ..ReplayOptions::default() };
         let report = replay(store.as_mut(), short.into_iter(), &options).unwrap();
         assert_eq!((report.requests, report.stats.host_page_writes, report.lifetime_host_bytes()), (0, 0, None));
+    }
+
+    #[test]
+    fn wrapping_and_overlong_requests_are_errors_not_silent() {
+        let mut store = small(PageContent::None);
+        let request = |offset_bytes, len_bytes| {
+            Ok::<_, String>(Request { time_ns: 0, op: Op::Read, offset_bytes, len_bytes, content: Content::Unknown })
+        };
+        let capacity = store.logical_pages() * 4096;
+        for (offset, len, why) in [(u64::MAX - 10, 4096, "crosses 2^64"), (0, capacity + 1, "longer than the device")] {
+            match replay(store.as_mut(), [request(offset, len)].into_iter(), &ReplayOptions::default()) {
+                Err(ReplayError::Store { request: 0, error: FlashError::Request(message) }) => {
+                    assert!(message.contains(why), "{message}")
+                }
+                other => panic!("{offset}+{len}: {other:?}"),
+            }
+        }
+        // A page just below 2^64 still runs, wrapped.
+        let report =
+            replay(store.as_mut(), [request(u64::MAX - 8191, 4096)].into_iter(), &ReplayOptions::default()).unwrap();
+        assert_eq!((report.stats.host_page_reads, report.wrapped_pages), (1, 1));
     }
 }

@@ -1,5 +1,7 @@
 //! Workloads: block-trace parsers and synthetic generators.
 
+pub mod lines;
+pub mod pcm_trace;
 pub mod request;
 pub mod synth;
 pub mod traces;

@@ -44,6 +44,9 @@ use crate::request::{Content, Op, Request};
 /// Bytes per page of every synthetic trace.
 pub const PAGE_BYTES: u32 = 4096;
 
+/// The largest footprint, MB: 2^60 bytes, so every byte offset fits in u64 with room.
+pub const MAX_FOOTPRINT_MB: u64 = 1 << 40;
+
 /// The five workloads of the thesis's Section 5.1.1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SynthWorkload {
@@ -142,15 +145,37 @@ impl SynthParams {
 
     /// Pages of the footprint.
     pub fn footprint_pages(&self) -> u64 {
-        self.footprint_mb * (1 << 20) / u64::from(PAGE_BYTES)
+        self.footprint_mb.saturating_mul(1 << 20) / u64::from(PAGE_BYTES)
+    }
+
+    /// The most memory the generator holds, bytes: per written page its content ids, per
+    /// buffer-pool page its dirty ranges and LRU entry (B-tree maps, about 64 B an entry).
+    pub fn estimated_memory_bytes(&self) -> u64 {
+        let written = self.footprint_pages().min(self.requests.saturating_mul(16));
+        let pool =
+            if self.workload.is_transactional() { self.buffer_pool_pages.min(self.footprint_pages()) } else { 0 };
+        written.saturating_mul(64).saturating_add(pool.saturating_mul(128))
     }
 
     fn validate(&self) -> Result<(), String> {
+        if self.footprint_mb > MAX_FOOTPRINT_MB {
+            return Err(format!("footprint {} MB is too large (at most 2^40 MB)", self.footprint_mb));
+        }
         if self.footprint_pages() < 1024 {
             return Err(format!("footprint {} MB is too small (at least 4 MB)", self.footprint_mb));
         }
         if self.workload.is_transactional() && self.buffer_pool_pages < 16 {
             return Err(format!("buffer pool of {} pages is too small (at least 16)", self.buffer_pool_pages));
+        }
+        // Evictions (the only writes) start once the pool is full; the sequential order-line
+        // appends fill a pool of at most a quarter of the database within a bounded time, a
+        // larger one might never fill and generation would never end.
+        if self.workload.is_transactional() && self.buffer_pool_pages > self.footprint_pages() / 4 {
+            return Err(format!(
+                "buffer pool of {} pages is more than a quarter of the {}-page database",
+                self.buffer_pool_pages,
+                self.footprint_pages()
+            ));
         }
         Ok(())
     }
@@ -529,6 +554,19 @@ mod tests {
         for r in &requests {
             assert!(r.request.offset_bytes < 16 << 20);
         }
+    }
+
+    #[test]
+    fn parameters_that_cannot_finish_are_refused() {
+        let refused = |params: SynthParams| SynthGenerator::new(params).unwrap_err();
+        let t1 = small(SynthWorkload::T1);
+        assert!(refused(SynthParams { buffer_pool_pages: 16 * 256, ..t1 }).contains("quarter"));
+        assert!(SynthGenerator::new(SynthParams { buffer_pool_pages: 4 * 256, ..t1 }).unwrap().next().is_some());
+        assert!(refused(SynthParams { footprint_mb: u64::MAX, ..t1 }).contains("too large"));
+        assert!(refused(SynthParams { footprint_mb: 3, ..t1 }).contains("too small"));
+        assert!(refused(SynthParams { buffer_pool_pages: 15, ..t1 }).contains("too small"));
+        let huge = SynthParams { footprint_mb: MAX_FOOTPRINT_MB, requests: u64::MAX, ..small(SynthWorkload::D1) };
+        assert_eq!(huge.estimated_memory_bytes(), (MAX_FOOTPRINT_MB << 8) * 64);
     }
 
     #[test]

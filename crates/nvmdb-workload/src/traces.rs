@@ -17,13 +17,20 @@
 //! - `simple`: `W|R|T <byte offset> <byte length>`; `#` starts a comment. The format has
 //!   no times: every request arrives at time 0.
 //!
-//! Blank lines are skipped in every format, and so are `#` comment lines.
+//! Blank lines are skipped in every format, and so are `#` comment lines. Every format
+//! refuses, with the line's number: a line longer than 1 MiB or not UTF-8; a missing or
+//! extra field (except where noted: SPC ignores fields after the fifth, and FIU takes any
+//! fields between the pid and the last six as the process name); a request of zero bytes;
+//! a byte range that crosses 2^64; a time that overflows u64 ns; a time earlier than the
+//! previous request's; and, with [`TraceReader::with_max_request_bytes`], a request longer
+//! than the device. A UTF-8 byte-order mark before the first line is skipped.
 
 use std::io::BufRead;
 use std::str::FromStr;
 
 use thiserror::Error;
 
+use crate::lines::{quote, Lines};
 use crate::request::{Content, Op, Request};
 
 /// Bytes per sector in sector-addressed formats.
@@ -86,30 +93,39 @@ struct Parsed {
 /// A streaming trace parser.
 #[derive(Debug)]
 pub struct TraceReader<R> {
-    input: R,
+    lines: Lines<R>,
     format: TraceFormat,
-    line: u64,
-    buffer: String,
     first_time_ns: Option<u64>,
+    last_time_ns: u64,
+    max_request_bytes: u64,
     failed: bool,
 }
 
 impl<R: BufRead> TraceReader<R> {
     /// A reader of `format` over `input`.
     pub fn new(input: R, format: TraceFormat) -> TraceReader<R> {
-        TraceReader { input, format, line: 0, buffer: String::new(), first_time_ns: None, failed: false }
+        TraceReader {
+            lines: Lines::new(input),
+            format,
+            first_time_ns: None,
+            last_time_ns: 0,
+            max_request_bytes: u64::MAX,
+            failed: false,
+        }
+    }
+
+    /// Refuses requests longer than `bytes` (a device's capacity).
+    pub fn with_max_request_bytes(mut self, bytes: u64) -> TraceReader<R> {
+        self.max_request_bytes = bytes;
+        self
     }
 
     fn next_request(&mut self) -> Option<Result<Request, TraceError>> {
         loop {
-            self.buffer.clear();
-            self.line += 1;
-            match self.input.read_line(&mut self.buffer) {
-                Ok(0) => return None,
-                Ok(_) => {}
-                Err(e) => return Some(Err(TraceError { line: self.line, message: format!("cannot read: {e}") })),
-            }
-            let text = self.buffer.trim();
+            let text = match self.lines.next_line()? {
+                Ok(text) => text.trim(),
+                Err(e) => return Some(Err(TraceError { line: self.lines.line(), message: e.to_string() })),
+            };
             if text.is_empty() || text.starts_with('#') {
                 continue;
             }
@@ -120,20 +136,40 @@ impl<R: BufRead> TraceReader<R> {
                 TraceFormat::Fiu => fiu(text),
                 TraceFormat::Simple => simple(text),
             };
-            return Some(match parsed {
-                Ok(p) => {
-                    let first = *self.first_time_ns.get_or_insert(p.time_ns);
-                    Ok(Request {
-                        time_ns: p.time_ns.saturating_sub(first),
-                        op: p.op,
-                        offset_bytes: p.offset_bytes,
-                        len_bytes: p.len_bytes,
-                        content: p.content,
-                    })
-                }
-                Err(message) => Err(TraceError { line: self.line, message }),
-            });
+            let line = self.lines.line();
+            return Some(parsed.and_then(|p| self.check(p)).map_err(|message| TraceError { line, message }));
         }
+    }
+
+    /// The checks common to every format; times become relative to the first request's.
+    fn check(&mut self, p: Parsed) -> Result<Request, String> {
+        if p.len_bytes == 0 {
+            return Err("request of 0 bytes".into());
+        }
+        if p.offset_bytes.checked_add(p.len_bytes).is_none() {
+            return Err(format!("byte range {}+{} crosses 2^64", p.offset_bytes, p.len_bytes));
+        }
+        if p.len_bytes > self.max_request_bytes {
+            return Err(format!(
+                "request of {} bytes is longer than the device ({} bytes)",
+                p.len_bytes, self.max_request_bytes
+            ));
+        }
+        if self.first_time_ns.is_some() && p.time_ns < self.last_time_ns {
+            return Err(format!(
+                "time {} ns is earlier than the previous request's {} ns",
+                p.time_ns, self.last_time_ns
+            ));
+        }
+        self.last_time_ns = p.time_ns;
+        let first = *self.first_time_ns.get_or_insert(p.time_ns);
+        Ok(Request {
+            time_ns: p.time_ns - first,
+            op: p.op,
+            offset_bytes: p.offset_bytes,
+            len_bytes: p.len_bytes,
+            content: p.content,
+        })
     }
 }
 
@@ -152,7 +188,7 @@ impl<R: BufRead> Iterator for TraceReader<R> {
 }
 
 fn number(field: &str, what: &str) -> Result<u64, String> {
-    field.trim().parse::<u64>().map_err(|_| format!("{what} '{}' is not a non-negative integer", field.trim()))
+    field.trim().parse::<u64>().map_err(|_| format!("{what} {} is not a non-negative integer", quote(field.trim())))
 }
 
 fn fields<'a>(text: &'a str, separator: Option<char>, at_least: usize, layout: &str) -> Result<Vec<&'a str>, String> {
@@ -178,7 +214,7 @@ fn disksim(text: &str) -> Result<Parsed, String> {
     let op = match f[4] {
         "0" => Op::Write,
         "1" => Op::Read,
-        other => return Err(format!("type '{other}' is not 0 (write) or 1 (read)")),
+        other => return Err(format!("type {} is not 0 (write) or 1 (read)", quote(other))),
     };
     number(f[1], "device")?;
     Ok(Parsed {
@@ -193,10 +229,13 @@ fn disksim(text: &str) -> Result<Parsed, String> {
 fn msr(text: &str) -> Result<Parsed, String> {
     let layout = "Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime";
     let f = fields(text, Some(','), 7, layout)?;
+    if f.len() > 7 {
+        return Err(format!("expected 7 fields ({layout}), found {}", f.len()));
+    }
     let op = match f[3].to_ascii_lowercase().as_str() {
         "read" => Op::Read,
         "write" => Op::Write,
-        _ => return Err(format!("type '{}' is not Read or Write", f[3])),
+        _ => return Err(format!("type {} is not Read or Write", quote(f[3]))),
     };
     let ticks = number(f[0], "timestamp")?;
     Ok(Parsed {
@@ -214,14 +253,19 @@ fn spc(text: &str) -> Result<Parsed, String> {
     let op = match f[3] {
         "r" | "R" => Op::Read,
         "w" | "W" => Op::Write,
-        other => return Err(format!("opcode '{other}' is not r or w")),
+        other => return Err(format!("opcode {} is not r or w", quote(other))),
     };
-    let seconds: f64 = f[4].parse().map_err(|_| format!("timestamp '{}' is not a number of seconds", f[4]))?;
+    let seconds: f64 = f[4].parse().map_err(|_| format!("timestamp {} is not a number of seconds", quote(f[4])))?;
     if !(seconds.is_finite() && seconds >= 0.0) {
-        return Err(format!("timestamp '{}' is not a non-negative number of seconds", f[4]));
+        return Err(format!("timestamp {} is not a non-negative number of seconds", quote(f[4])));
+    }
+    let ns = (seconds * 1e9).round();
+    // 2^64 as f64: anything at or above it does not fit in u64 ns.
+    if ns >= 18_446_744_073_709_551_616.0 {
+        return Err(format!("timestamp {} overflows u64 nanoseconds", quote(f[4])));
     }
     Ok(Parsed {
-        time_ns: (seconds * 1e9).round() as u64,
+        time_ns: ns as u64,
         op,
         offset_bytes: sectors_to_bytes(number(f[1], "lba")?, "lba")?,
         len_bytes: number(f[2], "size")?,
@@ -238,11 +282,11 @@ fn fiu(text: &str) -> Result<Parsed, String> {
     let op = match tail[2] {
         "W" | "w" => Op::Write,
         "R" | "r" => Op::Read,
-        other => return Err(format!("op '{other}' is not W or R")),
+        other => return Err(format!("op {} is not W or R", quote(other))),
     };
     let md5 = tail[5];
     if md5.len() != 32 || !md5.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(format!("md5 '{md5}' is not 32 hex digits"));
+        return Err(format!("md5 {} is not 32 hex digits", quote(md5)));
     }
     let high = u64::from_str_radix(&md5[..16], 16).expect("checked hex");
     let low = u64::from_str_radix(&md5[16..], 16).expect("checked hex");
@@ -265,12 +309,15 @@ fn simple(text: &str) -> Result<Parsed, String> {
         "W" => Op::Write,
         "R" => Op::Read,
         "T" => Op::Trim,
-        other => return Err(format!("operation '{other}' is not W, R or T")),
+        other => return Err(format!("operation {} is not W, R or T", quote(other))),
     };
-    let offset_bytes = number(f[1], "offset")?;
-    let len_bytes = number(f[2], "length")?;
-    offset_bytes.checked_add(len_bytes).ok_or_else(|| "offset + length overflows".to_string())?;
-    Ok(Parsed { time_ns: 0, op, offset_bytes, len_bytes, content: Content::Unknown })
+    Ok(Parsed {
+        time_ns: 0,
+        op,
+        offset_bytes: number(f[1], "offset")?,
+        len_bytes: number(f[2], "length")?,
+        content: Content::Unknown,
+    })
 }
 
 #[cfg(test)]
@@ -349,6 +396,41 @@ mod tests {
         let e = error("W 0 4096\n\nX 0 1\n", TraceFormat::Simple);
         assert_eq!(e.to_string(), "line 3: operation 'X' is not W, R or T");
         assert!(error("W 0 -1\n", TraceFormat::Simple).message.contains("length '-1'"));
+    }
+
+    #[test]
+    fn every_format_refuses_wrapping_empty_and_backward_requests() {
+        let wraps = [
+            ("1 0 36028797018963967 1 0", TraceFormat::Disksim),
+            ("1,h,0,Write,18446744073709551615,4096,1", TraceFormat::Msr),
+            ("0,36028797018963967,4096,w,0.1", TraceFormat::Spc),
+            ("1 2 p 36028797018963967 8 W 6 0 0123456789abcdef0000000000000001", TraceFormat::Fiu),
+            ("W 18446744073709551000 4096", TraceFormat::Simple),
+        ];
+        for (line, format) in wraps {
+            assert!(error(line, format).message.contains("crosses 2^64"), "{format:?}: {}", error(line, format));
+        }
+        assert!(error("1 0 0 0 0\n", TraceFormat::Disksim).message.contains("0 bytes"));
+        assert!(error("W 0 0\n", TraceFormat::Simple).message.contains("0 bytes"));
+        let e = error("2 0 8 8 0\n1 0 8 8 0\n", TraceFormat::Disksim);
+        assert_eq!((e.line, e.message.contains("earlier")), (2, true));
+        assert!(error("0,1,512,w,1e300\n", TraceFormat::Spc).message.contains("overflows"));
+        assert!(error("1,hm,1,Write,0,4096,1,extra\n", TraceFormat::Msr).message.contains("found 8"));
+        // SPC's optional trailing fields are ignored, as its specification allows.
+        assert_eq!(ok("0,1,512,w,0.1,x,y\n", TraceFormat::Spc).len(), 1);
+        let capped: Vec<_> =
+            TraceReader::new(&b"W 0 4096\nW 0 8192\n"[..], TraceFormat::Simple).with_max_request_bytes(4096).collect();
+        assert!(capped[1].as_ref().unwrap_err().message.contains("longer than the device"));
+    }
+
+    #[test]
+    fn bom_long_lines_and_long_tokens() {
+        assert_eq!(ok("\u{feff}W 0 1\n", TraceFormat::Simple).len(), 1);
+        let long = format!("W 0 1\nW 0 {}\n", "9".repeat(2 << 20));
+        let e = error(&long, TraceFormat::Simple);
+        assert_eq!((e.line, e.message.contains("too long")), (2, true));
+        let e = error(&format!("Q{} 0 1\n", "x".repeat(1000)), TraceFormat::Simple);
+        assert!(e.message.len() < 120 && e.message.contains('…'), "{e}");
     }
 
     #[test]

@@ -15,7 +15,8 @@ use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::Serialize;
 
-use crate::error::{print_json, CliError};
+use crate::error::CliError;
+use crate::output::Output;
 
 /// Arguments of `nvmdb bench`.
 ///
@@ -245,16 +246,22 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
             black_box(pcm.wear_report().max_cell_writes);
         }
     }
+    let mut out = Output::new();
     if args.json {
-        print_json(&results);
-    } else {
-        println!("{:<36} {:>12} {:>14} {:>10} {:>14}", "benchmark", "ns/op", "ops/s", "ratio", "peak memory");
-        for r in &results {
-            let ratio = r.ratio.map_or_else(String::new, |x| format!("{x:.2}x"));
-            let memory =
-                r.peak_memory_bytes.map_or_else(String::new, |b| format!("{:.2} GiB", b as f64 / f64::from(1 << 30)));
-            println!("{:<36} {:>12.1} {:>14.0} {:>10} {:>14}", r.name, r.ns_per_op, r.ops_per_second, ratio, memory);
-        }
+        return out.json(&results);
     }
-    Ok(())
+    out.line(format_args!(
+        "{:<36} {:>12} {:>14} {:>10} {:>14}",
+        "benchmark", "ns/op", "ops/s", "ratio", "peak memory"
+    ))?;
+    for r in &results {
+        let ratio = r.ratio.map_or_else(String::new, |x| format!("{x:.2}x"));
+        let memory =
+            r.peak_memory_bytes.map_or_else(String::new, |b| format!("{:.2} GiB", b as f64 / f64::from(1 << 30)));
+        out.line(format_args!(
+            "{:<36} {:>12.1} {:>14.0} {:>10} {:>14}",
+            r.name, r.ns_per_op, r.ops_per_second, ratio, memory
+        ))?;
+    }
+    out.finish()
 }

@@ -5,10 +5,12 @@ use nvmdb_btree::workload::{
     loaded_pairs, measure, op_keys, ops_of, random_keys, Answer, AnyMemory, MemoryKind, Op, OpKind, RunReport,
 };
 use nvmdb_btree::{BTree, Variant};
+use nvmdb_workload::lines::quote;
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-use crate::error::{print_json, read_input, write_output, CliError};
+use crate::error::CliError;
+use crate::output::{write_file, Output};
 
 /// B+-tree commands.
 #[derive(Debug, Subcommand)]
@@ -27,13 +29,19 @@ pub enum BtreeCommand {
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Node organisation: sorted, unsorted, unsorted-leaf, unsorted-leaf-bitmap or nvmdb-leaf.
-    #[arg(long, value_parser = parse_variant)]
+    #[arg(long, value_parser = clap::builder::TypedValueParser::try_map(
+        clap::builder::PossibleValuesParser::new(["sorted", "unsorted", "unsorted-leaf", "unsorted-leaf-bitmap", "nvmdb-leaf"]),
+        |s: String| s.parse::<Variant>().map_err(|e| e.to_string()),
+    ))]
     pub variant: Variant,
     /// Node size in cache lines: 1, 2, 4 or 8.
     #[arg(long, value_parser = clap::builder::TypedValueParser::map(clap::builder::PossibleValuesParser::new(["1", "2", "4", "8"]), |s: String| s.parse::<u32>().expect("listed values parse")))]
     pub node_lines: u32,
     /// Memory: cached (CIDR 2011 hierarchy over PCM) or flat (PCM, no cache).
-    #[arg(long, default_value = "cached", value_parser = parse_memory)]
+    #[arg(long, default_value = "cached", value_parser = clap::builder::TypedValueParser::try_map(
+        clap::builder::PossibleValuesParser::new(["cached", "flat"]),
+        |s: String| s.parse::<MemoryKind>(),
+    ))]
     pub memory: MemoryKind,
     /// Enable Flip-N-Write on the PCM (one flip cell per 64-bit word).
     #[arg(long)]
@@ -57,7 +65,10 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 0.75)]
     pub fill: f64,
     /// Generator mode: insert (new keys), delete (existing keys) or search (half present).
-    #[arg(long, value_parser = parse_op)]
+    #[arg(long, value_parser = clap::builder::TypedValueParser::try_map(
+        clap::builder::PossibleValuesParser::new(["insert", "delete", "search"]),
+        |s: String| s.parse::<OpKind>(),
+    ))]
     pub op: Option<OpKind>,
     /// Generator mode: operations to run.
     #[arg(long)]
@@ -65,21 +76,6 @@ pub struct RunArgs {
     /// The seed (generator keys and the shuffling of unsorted nodes).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-}
-
-fn parse_variant(s: &str) -> Result<Variant, String> {
-    s.parse::<Variant>().map_err(|e| e.to_string())
-}
-
-fn parse_memory(s: &str) -> Result<MemoryKind, String> {
-    match s.parse::<MemoryKind>()? {
-        MemoryKind::Native => Err("memory must be cached or flat".into()),
-        kind => Ok(kind),
-    }
-}
-
-fn parse_op(s: &str) -> Result<OpKind, String> {
-    s.parse::<OpKind>()
 }
 
 /// Runs a `btree` subcommand.
@@ -103,15 +99,15 @@ fn run_tree(args: &RunArgs) -> Result<(), CliError> {
         (false, true) => generated_run(args)?,
         (false, false) => return Err(CliError::input("give --load and --ops, or --entries, --op and --count")),
     };
+    let mut out = Output::new();
     if args.json {
-        print_json(&report);
-    } else {
-        let value = serde_json::to_value(&report).expect("report serialises");
-        for (key, v) in value.as_object().expect("report is an object") {
-            println!("{key:>22}  {v}");
-        }
+        return out.json(&report);
     }
-    Ok(())
+    let value = serde_json::to_value(&report).expect("report serialises");
+    for (key, v) in value.as_object().expect("report is an object") {
+        out.line(format_args!("{key:>22}  {v}"))?;
+    }
+    out.finish()
 }
 
 fn new_tree(
@@ -128,6 +124,7 @@ fn generated_run(args: &RunArgs) -> Result<RunReport, CliError> {
     let (Some(entries), Some(op), Some(count)) = (args.entries, args.op, args.count) else {
         return Err(CliError::input("generator mode needs --entries, --op and --count"));
     };
+    check_generated_memory(entries, count, args.fill)?;
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(args.seed);
     let loaded = random_keys(entries, &mut rng);
     let keys = op_keys(op, &loaded, count, &mut rng).map_err(|e| CliError::input(format!("--count: {e}")))?;
@@ -137,25 +134,32 @@ fn generated_run(args: &RunArgs) -> Result<RunReport, CliError> {
     Ok(report)
 }
 
+/// Refuses generator sizes whose keys and tree would not fit in memory, before any key is
+/// drawn: 8 B per generated key plus a tree image of about 48 B per entry at fill 1 (16 B
+/// of pair in simulated PCM cells, plus wear counters and the cache model's copy), and at
+/// most three times the largest node (512 B) per entry however low the fill.
+fn check_generated_memory(entries: usize, count: usize, fill: f64) -> Result<(), CliError> {
+    let total = (entries as u64).saturating_add(count as u64);
+    let per_entry = (48.0 / fill).min(1536.0) as u64;
+    crate::limits::check_memory("--entries/--count", total.saturating_mul(8 + per_entry))
+}
+
 fn parse_u64(token: &str, what: &str) -> Result<u64, String> {
-    token.parse::<u64>().map_err(|_| format!("{what} '{token}' is not a u64 decimal"))
+    token.parse::<u64>().map_err(|_| format!("{what} {} is not a u64 decimal", quote(token)))
 }
 
 /// Parses KEYS.txt into pairs sorted by key; a duplicate key names both lines.
 fn parse_keys(path: &str) -> Result<Vec<(u64, u64)>, CliError> {
-    let text = read_input(path)?;
     let mut pairs: Vec<(u64, u64, usize)> = Vec::new();
-    for (index, line) in text.lines().enumerate() {
+    crate::input::for_each_line(path, |number, line| {
         let fields: Vec<&str> = line.split_whitespace().collect();
-        let at = |what: String| CliError::at_line(path, index + 1, what);
         match fields.as_slice() {
-            [] => continue,
-            [key, value] => {
-                pairs.push((parse_u64(key, "key").map_err(at)?, parse_u64(value, "value").map_err(at)?, index + 1))
-            }
-            _ => return Err(at(format!("expected 'key value', found {} fields", fields.len()))),
+            [] => {}
+            [key, value] => pairs.push((parse_u64(key, "key")?, parse_u64(value, "value")?, number)),
+            _ => return Err(format!("expected 'key value', found {} fields", fields.len())),
         }
-    }
+        Ok(())
+    })?;
     pairs.sort_unstable_by_key(|&(key, _, line)| (key, line));
     if let Some(w) = pairs.windows(2).find(|w| w[0].0 == w[1].0) {
         return Err(CliError::at_line(path, w[1].2, format!("duplicate key {} (first on line {})", w[0].0, w[0].2)));
@@ -181,7 +185,7 @@ fn parse_op_line(line: &str) -> Result<Option<Op>, String> {
         ["D", ..] => return Err("expected 'D key'".into()),
         ["G", ..] => return Err("expected 'G key'".into()),
         ["S", ..] => return Err("expected 'S lo hi'".into()),
-        [op, ..] => return Err(format!("unknown operation '{op}' (expected I, D, G or S)")),
+        [op, ..] => return Err(format!("unknown operation {} (expected I, D, G or S)", quote(op))),
     }))
 }
 
@@ -189,14 +193,15 @@ fn file_run(args: &RunArgs) -> Result<RunReport, CliError> {
     let (Some(load), Some(ops_path)) = (&args.load, &args.ops) else {
         return Err(CliError::input("file mode needs both --load and --ops"));
     };
-    let pairs = parse_keys(load)?;
-    let text = read_input(ops_path)?;
-    let mut ops = Vec::new();
-    for (index, line) in text.lines().enumerate() {
-        if let Some(op) = parse_op_line(line).map_err(|what| CliError::at_line(ops_path, index + 1, what))? {
-            ops.push(op);
-        }
+    if let Some(out) = &args.results {
+        crate::input::check_output_is_not_an_input(("--results", out), &[("--load", load), ("--ops", ops_path)])?;
     }
+    let pairs = parse_keys(load)?;
+    let mut ops = Vec::new();
+    crate::input::for_each_line(ops_path, |_, line| {
+        ops.extend(parse_op_line(line)?);
+        Ok(())
+    })?;
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(args.seed);
     let mut tree = new_tree(args, pairs, &mut rng)?;
     let (report, answers) = measure(&mut tree, ops).map_err(|e| CliError::failed(e.to_string()))?;
@@ -210,7 +215,7 @@ fn file_run(args: &RunArgs) -> Result<RunReport, CliError> {
                 Answer::Changed(_) => {}
             }
         }
-        write_output(out, &lines)?;
+        write_file(out, &lines)?;
     }
     Ok(report)
 }
@@ -230,6 +235,35 @@ mod tests {
         assert_eq!(parse_op_line("G -1"), Err("key '-1' is not a u64 decimal".into()));
         assert_eq!(parse_op_line("S 3 2"), Err("scan bounds out of order: 3 > 2".into()));
         assert_eq!(parse_op_line("Q 1"), Err("unknown operation 'Q' (expected I, D, G or S)".into()));
+    }
+
+    /// Lines in `bytes`, counting a last line without a terminator.
+    fn line_count(bytes: &[u8]) -> usize {
+        bytes.split(|&b| b == b'\n').count() - usize::from(bytes.ends_with(b"\n") || bytes.is_empty())
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+
+        #[test]
+        fn arbitrary_files_parse_or_name_a_line(
+            bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..300),
+            tokens in proptest::collection::vec("[IDGS]|[0-9]{1,21}|-1| |\n|\u{feff}", 0..40),
+        ) {
+            let path = std::env::temp_dir().join(format!("nvmdb-btree-prop-{}", std::process::id()));
+            for contents in [bytes, tokens.concat().into_bytes()] {
+                std::fs::write(&path, &contents).unwrap();
+                let name = path.to_str().unwrap();
+                for result in [parse_keys(name).map(|_| ()), crate::input::for_each_line(name, |_, l| parse_op_line(l).map(|_| ()))] {
+                    if let Err(e) = result {
+                        let line: usize = e.message[name.len() + 1..].split(':').next().unwrap().parse().unwrap();
+                        proptest::prop_assert!(line >= 1 && line <= line_count(&contents), "{}", e.message);
+                        proptest::prop_assert!(e.code == 2 && !e.message.contains('\n'));
+                    }
+                }
+            }
+            std::fs::remove_file(&path).unwrap();
+        }
     }
 
     #[test]

@@ -7,10 +7,12 @@ use nvmdb_join::model::{best, cost, wear_crossover, Metric, ModelParams, Workloa
 use nvmdb_join::synth::{generate, SynthSpec};
 use nvmdb_join::{measured_join, Algorithm, Column, IdEncoding, JoinOptions, Layout, StoredRelation, Table};
 use nvmdb_memory::{CachedMemory, FlatMemory, Memory};
+use nvmdb_workload::lines::quote;
 use rand::SeedableRng;
 use serde::Serialize;
 
-use crate::error::{print_json, read_input, write_output, CliError};
+use crate::error::CliError;
+use crate::output::{write_file, Output};
 
 /// Hash-join commands.
 #[derive(Debug, Subcommand)]
@@ -177,7 +179,7 @@ pub fn run(command: JoinCommand) -> Result<(), CliError> {
 
 /// Parses `N`, `A..B` or `A..B:STEP` (inclusive) into the values it names.
 fn parse_sweep(flag: &str, text: &str, default_step: u64, min: u64) -> Result<Vec<u64>, CliError> {
-    let bad = |why: &str| CliError::input(format!("{flag}: '{text}' {why} (expected N, A..B or A..B:STEP)"));
+    let bad = |why: &str| CliError::input(format!("{flag}: {} {why} (expected N, A..B or A..B:STEP)", quote(text)));
     let number = |s: &str| s.trim().parse::<u64>().map_err(|_| bad("is not a whole number or range"));
     let values = match text.split_once("..") {
         None => vec![number(text)?],
@@ -190,60 +192,84 @@ fn parse_sweep(flag: &str, text: &str, default_step: u64, min: u64) -> Result<Ve
             if step == 0 || b < a {
                 return Err(bad("is an empty range"));
             }
-            (a..=b).step_by(step as usize).collect()
+            // Counted before collecting: `8..18446744073709551615` must not allocate.
+            if (b - a) / step >= MAX_SWEEP_VALUES {
+                return Err(bad(&format!("names more than {MAX_SWEEP_VALUES} values")));
+            }
+            (a..=b).step_by(usize::try_from(step).unwrap_or(usize::MAX)).collect()
         }
     };
     if values.iter().any(|&v| v < min) {
         return Err(bad(&format!("has a value below {min}")));
     }
-    if values.len() > 10_000 {
-        return Err(bad("names more than 10,000 values"));
-    }
     Ok(values)
+}
+
+/// The most values one sweep flag may name, and the most combinations of two sweeps.
+const MAX_SWEEP_VALUES: u64 = 10_000;
+
+/// Refuses sweeps whose every combination would run too long or fill memory: two sweeps
+/// of 10,000 values each name 10^8 joins (or model rows).
+fn check_combinations(sizes: &[u64], matches: &[u64]) -> Result<(), CliError> {
+    let combinations = sizes.len() as u64 * matches.len() as u64;
+    if combinations > MAX_SWEEP_VALUES {
+        return Err(CliError::input(format!(
+            "--record-bytes/--match-per-r: {combinations} combinations, more than {MAX_SWEEP_VALUES}"
+        )));
+    }
+    Ok(())
 }
 
 /// Parses a CSV of unsigned integers with a header row into a table of 8 B columns.
 fn parse_csv(path: &str) -> Result<Table, CliError> {
-    let text = read_input(path)?;
-    let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
-    let Some((header_index, header)) = lines.next() else {
-        return Err(CliError::at_line(path, 1, "empty file: expected a header row"));
-    };
-    let names: Vec<String> = header.split(',').map(|h| h.trim().to_string()).collect();
-    for (i, name) in names.iter().enumerate() {
-        if name.is_empty() {
-            return Err(CliError::at_line(path, header_index + 1, format!("header cell {} is empty", i + 1)));
+    let mut columns: Vec<Column> = Vec::new();
+    let mut rows = 0u64;
+    crate::input::for_each_line(path, |_, line| {
+        if line.trim().is_empty() {
+            return Ok(());
         }
-        if names[..i].contains(name) {
-            return Err(CliError::at_line(path, header_index + 1, format!("column '{name}' appears twice")));
+        if columns.is_empty() {
+            for (i, name) in line.split(',').map(str::trim).enumerate() {
+                if name.is_empty() {
+                    return Err(format!("header cell {} is empty", i + 1));
+                }
+                if columns.iter().any(|c| c.name == name) {
+                    return Err(format!("column {} appears twice", quote(name)));
+                }
+                columns.push(Column { name: name.to_string(), width_bytes: 8, values: Vec::new() });
+            }
+            return Ok(());
         }
-    }
-    let mut columns: Vec<Column> =
-        names.iter().map(|n| Column { name: n.clone(), width_bytes: 8, values: Vec::new() }).collect();
-    for (index, line) in lines {
-        let cells: Vec<&str> = line.split(',').collect();
-        if cells.len() != names.len() {
-            let what = format!("{} cells, but the header has {}", cells.len(), names.len());
-            return Err(CliError::at_line(path, index + 1, what));
+        let cells = line.split(',').count();
+        if cells != columns.len() {
+            return Err(format!("{cells} cells, but the header has {}", columns.len()));
         }
-        for (column, cell) in columns.iter_mut().zip(cells) {
+        if rows == u64::from(u32::MAX) {
+            return Err("more than 2^32 - 1 rows".into());
+        }
+        for (column, cell) in columns.iter_mut().zip(line.split(',')) {
             let value = cell.trim().parse::<u64>().map_err(|_| {
-                let what = format!("column '{}': '{}' is not an unsigned 64-bit integer", column.name, cell.trim());
-                CliError::at_line(path, index + 1, what)
+                format!("column {}: {} is not an unsigned 64-bit integer", quote(&column.name), quote(cell.trim()))
             })?;
             column.values.push(value);
         }
-    }
-    if columns[0].values.len() > u32::MAX as usize {
-        return Err(CliError::input(format!("{path}: more than 2^32 rows")));
+        rows += 1;
+        Ok(())
+    })?;
+    if columns.is_empty() {
+        return Err(CliError::at_line(path, 1, "empty file: expected a header row"));
     }
     Ok(Table { columns })
 }
 
 fn key_index(table: &Table, flag: &str, key: &str, path: &str) -> Result<usize, CliError> {
     table.column_index(key).ok_or_else(|| {
-        let names: Vec<&str> = table.columns.iter().map(|c| c.name.as_str()).collect();
-        CliError::input(format!("{flag}: no column '{key}' in {path} (columns: {})", names.join(", ")))
+        // A few names, each cut short: a header may hold thousands of long ones.
+        let mut names: Vec<String> = table.columns.iter().take(8).map(|c| quote(&c.name)).collect();
+        if table.columns.len() > 8 {
+            names.push(format!("… {} in all", table.columns.len()));
+        }
+        CliError::input(format!("{flag}: no column {} in {path} (columns: {})", quote(key), names.join(", ")))
     })
 }
 
@@ -329,27 +355,39 @@ fn run_join(args: &RunArgs) -> Result<(), CliError> {
     if args.generate {
         let sizes = parse_sweep("--record-bytes", &args.record_bytes, 20, 8)?;
         let matches = parse_sweep("--match-per-r", &args.match_per_r, 1, 1)?;
+        check_combinations(&sizes, &matches)?;
         if !(args.r_mb > 0.0 && args.r_mb <= 20_000.0) {
             return Err(CliError::input(format!("--r-mb: {} is not in (0, 20000]", args.r_mb)));
         }
         let r_bytes = (args.r_mb * 1e6) as u64;
-        for &record_bytes in &sizes {
-            for &match_per_r in &matches {
-                let spec = SynthSpec { r_bytes, record_bytes, match_per_r, layout };
-                if spec.r_rows() == 0 || spec.s_rows() > u64::from(u32::MAX) {
-                    return Err(CliError::input(format!(
-                        "--r-mb/--record-bytes/--match-per-r: {} R rows and {} S rows (need 1 to 2^32)",
-                        spec.r_rows(),
-                        spec.s_rows()
-                    )));
-                }
-                let (output, report, r_rows, s_rows) =
-                    join_with(args.memory, &Source::Synthetic(spec, args.seed), &options)?;
-                reports.push(report_of(args, &output, &report, r_rows, s_rows, Some((record_bytes, match_per_r))));
+        let specs: Vec<SynthSpec> = sizes
+            .iter()
+            .flat_map(|&record_bytes| {
+                matches.iter().map(move |&match_per_r| SynthSpec { r_bytes, record_bytes, match_per_r, layout })
+            })
+            .collect();
+        // Every combination is checked before the first runs.
+        for spec in &specs {
+            if spec.r_rows() == 0 || spec.s_rows() > u64::from(u32::MAX) {
+                return Err(CliError::input(format!(
+                    "--r-mb/--record-bytes/--match-per-r: {} R rows and {} S rows (need 1 to 2^32)",
+                    spec.r_rows(),
+                    spec.s_rows()
+                )));
             }
+            crate::limits::check_memory("--r-mb/--record-bytes/--match-per-r", synthetic_memory_bytes(spec))?;
+        }
+        for spec in specs {
+            let combination = Some((spec.record_bytes, spec.match_per_r));
+            let (output, report, r_rows, s_rows) =
+                join_with(args.memory, &Source::Synthetic(spec, args.seed), &options)?;
+            reports.push(report_of(args, &output, &report, r_rows, s_rows, combination));
         }
     } else {
         let (r_path, s_path) = (args.r.as_deref().unwrap_or_default(), args.s.as_deref().unwrap_or_default());
+        if let Some(path) = &args.output {
+            crate::input::check_output_is_not_an_input(("--output", path), &[("--r", r_path), ("--s", s_path)])?;
+        }
         let r_table = parse_csv(r_path)?;
         let s_table = parse_csv(s_path)?;
         let r_key = key_index(&r_table, "--r-key", args.r_key.as_deref().unwrap_or_default(), r_path)?;
@@ -362,12 +400,20 @@ fn run_join(args: &RunArgs) -> Result<(), CliError> {
             for (r, s) in &output.pairs {
                 text.push_str(&format!("{r},{s}\n"));
             }
-            write_output(path, &text)?;
+            write_file(path, &text)?;
         }
         reports.push(report_of(args, &output, &report, r_rows, s_rows, None));
     }
-    print_reports(&reports, args.json);
-    Ok(())
+    print_reports(&reports, args.json)
+}
+
+/// Memory a synthetic join holds, bytes: both relations in simulated PCM cells, their
+/// wear counters and the cache model's copy (about three times the data), plus the hash
+/// table or partitions (about the size of R again).
+fn synthetic_memory_bytes(spec: &SynthSpec) -> u64 {
+    let r = spec.r_rows().saturating_mul(spec.record_bytes);
+    let s = spec.s_rows().saturating_mul(spec.record_bytes);
+    r.saturating_add(s).saturating_mul(3).saturating_add(r)
 }
 
 fn report_of(
@@ -401,30 +447,33 @@ fn report_of(
     }
 }
 
-fn print_reports(reports: &[RunReport], json: bool) {
+fn print_reports(reports: &[RunReport], json: bool) -> Result<(), CliError> {
+    let mut out = Output::new();
     if json {
-        match reports {
-            [one] => print_json(one),
-            many => print_json(&many),
-        }
-        return;
+        return match reports {
+            [one] => out.json(one),
+            many => out.json(&many),
+        };
     }
     for (i, report) in reports.iter().enumerate() {
         if i > 0 {
-            println!();
+            out.line("")?;
         }
         let value = serde_json::to_value(report).expect("report serialises");
         for (key, v) in value.as_object().expect("report is an object") {
             match v.as_object() {
                 Some(inner) => {
                     for (k, v) in inner {
-                        println!("{:>24}  {v}", format!("{key}.{k}"));
+                        out.line(format_args!("{:>24}  {v}", format!("{key}.{k}")))?;
                     }
                 }
-                None => println!("{key:>24}  {}", v.as_str().map_or_else(|| v.to_string(), str::to_string)),
+                None => {
+                    out.line(format_args!("{key:>24}  {}", v.as_str().map_or_else(|| v.to_string(), str::to_string)))?
+                }
             }
         }
     }
+    out.finish()
 }
 
 /// One configuration of `join model`.
@@ -445,6 +494,7 @@ struct ModelRow {
 fn model(args: &ModelArgs) -> Result<(), CliError> {
     let sizes = parse_sweep("--record-bytes", &args.record_bytes, 20, 1)?;
     let matches = parse_sweep("--match-per-r", &args.match_per_r, 1, 1)?;
+    check_combinations(&sizes, &matches)?;
     for (flag, v) in [
         ("--r-mb", args.r_mb),
         ("--n-h", args.n_h),
@@ -488,16 +538,16 @@ fn model(args: &ModelArgs) -> Result<(), CliError> {
         }
     }
     let crossovers: Vec<(u64, Option<u64>)> = sizes.iter().map(|&s| (s, wear_crossover(s as f64, &p))).collect();
+    let mut out = Output::new();
     if args.json {
-        print_json(&serde_json::json!({"params": p, "rows": rows, "wear_crossover": crossovers}));
-        return Ok(());
+        return out.json(&serde_json::json!({"params": p, "rows": rows, "wear_crossover": crossovers}));
     }
-    println!(
+    out.line(format_args!(
         "{:>7} {:>6} {:>21} {:>12} {:>12} {:>12} {:>12} {:>14} {:>14}  best for",
         "rec B", "m/R", "algorithm", "N_l", "N_lw", "N_w", "wear bits", "energy uJ", "latency Mcyc"
-    );
+    ))?;
     for r in &rows {
-        println!(
+        out.line(format_args!(
             "{:>7} {:>6} {:>21} {:>12.0} {:>12.0} {:>12.0} {:>12.0} {:>14.1} {:>14.1}  {}",
             r.record_bytes,
             r.match_per_r,
@@ -509,15 +559,19 @@ fn model(args: &ModelArgs) -> Result<(), CliError> {
             r.energy_pj / 1e6,
             r.latency_cycles / 1e6,
             r.best_for.join(", ")
-        );
+        ))?;
     }
     for (size, c) in crossovers {
         match c {
-            Some(m) => println!("wear cross-over at {size} B: simple wears no more than virtual from MatchPerR {m}"),
-            None => println!("wear cross-over at {size} B: virtual partitioning wears less for all MatchPerR 1-50"),
+            Some(m) => out.line(format_args!(
+                "wear cross-over at {size} B: simple wears no more than virtual from MatchPerR {m}"
+            ))?,
+            None => out.line(format_args!(
+                "wear cross-over at {size} B: virtual partitioning wears less for all MatchPerR 1-50"
+            ))?,
         }
     }
-    Ok(())
+    out.finish()
 }
 
 #[cfg(test)]
@@ -548,7 +602,7 @@ mod tests {
         assert_eq!(table.columns[1].values, vec![2, 4]);
         assert_eq!(key_index(&table, "--r-key", "b", &ok).unwrap(), 1);
         let e = key_index(&table, "--r-key", "zz", &ok).unwrap_err();
-        assert_eq!(e.message, format!("--r-key: no column 'zz' in {ok} (columns: a, b)"));
+        assert_eq!(e.message, format!("--r-key: no column 'zz' in {ok} (columns: 'a', 'b')"));
         let cases = [
             ("empty.csv", "", ":1: empty file: expected a header row"),
             ("dup.csv", "a,a\n1,2\n", ":1: column 'a' appears twice"),
@@ -563,6 +617,29 @@ mod tests {
             std::fs::remove_file(path).unwrap();
         }
         std::fs::remove_file(ok).unwrap();
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+
+        #[test]
+        fn arbitrary_csv_parses_or_names_a_line(
+            bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..300),
+            tokens in proptest::collection::vec("[ab]|,|[0-9]{1,21}|-1| |\n|\u{feff}", 0..40),
+        ) {
+            for (i, contents) in [bytes, tokens.concat().into_bytes()].into_iter().enumerate() {
+                let path = std::env::temp_dir().join(format!("nvmdb-join-prop-{}-{i}.csv", std::process::id()));
+                std::fs::write(&path, &contents).unwrap();
+                let name = path.to_str().unwrap();
+                if let Err(e) = parse_csv(name) {
+                    let line: usize = e.message[name.len() + 1..].split(':').next().unwrap().parse().unwrap();
+                    let lines = contents.split(|&b| b == b'\n').count();
+                    proptest::prop_assert!(line >= 1 && line <= lines, "{}", e.message);
+                    proptest::prop_assert!(e.code == 2 && !e.message.contains('\n'));
+                }
+                std::fs::remove_file(&path).unwrap();
+            }
+        }
     }
 
     #[test]

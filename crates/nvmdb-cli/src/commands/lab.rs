@@ -8,6 +8,7 @@ use nvmdb_lab::report::{write_experiment, write_report, Finished, RunMeta};
 use nvmdb_lab::{Experiment, RunContext, Scale};
 
 use crate::error::CliError;
+use crate::output::Output;
 use nvmdb_experiments as registry;
 
 /// Run size.
@@ -52,10 +53,12 @@ pub struct RunArgs {
 }
 
 /// `nvmdb list`.
-pub fn list() {
+pub fn list() -> Result<(), CliError> {
+    let mut out = Output::new();
     for e in registry::all() {
-        println!("{:<22} {}  [{}]", e.id(), e.title(), e.source());
+        out.line(format_args!("{:<22} {}  [{}]", e.id(), e.title(), e.source()))?;
     }
+    out.finish()
 }
 
 fn run_one(experiment: &dyn Experiment, ctx: &RunContext) -> Result<Finished, CliError> {
@@ -92,9 +95,10 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
     let finished = run_one(experiment, &ctx)?;
     let dir = write_experiment(&args.options.out, &finished, &meta, &claims)?;
     let rows = nvmdb_lab::scorecard(&claims, std::slice::from_ref(&finished))?;
-    println!("{}", nvmdb_lab::report::markdown(std::slice::from_ref(&finished), &meta, &rows));
     eprintln!("wrote {}", dir.display());
-    Ok(())
+    let mut out = Output::new();
+    out.line(nvmdb_lab::report::markdown(std::slice::from_ref(&finished), &meta, &rows))?;
+    out.finish()
 }
 
 /// `nvmdb reproduce`: every experiment, then the combined report.

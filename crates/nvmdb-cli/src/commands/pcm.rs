@@ -1,10 +1,14 @@
 //! `nvmdb pcm replay`: device-level PCM trace replay.
 
+use std::io::BufReader;
+
 use clap::{Args, Subcommand};
 use nvmdb_device::{FlipNWrite, Pcm, PcmConfig};
+use nvmdb_workload::pcm_trace::{PcmOp, PcmTraceReader};
 use serde::Serialize;
 
-use crate::error::{print_json, read_input, CliError};
+use crate::error::CliError;
+use crate::output::Output;
 
 /// PCM device commands.
 #[derive(Debug, Subcommand)]
@@ -58,53 +62,8 @@ pub fn run(command: PcmCommand) -> Result<(), CliError> {
     }
 }
 
-fn parse_addr(token: &str) -> Result<u64, String> {
-    let parsed = match token.strip_prefix("0x").or_else(|| token.strip_prefix("0X")) {
-        Some(hex) => u64::from_str_radix(hex, 16),
-        None => token.parse::<u64>(),
-    };
-    parsed.map_err(|_| format!("'{token}' is not a decimal or 0x-hex address"))
-}
-
-fn parse_hex_bytes(token: &str) -> Result<Vec<u8>, String> {
-    if !token.len().is_multiple_of(2) {
-        return Err(format!("hex data '{token}' has an odd number of digits"));
-    }
-    (0..token.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&token[i..i + 2], 16).map_err(|_| format!("'{token}' is not hex data")))
-        .collect()
-}
-
-enum TraceOp {
-    Read(u64, u64),
-    Write(u64, Vec<u8>),
-}
-
-fn parse_line(line: &str) -> Result<Option<TraceOp>, String> {
-    let content = line.split('#').next().unwrap_or("").trim();
-    if content.is_empty() {
-        return Ok(None);
-    }
-    let fields: Vec<&str> = content.split_whitespace().collect();
-    match fields.as_slice() {
-        ["R", addr, len] => {
-            let len = len.parse::<u64>().map_err(|_| format!("read length '{len}' is not a number"))?;
-            if len == 0 {
-                return Err("read length must be positive".into());
-            }
-            Ok(Some(TraceOp::Read(parse_addr(addr)?, len)))
-        }
-        ["W", addr, hex] => Ok(Some(TraceOp::Write(parse_addr(addr)?, parse_hex_bytes(hex)?))),
-        ["R", ..] => Err("expected 'R <addr> <len>'".into()),
-        ["W", ..] => Err("expected 'W <addr> <hexbytes>'".into()),
-        [op, ..] => Err(format!("unknown operation '{op}' (expected R or W)")),
-        [] => Ok(None),
-    }
-}
-
 fn replay(args: &ReplayArgs) -> Result<(), CliError> {
-    let text = read_input(&args.trace)?;
+    let file = crate::input::open(&args.trace)?;
     let mut config = PcmConfig::new(REPLAY_CAPACITY_BYTES);
     if args.flip_n_write {
         config.flip_n_write =
@@ -112,17 +71,35 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
     }
     let mut pcm = Pcm::new(config).map_err(|e| CliError::failed(e.to_string()))?;
     let mut operations = 0u64;
-    for (index, line) in text.lines().enumerate() {
-        let at_line = |what: String| CliError::at_line(&args.trace, index + 1, what);
-        let Some(op) = parse_line(line).map_err(at_line)? else { continue };
-        let result = match op {
-            TraceOp::Read(addr, len) => {
-                let mut buf = vec![0u8; len.min(1 << 20) as usize];
-                read_span(&mut pcm, addr, len, &mut buf)
+    let mut reader = PcmTraceReader::new(BufReader::new(file), REPLAY_CAPACITY_BYTES);
+    let memory = crate::limits::machine_memory_bytes();
+    let (mut unmeasured_growth, mut measured) = (0u64, 0u64);
+    while let Some(op) = reader.next() {
+        let op = op.map_err(|e| CliError::at_line(&args.trace, e.line as usize, e.message))?;
+        // Writes allocate cells sparsely, so scattered writes grow the image; stop before
+        // it outgrows the machine. Measuring walks the image, so it is measured only once
+        // the writes since the last look could have grown it by a quarter (or by 1/64 of
+        // the machine's memory): a write touches at most len/4 KiB + 2 chunks of about
+        // 8 KiB each. The image can so pass half the memory by at most an eighth.
+        if let PcmOp::Write { data, .. } = &op {
+            unmeasured_growth += (data.len() as u64 / 4096 + 2) * 8192;
+        }
+        if unmeasured_growth >= (memory / 64).max(measured / 4) {
+            unmeasured_growth = 0;
+            measured = pcm.heap_bytes() as u64;
+            if measured > memory / 2 {
+                let line = reader.line();
+                let what = format!("the cells written up to line {line} need more than half this machine's memory");
+                return Err(CliError::input(format!("{}: {what}", args.trace)));
             }
-            TraceOp::Write(addr, data) => pcm.write_bytes(addr, &data).map(|_| ()),
+        }
+        // The reader checked the range against the device; a refusal here is a bug, exit 1.
+        let done = match op {
+            // Counted, not copied: a read's data is never used.
+            PcmOp::Read { addr, len } => pcm.count_read(addr, len).map(|_| ()),
+            PcmOp::Write { addr, data } => pcm.write_bytes(addr, &data).map(|_| ()),
         };
-        result.map_err(|e| at_line(e.to_string()))?;
+        done.map_err(|e| CliError::failed(format!("{}: operation {}: {e}", args.trace, operations + 1)))?;
         operations += 1;
     }
     let stats = *pcm.stats();
@@ -138,29 +115,13 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
         latency_cycles: stats.latency_cycles(&metrics),
         max_cell_writes: pcm.wear_report().max_cell_writes,
     };
+    let mut out = Output::new();
     if args.json {
-        print_json(&report);
-    } else {
-        let value = serde_json::to_value(&report).expect("report serialises");
-        for (key, v) in value.as_object().expect("report is an object") {
-            println!("{key:>18}  {v}");
-        }
+        return out.json(&report);
     }
-    Ok(())
-}
-
-/// Reads `len` bytes in pieces of at most `buf.len()` (1 MiB), so a huge read needs no
-/// huge buffer. Pieces break at 1 MiB boundaries, which are line boundaries, so no line
-/// is counted twice.
-fn read_span(pcm: &mut Pcm, addr: u64, len: u64, buf: &mut [u8]) -> Result<(), nvmdb_device::DeviceError> {
-    const PIECE: u64 = 1 << 20;
-    let capacity = pcm.config().capacity_bytes;
-    let end = addr.checked_add(len).ok_or(nvmdb_device::DeviceError::OutOfRange { addr, len, capacity })?;
-    let mut at = addr;
-    while at < end {
-        let piece_end = end.min((at / PIECE + 1) * PIECE);
-        pcm.read_bytes(at, &mut buf[..(piece_end - at) as usize])?;
-        at = piece_end;
+    let value = serde_json::to_value(&report).expect("report serialises");
+    for (key, v) in value.as_object().expect("report is an object") {
+        out.line(format_args!("{key:>18}  {v}"))?;
     }
-    Ok(())
+    out.finish()
 }

@@ -1,14 +1,15 @@
 //! `nvmdb ssd replay`: replay a block trace on a simulated SSD stack.
 
-use std::fs::File;
 use std::io::BufReader;
 
 use clap::{Args, Subcommand};
+use nvmdb_device::DeviceError;
 use nvmdb_flash::{FlashError, ReplayError, ReplayOptions, ReplaySummary, SsdConfig};
 use nvmdb_workload::{TraceFormat, TraceReader};
 use serde::Serialize;
 
-use crate::error::{print_json, read_input, CliError};
+use crate::error::CliError;
+use crate::output::Output;
 
 /// SSD simulator commands.
 #[derive(Debug, Subcommand)]
@@ -45,7 +46,7 @@ pub struct ReplayArgs {
 
 /// What `--json` prints: the trace, the figures, and the full configuration.
 #[derive(Debug, Serialize)]
-struct Output<'a> {
+struct JsonReport<'a> {
     trace: &'a str,
     format: &'a str,
     warmup_requests: u64,
@@ -63,31 +64,42 @@ pub fn run(command: SsdCommand) -> Result<(), CliError> {
 
 fn config_error(e: FlashError) -> CliError {
     match e {
-        FlashError::Config(message) => CliError::input(message),
+        FlashError::Config(message) | FlashError::Device(DeviceError::Config(message)) => CliError::input(message),
         other => CliError::failed(other.to_string()),
     }
 }
 
-/// The defaults, the --config file, then each --set.
+/// The defaults, the --config file, then each --set; a key given that the chosen stack
+/// ignores is refused.
 fn load_config(args: &ReplayArgs) -> Result<SsdConfig, CliError> {
+    let mut given = Vec::new();
     let mut config = match &args.config {
-        Some(path) => SsdConfig::from_toml(&read_input(path)?).map_err(|e| CliError::input(format!("{path}: {e}")))?,
+        Some(path) => {
+            let text = crate::input::read_small(path)?;
+            let in_file = |e: FlashError| CliError::input(format!("{path}: {e}"));
+            given = SsdConfig::toml_keys(&text).map_err(in_file)?;
+            SsdConfig::from_toml(&text).map_err(in_file)?
+        }
         None => SsdConfig::default(),
     };
     for assignment in &args.set {
         config.set(assignment).map_err(config_error)?;
+        given.extend(assignment.split_once('=').map(|(key, _)| key.trim().to_string()));
     }
     config.validate().map_err(config_error)?;
+    config.check_given_keys(given.iter().map(String::as_str)).map_err(config_error)?;
+    crate::limits::check_memory("--config/--set (flash geometry, buffer, dedup)", config.estimated_memory_bytes())?;
     Ok(config)
 }
 
 fn replay(args: &ReplayArgs) -> Result<(), CliError> {
     let config = load_config(args)?;
     let format: TraceFormat = args.format.parse().map_err(CliError::input)?;
-    let file = File::open(&args.trace).map_err(|e| CliError::input(format!("{}: cannot read: {e}", args.trace)))?;
+    let file = crate::input::open(&args.trace)?;
     let mut store = nvmdb_flash::build(&config).map_err(config_error)?;
     let options = ReplayOptions { warmup_requests: args.warmup_requests, content: config.content, seed: config.seed };
-    let requests = TraceReader::new(BufReader::new(file), format);
+    let capacity = store.logical_pages().saturating_mul(u64::from(store.page_bytes()));
+    let requests = TraceReader::new(BufReader::new(file), format).with_max_request_bytes(capacity);
     let report = nvmdb_flash::replay(store.as_mut(), requests, &options).map_err(|e| match e {
         ReplayError::Input(e) => CliError::at_line(&args.trace, e.line as usize, e.message),
         ReplayError::Store { request, error } => {
@@ -96,48 +108,51 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
     })?;
     store.check_invariants().map_err(|e| CliError::failed(format!("invariant broken after the replay: {e}")))?;
     let summary = report.summary();
+    let out = Output::new();
     if args.json {
-        print_json(&Output {
+        return out.json(&JsonReport {
             trace: &args.trace,
             format: &args.format,
             warmup_requests: args.warmup_requests,
             summary,
             config: &config,
         });
-        return Ok(());
     }
-    print_table(args, &config, &summary);
-    Ok(())
+    print_table(out, args, &config, &summary)
 }
 
-fn print_table(args: &ReplayArgs, config: &SsdConfig, s: &ReplaySummary) {
+fn print_table(mut out: Output, args: &ReplayArgs, config: &SsdConfig, s: &ReplaySummary) -> Result<(), CliError> {
     let mode = serde_json::to_value(s.content_mode).expect("serialises");
     let mode = mode.as_str().unwrap_or("?");
-    println!("trace                {} ({})", args.trace, args.format);
-    println!(
+    out.line(format_args!("trace                {} ({})", args.trace, args.format))?;
+    out.line(format_args!(
         "stack                {:?} mapping, {:?} GC, overprovision {}, buffer {:?}, dedup {}",
         config.ftl.mapping, config.ftl.gc, config.ftl.overprovision, config.buffer.kind, config.dedup.enabled
-    );
-    println!("content mode         {mode}{}", if mode == "none" { " (metadata only)" } else { "" });
-    println!("requests             {} (after {} warm-up)", s.requests, args.warmup_requests);
-    println!("host page writes     {}", s.host_page_writes);
-    println!("host page reads      {}", s.host_page_reads);
-    println!("flash page programs  {}", s.flash_page_programs);
-    println!("write amplification  {:.3}", s.write_amplification);
-    println!("block erases         {} (max per block {})", s.block_erases, s.block_erases_max);
-    println!("merges               {}", s.merges);
-    println!("GC copies / time     {} / {} ns", s.gc_page_copies, s.gc_time_ns);
-    println!("response mean / p99  {} / {} ns", s.mean_response_ns, s.p99_response_ns);
-    println!("throughput           {:.0} IOPS, {:.2} MB/s", s.iops, s.throughput_mb_s);
-    println!("energy               {} pJ (flash {}, PCM {})", s.energy_pj, s.flash_energy_pj, s.pcm_energy_pj);
-    println!("PCM bits written     {} (hottest cell {})", s.pcm_bits_written, s.pcm_max_cell_writes);
-    println!(
+    ))?;
+    out.line(format_args!("content mode         {mode}{}", if mode == "none" { " (metadata only)" } else { "" }))?;
+    out.line(format_args!("requests             {} (after {} warm-up)", s.requests, args.warmup_requests))?;
+    out.line(format_args!("host page writes     {}", s.host_page_writes))?;
+    out.line(format_args!("host page reads      {}", s.host_page_reads))?;
+    out.line(format_args!("flash page programs  {}", s.flash_page_programs))?;
+    out.line(format_args!("write amplification  {:.3}", s.write_amplification))?;
+    out.line(format_args!("block erases         {} (max per block {})", s.block_erases, s.block_erases_max))?;
+    out.line(format_args!("merges               {}", s.merges))?;
+    out.line(format_args!("GC copies / time     {} / {} ns", s.gc_page_copies, s.gc_time_ns))?;
+    out.line(format_args!("response mean / p99  {} / {} ns", s.mean_response_ns, s.p99_response_ns))?;
+    out.line(format_args!("throughput           {:.0} IOPS, {:.2} MB/s", s.iops, s.throughput_mb_s))?;
+    out.line(format_args!(
+        "energy               {} pJ (flash {}, PCM {})",
+        s.energy_pj, s.flash_energy_pj, s.pcm_energy_pj
+    ))?;
+    out.line(format_args!("PCM bits written     {} (hottest cell {})", s.pcm_bits_written, s.pcm_max_cell_writes))?;
+    out.line(format_args!(
         "dedup                {} pages removed, {:.1} comparisons per lookup, {} flash pages saved",
         s.dedup_pages_removed, s.dedup_comparisons_per_lookup, s.flash_pages_saved
-    );
+    ))?;
     match s.lifetime_host_bytes {
-        Some(bytes) => println!("lifetime estimate    {:.3e} host bytes", bytes),
-        None => println!("lifetime estimate    n/a (no erases)"),
+        Some(bytes) => out.line(format_args!("lifetime estimate    {:.3e} host bytes", bytes))?,
+        None => out.line(format_args!("lifetime estimate    n/a (no erases)"))?,
     }
-    println!("RMW / wrapped pages  {} / {}", s.rmw_pages, s.wrapped_pages);
+    out.line(format_args!("RMW / wrapped pages  {} / {}", s.rmw_pages, s.wrapped_pages))?;
+    out.finish()
 }

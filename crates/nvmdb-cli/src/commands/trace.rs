@@ -22,10 +22,10 @@ pub struct GenArgs {
     /// Workload: d1, d2 (desktop: small irregular requests, 25% duplicate content) or
     /// t1, t2, t3 (TPC-C-like: small-delta page updates from a DBMS buffer pool, 30%
     /// duplicate content). Models are described in nvmdb-workload's `synth` module docs.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(["d1", "d2", "t1", "t2", "t3"]))]
     pub workload: String,
-    /// Requests to generate (default: the workload's length, d1 100k, d2 200k, t1 50k,
-    /// t2 200k, t3 400k, in the ratio of the thesis's run durations).
+    /// Requests to generate, 1 to 10^9 (default: the workload's length, d1 100k, d2 200k,
+    /// t1 50k, t2 200k, t3 400k, in the ratio of the thesis's run durations).
     #[arg(long)]
     pub requests: Option<u64>,
     /// Seed of the generator; the same seed gives the same trace.
@@ -37,7 +37,8 @@ pub struct GenArgs {
     /// Database size (t1–t3) or desktop footprint (d1, d2), MB (at least 4).
     #[arg(long, default_value_t = 1024)]
     pub footprint_mb: u64,
-    /// DBMS buffer pool, MB (t1–t3 only; the thesis uses 20 to 100).
+    /// DBMS buffer pool, MB (t1–t3 only; the thesis uses 20 to 100; at most a quarter of
+    /// --footprint-mb).
     #[arg(long, default_value_t = 60)]
     pub buffer_pool_mb: u64,
 }
@@ -49,20 +50,24 @@ pub fn run(command: TraceCommand) -> Result<(), CliError> {
     }
 }
 
+/// The most requests one run generates (about 60 GB of FIU lines).
+const MAX_REQUESTS: u64 = 1_000_000_000;
+
 fn generate(args: &GenArgs) -> Result<(), CliError> {
     let workload: SynthWorkload = args.workload.parse().map_err(|e| CliError::input(format!("--workload: {e}")))?;
-    if args.requests == Some(0) {
-        return Err(CliError::input("--requests must be at least 1"));
+    let requests = args.requests.unwrap_or(workload.default_requests());
+    if !(1..=MAX_REQUESTS).contains(&requests) {
+        return Err(CliError::input(format!("--requests must be 1 to {MAX_REQUESTS}, not {requests}")));
     }
-    let params = SynthParams {
-        workload,
-        requests: args.requests.unwrap_or(workload.default_requests()),
-        seed: args.seed,
-        footprint_mb: args.footprint_mb,
-        buffer_pool_pages: args.buffer_pool_mb.saturating_mul(256),
-    };
+    let buffer_pool_pages = args
+        .buffer_pool_mb
+        .checked_mul(256)
+        .ok_or_else(|| CliError::input(format!("--buffer-pool-mb {} is too large", args.buffer_pool_mb)))?;
+    let params =
+        SynthParams { workload, requests, seed: args.seed, footprint_mb: args.footprint_mb, buffer_pool_pages };
     let generator =
         SynthGenerator::new(params).map_err(|e| CliError::input(format!("--footprint-mb / --buffer-pool-mb: {e}")))?;
+    crate::limits::check_memory("--requests/--footprint-mb/--buffer-pool-mb", params.estimated_memory_bytes())?;
     let file = std::fs::File::create(&args.out)
         .map_err(|e| CliError::input(format!("--out {}: cannot create: {e}", args.out)))?;
     let mut out = std::io::BufWriter::new(file);

@@ -1,0 +1,67 @@
+//! Reading input files: line by line with a bounded line length, so a huge or binary file
+//! is refused at its first bad line instead of read whole into memory.
+
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::path::Path;
+
+use nvmdb_workload::lines::Lines;
+
+use crate::error::CliError;
+
+/// The largest whole-file input (a configuration), bytes.
+const MAX_SMALL_FILE_BYTES: u64 = 1 << 20;
+
+/// Opens an input file, naming it on failure.
+pub fn open(path: &str) -> Result<File, CliError> {
+    let file = File::open(path).map_err(|e| CliError::input(format!("{path}: cannot read: {e}")))?;
+    if file.metadata().is_ok_and(|m| m.is_dir()) {
+        return Err(CliError::input(format!("{path}: cannot read: is a directory")));
+    }
+    Ok(file)
+}
+
+/// Calls `each(line_number, text)` for every line of `path`; a failure names `path:line`.
+pub fn for_each_line(path: &str, mut each: impl FnMut(usize, &str) -> Result<(), String>) -> Result<(), CliError> {
+    let mut lines = Lines::new(BufReader::new(open(path)?));
+    let mut number = 0;
+    while let Some(line) = lines.next_line() {
+        number += 1;
+        line.map_err(|e| e.to_string())
+            .and_then(|text| each(number, text))
+            .map_err(|what| CliError::at_line(path, number, what))?;
+    }
+    Ok(())
+}
+
+/// Reads a small file whole (at most 1 MiB), naming it on failure.
+pub fn read_small(path: &str) -> Result<String, CliError> {
+    let mut bytes = Vec::new();
+    open(path)?
+        .take(MAX_SMALL_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| CliError::input(format!("{path}: cannot read: {e}")))?;
+    if bytes.len() as u64 > MAX_SMALL_FILE_BYTES {
+        return Err(CliError::input(format!("{path}: larger than {MAX_SMALL_FILE_BYTES} bytes")));
+    }
+    let text = String::from_utf8(bytes).map_err(|_| CliError::input(format!("{path}: not valid UTF-8")))?;
+    Ok(text.strip_prefix('\u{feff}').map(str::to_string).unwrap_or(text))
+}
+
+/// Refuses an output path that is one of the inputs (compared canonicalised, so `./a` and
+/// a symlink to `a` count), before anything is written.
+pub fn check_output_is_not_an_input(output: (&str, &str), inputs: &[(&str, &str)]) -> Result<(), CliError> {
+    let (out_flag, out_path) = output;
+    let Ok(out) = Path::new(out_path).canonicalize() else {
+        // A file that does not exist yet is no input.
+        return Ok(());
+    };
+    for (flag, path) in inputs {
+        if Path::new(path).canonicalize().is_ok_and(|p| p == out) {
+            return Err(CliError::input(format!(
+                "{out_flag} {out_path} is the {flag} input; refusing to overwrite it"
+            )));
+        }
+    }
+    Ok(())
+}
