@@ -1,4 +1,5 @@
 #![doc = include_str!("../README.md")]
+#![warn(clippy::cast_possible_truncation, clippy::unwrap_used)]
 
 pub mod code;
 mod tree;

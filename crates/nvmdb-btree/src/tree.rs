@@ -6,6 +6,7 @@
 //! bound of the child's subtree; the leftmost entry of the tree's leftmost nodes holds 0,
 //! so every key routes to the largest separator not above it.
 
+use nvmdb_device::index;
 use nvmdb_memory::{Memory, MemoryError};
 use rand::seq::SliceRandom;
 use rand::Rng;
@@ -107,7 +108,7 @@ impl<M: Memory> BTree<M> {
             return Err(BTreeError::Fill(fill));
         }
         let mut tree = BTree::shell(mem, variant, node_lines)?;
-        let per_node = ((tree.cap as f64 * fill).round() as usize).clamp(1, tree.cap);
+        let per_node = entries_per_node(tree.cap, fill);
         let mut level: Vec<(u64, u64)> = Vec::new();
         let mut chunk: Vec<(u64, u64)> = Vec::with_capacity(per_node);
         let mut previous: Option<u64> = None;
@@ -167,9 +168,9 @@ impl<M: Memory> BTree<M> {
         if format != Format::Sorted {
             slots.shuffle(rng);
         }
-        let mut bytes = vec![0u8; self.node_bytes() as usize];
+        let mut bytes = vec![0u8; index(self.node_bytes())];
         let mut put = |offset: u64, value: u64| {
-            bytes[offset as usize..offset as usize + 8].copy_from_slice(&value.to_le_bytes());
+            bytes[index(offset)..index(offset) + 8].copy_from_slice(&value.to_le_bytes());
         };
         let mut bitmap = 0u64;
         for (&(key, ptr), &slot) in entries.iter().zip(&slots) {
@@ -400,7 +401,7 @@ impl<M: Memory> BTree<M> {
     fn count(&mut self, node: u64, format: Format) -> usize {
         let header: u64 = self.mem.load(node);
         if format.counted() {
-            header as usize
+            index(header)
         } else {
             header.count_ones() as usize
         }
@@ -409,7 +410,7 @@ impl<M: Memory> BTree<M> {
     fn valid_slots(&mut self, node: u64, format: Format) -> Vec<usize> {
         let header: u64 = self.mem.load(node);
         if format.counted() {
-            (0..header as usize).collect()
+            (0..index(header)).collect()
         } else {
             (0..self.cap).filter(|s| header >> s & 1 == 1).collect()
         }
@@ -488,8 +489,7 @@ impl<M: Memory> BTree<M> {
             _ => {
                 let stored = format.encode_key(key, base);
                 let header: u64 = self.mem.load(node);
-                let valid =
-                    |slot: usize| if format.counted() { slot < header as usize } else { header >> slot & 1 == 1 };
+                let valid = |slot: usize| if format.counted() { slot < index(header) } else { header >> slot & 1 == 1 };
                 (0..self.cap)
                     .filter(|&slot| valid(slot))
                     .find(|&slot| self.mem.load::<u64>(self.key_addr(node, slot)) == stored)
@@ -503,7 +503,7 @@ impl<M: Memory> BTree<M> {
         let (stored_key, stored_ptr) = (format.encode_key(key, base), format.encode_ptr(ptr));
         let slot = match format {
             Format::Sorted => {
-                let n = header as usize;
+                let n = index(header);
                 let mut pos = n;
                 while pos > 0 && self.mem.load::<u64>(self.key_addr(node, pos - 1)) > key {
                     pos -= 1;
@@ -513,7 +513,7 @@ impl<M: Memory> BTree<M> {
                 }
                 pos
             }
-            Format::Packed => header as usize,
+            Format::Packed => index(header),
             Format::Bitmap => (!header & self.full_mask()).trailing_zeros() as usize,
             Format::Nearest => self.nearest_free_slot(node, header, stored_key),
         };
@@ -546,13 +546,13 @@ impl<M: Memory> BTree<M> {
         let header: u64 = self.mem.load(node);
         match format {
             Format::Sorted => {
-                for i in slot + 1..header as usize {
+                for i in slot + 1..index(header) {
                     self.move_entry(node, i, i - 1);
                 }
                 self.mem.store(node, header - 1);
             }
             Format::Packed => {
-                let last = header as usize - 1;
+                let last = index(header) - 1;
                 if slot != last {
                     self.move_entry(node, last, slot);
                 }
@@ -601,4 +601,13 @@ impl<M: Memory> BTree<M> {
         let header = if format.counted() { n as u64 } else { (1u64 << n) - 1 };
         self.mem.store(node, header);
     }
+}
+
+/// Entries per node of a bulk load: `fill` of `cap`, rounded, at least 1.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "fill is in (0, 1], checked by bulk_load, so the rounded product lies in [0, cap] and fits usize"
+)]
+fn entries_per_node(cap: usize, fill: f64) -> usize {
+    ((cap as f64 * fill).round() as usize).clamp(1, cap)
 }

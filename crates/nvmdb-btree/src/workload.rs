@@ -173,7 +173,8 @@ pub fn loaded_pairs(keys: &[u64]) -> impl Iterator<Item = (u64, u64)> + '_ {
         multiplier += 2;
     }
     keys.iter().enumerate().map(move |(i, &k)| {
-        let record = (i as u128 * u128::from(multiplier) % u128::from(n)) as u64;
+        let record =
+            u64::try_from(i as u128 * u128::from(multiplier) % u128::from(n)).expect("a remainder below n, a u64");
         (k, record * RECORD_BYTES)
     })
 }

@@ -23,7 +23,7 @@ impl CliError {
     }
 
     /// A bad line of an input file (exit 2): `FILE:LINE: what is wrong`.
-    pub fn at_line(file: &str, line: usize, what: impl fmt::Display) -> CliError {
+    pub fn at_line(file: &str, line: u64, what: impl fmt::Display) -> CliError {
         CliError::input(format!("{file}:{line}: {what}"))
     }
 

@@ -22,11 +22,11 @@ pub fn open(path: &str) -> Result<File, CliError> {
 }
 
 /// Calls `each(line_number, text)` for every line of `path`; a failure names `path:line`.
-pub fn for_each_line(path: &str, mut each: impl FnMut(usize, &str) -> Result<(), String>) -> Result<(), CliError> {
+pub fn for_each_line(path: &str, mut each: impl FnMut(u64, &str) -> Result<(), String>) -> Result<(), CliError> {
     let mut lines = Lines::new(BufReader::new(open(path)?));
-    let mut number = 0;
+    let mut number = 0u64;
     while let Some(line) = lines.next_line() {
-        number += 1;
+        number = number.saturating_add(1);
         line.map_err(|e| e.to_string())
             .and_then(|text| each(number, text))
             .map_err(|what| CliError::at_line(path, number, what))?;

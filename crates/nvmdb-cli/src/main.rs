@@ -1,5 +1,7 @@
 //! `nvmdb`: run nvmdb's devices, data structures and experiments from the shell.
 
+#![warn(clippy::cast_possible_truncation, clippy::unwrap_used, clippy::arithmetic_side_effects)]
+
 mod commands;
 mod error;
 mod input;

@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::error::DeviceError;
+use crate::index;
 use crate::params::FlashTiming;
 
 /// A physical page number: `block * pages_per_block + page`.
@@ -111,6 +112,13 @@ impl FlashGeometry {
         if self.endurance == 0 {
             return Err(DeviceError::Config("flash.endurance must be positive".into()));
         }
+        // blocks(), pages() and capacity_bytes() multiply the fields; none may overflow.
+        let capacity = [self.blocks_per_plane, self.pages_per_block, self.page_bytes]
+            .into_iter()
+            .try_fold(self.planes(), |product, field| product.checked_mul(u64::from(field)));
+        if capacity.is_none() {
+            return Err(DeviceError::Config("flash geometry holds more than 2^64 bytes".into()));
+        }
         Ok(())
     }
 }
@@ -197,8 +205,8 @@ impl FlashArray {
             geometry,
             timing,
             content,
-            blocks: vec![BlockState::default(); geometry.blocks() as usize],
-            plane_busy_until_ns: vec![0; geometry.planes() as usize],
+            blocks: vec![BlockState::default(); index(geometry.blocks())],
+            plane_busy_until_ns: vec![0; index(geometry.planes())],
             sector_masks: HashMap::new(),
             bytes: HashMap::new(),
             fingerprints: HashMap::new(),
@@ -229,7 +237,7 @@ impl FlashArray {
     }
     /// Erases a block has had.
     pub fn erase_count(&self, block: u64) -> u64 {
-        self.blocks[block as usize].erase_count
+        self.blocks[index(block)].erase_count
     }
     /// Erase counts of all blocks.
     pub fn erase_counts(&self) -> impl Iterator<Item = u64> + '_ {
@@ -237,7 +245,7 @@ impl FlashArray {
     }
     /// The next page a block accepts (pages below it are programmed).
     pub fn write_pointer(&self, block: u64) -> u32 {
-        self.blocks[block as usize].next_page
+        self.blocks[index(block)].next_page
     }
     /// The programmed-sector mask of a page opened by partial programming (`None` for a
     /// page programmed whole, or not programmed).
@@ -246,7 +254,7 @@ impl FlashArray {
     }
     /// When a plane is next free, ns.
     pub fn plane_busy_until_ns(&self, plane: u64) -> u64 {
-        self.plane_busy_until_ns[plane as usize]
+        self.plane_busy_until_ns[index(plane)]
     }
     /// When every plane is free, ns.
     pub fn all_idle_at_ns(&self) -> u64 {
@@ -264,7 +272,7 @@ impl FlashArray {
         if block >= self.geometry.blocks() {
             return Err(DeviceError::OutOfRange { addr: block, len: 1, capacity: self.geometry.blocks() });
         }
-        let state = self.blocks[block as usize];
+        let state = self.blocks[index(block)];
         if state.erase_count >= self.geometry.endurance {
             return Err(DeviceError::WornOut { block, erases: state.erase_count, endurance: self.geometry.endurance });
         }
@@ -272,7 +280,7 @@ impl FlashArray {
     }
 
     fn occupy(&mut self, block: u64, now_ns: u64, service_ns: u64, energy_pj: u64) -> OpTiming {
-        let plane = self.geometry.plane_of_block(block) as usize;
+        let plane = index(self.geometry.plane_of_block(block));
         let start_ns = now_ns.max(self.plane_busy_until_ns[plane]);
         let end_ns = start_ns + service_ns;
         self.plane_busy_until_ns[plane] = end_ns;
@@ -282,7 +290,7 @@ impl FlashArray {
     }
 
     fn page_index(&self, ppn: Ppn) -> u32 {
-        (ppn % u64::from(self.geometry.pages_per_block)) as u32
+        u32::try_from(ppn % u64::from(self.geometry.pages_per_block)).expect("a remainder below a u32 fits u32")
     }
 
     /// Reads a page issued at `now_ns`. An erased page reads as `Empty` (fingerprint and
@@ -322,7 +330,7 @@ impl FlashArray {
         let block = self.geometry.block_of(ppn);
         self.check_block(block)?;
         let page = self.page_index(ppn);
-        let expected = self.blocks[block as usize].next_page;
+        let expected = self.blocks[index(block)].next_page;
         if page < expected {
             return Err(DeviceError::ProgramNotErased { ppn });
         }
@@ -331,7 +339,7 @@ impl FlashArray {
         }
         self.store(ppn, 0, data)?;
         self.store_spare(ppn, spare);
-        self.blocks[block as usize].next_page = page + 1;
+        self.blocks[index(block)].next_page = page + 1;
         self.stats.page_programs += 1;
         Ok(self.occupy(block, now_ns, self.timing.program_ns, self.timing.program_pj))
     }
@@ -377,7 +385,7 @@ impl FlashArray {
         let block = self.geometry.block_of(ppn);
         self.check_block(block)?;
         let page = self.page_index(ppn);
-        let next = self.blocks[block as usize].next_page;
+        let next = self.blocks[index(block)].next_page;
         let mask = ((1u64 << sectors) - 1) << first;
         let current = self.sector_masks.get(&ppn).copied().unwrap_or(0);
         // A page opened by a partial program takes more partial programs into its erased
@@ -400,7 +408,7 @@ impl FlashArray {
         self.store(ppn, first, data)?;
         self.store_spare(ppn, spare);
         self.sector_masks.insert(ppn, current | mask);
-        self.blocks[block as usize].next_page = next.max(page + 1);
+        self.blocks[index(block)].next_page = next.max(page + 1);
         self.stats.sector_programs += 1;
         self.stats.sectors_programmed += u64::from(sectors);
         let service_ns = self.timing.program_ns * u64::from(sectors) / u64::from(per_page);
@@ -463,7 +471,7 @@ impl FlashArray {
     pub fn erase_block(&mut self, block: u64, now_ns: u64) -> Result<OpTiming, DeviceError> {
         self.check_block(block)?;
         let pages = u64::from(self.geometry.pages_per_block);
-        let state = &mut self.blocks[block as usize];
+        let state = &mut self.blocks[index(block)];
         let programmed = u64::from(state.next_page);
         state.next_page = 0;
         state.erase_count += 1;

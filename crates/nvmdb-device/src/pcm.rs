@@ -11,6 +11,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::DeviceError;
+use crate::index;
 use crate::params::{PcmMetrics, PcmStorageTiming};
 use crate::start_gap::StartGap;
 use crate::wear::{LineWear, WearReport, FLIP_LANE, LANES};
@@ -335,12 +336,12 @@ impl Pcm {
     }
 
     fn chunk(&self, physical_line: u64) -> Option<&Chunk> {
-        let index = (physical_line / CHUNK_LINES as u64) as usize;
+        let index = index(physical_line / CHUNK_LINES as u64);
         self.tables.get(index / TABLE_CHUNKS)?.as_deref()?[index % TABLE_CHUNKS].as_deref()
     }
 
     fn chunk_mut(&mut self, physical_line: u64) -> &mut Chunk {
-        let index = (physical_line / CHUNK_LINES as u64) as usize;
+        let index = index(physical_line / CHUNK_LINES as u64);
         let table = index / TABLE_CHUNKS;
         if table >= self.tables.len() {
             self.tables.resize_with(table + 1, || None);
@@ -357,7 +358,7 @@ impl Pcm {
     fn peek_physical(&self, physical_line: u64) -> [u64; WORDS_PER_LINE] {
         let mut words = [0u64; WORDS_PER_LINE];
         if let Some(chunk) = self.chunk(physical_line) {
-            let slot = (physical_line % CHUNK_LINES as u64) as usize;
+            let slot = index(physical_line % CHUNK_LINES as u64);
             let flips = chunk.flips[slot];
             for (w, word) in words.iter_mut().enumerate() {
                 let cells = chunk.cells[slot * WORDS_PER_LINE + w];
@@ -407,7 +408,7 @@ impl Pcm {
     /// the configuration.
     #[inline]
     fn program_encoded<E: Encoding>(&mut self, physical_line: u64, new: &[u64; WORDS_PER_LINE], enc: E) -> LineWrite {
-        let slot = (physical_line % CHUNK_LINES as u64) as usize;
+        let slot = index(physical_line % CHUNK_LINES as u64);
         let chunk = self.chunk_mut(physical_line);
         chunk.written |= 1 << slot;
         let cells = &mut chunk.cells[slot * WORDS_PER_LINE..(slot + 1) * WORDS_PER_LINE];
@@ -512,7 +513,7 @@ impl Pcm {
     /// The exact program count of one physical cell: `lane` 0..8 are data words, 8 the
     /// flip cells (word `w`'s at bits `8w..`).
     pub fn cell_writes(&self, physical_line: u64, lane: usize, bit: u32) -> u64 {
-        self.chunk(physical_line).map_or(0, |c| c.wear[(physical_line % CHUNK_LINES as u64) as usize].count(lane, bit))
+        self.chunk(physical_line).map_or(0, |c| c.wear[index(physical_line % CHUNK_LINES as u64)].count(lane, bit))
     }
 
     /// Summarises the wear of every line ever written.
@@ -682,9 +683,9 @@ impl Iterator for LineSpans {
         let stop = self.end.min(line_base + LINE_BYTES as u64);
         let span = LineSpan {
             line,
-            line_start: (self.next - line_base) as usize,
-            line_end: (stop - line_base) as usize,
-            buf_start: (self.next - self.addr) as usize,
+            line_start: index(self.next - line_base),
+            line_end: index(stop - line_base),
+            buf_start: index(self.next - self.addr),
         };
         self.next = stop;
         Some(span)

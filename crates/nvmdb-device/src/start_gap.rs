@@ -54,6 +54,7 @@ impl StartGap {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::index;
 
     /// The mapping stays one-to-one into `0..=n` and follows the moved data.
     #[test]
@@ -63,10 +64,10 @@ mod tests {
         let mut physical: Vec<Option<u64>> = (0..=n).map(|p| if p < n { Some(p) } else { None }).collect();
         for _ in 0..40 {
             if let Some((from, to)) = sg.record_write() {
-                physical[to as usize] = physical[from as usize].take();
+                physical[index(to)] = physical[index(from)].take();
             }
             for la in 0..n {
-                assert_eq!(physical[sg.map(la) as usize], Some(la));
+                assert_eq!(physical[index(sg.map(la))], Some(la));
             }
         }
     }

@@ -89,9 +89,9 @@ impl Volatile {
     }
 
     fn range(&self, addr: u64, len: usize) -> Result<std::ops::Range<usize>, DeviceError> {
-        let start = addr as usize;
-        match start.checked_add(len) {
-            Some(end) if end <= self.data.len() => Ok(start..end),
+        let start = usize::try_from(addr).ok();
+        match start.and_then(|start| Some(start..start.checked_add(len)?)) {
+            Some(range) if range.end <= self.data.len() => Ok(range),
             _ => Err(DeviceError::OutOfRange { addr, len: len as u64, capacity: self.data.len() as u64 }),
         }
     }

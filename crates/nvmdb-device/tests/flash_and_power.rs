@@ -83,6 +83,13 @@ fn worn_out_block_errors() {
 }
 
 #[test]
+fn geometry_beyond_u64_is_a_config_error() {
+    let huge = FlashGeometry { packages: u32::MAX, planes_per_package: u32::MAX, blocks_per_plane: 2, ..geometry() };
+    let err = FlashArray::new(huge, FlashTiming::THESIS_TABLE_5_1, PageContent::None).unwrap_err();
+    assert!(matches!(err, DeviceError::Config(ref m) if m.contains("2^64")), "{err}");
+}
+
+#[test]
 fn partial_programming_appends_sectors() {
     let mut f = array(PageContent::Bytes);
     f.program_sectors(0, 0, &PageData::Bytes(vec![7; 512]), 1, 0).unwrap();

@@ -1,6 +1,8 @@
 //! `cidr-fig6`: CIDR 2011 Figure 6, B+-tree wear, energy and time for inserts, deletes
 //! and searches, for the paper's four node organisations and nvmdb-leaf.
 
+#![warn(clippy::cast_possible_truncation, clippy::unwrap_used)]
+
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;

@@ -1,6 +1,8 @@
 //! Device-level experiments: Flip-N-Write against its binomial expectation, and
 //! Start-Gap on a hot-spot workload.
 
+#![warn(clippy::cast_possible_truncation, clippy::unwrap_used)]
+
 use nvmdb_device::pcm::WORDS_PER_LINE;
 use nvmdb_device::wear::Lifetime;
 use nvmdb_device::{FlipNWrite, Pcm, PcmConfig};

@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use nvmdb_device::volatile::VolatileStats;
-use nvmdb_device::{Pcm, Volatile};
+use nvmdb_device::{index, Pcm, Volatile};
 use nvmdb_memory::{Heap, Memory, MemoryError, MemoryReport};
 
 /// Bytes per buffer-pool page.
@@ -41,10 +41,10 @@ impl BufferedMemory {
     pub fn new(pcm: Pcm, pool_bytes: u64) -> BufferedMemory {
         assert!(pool_bytes >= PAGE_BYTES && pool_bytes.is_multiple_of(PAGE_BYTES), "pool of whole pages");
         let heap = Heap::new(pcm.config().capacity_bytes);
-        let capacity_frames = (pool_bytes / PAGE_BYTES) as usize;
+        let capacity_frames = index(pool_bytes / PAGE_BYTES);
         BufferedMemory {
             pcm,
-            dram: Volatile::dram(pool_bytes as usize),
+            dram: Volatile::dram(index(pool_bytes)),
             heap,
             frames: Vec::with_capacity(capacity_frames),
             capacity_frames,
@@ -61,7 +61,7 @@ impl BufferedMemory {
     }
 
     fn write_back(&mut self, frame: usize) {
-        let mut buf = vec![0u8; PAGE_BYTES as usize];
+        let mut buf = vec![0u8; index(PAGE_BYTES)];
         let dram_addr = frame as u64 * PAGE_BYTES;
         self.dram.read(dram_addr, &mut buf).expect("frame inside the pool");
         self.pcm.storage_write(self.frames[frame].page * PAGE_BYTES, &buf).expect("page inside the device");
@@ -88,7 +88,7 @@ impl BufferedMemory {
             self.page_table.remove(&self.frames[victim].page);
             victim
         };
-        let mut buf = vec![0u8; PAGE_BYTES as usize];
+        let mut buf = vec![0u8; index(PAGE_BYTES)];
         self.pcm.storage_read(page * PAGE_BYTES, &mut buf).expect("page inside the device");
         self.dram.write(frame as u64 * PAGE_BYTES, &buf).expect("frame inside the pool");
         self.frames[frame] = Frame { page, dirty: false, stamp: self.clock };
@@ -110,7 +110,7 @@ impl BufferedMemory {
             let at = addr + done as u64;
             let page = at / PAGE_BYTES;
             let offset = at % PAGE_BYTES;
-            let n = ((PAGE_BYTES - offset) as usize).min(len - done);
+            let n = index(PAGE_BYTES - offset).min(len - done);
             let frame = self.frame_of(page);
             if write {
                 self.frames[frame].dirty = true;

@@ -5,10 +5,12 @@
 //! entries `{hash: u64, record: u64, next: u64}` filled in insertion order. An insertion
 //! writes one entry and one bucket head: 4 words over about 1.4 lines.
 
+use nvmdb_device::index;
 use nvmdb_memory::{Memory, MemoryError};
 
 /// Bytes per entry.
-pub const ENTRY_BYTES: u64 = 24;
+pub const ENTRY_BYTES: u64 = ENTRY_LEN as u64;
+const ENTRY_LEN: usize = 24;
 /// Bytes of hash-table metadata per inserted record: an entry plus one bucket slot (the
 /// bucket array has up to one slot per record). This is `hash_table_per_entry_metadata_size`
 /// of CIDR Algorithms 2 and 3.
@@ -75,7 +77,7 @@ impl HashTable {
         let mut at = 0u64;
         while at < self.dirty * 8 {
             let n = (self.dirty * 8 - at).min(zeros.len() as u64);
-            mem.write_bytes(self.buckets + at, &zeros[..n as usize]);
+            mem.write_bytes(self.buckets + at, &zeros[..index(n)]);
             at += n;
         }
         self.mask = records.max(1).next_power_of_two() - 1;
@@ -93,7 +95,7 @@ impl HashTable {
         let entry = self.entries + self.len * ENTRY_BYTES;
         self.len += 1;
         let head = mem.load::<u64>(bucket);
-        let mut bytes = [0u8; ENTRY_BYTES as usize];
+        let mut bytes = [0u8; ENTRY_LEN];
         bytes[..8].copy_from_slice(&hash.to_le_bytes());
         bytes[8..16].copy_from_slice(&record.to_le_bytes());
         bytes[16..].copy_from_slice(&head.to_le_bytes());

@@ -6,6 +6,7 @@
 //! full ID here is 32 bits, as two 2-byte units, low half first. The first delta of a
 //! list is taken from 0. The thesis (seed 000, Section 4.1.2) stores plain 4-byte IDs.
 
+use nvmdb_device::index;
 use nvmdb_memory::{Memory, MemoryError};
 use serde::{Deserialize, Serialize};
 
@@ -32,12 +33,10 @@ impl DeltaEncoder {
     /// Encodes `id` (at least the previous ID, below 2^32) into 1 or 3 units.
     pub fn push(&mut self, id: u64, out: &mut Vec<u16>) {
         assert!(id >= self.previous, "record IDs must ascend within a list");
-        assert!(id <= u64::from(u32::MAX), "record ID {id} exceeds 32 bits");
-        let delta = id - self.previous;
-        if delta < u64::from(ESCAPE) {
-            out.push(delta as u16);
-        } else {
-            out.extend([ESCAPE, id as u16, (id >> 16) as u16]);
+        let Ok(full) = u32::try_from(id) else { panic!("record ID {id} exceeds 32 bits") };
+        match u16::try_from(id - self.previous) {
+            Ok(delta) if delta < ESCAPE => out.push(delta),
+            _ => out.extend([ESCAPE, (full & 0xFFFF) as u16, (full >> 16) as u16]),
         }
         self.previous = id;
     }
@@ -139,7 +138,7 @@ impl ChunkedStream {
     /// Address of item `i`.
     pub fn addr(&self, i: u64) -> u64 {
         let per = self.per_chunk();
-        self.chunks[(i / per) as usize] + (i % per) * self.item_bytes
+        self.chunks[index(i / per)] + (i % per) * self.item_bytes
     }
 
     /// Reserves the next item and returns its address.

@@ -13,6 +13,7 @@
 //! A match reads every column of both records ("generate join results"); the results
 //! themselves are consumed in the CPU (counted and checksummed), as in the paper.
 
+use nvmdb_device::index;
 use nvmdb_memory::{Memory, MemoryError, MemoryReport};
 use serde::{Deserialize, Serialize};
 
@@ -219,10 +220,10 @@ fn partition_ids<M: Memory>(
     partitions: u64,
     encoding: IdEncoding,
 ) -> Result<Vec<IdList>, MemoryError> {
-    let mut lists = vec![IdList::new(encoding); partitions as usize];
+    let mut lists = vec![IdList::new(encoding); index(partitions)];
     for i in 0..relation.rows() {
         let p = partition_of(hash_key(relation.read_key(mem, i)), partitions);
-        lists[p as usize].push(mem, i)?;
+        lists[index(p)].push(mem, i)?;
     }
     Ok(lists)
 }
@@ -261,15 +262,15 @@ impl Partitioned {
             }
             Layout::Column => (0, 8),
         };
-        let mut streams = vec![ChunkedStream::new(entry_bytes); partitions as usize];
-        let mut source_rows = vec![Vec::new(); partitions as usize];
-        let mut buf = vec![0u8; entry_bytes as usize];
+        let mut streams = vec![ChunkedStream::new(entry_bytes); index(partitions)];
+        let mut source_rows = vec![Vec::new(); index(partitions)];
+        let mut buf = vec![0u8; index(entry_bytes)];
         for i in 0..relation.rows() {
             let key = match relation.layout() {
                 Layout::Row => {
                     mem.read_bytes(relation.column_addr(i, 0), &mut buf);
                     let mut k = [0u8; 8];
-                    let at = key_offset as usize;
+                    let at = index(key_offset);
                     k[..key_width as usize].copy_from_slice(&buf[at..at + key_width as usize]);
                     u64::from_le_bytes(k)
                 }
@@ -280,7 +281,7 @@ impl Partitioned {
                     key
                 }
             };
-            let p = partition_of(hash_key(key), partitions) as usize;
+            let p = index(partition_of(hash_key(key), partitions));
             let addr = streams[p].push(mem)?;
             mem.write_bytes(addr, &buf);
             if relation.layout() == Layout::Row {
@@ -301,9 +302,9 @@ impl Partitioned {
         match self.layout {
             Layout::Row => {
                 let mut buf = [0u8; 512];
-                let bytes = &mut buf[..self.entry_bytes as usize];
+                let bytes = &mut buf[..index(self.entry_bytes)];
                 mem.read_bytes(addr, bytes);
-                (self.source_rows[p][i as usize], fold_bytes(0, bytes))
+                (self.source_rows[p][index(i)], fold_bytes(0, bytes))
             }
             Layout::Column => {
                 let row = mem.load::<u64>(addr + 8);
@@ -337,7 +338,7 @@ fn cache_partitioning<M: Memory>(
     let largest = r_parts.streams.iter().map(ChunkedStream::len).max().unwrap_or(0);
     let mut table = HashTable::allocate(mem, largest)?;
     let mut out = JoinOutput { partitions, ..JoinOutput::default() };
-    for p in 0..partitions as usize {
+    for p in 0..index(partitions) {
         table.reset(mem, r_parts.streams[p].len());
         for i in 0..r_parts.streams[p].len() {
             let key = r_parts.key(mem, p, i);

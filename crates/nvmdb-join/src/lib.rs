@@ -11,6 +11,8 @@
 //! - [`ssb`]: the Star Schema Benchmark of the thesis (Section 2.2.5).
 //! - [`buffered`]: PCM used as a disk behind a DRAM buffer pool (the thesis's "PCM as disk").
 
+#![warn(clippy::cast_possible_truncation, clippy::unwrap_used)]
+
 pub mod buffered;
 pub mod hash_table;
 pub mod idlist;

@@ -2,6 +2,7 @@
 //! same rows in simulated memory as fixed-length records (row layout) or one array per
 //! column with the tuple ID implicit (column layout).
 
+use nvmdb_device::index;
 use nvmdb_memory::{Memory, MemoryError};
 use serde::{Deserialize, Serialize};
 
@@ -146,7 +147,7 @@ impl StoredRelation {
         let mut row = vec![0u64; widths.len()];
         for i in 0..table.rows() {
             for (value, column) in row.iter_mut().zip(&table.columns) {
-                *value = column.values[i as usize];
+                *value = column.values[index(i)];
             }
             relation.write_row(mem, i, &row);
         }
@@ -239,7 +240,7 @@ impl StoredRelation {
             _ => true,
         };
         for group in self.groups.iter().filter(|g| projected(g)) {
-            let len = group.stride as usize;
+            let len = index(group.stride);
             mem.read_bytes(group.base + row * group.stride, &mut buf[..len]);
             sum = fold_bytes(sum, &buf[..len]);
         }

@@ -55,6 +55,16 @@ fn column(name: &str, width_bytes: u32, values: Vec<u64>) -> Column {
     Column { name: name.into(), width_bytes, values }
 }
 
+/// `base` rows scaled by `sf`, rounded, at least 1.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "sf is positive and finite (asserted by Ssb::generate); a product beyond u64 saturates, \
+              and that many rows could not be generated anyway"
+)]
+fn scaled_rows(base: f64, sf: f64) -> u64 {
+    ((base * sf).round() as u64).max(1)
+}
+
 fn random_column(rng: &mut impl Rng, name: &str, width: u32, rows: u64, below: u64) -> Column {
     column(name, width, (0..rows).map(|_| rng.gen_range(0..below)).collect())
 }
@@ -63,7 +73,7 @@ impl Ssb {
     /// Generates the tables at scale factor `sf` (> 0).
     pub fn generate(sf: f64, rng: &mut impl Rng) -> Ssb {
         assert!(sf > 0.0 && sf.is_finite(), "scale factor must be positive");
-        let rows = |base: f64| ((base * sf).round() as u64).max(1);
+        let rows = |base: f64| scaled_rows(base, sf);
         let (n_lo, n_c, n_s, n_p) = (rows(6_000_000.0), rows(30_000.0), rows(2_000.0), rows(200_000.0));
         let n_d = YEARS * 365;
 
@@ -105,7 +115,7 @@ impl Ssb {
         let date = date_table(n_d);
         let date_keys = date.columns[0].values.clone();
         let key = |rng: &mut dyn rand::RngCore, n: u64| rng.gen_range(1..=n);
-        let orderdate: Vec<u64> = (0..n_lo).map(|_| date_keys[rng.gen_range(0..n_d as usize)]).collect();
+        let orderdate: Vec<u64> = (0..n_lo).map(|_| date_keys[rng.gen_range(0..nvmdb_device::index(n_d))]).collect();
         let quantity: Vec<u64> = (0..n_lo).map(|_| rng.gen_range(1..=50)).collect();
         let price: Vec<u64> = quantity.iter().map(|&q| q * rng.gen_range(90_000..200_000) / 100).collect();
         let discount: Vec<u64> = (0..n_lo).map(|_| rng.gen_range(0..=10)).collect();
@@ -332,7 +342,8 @@ pub fn run_query<M: Memory>(
 ) -> Result<QueryRun, MemoryError> {
     let options = JoinOptions { collect_pairs: true, ..*options };
     let mut joins = Vec::new();
-    let mut passing: Vec<bool> = (0..ssb.lineorder.rows() as usize).map(|i| query.fact_passes(ssb, i)).collect();
+    let mut passing: Vec<bool> =
+        (0..nvmdb_device::index(ssb.lineorder.rows())).map(|i| query.fact_passes(ssb, i)).collect();
     for step in query.steps() {
         let table = ssb.dimension(step.dimension);
         let (_, dim) = stored.dimensions.iter().find(|(d, _)| *d == step.dimension).expect("every dimension stored");
@@ -347,8 +358,10 @@ pub fn run_query<M: Memory>(
         after_join(mem);
         let mut matched = vec![false; passing.len()];
         for &(r_row, s_row) in &output.pairs {
-            let ok = step.predicate.is_none_or(|(c, v)| table.columns[index(table, c)].values[r_row as usize] == v);
-            matched[s_row as usize] |= ok;
+            let ok = step
+                .predicate
+                .is_none_or(|(c, v)| table.columns[index(table, c)].values[nvmdb_device::index(r_row)] == v);
+            matched[nvmdb_device::index(s_row)] |= ok;
         }
         for (p, m) in passing.iter_mut().zip(matched) {
             *p &= m;
@@ -360,7 +373,7 @@ pub fn run_query<M: Memory>(
 
 /// The query result size computed directly on the tables, for checking.
 pub fn expected_rows(ssb: &Ssb, query: Query) -> u64 {
-    (0..ssb.lineorder.rows() as usize)
+    (0..nvmdb_device::index(ssb.lineorder.rows()))
         .filter(|&i| {
             query.fact_passes(ssb, i)
                 && query.steps().iter().all(|step| {

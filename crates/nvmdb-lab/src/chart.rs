@@ -10,6 +10,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::outcome::{AxisScale, Plot, Series};
+use crate::scorecard::decimal_exponent;
 
 const WIDTH: u32 = 760;
 const HEIGHT: u32 = 440;
@@ -88,7 +89,7 @@ pub(crate) fn compact(v: f64) -> String {
 
 /// `v` with `digits` significant digits, trailing zeros dropped.
 fn significant(v: f64, digits: i32) -> String {
-    let decimals = (digits - 1 - v.abs().log10().floor() as i32).max(0) as usize;
+    let decimals = (digits - 1 - decimal_exponent(v)).max(0) as usize;
     let s = format!("{v:.decimals$}");
     if s.contains('.') {
         s.trim_end_matches('0').trim_end_matches('.').to_string()
@@ -98,6 +99,11 @@ fn significant(v: f64, digits: i32) -> String {
 }
 
 /// Ticks at multiples of 1, 2 or 5 × 10^k, about `target` of them, within `[lo, hi]`.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "`step` is at least (hi - lo) / target and hi - lo at least hi's rounding unit, so \
+              |lo / step| and |hi / step| stay below target × 2^53, far inside i64"
+)]
 fn nice_ticks(lo: f64, hi: f64, target: f64) -> Vec<f64> {
     let raw = (hi - lo) / target;
     if !(raw > 0.0 && raw.is_finite()) {
@@ -110,6 +116,11 @@ fn nice_ticks(lo: f64, hi: f64, target: f64) -> Vec<f64> {
 }
 
 /// Ticks, in transformed space, for an axis over `[lo, hi]` (also transformed).
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "on log axes lo and hi are logarithms of padded f64 values, within a few thousand of \
+              zero, so they and the exponents between them fit i32; linear axes return first"
+)]
 fn auto_ticks(scale: AxisScale, lo: f64, hi: f64) -> Vec<f64> {
     if scale == AxisScale::Linear {
         return nice_ticks(lo, hi, 6.0);
@@ -281,8 +292,9 @@ impl Plot {
 
         let entries: Vec<(bool, String)> =
             all_series(self).map(|(paper, s)| (paper, legend_name(paper, &s.name))).collect();
-        let longest = entries.iter().map(|(_, n)| n.chars().count()).max().unwrap_or(0) as u32;
-        let legend_width = (longest * 15 / 2 + 50).clamp(110, 290);
+        let longest = entries.iter().map(|(_, n)| n.chars().count()).max().unwrap_or(0);
+        let longest = u32::try_from(longest).unwrap_or(u32::MAX);
+        let legend_width = (longest.saturating_mul(15) / 2).saturating_add(50).clamp(110, 290);
         let (main, legend) = area.split_horizontally(WIDTH - legend_width);
 
         let x_data = distinct(valid.iter().map(|p| p.0).collect());
@@ -340,7 +352,8 @@ impl Plot {
         }
 
         for (i, ((paper, name), colour)) in entries.iter().zip(&colours).enumerate() {
-            let y = 40 + 20 * i as i32;
+            // Entries past the legend's height fall off the picture rather than wrap around.
+            let y = i32::try_from(i).map_or(i32::MAX, |i| i.saturating_mul(20).saturating_add(40));
             if *paper {
                 legend.draw(&Cross::new((18, y), 5, colour.stroke_width(2)))?;
             } else {

@@ -3,6 +3,8 @@
 //! report writer producing `results.json`, `results.csv`, SVG plots, `REPORT.md` and
 //! `index.html`, opened by a [`scorecard()`] of the papers' [`Claim`]s.
 
+#![warn(clippy::cast_possible_truncation, clippy::unwrap_used)]
+
 mod chart;
 pub mod outcome;
 pub mod report;

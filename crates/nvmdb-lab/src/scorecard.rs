@@ -142,6 +142,17 @@ pub struct ScoreRow {
 
 /// A number for people: integers without decimals, others with up to 4 significant
 /// digits and no trailing zeros.
+/// `⌊log₁₀ |v|⌋`, the power of ten of `v`'s leading digit: `i32::MIN` for zero,
+/// `i32::MAX` for an infinity, 0 for NaN.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "⌊log₁₀⌋ of a finite non-zero f64 lies in -324..=308, which i32 holds exactly; zero, \
+              infinities and NaN saturate as documented"
+)]
+pub(crate) fn decimal_exponent(v: f64) -> i32 {
+    v.abs().log10().floor() as i32
+}
+
 pub(crate) fn number(v: f64) -> String {
     if !v.is_finite() {
         return v.to_string();
@@ -153,7 +164,7 @@ pub(crate) fn number(v: f64) -> String {
     if v.fract() == 0.0 {
         return format!("{v:.0}");
     }
-    let decimals = (3 - magnitude.log10().floor() as i32).clamp(0, 6) as usize;
+    let decimals = (3 - decimal_exponent(magnitude)).clamp(0, 6) as usize;
     let s = format!("{v:.decimals$}");
     if s.contains('.') {
         s.trim_end_matches('0').trim_end_matches('.').to_string()

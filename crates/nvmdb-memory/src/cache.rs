@@ -16,7 +16,7 @@
 use std::collections::VecDeque;
 
 use nvmdb_device::pcm::LINE_BYTES;
-use nvmdb_device::{LineDevice, Pcm};
+use nvmdb_device::{index, LineDevice, Pcm};
 use serde::{Deserialize, Serialize};
 
 use crate::heap::Heap;
@@ -98,16 +98,16 @@ impl Level {
             sets,
             ways,
             latency_cycles: config.latency_cycles,
-            tags: vec![INVALID; lines as usize],
-            dirty: vec![false; lines as usize],
-            stamps: vec![0; lines as usize],
+            tags: vec![INVALID; index(lines)],
+            dirty: vec![false; index(lines)],
+            stamps: vec![0; index(lines)],
             stats: CacheLevelStats::default(),
         }
     }
 
     #[inline]
     fn set_base(&self, line: u64) -> usize {
-        (line % self.sets) as usize * self.ways
+        index(line % self.sets) * self.ways
     }
 
     #[inline]
@@ -274,7 +274,7 @@ impl<D: LineDevice> CachedMemory<D> {
     }
 
     fn fetch(&mut self, line: u64) {
-        let rank = (line % self.rank_busy_until.len() as u64) as usize;
+        let rank = index(line % self.rank_busy_until.len() as u64);
         self.cycles = self.cycles.max(self.rank_busy_until[rank]) + self.t_l_cycles;
         // The image already holds the line's content; the device only counts the fetch.
         self.device.count_fetch(line);
@@ -290,7 +290,7 @@ impl<D: LineDevice> CachedMemory<D> {
             let oldest = self.write_queue.pop_front().expect("queue is full");
             self.cycles = self.cycles.max(oldest);
         }
-        let rank = (line % self.rank_busy_until.len() as u64) as usize;
+        let rank = index(line % self.rank_busy_until.len() as u64);
         let start = self.cycles.max(self.rank_busy_until[rank]);
         let done = start + u64::from(written.words) * self.t_w_cycles;
         self.rank_busy_until[rank] = done;

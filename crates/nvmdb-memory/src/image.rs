@@ -1,7 +1,10 @@
 //! A byte image of memory in 1 MiB segments, allocated as the heap grows, so a large
 //! image never needs one huge reallocation.
 
+use nvmdb_device::index;
+
 const SEGMENT_BITS: u32 = 20;
+const SEGMENT_LEN: usize = 1 << SEGMENT_BITS;
 const SEGMENT_BYTES: u64 = 1 << SEGMENT_BITS;
 
 /// Segmented byte storage addressed from 0.
@@ -13,9 +16,9 @@ pub struct Image {
 impl Image {
     /// Makes `[0, end)` addressable (new bytes are zero).
     pub fn ensure(&mut self, end: u64) {
-        let needed = end.div_ceil(SEGMENT_BYTES) as usize;
+        let needed = index(end.div_ceil(SEGMENT_BYTES));
         while self.segments.len() < needed {
-            self.segments.push(vec![0u8; SEGMENT_BYTES as usize].into_boxed_slice());
+            self.segments.push(vec![0u8; SEGMENT_LEN].into_boxed_slice());
         }
     }
 
@@ -32,12 +35,12 @@ impl Image {
     /// Copies bytes out. Panics outside `[0, len)`: that is an access to unallocated memory.
     #[inline]
     pub fn read(&self, addr: u64, buf: &mut [u8]) {
-        let offset = (addr & (SEGMENT_BYTES - 1)) as usize;
-        let segment = &self.segments[(addr >> SEGMENT_BITS) as usize];
-        if offset + buf.len() <= SEGMENT_BYTES as usize {
+        let offset = index(addr & (SEGMENT_BYTES - 1));
+        let segment = &self.segments[index(addr >> SEGMENT_BITS)];
+        if offset + buf.len() <= SEGMENT_LEN {
             buf.copy_from_slice(&segment[offset..offset + buf.len()]);
         } else {
-            let first = SEGMENT_BYTES as usize - offset;
+            let first = SEGMENT_LEN - offset;
             buf[..first].copy_from_slice(&segment[offset..]);
             self.read(addr + first as u64, &mut buf[first..]);
         }
@@ -46,12 +49,12 @@ impl Image {
     /// Copies bytes in. Panics outside `[0, len)`.
     #[inline]
     pub fn write(&mut self, addr: u64, data: &[u8]) {
-        let offset = (addr & (SEGMENT_BYTES - 1)) as usize;
-        let segment = &mut self.segments[(addr >> SEGMENT_BITS) as usize];
-        if offset + data.len() <= SEGMENT_BYTES as usize {
+        let offset = index(addr & (SEGMENT_BYTES - 1));
+        let segment = &mut self.segments[index(addr >> SEGMENT_BITS)];
+        if offset + data.len() <= SEGMENT_LEN {
             segment[offset..offset + data.len()].copy_from_slice(data);
         } else {
-            let first = SEGMENT_BYTES as usize - offset;
+            let first = SEGMENT_LEN - offset;
             segment[offset..].copy_from_slice(&data[..first]);
             self.write(addr + first as u64, &data[first..]);
         }

@@ -10,6 +10,8 @@
 //! - [`FlatMemory`]: no cache; every load reads and every store writes the device.
 //! - [`NativeMemory`]: plain RAM with no accounting, the speed baseline.
 
+#![warn(clippy::cast_possible_truncation, clippy::unwrap_used)]
+
 pub mod cache;
 pub mod flat;
 pub mod heap;

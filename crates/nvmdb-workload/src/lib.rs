@@ -1,5 +1,7 @@
 //! Workloads: block-trace parsers and synthetic generators.
 
+#![warn(clippy::cast_possible_truncation, clippy::unwrap_used, clippy::arithmetic_side_effects)]
+
 pub mod lines;
 pub mod pcm_trace;
 pub mod request;

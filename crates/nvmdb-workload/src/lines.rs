@@ -49,7 +49,7 @@ impl<R: BufRead> Lines<R> {
     /// The next line without its terminator (`\n` or `\r\n`), or `None` at the end.
     pub fn next_line(&mut self) -> Option<Result<&str, LineError>> {
         self.buffer.clear();
-        self.line += 1;
+        self.line = self.line.saturating_add(1);
         match self.fill() {
             Ok(false) => return None,
             Ok(true) => {}
@@ -86,11 +86,12 @@ impl<R: BufRead> Lines<R> {
                 return Ok(!self.buffer.is_empty());
             }
             let (take, done) = match available.iter().position(|&b| b == b'\n') {
-                Some(i) => (i + 1, true),
+                // The terminator is part of the line: the slice holds one more byte than `i`.
+                Some(i) => (i.saturating_add(1), true),
                 None => (available.len(), false),
             };
             // +2 leaves room for a `\r\n` terminator.
-            if self.buffer.len() + take > MAX_LINE_BYTES + 2 {
+            if self.buffer.len().saturating_add(take) > MAX_LINE_BYTES + 2 {
                 return Err(LineError::TooLong);
             }
             self.buffer.extend_from_slice(&available[..take]);

@@ -97,7 +97,7 @@ fn parse_hex_bytes(token: &str) -> Result<Vec<u8>, String> {
     if !token.len().is_multiple_of(2) {
         return Err(format!("hex data {} has an odd number of digits", quote(token)));
     }
-    let digit = |b: u8| (b as char).to_digit(16).expect("checked hex") as u8;
+    let digit = |b: u8| (b as char).to_digit(16).and_then(|d| u8::try_from(d).ok()).expect("checked hex");
     Ok(token.as_bytes().chunks_exact(2).map(|pair| digit(pair[0]) << 4 | digit(pair[1])).collect())
 }
 

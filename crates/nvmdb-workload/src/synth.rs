@@ -44,6 +44,9 @@ use crate::request::{Content, Op, Request};
 /// Bytes per page of every synthetic trace.
 pub const PAGE_BYTES: u32 = 4096;
 
+/// [`PAGE_BYTES`] as u64.
+const PAGE: u64 = PAGE_BYTES as u64;
+
 /// The largest footprint, MB: 2^60 bytes, so every byte offset fits in u64 with room.
 pub const MAX_FOOTPRINT_MB: u64 = 1 << 40;
 
@@ -145,7 +148,7 @@ impl SynthParams {
 
     /// Pages of the footprint.
     pub fn footprint_pages(&self) -> u64 {
-        self.footprint_mb.saturating_mul(1 << 20) / u64::from(PAGE_BYTES)
+        self.footprint_mb.saturating_mul(1 << 20) / PAGE
     }
 
     /// The most memory the generator holds, bytes: per written page its content ids, per
@@ -220,19 +223,21 @@ fn mix64(mut z: u64) -> u64 {
 }
 
 /// Adds `(offset, len)` to a sorted disjoint range list, merging overlaps and neighbours.
+/// Ranges are within a page: an end past `u32::MAX` is cut there.
 pub fn union_range(ranges: &mut Vec<(u32, u32)>, offset: u32, len: u32) {
-    let (mut start, mut end) = (offset, offset + len);
-    let mut out = Vec::with_capacity(ranges.len() + 1);
+    let (mut start, mut end) = (offset, offset.saturating_add(len));
+    let mut out = Vec::with_capacity(ranges.len().saturating_add(1));
     for &(o, l) in ranges.iter() {
-        if o + l < start || o > end {
+        if o.saturating_add(l) < start || o > end {
             out.push((o, l));
         } else {
             start = start.min(o);
-            end = end.max(o + l);
+            end = end.max(o.saturating_add(l));
         }
     }
     let at = out.partition_point(|&(o, _)| o < start);
-    out.insert(at, (start, end - start));
+    // start is the least of the merged offsets and end the greatest of their ends.
+    out.insert(at, (start, end.saturating_sub(start)));
     *ranges = out;
 }
 
@@ -267,6 +272,12 @@ impl std::fmt::Debug for SynthGenerator {
     }
 }
 
+#[expect(
+    clippy::arithmetic_side_effects,
+    reason = "bounded by the parameters validated in new: page numbers stay below the footprint's at most \
+              2^48 pages and byte offsets below its 2^60 bytes, row offsets within a 4 KB page; counters \
+              advance by one a step, and no run takes 2^64 steps; the clock saturates"
+)]
 impl SynthGenerator {
     /// A generator; fails with a message on unusable parameters.
     pub fn new(params: SynthParams) -> Result<SynthGenerator, String> {
@@ -335,9 +346,9 @@ impl SynthGenerator {
         let gap_ns = if self.rng.gen_bool(0.02) {
             self.rng.gen_range(1_000_000_000..10_000_000_000u64)
         } else {
-            (-(1.0 - self.rng.gen::<f64>()).ln() * 5e6) as u64
+            exponential_ns(&mut self.rng, 5e6)
         };
-        self.time_ns += gap_ns;
+        self.time_ns = self.time_ns.saturating_add(gap_ns);
         let mut count = 1u64;
         while count < 16 && self.rng.gen_bool(0.6) {
             count += 1;
@@ -360,9 +371,9 @@ impl SynthGenerator {
         // A copy writes the whole source run.
         let count = copy.as_ref().map_or(count, |run| run.len() as u64);
         let start = start.min(pages - count);
-        let mut out = Vec::with_capacity(count as usize);
+        let mut out = Vec::with_capacity(usize::try_from(count).unwrap_or_default());
         for i in 0..count {
-            let copied = copy.as_ref().and_then(|run| run.get(i as usize).copied());
+            let copied = copy.as_ref().and_then(|run| run.get(usize::try_from(i).ok()?).copied());
             let content_id = copied.unwrap_or_else(|| self.fresh_content());
             let lpn = start + i;
             self.record(lpn, content_id);
@@ -428,7 +439,7 @@ impl SynthGenerator {
 
     fn skewed(&mut self, base: u64, span: u64) -> u64 {
         let u: f64 = self.rng.gen();
-        base + ((span as f64 * u * u * u) as u64).min(span - 1)
+        base + cubed_share(span, u).min(span - 1)
     }
 
     fn transaction(&mut self) {
@@ -438,7 +449,7 @@ impl SynthGenerator {
         let stock_span = pages * 40 / 100;
         let append_base = district_span + customer_span + stock_span;
         let append_span = pages - append_base;
-        self.time_ns += (-(1.0 - self.rng.gen::<f64>()).ln() * 2e6) as u64;
+        self.time_ns = self.time_ns.saturating_add(exponential_ns(&mut self.rng, 2e6));
         let district = self.rng.gen_range(0..district_span);
         let update = self.row_update();
         self.touch(district, Some(update));
@@ -481,7 +492,8 @@ impl Iterator for SynthGenerator {
         if self.emitted >= self.params.requests {
             return None;
         }
-        self.emitted += 1;
+        // Below `requests` (checked above), so one more fits.
+        self.emitted = self.emitted.saturating_add(1);
         if !self.params.workload.is_transactional() {
             return Some(self.desktop_next());
         }
@@ -492,18 +504,41 @@ impl Iterator for SynthGenerator {
     }
 }
 
+/// An exponentially distributed gap of mean `mean_ns`, whole nanoseconds.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "-ln(1 - u) for u in [0, 1) is at most 53 ln 2 < 37, so the gap is below 37 × mean_ns, far inside u64"
+)]
+fn exponential_ns(rng: &mut impl Rng, mean_ns: f64) -> u64 {
+    (-(1.0 - rng.gen::<f64>()).ln() * mean_ns) as u64
+}
+
+/// `span · u³`, rounded down: the power-law skew of the TPC-C-like model.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "u is in [0, 1), so the product is at most span (as f64); spans here are parts of a \
+              footprint of at most 2^48 pages"
+)]
+fn cubed_share(span: u64, u: f64) -> u64 {
+    (span as f64 * u * u * u) as u64
+}
+
 /// One FIU-format line per 4 KB page of a request: `ts pid process lba size op major
 /// minor md5`, lba and size in 512 B sectors, md5 = 32 hex digits of the content id.
+#[expect(
+    clippy::arithmetic_side_effects,
+    reason = "first is at most 2^64 / 512 and i × sectors below len_bytes / 512, so their sum is below 2^56"
+)]
 pub fn fiu_lines(request: &SynthRequest, out: &mut impl std::fmt::Write) -> std::fmt::Result {
     let sectors = u64::from(PAGE_BYTES / 512);
     let first = request.request.offset_bytes / 512;
-    let pages = request.request.len_bytes / u64::from(PAGE_BYTES);
+    let pages = request.request.len_bytes / PAGE;
     let (op, process) = match request.request.op {
         Op::Write => ("W", "synth"),
         _ => ("R", "synth"),
     };
     for i in 0..pages {
-        let content = request.pages.get(i as usize).map_or(0, |p| p.content_id);
+        let content = usize::try_from(i).ok().and_then(|i| request.pages.get(i)).map_or(0, |p| p.content_id);
         writeln!(
             out,
             "{} 1000 {} {} {} {} 8 0 {:016x}{:016x}",

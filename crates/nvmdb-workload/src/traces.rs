@@ -164,7 +164,8 @@ impl<R: BufRead> TraceReader<R> {
         self.last_time_ns = p.time_ns;
         let first = *self.first_time_ns.get_or_insert(p.time_ns);
         Ok(Request {
-            time_ns: p.time_ns - first,
+            // Times ascend (checked above) from the first one, so this never saturates.
+            time_ns: p.time_ns.saturating_sub(first),
             op: p.op,
             offset_bytes: p.offset_bytes,
             len_bytes: p.len_bytes,
@@ -259,13 +260,11 @@ fn spc(text: &str) -> Result<Parsed, String> {
     if !(seconds.is_finite() && seconds >= 0.0) {
         return Err(format!("timestamp {} is not a non-negative number of seconds", quote(f[4])));
     }
-    let ns = (seconds * 1e9).round();
-    // 2^64 as f64: anything at or above it does not fit in u64 ns.
-    if ns >= 18_446_744_073_709_551_616.0 {
+    let Some(time_ns) = whole_ns((seconds * 1e9).round()) else {
         return Err(format!("timestamp {} overflows u64 nanoseconds", quote(f[4])));
-    }
+    };
     Ok(Parsed {
-        time_ns: ns as u64,
+        time_ns,
         op,
         offset_bytes: sectors_to_bytes(number(f[1], "lba")?, "lba")?,
         len_bytes: number(f[2], "size")?,
@@ -273,11 +272,21 @@ fn spc(text: &str) -> Result<Parsed, String> {
     })
 }
 
+/// A whole, non-negative number of nanoseconds as u64, or `None` at 2^64 or more.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "ns is a whole number checked to lie in [0, 2^64), so the cast is exact"
+)]
+fn whole_ns(ns: f64) -> Option<u64> {
+    // 2^64 as f64: anything at or above it does not fit in u64 ns.
+    (0.0..18_446_744_073_709_551_616.0).contains(&ns).then_some(ns as u64)
+}
+
 fn fiu(text: &str) -> Result<Parsed, String> {
     let layout = "ts pid process lba size op major minor md5";
     let f = fields(text, None, 9, layout)?;
     // The process name may contain spaces: the last six fields are fixed.
-    let tail = &f[f.len() - 6..];
+    let tail = f.last_chunk::<6>().expect("fields returns at least 9 fields");
     number(f[1], "pid")?;
     let op = match tail[2] {
         "W" | "w" => Op::Write,

@@ -84,7 +84,7 @@ fn random_mix<M: Memory>(memory: &mut M, base: u64, words: u64, ops: u64, seed: 
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     let mut sum = 0u64;
     for i in 0..ops {
-        let addr = base + 8 * rng.gen_range(0..words);
+        let addr = word_addr(base, rng.gen_range(0..words));
         if rng.gen_ratio(7, 10) {
             sum = sum.wrapping_add(memory.load::<u64>(addr));
         } else {
@@ -92,6 +92,15 @@ fn random_mix<M: Memory>(memory: &mut M, base: u64, words: u64, ops: u64, seed: 
         }
     }
     sum
+}
+
+/// The address of word `word` of a working set at `base`.
+#[expect(
+    clippy::arithmetic_side_effects,
+    reason = "word is below the working set's bytes / 8, and memory_pair checked that base + bytes fits u64"
+)]
+fn word_addr(base: u64, word: u64) -> u64 {
+    base + 8 * word
 }
 
 /// Writes a single random cycle (Sattolo's algorithm) of word addresses into memory.
@@ -103,7 +112,7 @@ fn build_chase<M: Memory>(memory: &mut M, base: u64, words: u64, seed: u64) {
         order.swap(i, j);
     }
     for (i, &next) in order.iter().enumerate() {
-        memory.store::<u64>(base + 8 * i as u64, base + 8 * next);
+        memory.store::<u64>(word_addr(base, i as u64), word_addr(base, next));
     }
 }
 
@@ -120,12 +129,14 @@ fn chase<M: Memory>(memory: &mut M, base: u64, hops: u64) -> u64 {
 /// touch of every simulated line.
 fn memory_pair(bytes: u64) -> Result<(NativeMemory, CachedMemory, u64), CliError> {
     let fail = |e: String| CliError::failed(e);
-    let mut native = NativeMemory::new(bytes * 2);
-    let pcm = Pcm::new(PcmConfig::new(bytes * 2)).map_err(|e| fail(e.to_string()))?;
+    let too_large = || CliError::input(format!("--mib: a working set of {bytes} bytes is too large"));
+    let capacity = bytes.checked_mul(2).ok_or_else(too_large)?;
+    let mut native = NativeMemory::new(capacity);
+    let pcm = Pcm::new(PcmConfig::new(capacity)).map_err(|e| fail(e.to_string()))?;
     let mut cached = CachedMemory::cidr2011(pcm);
     let base = native.alloc(bytes, 64).map_err(|e| fail(e.to_string()))?;
     cached.alloc(bytes, 64).map_err(|e| fail(e.to_string()))?;
-    for addr in (base..base + bytes).step_by(64) {
+    for addr in (base..base.checked_add(bytes).ok_or_else(too_large)?).step_by(64) {
         native.store::<u64>(addr, addr);
         cached.store::<u64>(addr, addr);
     }
@@ -134,11 +145,10 @@ fn memory_pair(bytes: u64) -> Result<(NativeMemory, CachedMemory, u64), CliError
     Ok((native, cached, base))
 }
 
-fn memory_benches(args: &BenchArgs, out: &mut Vec<BenchResult>) -> Result<(), CliError> {
+fn memory_benches(args: &BenchArgs, bytes: u64, out: &mut Vec<BenchResult>) -> Result<(), CliError> {
     if !selected(args, "memory-random-mix") && !selected(args, "memory-pointer-chase") {
         return Ok(());
     }
-    let bytes = args.mib << 20;
     let words = bytes / 8;
     let (mut native, mut cached, base) = memory_pair(bytes)?;
     if selected(args, "memory-random-mix") {
@@ -158,12 +168,12 @@ fn memory_benches(args: &BenchArgs, out: &mut Vec<BenchResult>) -> Result<(), Cl
     Ok(())
 }
 
-/// A PCM device with Flip-N-Write over `lines` lines of random data.
-fn filled_pcm(lines: u64, rng: &mut Xoshiro256PlusPlus) -> Result<Pcm, CliError> {
-    let mut config = PcmConfig::new(lines * 64);
+/// A PCM device with Flip-N-Write over `bytes` (whole lines) of random data.
+fn filled_pcm(bytes: u64, rng: &mut Xoshiro256PlusPlus) -> Result<Pcm, CliError> {
+    let mut config = PcmConfig::new(bytes);
     config.flip_n_write = Some(FlipNWrite::WORD);
     let mut pcm = Pcm::new(config).map_err(|e| CliError::failed(e.to_string()))?;
-    for line in 0..lines {
+    for line in 0..bytes / 64 {
         pcm.write_line(line, &rng.gen::<[u64; WORDS_PER_LINE]>());
     }
     Ok(pcm)
@@ -183,7 +193,8 @@ fn writebacks(pcm: &mut Pcm, rng: &mut Xoshiro256PlusPlus, ops: u64, whole_line:
             data[rng.gen_range(0..WORDS_PER_LINE)] = rng.gen();
             data
         };
-        bits += u64::from(pcm.write_line(line, &data).bits);
+        // Only kept from being optimised away, like random_mix's sum.
+        bits = bits.wrapping_add(u64::from(pcm.write_line(line, &data).bits));
     }
     bits
 }
@@ -249,15 +260,18 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
     if args.ops == 0 || args.mib == 0 {
         return Err(CliError::input("--ops and --mib must be positive"));
     }
+    // The memory benchmarks allocate twice the working set; refused before any runs.
+    let Some(bytes) = args.mib.checked_mul(1 << 20).filter(|b| b.checked_mul(2).is_some()) else {
+        return Err(CliError::input(format!("--mib: {} MiB is too large", args.mib)));
+    };
     let mut results = Vec::new();
     ssd_benches(args, &mut results)?;
-    memory_benches(args, &mut results)?;
+    memory_benches(args, bytes, &mut results)?;
     btree_benches(args, &mut results);
-    let lines = (args.mib << 20) / 64;
     for (name, whole) in [("pcm-writeback/one-word-changed", false), ("pcm-writeback/random-line", true)] {
         if selected(args, name) {
             let mut rng = Xoshiro256PlusPlus::seed_from_u64(11);
-            let mut pcm = filled_pcm(lines, &mut rng)?;
+            let mut pcm = filled_pcm(bytes, &mut rng)?;
             results.push(measure(name, args.ops, || writebacks(&mut pcm, &mut rng, args.ops, whole)));
             // The wear report is part of the accounting; keep it from being optimised away.
             black_box(pcm.wear_report().max_cell_writes);

@@ -189,11 +189,11 @@ fn parse_sweep(flag: &str, text: &str, default_step: u64, min: u64) -> Result<Ve
                 None => (number(rest)?, default_step),
             };
             let a = number(a)?;
-            if step == 0 || b < a {
+            let Some(steps) = b.checked_sub(a).and_then(|span| span.checked_div(step)) else {
                 return Err(bad("is an empty range"));
-            }
+            };
             // Counted before collecting: `8..18446744073709551615` must not allocate.
-            if (b - a) / step >= MAX_SWEEP_VALUES {
+            if steps >= MAX_SWEEP_VALUES {
                 return Err(bad(&format!("names more than {MAX_SWEEP_VALUES} values")));
             }
             (a..=b).step_by(usize::try_from(step).unwrap_or(usize::MAX)).collect()
@@ -205,13 +205,25 @@ fn parse_sweep(flag: &str, text: &str, default_step: u64, min: u64) -> Result<Ve
     Ok(values)
 }
 
+/// `--r-mb` in bytes, refused outside (0, 20000].
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "checked first: the product lies in (0, 2·10^10], far inside u64; dropping a fraction of a byte is intended"
+)]
+fn r_bytes(r_mb: f64) -> Result<u64, CliError> {
+    if !(r_mb > 0.0 && r_mb <= 20_000.0) {
+        return Err(CliError::input(format!("--r-mb: {r_mb} is not in (0, 20000]")));
+    }
+    Ok((r_mb * 1e6) as u64)
+}
+
 /// The most values one sweep flag may name, and the most combinations of two sweeps.
 const MAX_SWEEP_VALUES: u64 = 10_000;
 
 /// Refuses sweeps whose every combination would run too long or fill memory: two sweeps
 /// of 10,000 values each name 10^8 joins (or model rows).
 fn check_combinations(sizes: &[u64], matches: &[u64]) -> Result<(), CliError> {
-    let combinations = sizes.len() as u64 * matches.len() as u64;
+    let combinations = (sizes.len() as u64).saturating_mul(matches.len() as u64);
     if combinations > MAX_SWEEP_VALUES {
         return Err(CliError::input(format!(
             "--record-bytes/--match-per-r: {combinations} combinations, more than {MAX_SWEEP_VALUES}"
@@ -229,9 +241,9 @@ fn parse_csv(path: &str) -> Result<Table, CliError> {
             return Ok(());
         }
         if columns.is_empty() {
-            for (i, name) in line.split(',').map(str::trim).enumerate() {
+            for (cell, name) in (1u64..).zip(line.split(',').map(str::trim)) {
                 if name.is_empty() {
-                    return Err(format!("header cell {} is empty", i + 1));
+                    return Err(format!("header cell {cell} is empty"));
                 }
                 if columns.iter().any(|c| c.name == name) {
                     return Err(format!("column {} appears twice", quote(name)));
@@ -244,16 +256,16 @@ fn parse_csv(path: &str) -> Result<Table, CliError> {
         if cells != columns.len() {
             return Err(format!("{cells} cells, but the header has {}", columns.len()));
         }
-        if rows == u64::from(u32::MAX) {
+        let Some(next_rows) = rows.checked_add(1).filter(|&n| n <= u64::from(u32::MAX)) else {
             return Err("more than 2^32 - 1 rows".into());
-        }
+        };
         for (column, cell) in columns.iter_mut().zip(line.split(',')) {
             let value = cell.trim().parse::<u64>().map_err(|_| {
                 format!("column {}: {} is not an unsigned 64-bit integer", quote(&column.name), quote(cell.trim()))
             })?;
             column.values.push(value);
         }
-        rows += 1;
+        rows = next_rows;
         Ok(())
     })?;
     if columns.is_empty() {
@@ -356,10 +368,7 @@ fn run_join(args: &RunArgs) -> Result<(), CliError> {
         let sizes = parse_sweep("--record-bytes", &args.record_bytes, 20, 8)?;
         let matches = parse_sweep("--match-per-r", &args.match_per_r, 1, 1)?;
         check_combinations(&sizes, &matches)?;
-        if !(args.r_mb > 0.0 && args.r_mb <= 20_000.0) {
-            return Err(CliError::input(format!("--r-mb: {} is not in (0, 20000]", args.r_mb)));
-        }
-        let r_bytes = (args.r_mb * 1e6) as u64;
+        let r_bytes = r_bytes(args.r_mb)?;
         let specs: Vec<SynthSpec> = sizes
             .iter()
             .flat_map(|&record_bytes| {
@@ -632,7 +641,7 @@ mod tests {
                 std::fs::write(&path, &contents).unwrap();
                 let name = path.to_str().unwrap();
                 if let Err(e) = parse_csv(name) {
-                    let line: usize = e.message[name.len() + 1..].split(':').next().unwrap().parse().unwrap();
+                    let line: usize = e.message.strip_prefix(name).unwrap()[1..].split(':').next().unwrap().parse().unwrap();
                     let lines = contents.split(|&b| b == b'\n').count();
                     proptest::prop_assert!(line >= 1 && line <= lines, "{}", e.message);
                     proptest::prop_assert!(e.code == 2 && !e.message.contains('\n'));

@@ -62,6 +62,12 @@ pub fn run(command: PcmCommand) -> Result<(), CliError> {
     }
 }
 
+/// The most a write of `len` bytes grows the sparse cell image: it touches at most
+/// len/4 KiB + 2 chunks of about 8 KiB each.
+fn growth_bound(len: usize) -> u64 {
+    (len as u64 / 4096).saturating_add(2).saturating_mul(8192)
+}
+
 fn replay(args: &ReplayArgs) -> Result<(), CliError> {
     let file = crate::input::open(&args.trace)?;
     let mut config = PcmConfig::new(REPLAY_CAPACITY_BYTES);
@@ -75,14 +81,14 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
     let memory = crate::limits::machine_memory_bytes();
     let (mut unmeasured_growth, mut measured) = (0u64, 0u64);
     while let Some(op) = reader.next() {
-        let op = op.map_err(|e| CliError::at_line(&args.trace, e.line as usize, e.message))?;
+        let op = op.map_err(|e| CliError::at_line(&args.trace, e.line, e.message))?;
         // Writes allocate cells sparsely, so scattered writes grow the image; stop before
         // it outgrows the machine. Measuring walks the image, so it is measured only once
         // the writes since the last look could have grown it by a quarter (or by 1/64 of
         // the machine's memory): a write touches at most len/4 KiB + 2 chunks of about
         // 8 KiB each. The image can so pass half the memory by at most an eighth.
         if let PcmOp::Write { data, .. } = &op {
-            unmeasured_growth += (data.len() as u64 / 4096 + 2) * 8192;
+            unmeasured_growth = unmeasured_growth.saturating_add(growth_bound(data.len()));
         }
         if unmeasured_growth >= (memory / 64).max(measured / 4) {
             unmeasured_growth = 0;
@@ -99,8 +105,8 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
             PcmOp::Read { addr, len } => pcm.count_read(addr, len).map(|_| ()),
             PcmOp::Write { addr, data } => pcm.write_bytes(addr, &data).map(|_| ()),
         };
-        done.map_err(|e| CliError::failed(format!("{}: operation {}: {e}", args.trace, operations + 1)))?;
-        operations += 1;
+        operations = operations.saturating_add(1);
+        done.map_err(|e| CliError::failed(format!("{}: operation {operations}: {e}", args.trace)))?;
     }
     let stats = *pcm.stats();
     let metrics = pcm.config().metrics;

@@ -121,9 +121,9 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
     let capacity = store.logical_pages().saturating_mul(u64::from(store.page_bytes()));
     let requests = TraceReader::new(BufReader::new(file), format).with_max_request_bytes(capacity);
     let report = nvmdb_flash::replay(store.as_mut(), requests, &options).map_err(|e| match e {
-        ReplayError::Input(e) => CliError::at_line(&args.trace, e.line as usize, e.message),
+        ReplayError::Input(e) => CliError::at_line(&args.trace, e.line, e.message),
         ReplayError::Store { request, error } => {
-            CliError::failed(format!("{}: request {}: {error}", args.trace, request + 1))
+            CliError::failed(format!("{}: request {}: {error}", args.trace, request.saturating_add(1)))
         }
     })?;
     store.check_invariants().map_err(|e| CliError::failed(format!("invariant broken after the replay: {e}")))?;

@@ -1,6 +1,8 @@
 //! Wall-clock speed of the tree on accounted and unaccounted memory, for `nvmdb bench`.
 //! Only benchmarks read the clock; the simulation itself never does.
 
+#![warn(clippy::cast_possible_truncation, clippy::unwrap_used)]
+
 use std::time::Instant;
 
 use nvmdb_memory::Memory;

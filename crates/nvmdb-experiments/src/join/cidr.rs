@@ -1,6 +1,8 @@
 //! `cidr-fig7`, `cidr-fig8`, `cidr-fig9`: the simulated hash joins of CIDR 2011 Section 4.3
 //! and the E_wb / T_w sensitivity of Section 4.4.
 
+#![warn(clippy::cast_possible_truncation, clippy::unwrap_used)]
+
 use nvmdb_device::PcmMetrics;
 use nvmdb_lab::{Cell, Experiment, LabError, Outcome, Plot, RunContext, Stated, Table};
 use serde_json::json;

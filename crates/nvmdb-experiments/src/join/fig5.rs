@@ -1,5 +1,7 @@
 //! `cidr-fig5`: the analytic best-scheme regions of CIDR 2011 Figure 5.
 
+#![warn(clippy::cast_possible_truncation, clippy::unwrap_used)]
+
 use nvmdb_lab::{Cell, Experiment, LabError, Outcome, Plot, RunContext, Table};
 use serde_json::json;
 

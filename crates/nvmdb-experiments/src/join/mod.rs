@@ -1,6 +1,8 @@
 //! The hash-join experiments: CIDR 2011 Figures 5, 7, 8 and 9 (seed 001) and the thesis's
 //! Figures 5.9–5.11 (seed 000).
 
+#![warn(clippy::cast_possible_truncation, clippy::unwrap_used)]
+
 mod cidr;
 mod fig5;
 mod thesis;

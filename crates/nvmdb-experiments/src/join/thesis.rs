@@ -2,6 +2,8 @@
 //! row and column stores, PCM as disk and as main memory (seed 000, Section 5.2,
 //! Figures 5.9 and 5.11).
 
+#![warn(clippy::cast_possible_truncation, clippy::unwrap_used)]
+
 use nvmdb_device::{Pcm, PcmConfig, PcmStats};
 use nvmdb_lab::{Cell, Experiment, LabError, Outcome, Plot, RunContext, Table};
 use nvmdb_memory::{CachedMemory, Memory};

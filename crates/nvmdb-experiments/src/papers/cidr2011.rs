@@ -1,6 +1,8 @@
 //! Claims of the paper: S. Chen, P. B. Gibbons and S. Nath, "Rethinking Database
 //! Algorithms for Phase Change Memory", CIDR 2011, Sections 3.3 and 4.
 
+#![warn(clippy::cast_possible_truncation, clippy::unwrap_used)]
+
 use nvmdb_lab::{Claim, Stated, Tolerance};
 
 use super::{MODEL_VALUE, RANGE, VALUE};

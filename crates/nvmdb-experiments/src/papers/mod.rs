@@ -24,6 +24,8 @@
 //! Where a paper gives one value for a quantity we measure over several configurations,
 //! the claim's text says which of ours is compared (e.g. the largest over sizes).
 
+#![warn(clippy::cast_possible_truncation, clippy::unwrap_used)]
+
 mod cidr2011;
 mod thesis;
 

@@ -1,6 +1,8 @@
 //! Claims of the thesis: S. Pathak, "Status of Phase Change Memory in Memory Hierarchy
 //! and its Impact on Relational Database", master's thesis, NUS 2011, Sections 5.1–5.2.
 
+#![warn(clippy::cast_possible_truncation, clippy::unwrap_used)]
+
 use nvmdb_lab::{Claim, Stated, Tolerance};
 
 use super::{BOUND, VALUE};
