@@ -98,4 +98,9 @@ fn power_loss_at_recovers_and_verifies_every_written_page() {
     let (code, _, stderr) = nvmdb(&args);
     assert_eq!(code, 2);
     assert!(stderr.contains("--power-loss-at") && stderr.trim().lines().count() == 1, "{stderr}");
+    // IPL recovers only in bytes mode.
+    args.extend(["--set", "content=fingerprint", "--set", "buffer.kind=ipl"]);
+    let (code, _, stderr) = nvmdb(&args);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("ipl"), "{stderr}");
 }

@@ -106,10 +106,22 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
     let format: TraceFormat = args.format.parse().map_err(CliError::input)?;
     let file = crate::input::open(&args.trace)?;
     let mut store = nvmdb_flash::build(&config).map_err(config_error)?;
-    if args.power_loss_at.is_some() && config.content == nvmdb_device::PageContent::None {
-        return Err(CliError::input(
-            "--power-loss-at needs content = \"bytes\" or \"fingerprint\" (metadata only has nothing to verify)",
-        ));
+    if args.power_loss_at.is_some() {
+        if config.content == nvmdb_device::PageContent::None {
+            return Err(CliError::input(
+                "--power-loss-at needs content = \"bytes\" or \"fingerprint\" (metadata only has nothing to verify)",
+            ));
+        }
+        if config.dedup.enabled {
+            return Err(CliError::input(
+                "--power-loss-at does not work with dedup.enabled (sharing is not recoverable)",
+            ));
+        }
+        if config.buffer.kind == nvmdb_flash::config::BufferKind::Ipl
+            && config.content != nvmdb_device::PageContent::Bytes
+        {
+            return Err(CliError::input("--power-loss-at with buffer.kind = \"ipl\" needs content = \"bytes\""));
+        }
     }
     let options = ReplayOptions {
         warmup_requests: args.warmup_requests,
