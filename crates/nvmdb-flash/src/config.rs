@@ -23,6 +23,8 @@ pub struct SsdConfig {
     pub buffer: BufferSection,
     /// Deduplication (page-mapped FTL only).
     pub dedup: DedupSection,
+    /// The SSD's own DRAM write buffer (off by default).
+    pub dram: DramSection,
 }
 
 impl Default for SsdConfig {
@@ -34,6 +36,7 @@ impl Default for SsdConfig {
             ftl: FtlSection::default(),
             buffer: BufferSection::default(),
             dedup: DedupSection::default(),
+            dram: DramSection::default(),
         }
     }
 }
@@ -301,6 +304,17 @@ pub enum BufferKind {
     PcmLog,
 }
 
+/// `[dram]`: the SSD's own DRAM write buffer, above everything else.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DramSection {
+    /// Pages the buffer holds; 0 = no buffer.
+    pub pages: u64,
+    /// Whether a power loss flushes the buffer first (capacitor-backed power-loss
+    /// protection); without it, buffered writes are lost.
+    pub power_loss_protection: bool,
+}
+
 /// `[dedup]`: inline deduplication in the page-mapped FTL (thesis 3.2.2).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -434,6 +448,13 @@ impl SsdConfig {
                 return bad(format!("{name} must be at most {MAX_PCM_MB} (1 TiB), not {mb}"));
             }
         }
+        if self.dram.pages > self.logical_pages() {
+            return bad(format!(
+                "dram.pages ({}) exceeds the {} logical pages of the device",
+                self.dram.pages,
+                self.logical_pages()
+            ));
+        }
         if self.dedup.segments == 0 {
             return bad("dedup.segments must be positive".into());
         }
@@ -487,6 +508,9 @@ impl SsdConfig {
         if !self.dedup.enabled {
             ignored.extend(["dedup.segments", "dedup.max_entries", "dedup.pcm_mb", "dedup.pcm_timing"]);
         }
+        if self.dram.pages == 0 {
+            ignored.push("dram.power_loss_protection");
+        }
         ignored
     }
 
@@ -534,7 +558,7 @@ impl SsdConfig {
                 .saturating_add(u64::from(self.dedup.segments).saturating_mul(32))
                 .saturating_add(geometry.pages().saturating_mul(8));
         }
-        bytes
+        bytes.saturating_add(self.dram.pages.saturating_mul(u64::from(self.flash.page_bytes).saturating_add(64)))
     }
 
     /// Logical pages: `floor(physical × (1 − overprovision))`.

@@ -7,6 +7,7 @@
 pub mod config;
 pub mod dedup;
 pub mod dpram;
+pub mod dram;
 pub mod ftl;
 pub mod gc;
 pub mod ipl;

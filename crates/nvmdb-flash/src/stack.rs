@@ -7,7 +7,8 @@ use crate::layer::{FlashError, PageStore};
 
 /// Builds the stack `config` describes: the FTL of `ftl.mapping` for
 /// `buffer.kind = "none"`; otherwise the log scheme above the page-mapped FTL (with
-/// deduplication when `dedup.enabled`).
+/// deduplication when `dedup.enabled`); with `dram.pages` > 0, the DRAM write buffer on
+/// top.
 pub fn build(config: &SsdConfig) -> Result<Box<dyn PageStore>, FlashError> {
     config.validate()?;
     if config.buffer.kind != BufferKind::None && config.ftl.mapping != Mapping::Page {
@@ -16,12 +17,17 @@ pub fn build(config: &SsdConfig) -> Result<Box<dyn PageStore>, FlashError> {
             config.buffer.kind
         )));
     }
-    match config.buffer.kind {
-        BufferKind::None => build_ftl(config),
-        BufferKind::Ipl => Ok(Box::new(crate::ipl::IplStore::new(config)?)),
-        BufferKind::Dpram => Ok(Box::new(crate::dpram::DpramStore::new(config)?)),
-        BufferKind::PcmLog => Ok(Box::new(crate::pcm_log::PcmLogStore::new(config)?)),
+    let store: Box<dyn PageStore> = match config.buffer.kind {
+        BufferKind::None => build_ftl(config)?,
+        BufferKind::Ipl => Box::new(crate::ipl::IplStore::new(config)?),
+        BufferKind::Dpram => Box::new(crate::dpram::DpramStore::new(config)?),
+        BufferKind::PcmLog => Box::new(crate::pcm_log::PcmLogStore::new(config)?),
+    };
+    if config.dram.pages == 0 {
+        return Ok(store);
     }
+    let dram = &config.dram;
+    Ok(Box::new(crate::dram::DramBuffer::new(store, dram.pages, dram.power_loss_protection, config.content)))
 }
 
 /// Builds the FTL `config.ftl.mapping` names, ignoring the buffer section.

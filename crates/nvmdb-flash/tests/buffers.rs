@@ -138,6 +138,32 @@ fn every_configuration_matches_a_map() {
 }
 
 #[test]
+fn a_dram_write_buffer_on_top_matches_a_map() {
+    for kind in [BufferKind::None, BufferKind::PcmLog, BufferKind::Dpram] {
+        let mut config = small_config(kind, false);
+        config.dram.pages = 6;
+        let mut store = nvmdb_flash::build(&config).unwrap();
+        let mut model: BTreeMap<u64, Vec<u8>> = BTreeMap::new();
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(4);
+        for step in 0..1500 {
+            let lpn = rng.gen_range(0..40);
+            if rng.gen_bool(0.6) {
+                let mut bytes = model.get(&lpn).cloned().unwrap_or_else(|| vec![0xFF; PAGE]);
+                let at = rng.gen_range(0..PAGE - 64);
+                rng.fill(&mut bytes[at..at + 64]);
+                store.write(lpn, PageData::Bytes(bytes.clone()), 0).unwrap();
+                model.insert(lpn, bytes);
+            } else {
+                assert!(store.read(lpn, 0).unwrap().0 == expect(&model, lpn), "{kind:?} step {step}: page {lpn}");
+            }
+            store.check_invariants().unwrap();
+        }
+        let s = store.stats();
+        assert!(s.host_page_writes > s.flash_page_programs, "{kind:?}: the buffer absorbs rewrites: {s:?}");
+    }
+}
+
+#[test]
 fn pcm_log_with_few_pblocks_replaces_victims() {
     // Two P-blocks: case 2 replacement runs constantly.
     let stats = run(BufferKind::PcmLog, false, Some(2 * 16 * 512 + 64), 11, 3000);

@@ -7,7 +7,8 @@
 //! desktop footprint, the buffer pools and the PCM by 16 together, so every ratio that
 //! drives merges (pool : database, PCM : database) is the same. The flash is sized to the
 //! data (10% over-provisioning) rather than Table 5.1's 40 GB, so that erases per block
-//! mean something; its timing and energy are Table 5.1's.
+//! mean something; its timing and energy are Table 5.1's. No experiment here uses the
+//! SSD's DRAM write buffer (`[dram]`, off by default).
 
 mod buffers;
 mod dedup;
