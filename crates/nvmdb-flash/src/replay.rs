@@ -181,6 +181,16 @@ pub struct ReplaySummary {
     pub block_erases: u64,
     /// Merges (log-block FTLs and buffers).
     pub merges: u64,
+    /// Log buffers: pages written by merges.
+    pub merge_page_writes: u64,
+    /// Log buffers: host writes of pages without a flash copy, written through (case 1).
+    pub direct_writes: u64,
+    /// Log buffers: host writes logged.
+    pub logged_writes: u64,
+    /// Log buffers: host writes that could not be logged, written out of place.
+    pub out_of_place_writes: u64,
+    /// Log buffers: host writes that changed nothing (no-ops).
+    pub unchanged_writes: u64,
     /// Pages copied by garbage collection.
     pub gc_page_copies: u64,
     /// Flash time spent in GC and merges, ns.
@@ -247,6 +257,11 @@ impl ReplayReport {
             write_amplification: s.write_amplification(),
             block_erases: s.block_erases,
             merges: s.merges,
+            merge_page_writes: s.merge_page_writes,
+            direct_writes: s.direct_writes,
+            logged_writes: s.logged_writes,
+            out_of_place_writes: s.out_of_place_writes,
+            unchanged_writes: s.unchanged_writes,
             gc_page_copies: s.gc_page_copies,
             gc_time_ns: s.gc_time_ns,
             mean_response_ns: self.mean_response_ns,

@@ -168,7 +168,13 @@ fn print_table(mut out: Output, args: &ReplayArgs, config: &SsdConfig, s: &Repla
     out.line(format_args!("flash page programs  {}", s.flash_page_programs))?;
     out.line(format_args!("write amplification  {:.3}", s.write_amplification))?;
     out.line(format_args!("block erases         {} (max per block {})", s.block_erases, s.block_erases_max))?;
-    out.line(format_args!("merges               {}", s.merges))?;
+    out.line(format_args!("merges               {} ({} pages written)", s.merges, s.merge_page_writes))?;
+    if config.buffer.kind != nvmdb_flash::config::BufferKind::None {
+        out.line(format_args!(
+            "log layer writes     {} direct, {} logged, {} out of place, {} unchanged",
+            s.direct_writes, s.logged_writes, s.out_of_place_writes, s.unchanged_writes
+        ))?;
+    }
     out.line(format_args!("GC copies / time     {} / {} ns", s.gc_page_copies, s.gc_time_ns))?;
     out.line(format_args!("response mean / p99  {} / {} ns", s.mean_response_ns, s.p99_response_ns))?;
     out.line(format_args!("throughput           {:.0} IOPS, {:.2} MB/s", s.iops, s.throughput_mb_s))?;
