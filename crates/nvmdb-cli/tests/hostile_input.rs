@@ -152,6 +152,7 @@ fn sizes_beyond_the_machine_are_refused_before_allocating() {
         &["ssd", "replay", "--trace", &trace, "--format", "simple", "--set", "flash.packages=4000000000"],
         &["flash.packages"],
     );
+    bad(&["bench", "--filter", "memory", "--mib", "100000000"], &["--mib", "MiB"]);
 }
 
 #[test]
