@@ -9,4 +9,4 @@ pub mod synth;
 pub mod traces;
 
 pub use request::{Content, Op, Request};
-pub use traces::{TraceError, TraceFormat, TraceReader};
+pub use traces::{DisksimLayout, TraceError, TraceFormat, TraceReader};

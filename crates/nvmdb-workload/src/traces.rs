@@ -25,6 +25,7 @@
 //! previous request's; and, with [`TraceReader::with_max_request_bytes`], a request longer
 //! than the device. A UTF-8 byte-order mark before the first line is skipped.
 
+use std::collections::BTreeMap;
 use std::io::BufRead;
 use std::str::FromStr;
 
@@ -83,6 +84,8 @@ pub struct TraceError {
 
 /// One parsed line, with its time in the format's own clock (ns).
 struct Parsed {
+    /// DiskSim's device number (0 in the other formats).
+    device: u64,
     time_ns: u64,
     op: Op,
     offset_bytes: u64,
@@ -99,6 +102,71 @@ pub struct TraceReader<R> {
     last_time_ns: u64,
     max_request_bytes: u64,
     failed: bool,
+    disksim_layout: Option<DisksimLayout>,
+}
+
+/// Where each DiskSim device's requests go. The device numbers of a DiskSim trace are
+/// separate disks that the file gives one LBA space; each device gets its own range of
+/// the simulated device (in ascending device number, the capacity split evenly in whole
+/// pages, offsets beyond a range wrapping within it), and its requests move back by the
+/// device's most common misalignment to a page, so that its page-sized requests land on
+/// page boundaries. A request may still cross into the next range at its end.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DisksimLayout {
+    span_bytes: u64,
+    /// Device number → (range index, shift in bytes).
+    devices: BTreeMap<u64, (u64, u64)>,
+}
+
+impl DisksimLayout {
+    /// Scans a DiskSim trace (a first pass over the input) for its devices and each
+    /// device's most common `lba mod (page_bytes / 512)` (ties to the smallest).
+    pub fn scan<R: BufRead>(input: R, page_bytes: u64, capacity_bytes: u64) -> Result<DisksimLayout, TraceError> {
+        let sectors_per_page = (page_bytes / SECTOR_BYTES).max(1);
+        let mut counts: BTreeMap<u64, BTreeMap<u64, u64>> = BTreeMap::new();
+        let mut lines = Lines::new(input);
+        loop {
+            let text = match lines.next_line() {
+                None => break,
+                Some(Ok(text)) => text.trim(),
+                Some(Err(e)) => return Err(TraceError { line: lines.line(), message: e.to_string() }),
+            };
+            if text.is_empty() || text.starts_with('#') {
+                continue;
+            }
+            let parsed = disksim(text);
+            let line = lines.line();
+            let parsed = parsed.map_err(|message| TraceError { line, message })?;
+            let misalignment = (parsed.offset_bytes / SECTOR_BYTES).checked_rem(sectors_per_page).unwrap_or(0);
+            let n = counts.entry(parsed.device).or_default().entry(misalignment).or_insert(0);
+            *n = n.saturating_add(1);
+        }
+        let devices_count = (counts.len() as u64).max(1);
+        let span_pages = capacity_bytes.checked_div(page_bytes).and_then(|p| p.checked_div(devices_count)).unwrap_or(0);
+        let span_bytes = span_pages.max(1).saturating_mul(page_bytes.max(1));
+        let devices = counts
+            .into_iter()
+            .zip(0u64..)
+            .map(|((device, by_shift), index)| {
+                let shift = by_shift.iter().max_by_key(|&(&m, &n)| (n, std::cmp::Reverse(m))).map_or(0, |(&m, _)| m);
+                (device, (index, shift.saturating_mul(SECTOR_BYTES)))
+            })
+            .collect();
+        Ok(DisksimLayout { span_bytes, devices })
+    }
+
+    /// Devices found.
+    pub fn devices(&self) -> usize {
+        self.devices.len()
+    }
+
+    /// The byte offset in the simulated device of a request of `device` at `offset_bytes`
+    /// (a device the scan did not see keeps its offset).
+    pub fn place(&self, device: u64, offset_bytes: u64) -> u64 {
+        let Some(&(index, shift)) = self.devices.get(&device) else { return offset_bytes };
+        let within = offset_bytes.saturating_sub(shift).checked_rem(self.span_bytes).unwrap_or(0);
+        index.saturating_mul(self.span_bytes).saturating_add(within)
+    }
 }
 
 impl<R: BufRead> TraceReader<R> {
@@ -111,7 +179,14 @@ impl<R: BufRead> TraceReader<R> {
             last_time_ns: 0,
             max_request_bytes: u64::MAX,
             failed: false,
+            disksim_layout: None,
         }
+    }
+
+    /// Places each DiskSim device's requests by `layout` (see [`DisksimLayout`]).
+    pub fn with_disksim_layout(mut self, layout: DisksimLayout) -> TraceReader<R> {
+        self.disksim_layout = Some(layout);
+        self
     }
 
     /// Refuses requests longer than `bytes` (a device's capacity).
@@ -163,11 +238,15 @@ impl<R: BufRead> TraceReader<R> {
         }
         self.last_time_ns = p.time_ns;
         let first = *self.first_time_ns.get_or_insert(p.time_ns);
+        let offset_bytes = match &self.disksim_layout {
+            Some(layout) => layout.place(p.device, p.offset_bytes),
+            None => p.offset_bytes,
+        };
         Ok(Request {
             // Times ascend (checked above) from the first one, so this never saturates.
             time_ns: p.time_ns.saturating_sub(first),
             op: p.op,
-            offset_bytes: p.offset_bytes,
+            offset_bytes,
             len_bytes: p.len_bytes,
             content: p.content,
         })
@@ -217,8 +296,8 @@ fn disksim(text: &str) -> Result<Parsed, String> {
         "1" => Op::Read,
         other => return Err(format!("type {} is not 0 (write) or 1 (read)", quote(other))),
     };
-    number(f[1], "device")?;
     Ok(Parsed {
+        device: number(f[1], "device")?,
         time_ns: number(f[0], "time")?,
         op,
         offset_bytes: sectors_to_bytes(number(f[2], "lba")?, "lba")?,
@@ -240,6 +319,7 @@ fn msr(text: &str) -> Result<Parsed, String> {
     };
     let ticks = number(f[0], "timestamp")?;
     Ok(Parsed {
+        device: 0,
         time_ns: ticks.checked_mul(100).ok_or_else(|| format!("timestamp {ticks} overflows"))?,
         op,
         offset_bytes: number(f[4], "offset")?,
@@ -264,6 +344,7 @@ fn spc(text: &str) -> Result<Parsed, String> {
         return Err(format!("timestamp {} overflows u64 nanoseconds", quote(f[4])));
     };
     Ok(Parsed {
+        device: 0,
         time_ns,
         op,
         offset_bytes: sectors_to_bytes(number(f[1], "lba")?, "lba")?,
@@ -300,6 +381,7 @@ fn fiu(text: &str) -> Result<Parsed, String> {
     let high = u64::from_str_radix(&md5[..16], 16).expect("checked hex");
     let low = u64::from_str_radix(&md5[16..], 16).expect("checked hex");
     Ok(Parsed {
+        device: 0,
         time_ns: number(f[0], "ts")?,
         op,
         offset_bytes: sectors_to_bytes(number(tail[0], "lba")?, "lba")?,
@@ -321,6 +403,7 @@ fn simple(text: &str) -> Result<Parsed, String> {
         other => return Err(format!("operation {} is not W, R or T", quote(other))),
     };
     Ok(Parsed {
+        device: 0,
         time_ns: 0,
         op,
         offset_bytes: number(f[1], "offset")?,
@@ -343,6 +426,20 @@ mod tests {
 
     fn error(text: &str, format: TraceFormat) -> TraceError {
         parse(text, format).into_iter().find_map(Result::err).expect("an error")
+    }
+
+    #[test]
+    fn disksim_devices_get_their_own_ranges_and_alignment() {
+        // Device 3: mostly 2 sectors past a 4 KB page; device 7 aligned.
+        let text = "1 3 2 8 0\n2 3 10 8 0\n3 3 7 8 1\n4 7 8 8 0\n";
+        let layout = DisksimLayout::scan(text.as_bytes(), 4096, 4 * 4096).unwrap();
+        assert_eq!(layout.devices(), 2);
+        let offsets: Vec<u64> = TraceReader::new(text.as_bytes(), TraceFormat::Disksim)
+            .with_disksim_layout(layout)
+            .map(|r| r.unwrap().offset_bytes)
+            .collect();
+        // Device 3 in pages 0..2 shifted back by 1 KB; device 7 in pages 2..4.
+        assert_eq!(offsets, vec![0, 4096, 2560, 2 * 4096 + 4096]);
     }
 
     #[test]

@@ -48,6 +48,11 @@ pub struct ReplayArgs {
     /// figure), so the trace runs on existing data: `true` (default) or `false`.
     #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
     pub prefill: bool,
+    /// DiskSim traces: `separate` (default) gives each device number its own address
+    /// range and realigns its requests by the device's most common misalignment;
+    /// `shared` keeps the file's one address space.
+    #[arg(long, value_name = "MODE", default_value = "separate", value_parser = ["separate", "shared"])]
+    pub disksim_devices: String,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -131,7 +136,13 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
         prefill: args.prefill,
     };
     let capacity = store.logical_pages().saturating_mul(u64::from(store.page_bytes()));
-    let requests = TraceReader::new(BufReader::new(file), format).with_max_request_bytes(capacity);
+    let mut requests = TraceReader::new(BufReader::new(file), format).with_max_request_bytes(capacity);
+    if format == TraceFormat::Disksim && args.disksim_devices == "separate" {
+        let scan = BufReader::new(crate::input::open(&args.trace)?);
+        let layout = nvmdb_workload::DisksimLayout::scan(scan, u64::from(store.page_bytes()), capacity)
+            .map_err(|e| CliError::at_line(&args.trace, e.line, e.message))?;
+        requests = requests.with_disksim_layout(layout);
+    }
     let report = nvmdb_flash::replay(store.as_mut(), requests, &options).map_err(|e| match e {
         ReplayError::Input(e) => CliError::at_line(&args.trace, e.line, e.message),
         ReplayError::Store { request, error } => {

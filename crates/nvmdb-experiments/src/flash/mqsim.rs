@@ -3,7 +3,7 @@
 
 use nvmdb_device::PageContent;
 use nvmdb_lab::{Experiment, LabError, Outcome, RunContext, Table};
-use nvmdb_workload::traces::{TraceFormat, TraceReader};
+use nvmdb_workload::traces::{DisksimLayout, TraceFormat, TraceReader};
 use serde_json::json;
 
 use super::{failed, ssd_config};
@@ -67,7 +67,10 @@ impl Experiment for MqsimTraces {
                 config.buffer.kind = kind;
                 config.buffer.delta = delta;
                 let mut store = nvmdb_flash::stack::build(&config).map_err(|e| fail(e.to_string()))?;
-                let reader = TraceReader::new(text.as_bytes(), TraceFormat::Disksim);
+                let capacity = store.logical_pages().saturating_mul(u64::from(store.page_bytes()));
+                let layout = DisksimLayout::scan(text.as_bytes(), u64::from(store.page_bytes()), capacity)
+                    .map_err(|e| fail(format!("{trace}: {e}")))?;
+                let reader = TraceReader::new(text.as_bytes(), TraceFormat::Disksim).with_disksim_layout(layout);
                 let options = ReplayOptions {
                     content: PageContent::None,
                     seed: ctx.seed,
@@ -105,7 +108,7 @@ impl Experiment for MqsimTraces {
             plots: Vec::new(),
             notes: vec![
                 "The traces carry no content, so the change of an update of an already written page is a policy (buffer.delta), reported as a band: `sampled` logs one change of 50–150 B drawn from buffer.delta_bytes_min..max (IPL's measured TPC-C range) within the host's byte range; `full-page` takes the whole host range, so a whole-page rewrite is written out of place like the baseline. First writes go straight through the FTL. Addresses beyond the device wrap around, page by page.".into(),
-                "Each trace runs after a pre-fill that writes every page it touches once (not measured), so its writes are updates of existing data, as in a running database; without it almost every write of these short traces is a first write, which every configuration programs once through the same FTL.".into(),
+                "DiskSim's device numbers are separate disks: each gets its own address range and its requests move back by the device's most common misalignment (`nvmdb ssd replay --disksim-devices separate`, the default), so its 4 KB requests are mostly whole pages. Each trace runs after a pre-fill that writes every page it touches once (not measured), so its writes are updates of existing data, as in a running database; without it almost every write of these short traces is a first write, which every configuration programs once through the same FTL.".into(),
                 "The thesis did not run these traces; they show the schemes on real, non-synthetic request streams. Response times of the PCM schemes are dominated by queueing on the one PCM device: the Table 2.2 preset charges 10 µs per changed 8 B word, records carry pseudo-random filler (content-free trace), and the model serves PCM writes one at a time while flash has 80 planes.".into(),
             ],
             ..Default::default()
