@@ -1,0 +1,877 @@
+//! The eNVy controller: page table, copy-on-write into the SRAM FIFO buffer, flushing,
+//! segment cleaning, wear levelling, shadow-copy transactions and recovery.
+//!
+//! Every persistent fact is bytes in the [`Devices`]; the fields of [`Envy`] besides
+//! `dev` are volatile tables that [`Envy::open`] rebuilds from those bytes.
+
+use std::collections::BTreeSet;
+
+use crate::config::{CleaningPolicy, EnvyConfig};
+use crate::devices::Devices;
+use crate::error::EnvyError;
+use crate::layout::{header, Entry, Layout, CLEAN_RECORD, MAGIC, PHASE_COPYING, PHASE_ERASING, PHASE_IDLE};
+use crate::policy::{self, PartitionCost, Redistribution};
+use crate::stats::EnvyStats;
+
+/// Not a position: the spare segment.
+const SPARE_POSITION: u32 = u32::MAX;
+
+/// Cleans between halvings of the partitions' cost counters, per partition.
+const COST_WINDOW_PER_PARTITION: u64 = 16;
+
+/// An eNVy system.
+#[derive(Debug)]
+pub struct Envy {
+    config: EnvyConfig,
+    layout: Layout,
+    dev: Devices,
+    /// Per flash page: owning logical page + 1, or 0.
+    owner: Vec<u32>,
+    /// Per flash page: shadow-list index + 1 of the transaction pre-image it holds, or 0.
+    flash_shadow: Vec<u32>,
+    /// Per buffer slot: shadow-list index + 1 of the pre-image it holds, or 0.
+    slot_shadow: Vec<u32>,
+    /// Per segment: pages owned or shadowed.
+    live: Vec<u32>,
+    /// Per position: its segment.
+    segment_of: Vec<u32>,
+    /// Per segment: its position, or `SPARE_POSITION`.
+    position_of: Vec<u32>,
+    /// Per position: sequence number of its last clean (0: never).
+    last_clean: Vec<u64>,
+    clean_seq: u64,
+    /// Per partition: the position flushes fill.
+    actives: Vec<u32>,
+    spare: u32,
+    head: u64,
+    tail: u64,
+    /// Logical pages shadowed by the open transaction.
+    txn_pages: Option<BTreeSet<u32>>,
+    txn_count: u32,
+    costs: Vec<PartitionCost>,
+    /// Per buffer slot: when its last flush completes, ns.
+    slot_free_at_ns: Vec<u64>,
+    /// When the controller's current long operation ends (serial banks), ns.
+    controller_free_ns: u64,
+    now_ns: u64,
+    stats: EnvyStats,
+}
+
+impl Envy {
+    /// Formats fresh devices and opens the system.
+    pub fn format(config: EnvyConfig) -> Result<Envy, EnvyError> {
+        let mut dev = Devices::new(&config)?;
+        let layout = Layout::new(&config);
+        let positions = config.positions();
+        for p in 0..positions {
+            dev.set_u32(layout.positions + 16 * u64::from(p), p)?;
+        }
+        let k = config.cleaning.partition_segments(positions);
+        for q in 0..positions.div_ceil(k) {
+            dev.set_u32(layout.actives + 4 * u64::from(q), q * k)?;
+        }
+        dev.set_u32(header::SPARE, positions)?;
+        let geometry = [config.page_bytes, config.pages_per_segment, config.segments, config.buffer_pages];
+        let bytes: Vec<u8> = geometry.iter().flat_map(|v| v.to_le_bytes()).collect();
+        dev.sram_write(header::GEOMETRY, &bytes)?;
+        dev.set_u64(header::LOGICAL_PAGES, config.logical_pages)?;
+        // The magic last: a cut before it leaves an unformatted SRAM.
+        dev.set_u64(header::MAGIC, MAGIC)?;
+        Envy::open(config, dev)
+    }
+
+    /// Recovers a system from its persistent devices: rebuilds every volatile table from
+    /// the SRAM and flash, finishes an interrupted clean, and rolls back a transaction
+    /// that had not committed.
+    pub fn open(config: EnvyConfig, mut dev: Devices) -> Result<Envy, EnvyError> {
+        config.validate()?;
+        let layout = Layout::new(&config);
+        if dev.sram().capacity_bytes() as u64 != layout.total_bytes {
+            return Err(EnvyError::NotFormatted("SRAM size differs from the configuration's layout".into()));
+        }
+        if dev.sram_u64(header::MAGIC) != MAGIC {
+            return Err(EnvyError::NotFormatted("no magic".into()));
+        }
+        let geometry: Vec<u32> = (0..4).map(|i| dev.sram_u32(header::GEOMETRY + 4 * i)).collect();
+        let want = [config.page_bytes, config.pages_per_segment, config.segments, config.buffer_pages];
+        if geometry != want || dev.sram_u64(header::LOGICAL_PAGES) != config.logical_pages {
+            return Err(EnvyError::NotFormatted(format!("formatted geometry {geometry:?} differs")));
+        }
+        let positions = config.positions();
+        let k = config.cleaning.partition_segments(positions);
+        let partitions = positions.div_ceil(k);
+        let flash_pages = config.flash_pages() as usize;
+        let mut envy = Envy {
+            layout,
+            owner: vec![0; flash_pages],
+            flash_shadow: vec![0; flash_pages],
+            slot_shadow: vec![0; config.buffer_pages as usize],
+            live: vec![0; config.segments as usize],
+            segment_of: (0..positions).map(|p| dev.sram_u32(layout.positions + 16 * u64::from(p))).collect(),
+            position_of: vec![SPARE_POSITION; config.segments as usize],
+            last_clean: (0..positions).map(|p| dev.sram_u64(layout.positions + 16 * u64::from(p) + 8)).collect(),
+            clean_seq: 0,
+            actives: (0..partitions).map(|q| dev.sram_u32(layout.actives + 4 * u64::from(q))).collect(),
+            spare: dev.sram_u32(header::SPARE),
+            head: dev.sram_u64(header::HEAD_SEQ),
+            tail: dev.sram_u64(header::TAIL_SEQ),
+            txn_pages: None,
+            txn_count: 0,
+            costs: vec![PartitionCost::default(); partitions as usize],
+            slot_free_at_ns: vec![0; config.buffer_pages as usize],
+            controller_free_ns: 0,
+            now_ns: 0,
+            stats: EnvyStats::default(),
+            config,
+            dev,
+        };
+        envy.rebuild_tables();
+        envy.resume_clean()?;
+        if envy.txn_pages.is_some() {
+            envy.abort()?;
+        }
+        envy.check_invariants();
+        Ok(envy)
+    }
+
+    /// Rebuilds the volatile tables from the SRAM's page table, position table and
+    /// shadow list. A clean may be in progress, so the spare may be any segment.
+    fn rebuild_tables(&mut self) {
+        self.clean_seq = self.last_clean.iter().copied().max().unwrap_or(0);
+        for (p, &s) in self.segment_of.iter().enumerate() {
+            assert_eq!(self.position_of[s as usize], SPARE_POSITION, "segment {s} holds two positions");
+            self.position_of[s as usize] = p as u32;
+        }
+        let window = self.head - self.tail;
+        assert!(window <= u64::from(self.config.buffer_pages), "buffer holds {window} pages");
+        for lpn in 0..self.config.logical_pages {
+            match self.entry(lpn as u32) {
+                Entry::Unmapped => {}
+                Entry::Flash(ppn) => self.own(ppn, lpn as u32),
+                Entry::Sram(slot) => assert!(self.slot_in_window(slot), "page {lpn} maps to a free buffer slot"),
+            }
+        }
+        let txn = self.dev.sram_u64(header::TXN);
+        if txn & 0xFFFF_FFFF == 1 {
+            self.txn_count = (txn >> 32) as u32;
+            self.txn_pages = Some(BTreeSet::new());
+            for k in 0..self.txn_count {
+                let (lpn, old) = self.shadow_entry(k);
+                self.txn_pages.as_mut().expect("open").insert(lpn);
+                if self.entry(lpn) == old {
+                    // Cut between recording the shadow and the copy: nothing moved.
+                    continue;
+                }
+                match old {
+                    Entry::Flash(ppn) => self.mark_flash_shadow(ppn, k),
+                    Entry::Sram(slot) => self.slot_shadow[slot as usize] = k + 1,
+                    Entry::Unmapped => {}
+                }
+            }
+        }
+    }
+
+    /// Finishes a clean the power cut interrupted.
+    fn resume_clean(&mut self) -> Result<(), EnvyError> {
+        let phase = self.dev.sram_u32(CLEAN_RECORD);
+        if phase == PHASE_IDLE {
+            return Ok(());
+        }
+        let position = self.dev.sram_u32(CLEAN_RECORD + 4);
+        let victim = self.dev.sram_u32(CLEAN_RECORD + 8);
+        let dest = self.dev.sram_u32(CLEAN_RECORD + 12);
+        self.stats.cleans_resumed += 1;
+        if phase == PHASE_COPYING && self.segment_of[position as usize] == victim {
+            self.copy_out(victim, dest, Redistribution::default(), None, None)?;
+        }
+        self.finish_clean(position, victim, dest)
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &EnvyConfig {
+        &self.config
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> &EnvyStats {
+        &self.stats
+    }
+
+    /// Zeroes the counters.
+    pub fn reset_stats(&mut self) {
+        self.stats = EnvyStats::default();
+    }
+
+    /// The devices.
+    pub fn devices(&self) -> &Devices {
+        &self.dev
+    }
+
+    /// Gives up the devices (what survives a power cut).
+    pub fn into_devices(self) -> Devices {
+        self.dev
+    }
+
+    /// Cuts the power before device write number `index` (see
+    /// [`Devices::cut_power_before`]).
+    pub fn cut_power_before(&mut self, index: u64) {
+        self.dev.cut_power_before(index);
+    }
+
+    /// The simulated host time, ns.
+    pub fn now_ns(&self) -> u64 {
+        self.now_ns
+    }
+
+    /// Moves the host time forward to `t_ns` (never back).
+    pub fn advance_to(&mut self, t_ns: u64) {
+        self.now_ns = self.now_ns.max(t_ns);
+    }
+
+    /// When the flash controller finishes the work issued so far, ns.
+    pub fn flash_idle_at_ns(&self) -> u64 {
+        self.controller_free_ns.max(self.dev.flash().all_idle_at_ns())
+    }
+
+    /// Pages in the write buffer.
+    pub fn buffered_pages(&self) -> u64 {
+        self.head - self.tail
+    }
+
+    // ----- persistent accessors -----
+
+    fn pt_addr(&self, lpn: u32) -> u64 {
+        self.layout.page_table + 4 * u64::from(lpn)
+    }
+
+    fn entry(&mut self, lpn: u32) -> Entry {
+        let addr = self.pt_addr(lpn);
+        Entry::decode(self.dev.sram_u32(addr))
+    }
+
+    fn set_entry(&mut self, lpn: u32, e: Entry) -> Result<(), EnvyError> {
+        let addr = self.pt_addr(lpn);
+        self.dev.set_u32(addr, e.encode())
+    }
+
+    fn slot_of(&self, seq: u64) -> u32 {
+        (seq % u64::from(self.config.buffer_pages)) as u32
+    }
+
+    fn slot_data_addr(&self, slot: u32) -> u64 {
+        self.layout.slot_data + u64::from(slot) * u64::from(self.config.page_bytes)
+    }
+
+    fn slot_in_window(&self, slot: u32) -> bool {
+        let b = u64::from(self.config.buffer_pages);
+        let offset = (u64::from(slot) + b - self.tail % b) % b;
+        offset < self.head - self.tail
+    }
+
+    fn slot_meta(&mut self, slot: u32) -> (u32, u32) {
+        let addr = self.layout.slot_meta + 8 * u64::from(slot);
+        (self.dev.sram_u32(addr), self.dev.sram_u32(addr + 4))
+    }
+
+    fn shadow_entry(&mut self, k: u32) -> (u32, Entry) {
+        let addr = self.layout.shadows + 8 * u64::from(k);
+        (self.dev.sram_u32(addr), Entry::decode(self.dev.sram_u32(addr + 4)))
+    }
+
+    fn set_shadow_old(&mut self, k: u32, e: Entry) -> Result<(), EnvyError> {
+        self.dev.set_u32(self.layout.shadows + 8 * u64::from(k) + 4, e.encode())
+    }
+
+    fn pages_per_segment(&self) -> u64 {
+        u64::from(self.config.pages_per_segment)
+    }
+
+    fn segment_of_ppn(&self, ppn: u64) -> u32 {
+        (ppn / self.pages_per_segment()) as u32
+    }
+
+    fn write_pointer(&self, segment: u32) -> u32 {
+        self.dev.flash().write_pointer(u64::from(segment))
+    }
+
+    fn free_pages(&self, position: u32) -> u32 {
+        self.config.pages_per_segment - self.write_pointer(self.segment_of[position as usize])
+    }
+
+    fn own(&mut self, ppn: u64, lpn: u32) {
+        assert_eq!(self.owner[ppn as usize], 0, "flash page {ppn} mapped twice");
+        self.owner[ppn as usize] = lpn + 1;
+        let seg = self.segment_of_ppn(ppn) as usize;
+        self.live[seg] += 1;
+    }
+
+    fn disown(&mut self, ppn: u64) {
+        self.owner[ppn as usize] = 0;
+        let seg = self.segment_of_ppn(ppn) as usize;
+        self.live[seg] -= 1;
+    }
+
+    fn mark_flash_shadow(&mut self, ppn: u64, k: u32) {
+        // A pre-image in flash stays live: the owner table no longer names it.
+        self.flash_shadow[ppn as usize] = k + 1;
+        let seg = self.segment_of_ppn(ppn) as usize;
+        self.live[seg] += 1;
+    }
+
+    fn unmark_flash_shadow(&mut self, ppn: u64) {
+        self.flash_shadow[ppn as usize] = 0;
+        let seg = self.segment_of_ppn(ppn) as usize;
+        self.live[seg] -= 1;
+    }
+
+    // ----- timing -----
+
+    /// When a long operation can be issued: now with parallel banks (each bank queues its
+    /// own), else after the controller's previous long operation.
+    fn issue_ns(&self) -> u64 {
+        if self.config.parallel_banks {
+            self.now_ns
+        } else {
+            self.now_ns.max(self.controller_free_ns)
+        }
+    }
+
+    fn long_op_done(&mut self, end_ns: u64) {
+        if !self.config.parallel_banks {
+            self.controller_free_ns = self.controller_free_ns.max(end_ns);
+        }
+    }
+
+    /// A host read of a flash page: suspends a long operation in progress on its bank,
+    /// delaying it by the read.
+    fn host_flash_read(&mut self, ppn: u64) -> (Vec<u8>, u64) {
+        let bank = self.dev.flash().geometry().plane_of_block(u64::from(self.segment_of_ppn(ppn)));
+        let busy_until = if self.config.parallel_banks {
+            self.dev.flash().plane_busy_until_ns(bank)
+        } else {
+            self.controller_free_ns
+        };
+        let mut latency = self.config.flash.read_ns;
+        if busy_until > self.now_ns {
+            latency += self.config.suspend_ns;
+            if !self.config.parallel_banks {
+                self.controller_free_ns += latency;
+            }
+        }
+        (self.dev.flash_read(ppn, self.now_ns), latency)
+    }
+
+    // ----- host operations -----
+
+    fn check_range(&self, addr: u64, len: usize) -> Result<(), EnvyError> {
+        let capacity = self.config.logical_bytes();
+        match addr.checked_add(len as u64) {
+            Some(end) if end <= capacity => Ok(()),
+            _ => Err(EnvyError::OutOfRange { addr, len: len as u64, capacity }),
+        }
+    }
+
+    /// Reads `buf.len()` bytes at `addr` at the host time; returns the latency, ns (the
+    /// sum over the pages touched). Never-written bytes read as 0.
+    pub fn read(&mut self, addr: u64, buf: &mut [u8]) -> Result<u64, EnvyError> {
+        self.check_range(addr, buf.len())?;
+        let page = u64::from(self.config.page_bytes);
+        let mut done = 0usize;
+        let mut latency_ns = 0;
+        while done < buf.len() {
+            let at = addr + done as u64;
+            let (lpn, offset) = ((at / page) as u32, (at % page) as usize);
+            let n = (page as usize - offset).min(buf.len() - done);
+            let out = &mut buf[done..done + n];
+            let ns = match self.entry(lpn) {
+                Entry::Unmapped => {
+                    out.fill(0);
+                    self.config.sram.read_ns
+                }
+                Entry::Sram(slot) => {
+                    let a = self.slot_data_addr(slot) + offset as u64;
+                    self.dev.sram_read(a, out);
+                    self.stats.sram_read_hits += 1;
+                    self.config.sram.read_ns
+                }
+                Entry::Flash(ppn) => {
+                    let (bytes, ns) = self.host_flash_read(ppn);
+                    out.copy_from_slice(&bytes[offset..offset + n]);
+                    ns
+                }
+            };
+            self.stats.host_page_reads += 1;
+            self.stats.host_read_ns += ns;
+            latency_ns += ns;
+            done += n;
+        }
+        Ok(latency_ns)
+    }
+
+    /// Writes `data` at `addr` at the host time; returns the latency, ns. Each page's
+    /// part of the write is atomic and durable when this returns; a cut during a write
+    /// spanning pages may leave a prefix of its pages written.
+    pub fn write(&mut self, addr: u64, data: &[u8]) -> Result<u64, EnvyError> {
+        self.check_range(addr, data.len())?;
+        let page = u64::from(self.config.page_bytes);
+        let mut done = 0usize;
+        let mut latency_ns = 0;
+        while done < data.len() {
+            let at = addr + done as u64;
+            let (lpn, offset) = ((at / page) as u32, (at % page) as usize);
+            let n = (page as usize - offset).min(data.len() - done);
+            let ns = self.write_page(lpn, offset, &data[done..done + n])?;
+            self.stats.host_page_writes += 1;
+            self.stats.host_write_ns += ns;
+            latency_ns += ns;
+            done += n;
+            while self.head - self.tail > u64::from(self.config.flush_threshold_pages) {
+                self.flush_one()?;
+            }
+        }
+        Ok(latency_ns)
+    }
+
+    fn write_page(&mut self, lpn: u32, offset: usize, bytes: &[u8]) -> Result<u64, EnvyError> {
+        // Before the page is looked up, so no flush runs between a shadow and its copy.
+        if self.head - self.tail == u64::from(self.config.buffer_pages) {
+            self.flush_one()?;
+        }
+        let entry = self.entry(lpn);
+        let needs_shadow = self.txn_pages.as_ref().is_some_and(|pages| !pages.contains(&lpn));
+        if let (Entry::Sram(slot), false) = (entry, needs_shadow) {
+            let a = self.slot_data_addr(slot) + offset as u64;
+            self.dev.sram_write(a, bytes)?;
+            self.stats.sram_write_hits += 1;
+            return Ok(self.config.sram.write_ns);
+        }
+        if needs_shadow {
+            self.record_shadow(lpn, entry)?;
+        }
+        self.copy_on_write(lpn, entry, offset, bytes)
+    }
+
+    /// Copy-on-write: 1. copy the page into a free SRAM page; 2. apply the write there;
+    /// 3. repoint the page table (one atomic 4-byte write, the commit point); 4. the old
+    /// copy is invalid from then on (the owner tables follow the page table).
+    fn copy_on_write(&mut self, lpn: u32, entry: Entry, offset: usize, bytes: &[u8]) -> Result<u64, EnvyError> {
+        let slot = self.slot_of(self.head);
+        let wait_ns = self.slot_free_at_ns[slot as usize].saturating_sub(self.now_ns);
+        if wait_ns > 0 {
+            self.stats.buffer_full_waits += 1;
+            self.now_ns += wait_ns;
+        }
+        let (mut image, read_ns, home) = match entry {
+            Entry::Unmapped => {
+                let home = lpn as u64 * u64::from(self.config.positions()) / self.config.logical_pages;
+                (vec![0; self.config.page_bytes as usize], 0, home as u32)
+            }
+            Entry::Flash(ppn) => {
+                let (bytes, ns) = self.host_flash_read(ppn);
+                (bytes, ns, self.position_of[self.segment_of_ppn(ppn) as usize])
+            }
+            Entry::Sram(from) => {
+                let mut b = vec![0; self.config.page_bytes as usize];
+                let a = self.slot_data_addr(from);
+                self.dev.sram_read(a, &mut b);
+                let (_, home) = self.slot_meta(from);
+                (b, self.config.sram.read_ns, home)
+            }
+        };
+        let data_addr = self.slot_data_addr(slot);
+        self.dev.sram_write(data_addr, &image)?;
+        image[offset..offset + bytes.len()].copy_from_slice(bytes);
+        self.dev.sram_write(data_addr + offset as u64, bytes)?;
+        let meta: Vec<u8> = [lpn, home].iter().flat_map(|v| v.to_le_bytes()).collect();
+        self.dev.sram_write(self.layout.slot_meta + 8 * u64::from(slot), &meta)?;
+        self.dev.set_u64(header::HEAD_SEQ, self.head + 1)?;
+        self.head += 1;
+        self.set_entry(lpn, Entry::Sram(slot))?;
+        if let Entry::Flash(ppn) = entry {
+            if self.flash_shadow[ppn as usize] == 0 {
+                self.disown(ppn);
+            } else {
+                // The pre-image stays live as a shadow; only ownership moves.
+                self.owner[ppn as usize] = 0;
+            }
+        }
+        self.stats.copy_on_writes += 1;
+        Ok(wait_ns + read_ns + self.config.sram.write_ns)
+    }
+
+    // ----- flushing -----
+
+    /// Flushes the buffer's tail page to flash (or drops it if superseded).
+    fn flush_one(&mut self) -> Result<(), EnvyError> {
+        assert!(self.head > self.tail, "flush of an empty buffer");
+        let slot = self.slot_of(self.tail);
+        let (lpn, home) = self.slot_meta(slot);
+        let owned = self.entry(lpn) == Entry::Sram(slot);
+        let shadow = self.slot_shadow[slot as usize];
+        if !owned && shadow == 0 {
+            self.dev.set_u64(header::TAIL_SEQ, self.tail + 1)?;
+            self.tail += 1;
+            self.slot_free_at_ns[slot as usize] = self.now_ns;
+            self.stats.dead_slots_dropped += 1;
+            return Ok(());
+        }
+        let position = self.target_position(home)?;
+        let segment = self.segment_of[position as usize];
+        let ppn = u64::from(segment) * self.pages_per_segment() + u64::from(self.write_pointer(segment));
+        let mut bytes = vec![0; self.config.page_bytes as usize];
+        let a = self.slot_data_addr(slot);
+        self.dev.sram_read(a, &mut bytes);
+        let end_ns = self.dev.program(ppn, bytes, self.issue_ns())?;
+        self.long_op_done(end_ns);
+        if owned {
+            self.set_entry(lpn, Entry::Flash(ppn))?;
+            self.own(ppn, lpn);
+        } else {
+            self.set_shadow_old(shadow - 1, Entry::Flash(ppn))?;
+            self.slot_shadow[slot as usize] = 0;
+            self.mark_flash_shadow(ppn, shadow - 1);
+        }
+        self.dev.set_u64(header::TAIL_SEQ, self.tail + 1)?;
+        self.tail += 1;
+        self.slot_free_at_ns[slot as usize] = end_ns;
+        self.stats.flush_programs += 1;
+        Ok(())
+    }
+
+    fn partition_size(&self) -> u32 {
+        self.config.cleaning.partition_segments(self.config.positions())
+    }
+
+    /// A position with a free page for a page whose home is `home`: its partition's
+    /// active position, cleaning one of the partition's positions if that is full, and
+    /// failing that the nearest partition that can take it.
+    fn target_position(&mut self, home: u32) -> Result<u32, EnvyError> {
+        let partitions = self.actives.len();
+        let k = self.partition_size();
+        let own = match self.config.cleaning {
+            CleaningPolicy::Greedy | CleaningPolicy::Fifo => 0,
+            _ => (home / k) as usize,
+        };
+        let mut order = vec![own];
+        for distance in 1..partitions {
+            order.extend(own.checked_sub(distance));
+            order.extend(Some(own + distance).filter(|&q| q < partitions));
+        }
+        for q in order {
+            if let Some(p) = self.make_room(q)? {
+                return Ok(p);
+            }
+        }
+        Err(EnvyError::Full)
+    }
+
+    fn partition_range(&self, q: usize) -> std::ops::Range<usize> {
+        let k = self.partition_size() as usize;
+        q * k..((q + 1) * k).min(self.config.positions() as usize)
+    }
+
+    fn make_room(&mut self, q: usize) -> Result<Option<u32>, EnvyError> {
+        let active = self.actives[q];
+        if self.free_pages(active) > 0 {
+            return Ok(Some(active));
+        }
+        let p = self.config.pages_per_segment;
+        let live: Vec<u32> = self.segment_of.iter().map(|&s| self.live[s as usize]).collect();
+        let victim = match self.config.cleaning {
+            CleaningPolicy::Greedy => policy::greedy(&live, p),
+            _ => {
+                let range = self.partition_range(q);
+                policy::fifo(&self.last_clean[range.clone()], &live[range.clone()], p).map(|i| i + range.start)
+            }
+        };
+        let Some(victim) = victim else { return Ok(None) };
+        let victim = victim as u32;
+        let (red, down, up) = self.plan_redistribution(q, live[victim as usize]);
+        self.clean(victim, red, down, up)?;
+        self.dev.set_u32(self.layout.actives + 4 * q as u64, victim)?;
+        self.actives[q] = victim;
+        self.maybe_wear_level()?;
+        assert!(self.free_pages(victim) > 0, "a clean freed nothing");
+        Ok(Some(victim))
+    }
+
+    fn plan_redistribution(&self, q: usize, live: u32) -> (Redistribution, Option<u32>, Option<u32>) {
+        if matches!(self.config.cleaning, CleaningPolicy::Greedy | CleaningPolicy::Fifo) || self.actives.len() < 2 {
+            return (Redistribution::default(), None, None);
+        }
+        let down = q.checked_sub(1).map(|d| self.actives[d]);
+        let up = self.actives.get(q + 1).copied();
+        let free = |p: Option<u32>| p.map_or(0, |p| self.free_pages(p));
+        (policy::redistribute(&self.costs, q, live, free(down), free(up)), down, up)
+    }
+
+    // ----- cleaning -----
+
+    /// Cleans a position: its live pages go (in page order) to the spare segment, except
+    /// the oldest `red.up` to the `up` position and the newest `red.down` to `down`; the
+    /// spare takes the position over and the old segment is erased and becomes the spare.
+    fn clean(
+        &mut self,
+        position: u32,
+        red: Redistribution,
+        down: Option<u32>,
+        up: Option<u32>,
+    ) -> Result<(), EnvyError> {
+        let victim = self.segment_of[position as usize];
+        let dest = self.spare;
+        assert_eq!(self.write_pointer(dest), 0, "spare segment {dest} is not erased");
+        let record: Vec<u8> = [PHASE_COPYING, position, victim, dest].iter().flat_map(|v| v.to_le_bytes()).collect();
+        self.dev.sram_write(CLEAN_RECORD, &record)?;
+        let programmed = self.write_pointer(victim);
+        let live = self.live[victim as usize];
+        let moved = self.copy_out(victim, dest, red, down, up)?;
+        if programmed > 0 {
+            self.stats.cleans += 1;
+            self.stats.cleaned_segment_pages += u64::from(self.config.pages_per_segment);
+            self.stats.cleaned_live_pages += u64::from(live);
+            let q = position as usize / self.partition_size() as usize;
+            let cost = &mut self.costs[q];
+            cost.cleans += 1;
+            cost.copied_pages += u64::from(live);
+            cost.freed_pages += u64::from(self.config.pages_per_segment - (live - moved));
+            let total: u64 = self.costs.iter().map(|c| c.cleans).sum();
+            if total >= COST_WINDOW_PER_PARTITION * self.costs.len() as u64 {
+                for c in &mut self.costs {
+                    *c = PartitionCost {
+                        cleans: c.cleans / 2,
+                        copied_pages: c.copied_pages / 2,
+                        freed_pages: c.freed_pages / 2,
+                    };
+                }
+            }
+        }
+        self.finish_clean(position, victim, dest)
+    }
+
+    /// Copies the victim's live and shadow pages out; returns how many went to neighbours.
+    fn copy_out(
+        &mut self,
+        victim: u32,
+        dest: u32,
+        red: Redistribution,
+        down: Option<u32>,
+        up: Option<u32>,
+    ) -> Result<u32, EnvyError> {
+        let base = u64::from(victim) * self.pages_per_segment();
+        let pages: Vec<u64> = (base..base + u64::from(self.write_pointer(victim)))
+            .filter(|&ppn| self.owner[ppn as usize] != 0 || self.flash_shadow[ppn as usize] != 0)
+            .collect();
+        let n = pages.len() as u32;
+        let mut moved = 0;
+        for (i, ppn) in pages.into_iter().enumerate() {
+            let i = i as u32;
+            let to = match (up, down) {
+                (Some(u), _) if i < red.up => self.segment_of[u as usize],
+                (_, Some(d)) if i >= n - red.down => self.segment_of[d as usize],
+                _ => dest,
+            };
+            moved += u32::from(to != dest);
+            self.relocate(ppn, to)?;
+        }
+        Ok(moved)
+    }
+
+    fn relocate(&mut self, ppn: u64, to_segment: u32) -> Result<(), EnvyError> {
+        let issue = self.issue_ns();
+        let bytes = self.dev.flash_read(ppn, issue);
+        let new = u64::from(to_segment) * self.pages_per_segment() + u64::from(self.write_pointer(to_segment));
+        let end_ns = self.dev.program(new, bytes, issue + self.config.flash.read_ns)?;
+        self.long_op_done(end_ns);
+        let owner = self.owner[ppn as usize];
+        if owner != 0 {
+            self.set_entry(owner - 1, Entry::Flash(new))?;
+            self.disown(ppn);
+            self.own(new, owner - 1);
+        } else {
+            let k = self.flash_shadow[ppn as usize] - 1;
+            self.set_shadow_old(k, Entry::Flash(new))?;
+            self.unmark_flash_shadow(ppn);
+            self.mark_flash_shadow(new, k);
+        }
+        self.stats.clean_programs += 1;
+        Ok(())
+    }
+
+    /// The steps after copying, each idempotent so recovery can repeat them: repoint the
+    /// position, mark the erase phase, make the victim the spare, erase it, record the
+    /// clean's sequence number, go idle.
+    fn finish_clean(&mut self, position: u32, victim: u32, dest: u32) -> Result<(), EnvyError> {
+        assert_eq!(self.live[victim as usize], 0, "segment {victim} is being erased with live pages");
+        let pos_addr = self.layout.positions + 16 * u64::from(position);
+        self.dev.set_u32(pos_addr, dest)?;
+        self.segment_of[position as usize] = dest;
+        self.position_of[dest as usize] = position;
+        self.position_of[victim as usize] = SPARE_POSITION;
+        self.dev.set_u32(CLEAN_RECORD, PHASE_ERASING)?;
+        self.dev.set_u32(header::SPARE, victim)?;
+        self.spare = victim;
+        if self.write_pointer(victim) > 0 {
+            let end_ns = self.dev.erase(u64::from(victim), self.issue_ns())?;
+            self.long_op_done(end_ns);
+            self.stats.erases += 1;
+        }
+        self.clean_seq += 1;
+        self.dev.set_u64(pos_addr + 8, self.clean_seq)?;
+        self.last_clean[position as usize] = self.clean_seq;
+        self.dev.set_u32(CLEAN_RECORD, PHASE_IDLE)
+    }
+
+    /// Wear levelling: cleans the position on the least-erased segment when the spread
+    /// of erase counts passes the threshold, so its cold data moves to the (worn) spare
+    /// and the young segment takes the next clean's data.
+    fn maybe_wear_level(&mut self) -> Result<(), EnvyError> {
+        let Some(threshold) = self.config.wear_threshold_erases else { return Ok(()) };
+        let flash = self.dev.flash();
+        let erases: Vec<u64> = self.segment_of.iter().map(|&s| flash.erase_count(u64::from(s))).collect();
+        let spare_erases = flash.erase_count(u64::from(self.spare));
+        if let Some(position) = policy::wear_level(&erases, spare_erases, threshold) {
+            self.stats.wear_level_cleans += 1;
+            self.clean(position as u32, Redistribution::default(), None, None)?;
+        }
+        Ok(())
+    }
+
+    // ----- transactions -----
+
+    /// Begins a transaction: until `commit`, the pre-image of every page written stays
+    /// in place (a shadow copy, protected from cleaning), and `abort` or a power cut
+    /// restores it.
+    pub fn begin(&mut self) -> Result<(), EnvyError> {
+        if self.txn_pages.is_some() {
+            return Err(EnvyError::Transaction("a transaction is already open"));
+        }
+        self.dev.set_u64(header::TXN, 1)?;
+        self.txn_pages = Some(BTreeSet::new());
+        self.txn_count = 0;
+        Ok(())
+    }
+
+    fn record_shadow(&mut self, lpn: u32, old: Entry) -> Result<(), EnvyError> {
+        if self.txn_count == self.config.max_transaction_pages {
+            return Err(EnvyError::Transaction("the transaction writes more pages than max_transaction_pages"));
+        }
+        let k = self.txn_count;
+        let bytes: Vec<u8> = [lpn, old.encode()].iter().flat_map(|v| v.to_le_bytes()).collect();
+        self.dev.sram_write(self.layout.shadows + 8 * u64::from(k), &bytes)?;
+        self.dev.set_u32(header::TXN + 4, k + 1)?;
+        self.txn_count = k + 1;
+        self.txn_pages.as_mut().expect("open").insert(lpn);
+        match old {
+            Entry::Flash(ppn) => {
+                // copy_on_write drops the ownership; the shadow keeps the page live.
+                self.flash_shadow[ppn as usize] = k + 1;
+            }
+            Entry::Sram(slot) => self.slot_shadow[slot as usize] = k + 1,
+            Entry::Unmapped => {}
+        }
+        Ok(())
+    }
+
+    /// Commits: one atomic write closes the transaction; the shadows become dead.
+    pub fn commit(&mut self) -> Result<(), EnvyError> {
+        if self.txn_pages.is_none() {
+            return Err(EnvyError::Transaction("commit without begin"));
+        }
+        self.dev.set_u64(header::TXN, 0)?;
+        for k in 0..self.txn_count {
+            let (_, old) = self.shadow_entry(k);
+            match old {
+                Entry::Flash(ppn) => self.unmark_flash_shadow(ppn),
+                Entry::Sram(slot) => self.slot_shadow[slot as usize] = 0,
+                Entry::Unmapped => {}
+            }
+        }
+        self.txn_pages = None;
+        self.txn_count = 0;
+        self.stats.commits += 1;
+        Ok(())
+    }
+
+    /// Rolls back: repoints every written page to its pre-image (newest first), then
+    /// closes the transaction. Repeating it after a cut is harmless.
+    pub fn abort(&mut self) -> Result<(), EnvyError> {
+        if self.txn_pages.is_none() {
+            return Err(EnvyError::Transaction("abort without begin"));
+        }
+        for k in (0..self.txn_count).rev() {
+            let (lpn, old) = self.shadow_entry(k);
+            let current = self.entry(lpn);
+            if current == old {
+                continue;
+            }
+            self.set_entry(lpn, old)?;
+            if let Entry::Flash(ppn) = current {
+                self.disown(ppn);
+            }
+            match old {
+                Entry::Flash(ppn) => {
+                    self.unmark_flash_shadow(ppn);
+                    self.own(ppn, lpn);
+                }
+                Entry::Sram(slot) => self.slot_shadow[slot as usize] = 0,
+                Entry::Unmapped => {}
+            }
+        }
+        self.dev.set_u64(header::TXN, 0)?;
+        self.txn_pages = None;
+        self.txn_count = 0;
+        self.stats.aborts += 1;
+        Ok(())
+    }
+
+    /// Whether a transaction is open.
+    pub fn in_transaction(&self) -> bool {
+        self.txn_pages.is_some()
+    }
+
+    // ----- invariants -----
+
+    /// Asserts the invariants: the page table is one-to-one and agrees with the owner
+    /// tables; each segment's live count matches the table; the spare is erased and
+    /// holds nothing; positions and segments correspond one-to-one; no clean is in
+    /// progress.
+    pub fn check_invariants(&mut self) {
+        let mut owners = vec![0u32; self.owner.len()];
+        let mut slots = BTreeSet::new();
+        for lpn in 0..self.config.logical_pages as u32 {
+            match self.entry(lpn) {
+                Entry::Unmapped => {}
+                Entry::Flash(ppn) => {
+                    assert_eq!(owners[ppn as usize], 0, "flash page {ppn} mapped twice");
+                    owners[ppn as usize] = lpn + 1;
+                    let seg = self.segment_of_ppn(ppn);
+                    assert!(
+                        ppn % self.pages_per_segment() < u64::from(self.write_pointer(seg)),
+                        "page {ppn} unprogrammed"
+                    );
+                }
+                Entry::Sram(slot) => {
+                    assert!(slots.insert(slot), "buffer slot {slot} mapped twice");
+                    assert!(self.slot_in_window(slot), "page {lpn} maps to a free slot");
+                    assert_eq!(self.slot_meta(slot).0, lpn, "slot {slot} records another page");
+                }
+            }
+        }
+        assert_eq!(owners, self.owner, "owner table differs from the page table");
+        let mut live = vec![0u32; self.live.len()];
+        for (ppn, (&o, &s)) in self.owner.iter().zip(&self.flash_shadow).enumerate() {
+            assert!(o == 0 || s == 0, "flash page {ppn} both owned and shadowed");
+            if o != 0 || s != 0 {
+                live[self.segment_of_ppn(ppn as u64) as usize] += 1;
+            }
+        }
+        assert_eq!(live, self.live, "live-page counts differ from the page table");
+        assert_eq!(self.live[self.spare as usize], 0, "the spare holds live pages");
+        assert_eq!(self.write_pointer(self.spare), 0, "the spare is not erased");
+        assert_eq!(self.position_of[self.spare as usize], SPARE_POSITION);
+        for (p, &s) in self.segment_of.iter().enumerate() {
+            assert_eq!(self.position_of[s as usize], p as u32, "position {p} and segment {s} disagree");
+        }
+        assert_eq!(self.dev.sram_u32(CLEAN_RECORD), PHASE_IDLE, "a clean is in progress");
+    }
+}
