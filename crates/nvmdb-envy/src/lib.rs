@@ -41,6 +41,8 @@ pub mod layout;
 pub mod memory;
 pub mod policy;
 pub mod stats;
+pub mod tpca;
+pub mod workload;
 
 pub use config::{CleaningPolicy, EnvyConfig, FLASH_1994};
 pub use devices::Devices;
