@@ -48,12 +48,6 @@ pub struct TpcaConfig {
     pub history_bytes: u64,
     /// History records kept (a circular area; TPC-A keeps 90 days, far beyond a run).
     pub history_records: u64,
-    /// Transaction arrival rate, per second.
-    pub tps: f64,
-    /// Transactions run before measuring, to reach steady cleaning.
-    pub warmup_transactions: u64,
-    /// Transactions measured.
-    pub transactions: u64,
     /// B+-tree node size in 64 B lines (4: 256 B, one eNVy page).
     pub node_lines: u32,
 }
@@ -98,75 +92,145 @@ pub struct TpcaReport {
     pub programs_per_s: f64,
 }
 
-/// Loads the TPC-A database into `envy` and runs it; returns the report and the system.
-pub fn run(envy: Envy, config: &TpcaConfig, rng: &mut impl Rng) -> Result<(TpcaReport, Envy), EnvyError> {
-    let memory = SharedEnvy(Rc::new(RefCell::new(EnvyMemory::new(envy))));
-    let fail = |e: String| EnvyError::Config(format!("TPC-A: {e}"));
-    let mut tables = Vec::new();
-    for rows in [config.branches(), config.tellers(), config.accounts] {
+/// Accounts that fill `share` of a `logical_bytes` address space (records, history of
+/// `history_records`, and trees).
+pub fn accounts_to_fill(logical_bytes: u64, share: f64, template: &TpcaConfig) -> u64 {
+    let probe = TpcaConfig { accounts: 1_000_000, ..*template };
+    let history = template.history_records * template.history_bytes;
+    let per_account = (probe.bytes_needed() - history) as f64 / 1e6;
+    ((logical_bytes as f64 * share - history as f64) / per_account).max(1.0) as u64
+}
+
+/// A loaded TPC-A database in eNVy.
+#[derive(Debug)]
+pub struct Tpca {
+    memory: SharedEnvy,
+    tables: Vec<(BTree<SharedEnvy>, u64)>,
+    history: u64,
+    config: TpcaConfig,
+    next_transaction: u64,
+    /// One past the database's last byte.
+    end: u64,
+}
+
+impl Tpca {
+    /// Loads the database: zeroed records, bulk-loaded trees (70 % full) and a zeroed
+    /// history area, all written into `envy`.
+    pub fn load(envy: Envy, config: &TpcaConfig, rng: &mut impl Rng) -> Result<Tpca, EnvyError> {
+        let memory = SharedEnvy(Rc::new(RefCell::new(EnvyMemory::new(envy))));
+        let fail = |e: String| EnvyError::Config(format!("TPC-A: {e}"));
         let mut m = memory.clone();
-        let base = m.alloc(rows * config.record_bytes, 64).map_err(|e| fail(e.to_string()))?;
-        let pairs = (0..rows).map(|id| (id, base + id * config.record_bytes));
-        let tree = BTree::bulk_load(m, Variant::Sorted, config.node_lines, pairs, 0.7, rng)
-            .map_err(|e| fail(e.to_string()))?;
-        tables.push((tree, rows));
+        let zeroed = |m: &mut SharedEnvy, bytes: u64| -> Result<u64, EnvyError> {
+            let base = m.alloc(bytes, 64).map_err(|e| fail(e.to_string()))?;
+            let chunk = vec![0u8; 1 << 16];
+            for at in (0..bytes).step_by(chunk.len()) {
+                m.write_bytes(base + at, &chunk[..(bytes - at).min(chunk.len() as u64) as usize]);
+            }
+            Ok(base)
+        };
+        let mut tables = Vec::new();
+        for rows in [config.branches(), config.tellers(), config.accounts] {
+            let base = zeroed(&mut m, rows * config.record_bytes)?;
+            let pairs = (0..rows).map(|id| (id, base + id * config.record_bytes));
+            let tree = BTree::bulk_load(m.clone(), Variant::Sorted, config.node_lines, pairs, 0.7, rng)
+                .map_err(|e| fail(e.to_string()))?;
+            tables.push((tree, rows));
+        }
+        let history_bytes = config.history_records * config.history_bytes;
+        let history = zeroed(&mut m, history_bytes)?;
+        let end = history + history_bytes;
+        Ok(Tpca { memory, tables, history, config: *config, next_transaction: 0, end })
     }
-    let mut m = memory.clone();
-    let history = m.alloc(config.history_records * config.history_bytes, 64).map_err(|e| fail(e.to_string()))?;
-    let arrivals = Exp::new(config.tps).map_err(|e| fail(e.to_string()))?;
-    let mut arrival_s = memory.borrow_now() as f64 * 1e-9;
-    let mut run_one = |i: u64, rng: &mut dyn rand::RngCore, response_ns: &mut u64| {
-        arrival_s += arrivals.sample(rng);
-        let arrival_ns = (arrival_s * 1e9) as u64;
-        memory.0.borrow_mut().envy_mut().advance_to(arrival_ns);
+
+    /// Ages the flash as uniform updates would: `updates` rewrites of one byte with its
+    /// own value on pages of the database drawn uniformly (each a copy-on-write that
+    /// leaves the data unchanged), then waits until the flash is idle.
+    pub fn age(&mut self, updates: u64, rng: &mut impl Rng) {
+        let mut memory = self.memory.0.borrow_mut();
+        let page = u64::from(memory.envy().config().page_bytes);
+        let pages = self.end.div_ceil(page);
+        for _ in 0..updates {
+            let addr = rng.gen_range(0..pages) * page;
+            let byte: u8 = memory.load(addr);
+            memory.store(addr, byte);
+        }
+        let idle = memory.envy().flash_idle_at_ns();
+        memory.envy_mut().advance_to(idle);
+    }
+
+    fn now_ns(&self) -> u64 {
+        self.memory.0.borrow().envy().now_ns()
+    }
+
+    /// Runs one transaction arriving at `arrival_ns`; returns its completion time.
+    fn transaction(&mut self, arrival_ns: u64, rng: &mut impl Rng) -> u64 {
+        self.memory.0.borrow_mut().envy_mut().advance_to(arrival_ns);
         let delta = rng.gen_range(1..=999_999u64);
-        for (tree, rows) in tables.iter_mut() {
+        for (tree, rows) in self.tables.iter_mut() {
             let id = rng.gen_range(0..*rows);
             let addr = tree.get(id).expect("loaded ids are in their tree");
             let mem = tree.memory_mut();
             let balance: u64 = mem.load(addr);
             mem.store(addr, balance.wrapping_add(delta));
         }
-        let record = [i.to_le_bytes(), delta.to_le_bytes()].concat();
-        let mut record = record;
-        record.resize(config.history_bytes as usize, 0);
-        m.write_bytes(history + (i % config.history_records) * config.history_bytes, &record);
-        *response_ns += memory.borrow_now() - arrival_ns;
-        arrival_ns
-    };
-    let mut ignored = 0;
-    for i in 0..config.warmup_transactions {
-        run_one(i, rng, &mut ignored);
+        let i = self.next_transaction;
+        self.next_transaction += 1;
+        let mut record = [i.to_le_bytes(), delta.to_le_bytes()].concat();
+        record.resize(self.config.history_bytes as usize, 0);
+        let at = self.history + (i % self.config.history_records) * self.config.history_bytes;
+        self.memory.write_bytes(at, &record);
+        self.now_ns()
     }
-    memory.0.borrow_mut().envy_mut().reset_stats();
-    let mut response_ns = 0;
-    let mut first_arrival_ns = None;
-    for i in 0..config.transactions {
-        let a = run_one(config.warmup_transactions + i, rng, &mut response_ns);
-        first_arrival_ns.get_or_insert(a);
-    }
-    drop(tables);
-    drop(m);
-    let envy = Rc::try_unwrap(memory.0).expect("the trees are dropped").into_inner().into_envy();
-    let elapsed_s = (envy.now_ns() - first_arrival_ns.unwrap_or(0)) as f64 * 1e-9;
-    let stats = envy.stats();
-    let report = TpcaReport {
-        transactions: config.transactions,
-        offered_tps: config.tps,
-        throughput_tps: config.transactions as f64 / elapsed_s,
-        mean_read_ns: stats.mean_read_ns(),
-        mean_write_ns: stats.mean_write_ns(),
-        mean_response_ns: response_ns as f64 / config.transactions as f64,
-        cleaning_cost: stats.cleaning_cost(),
-        flushed_pages_per_s: stats.flush_programs as f64 / elapsed_s,
-        programs_per_s: (stats.flush_programs + stats.clean_programs) as f64 / elapsed_s,
-    };
-    Ok((report, envy))
-}
 
-impl SharedEnvy {
-    fn borrow_now(&self) -> u64 {
-        self.0.borrow().envy().now_ns()
+    /// Runs `warmup` then `transactions` transactions arriving as a Poisson process at
+    /// `tps` per second, measuring the second part.
+    pub fn run(
+        &mut self,
+        tps: f64,
+        warmup: u64,
+        transactions: u64,
+        rng: &mut impl Rng,
+    ) -> Result<TpcaReport, EnvyError> {
+        let arrivals = Exp::new(tps).map_err(|e| EnvyError::Config(format!("TPC-A rate {tps}: {e}")))?;
+        let mut arrival_ns = self.now_ns();
+        let gap = |rng: &mut dyn rand::RngCore| (arrivals.sample(rng) * 1e9) as u64;
+        for _ in 0..warmup {
+            arrival_ns += gap(rng);
+            self.transaction(arrival_ns, rng);
+        }
+        self.memory.0.borrow_mut().envy_mut().reset_stats();
+        let first_arrival_ns = arrival_ns;
+        let mut response_ns = 0;
+        for _ in 0..transactions {
+            arrival_ns += gap(rng);
+            response_ns += self.transaction(arrival_ns, rng) - arrival_ns;
+        }
+        let elapsed_s = (self.now_ns() - first_arrival_ns) as f64 * 1e-9;
+        let memory = self.memory.0.borrow();
+        let stats = memory.envy().stats();
+        Ok(TpcaReport {
+            transactions,
+            offered_tps: tps,
+            throughput_tps: transactions as f64 / elapsed_s,
+            mean_read_ns: stats.mean_read_ns(),
+            mean_write_ns: stats.mean_write_ns(),
+            mean_response_ns: response_ns as f64 / transactions as f64,
+            cleaning_cost: stats.cleaning_cost(),
+            flushed_pages_per_s: stats.flush_programs as f64 / elapsed_s,
+            programs_per_s: (stats.flush_programs + stats.clean_programs) as f64 / elapsed_s,
+        })
+    }
+
+    /// The system, for its counters.
+    pub fn with_envy<T>(&self, f: impl FnOnce(&Envy) -> T) -> T {
+        f(self.memory.0.borrow().envy())
+    }
+
+    /// Drops the database and returns the system.
+    pub fn into_envy(self) -> Envy {
+        let Tpca { memory, tables, .. } = self;
+        drop(tables);
+        Rc::try_unwrap(memory.0).expect("the trees are dropped").into_inner().into_envy()
     }
 }
 
@@ -179,16 +243,8 @@ mod tests {
 
     #[test]
     fn balances_add_up_and_light_load_keeps_pace() {
-        let tpca = TpcaConfig {
-            accounts: 2_000,
-            record_bytes: 100,
-            history_bytes: 50,
-            history_records: 1_000,
-            tps: 1_000.0,
-            warmup_transactions: 200,
-            transactions: 500,
-            node_lines: 4,
-        };
+        let tpca =
+            TpcaConfig { accounts: 2_000, record_bytes: 100, history_bytes: 50, history_records: 1_000, node_lines: 4 };
         let mut config = EnvyConfig::small(16, 256, 64, 0.5);
         // Small segments: a 1994 erase (1.6 s) per 256 pages would saturate the flash at
         // this rate, and this test is about the driver.
@@ -196,10 +252,12 @@ mod tests {
         config.logical_pages = tpca.bytes_needed().div_ceil(256) + 64;
         let envy = Envy::format(config).unwrap();
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
-        let (report, envy) = run(envy, &tpca, &mut rng).unwrap();
+        let mut db = Tpca::load(envy, &tpca, &mut rng).unwrap();
+        let report = db.run(1_000.0, 200, 500, &mut rng).unwrap();
+        let envy = db.into_envy();
         // Under light load every transaction finishes near its arrival, so the
         // throughput is the offered rate (within the randomness of 500 arrivals).
-        assert!((report.throughput_tps / tpca.tps - 1.0).abs() < 0.15, "{report:?}");
+        assert!((report.throughput_tps / 1_000.0 - 1.0).abs() < 0.15, "{report:?}");
         assert!(report.mean_read_ns > 0.0 && report.mean_write_ns > 0.0);
         let mut envy = envy;
         envy.check_invariants();

@@ -4,16 +4,18 @@
 //! stated values from here (`stated(id)`) instead of retyping them.
 
 mod cidr2011;
+mod envy;
 mod thesis;
 
 use nvmdb_lab::{Cell, Claim};
 
 pub use cidr2011::CIDR2011;
+pub use envy::ENVY;
 pub use thesis::THESIS;
 
 /// Every paper's claims, in report order.
 pub fn all() -> Vec<Claim> {
-    [CIDR2011, THESIS].concat()
+    [CIDR2011, THESIS, ENVY].concat()
 }
 
 /// The claim with this id; a missing id is a programming error.
