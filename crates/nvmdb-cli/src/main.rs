@@ -29,6 +29,9 @@ enum Command {
     /// B+-tree commands.
     #[command(subcommand)]
     Btree(commands::btree::BtreeCommand),
+    /// eNVy: flash as persistent, byte-addressable main memory.
+    #[command(subcommand)]
+    Envy(commands::envy::EnvyCommand),
     /// Synthetic trace commands.
     #[command(subcommand)]
     Trace(commands::trace::TraceCommand),
@@ -48,6 +51,7 @@ fn dispatch(command: Command) -> Result<(), CliError> {
         Command::Ssd(c) => commands::ssd::run(c),
         Command::Join(c) => commands::join::run(c),
         Command::Btree(c) => commands::btree::run(c),
+        Command::Envy(c) => commands::envy::run(c),
         Command::Trace(c) => commands::trace::run(c),
         Command::List => {
             commands::lab::list();

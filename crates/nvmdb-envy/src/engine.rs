@@ -197,6 +197,11 @@ impl Envy {
         &self.stats
     }
 
+    /// Sets the counters, e.g. to carry them across a recovery.
+    pub fn restore_stats(&mut self, stats: EnvyStats) {
+        self.stats = stats;
+    }
+
     /// Zeroes the counters.
     pub fn reset_stats(&mut self) {
         self.stats = EnvyStats::default();
