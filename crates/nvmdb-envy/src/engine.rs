@@ -592,6 +592,9 @@ impl Envy {
         let Some(victim) = victim else { return Ok(None) };
         let victim = victim as u32;
         let (red, down, up) = self.plan_redistribution(q, live[victim as usize]);
+        if down.is_some() || up.is_some() {
+            self.count_redistribution(q, live[victim as usize], red);
+        }
         self.clean(victim, red, down, up)?;
         self.dev.set_u32(self.layout.actives + 4 * q as u64, victim)?;
         self.actives[q] = victim;
@@ -608,6 +611,14 @@ impl Envy {
         let up = self.actives.get(q + 1).copied();
         let free = |p: Option<u32>| p.map_or(0, |p| self.free_pages(p));
         (policy::redistribute(&self.costs, q, live, free(down), free(up)), down, up)
+    }
+
+    /// Counts what redistribution wanted to move (with unlimited room) and what the
+    /// neighbours' free pages let it move.
+    fn count_redistribution(&mut self, q: usize, live: u32, moved: Redistribution) {
+        let wanted = policy::redistribute(&self.costs, q, live, u32::MAX, u32::MAX);
+        self.stats.redistribution_wanted_pages += u64::from(wanted.down + wanted.up);
+        self.stats.redistributed_pages += u64::from(moved.down + moved.up);
     }
 
     // ----- cleaning -----

@@ -27,6 +27,10 @@ pub struct EnvyStats {
     pub dead_slots_dropped: u64,
     /// Flash programs done by cleaning (live pages copied).
     pub clean_programs: u64,
+    /// Pages locality gathering's redistribution wanted to move to neighbours.
+    pub redistribution_wanted_pages: u64,
+    /// Pages it moved (the rest found no free page in the neighbour).
+    pub redistributed_pages: u64,
     /// Cleans that erased a segment.
     pub cleans: u64,
     /// Segment erases.

@@ -209,17 +209,28 @@ impl Experiment for CleaningLocality {
             ),
             &["locality", "greedy", "FIFO", "locality gathering", "hybrid"],
         );
+        let mut moves = Table::new(
+            "Locality gathering's free-space redistribution: pages it wanted to move to neighbours, and pages the \
+             neighbours' free pages let it move",
+            &["locality", "locality gathering: wanted", "moved", "hybrid: wanted", "moved"],
+        );
         let mut costs = vec![Vec::new(); policies.len()];
         let bar = ctx.progress(self.id(), LOCALITIES.len() as u64);
         for (i, dist) in LOCALITIES.iter().enumerate() {
             let mut row: Vec<Cell> = vec![dist.label().into()];
+            let mut move_row: Vec<Cell> = vec![dist.label().into()];
             for (p, &policy) in policies.iter().enumerate() {
                 let config = cleaning_config(ctx.scale, policy, utilization);
                 let stats = cleaning_run(config, *dist, warm, measured, ctx, self.id())?;
                 row.push(stats.cleaning_cost().into());
                 costs[p].push(stats.cleaning_cost());
+                if p >= 2 {
+                    move_row.push(stats.redistribution_wanted_pages.into());
+                    move_row.push(stats.redistributed_pages.into());
+                }
             }
             table.row(row);
+            moves.row(move_row);
             bar.set_position(i as u64 + 1);
         }
         bar.finish_and_clear();
@@ -255,7 +266,7 @@ impl Experiment for CleaningLocality {
         outcome.config = json!({"segments": config.segments, "pages_per_segment": config.pages_per_segment,
             "utilization": utilization, "hybrid_partition_segments": k, "warm_turnovers": warm,
             "measured_turnovers": measured, "seed": ctx.seed});
-        outcome.tables.push(table);
+        outcome.tables.extend([table, moves]);
         outcome.plots.push(plot);
         outcome.notes.push(
             "Locality gathering here is nvmdb's reading of the paper's heuristic (see crates/nvmdb-envy/README.md): \
