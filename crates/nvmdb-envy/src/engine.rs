@@ -771,6 +771,12 @@ impl Envy {
         if self.txn_count == self.config.max_transaction_pages {
             return Err(EnvyError::Transaction("the transaction writes more pages than max_transaction_pages"));
         }
+        // Shadows stay live: with them, the flash must still leave some position a dead
+        // page, or cleaning could free nothing.
+        let capacity = u64::from(self.config.positions()) * self.pages_per_segment();
+        if self.config.logical_pages + u64::from(self.txn_count) + 1 >= capacity {
+            return Err(EnvyError::Transaction("the transaction's shadow pages would fill the flash"));
+        }
         let k = self.txn_count;
         let bytes: Vec<u8> = [lpn, old.encode()].iter().flat_map(|v| v.to_le_bytes()).collect();
         self.dev.sram_write(self.layout.shadows + 8 * u64::from(k), &bytes)?;

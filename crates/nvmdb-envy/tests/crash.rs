@@ -27,12 +27,12 @@ fn workload(config: &EnvyConfig) -> Vec<Op> {
         x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
         (x >> 33) % m
     };
-    for i in 0..36u64 {
+    for i in 0..60u64 {
         let len = 1 + next(30);
         let addr = if i < 12 { (i * 48) % (size - len) } else { next(size / 3) };
         ops.push(Op::Write(addr, vec![(i as u8).wrapping_mul(37) | 1; len as usize]));
         match i {
-            14 | 26 | 33 => ops.push(Op::Begin),
+            14 | 26 | 56 => ops.push(Op::Begin),
             18 => ops.push(Op::Commit),
             29 => ops.push(Op::Abort),
             _ => {}
@@ -121,7 +121,7 @@ fn power_loss_at_every_device_write() {
     let mut during_cleans = 0u64;
     let mut rolled_back = 0u64;
     for policy in POLICIES {
-        let config = tiny(policy, 6, 4, 2, 0.6);
+        let config = tiny(policy, 6, 8, 2, 0.5);
         let ops = workload(&config);
         let (total, starts, expectations) = reference(config, &ops);
         for cut in 0..total {
