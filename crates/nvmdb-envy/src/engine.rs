@@ -10,7 +10,7 @@ use crate::config::{CleaningPolicy, EnvyConfig};
 use crate::devices::Devices;
 use crate::error::EnvyError;
 use crate::layout::{header, Entry, Layout, CLEAN_RECORD, MAGIC, PHASE_COPYING, PHASE_ERASING, PHASE_IDLE};
-use crate::policy::{self, PartitionCost, Redistribution};
+use crate::policy::{self, PartitionCost, Redistribution, Room};
 use crate::stats::EnvyStats;
 
 /// Not a position: the spare segment.
@@ -18,6 +18,19 @@ const SPARE_POSITION: u32 = u32::MAX;
 
 /// Cleans between halvings of the partitions' cost counters, per partition.
 const COST_WINDOW_PER_PARTITION: u64 = 16;
+
+/// A clean's redistribution and the positions it involves.
+#[derive(Debug, Clone, Copy, Default)]
+struct Plan {
+    red: Redistribution,
+    /// The lower neighbour's active position (receives pages).
+    down: Option<u32>,
+    /// The upper neighbour's active position (receives and gives pages).
+    up: Option<u32>,
+    /// The lower neighbour's oldest position (gives pages).
+    down_source: Option<u32>,
+    room: Room,
+}
 
 /// An eNVy system.
 #[derive(Debug)]
@@ -591,11 +604,17 @@ impl Envy {
         };
         let Some(victim) = victim else { return Ok(None) };
         let victim = victim as u32;
-        let (red, down, up) = self.plan_redistribution(q, live[victim as usize]);
-        if down.is_some() || up.is_some() {
-            self.count_redistribution(q, live[victim as usize], red);
+        let plan = self.plan_redistribution(q, live[victim as usize]);
+        if plan.down.is_some() || plan.up.is_some() {
+            self.count_redistribution(q, live[victim as usize], &plan);
         }
-        self.clean(victim, red, down, up)?;
+        self.clean(victim, plan.red, plan.down, plan.up)?;
+        if let Some(source) = plan.down_source {
+            self.pull(victim, source, plan.red.from_down, true)?;
+        }
+        if let Some(source) = plan.up {
+            self.pull(victim, source, plan.red.from_up, false)?;
+        }
         self.dev.set_u32(self.layout.actives + 4 * q as u64, victim)?;
         self.actives[q] = victim;
         self.maybe_wear_level()?;
@@ -603,22 +622,54 @@ impl Envy {
         Ok(Some(victim))
     }
 
-    fn plan_redistribution(&self, q: usize, live: u32) -> (Redistribution, Option<u32>, Option<u32>) {
+    fn plan_redistribution(&self, q: usize, live: u32) -> Plan {
         if matches!(self.config.cleaning, CleaningPolicy::Greedy | CleaningPolicy::Fifo) || self.actives.len() < 2 {
-            return (Redistribution::default(), None, None);
+            return Plan::default();
         }
         let down = q.checked_sub(1).map(|d| self.actives[d]);
         let up = self.actives.get(q + 1).copied();
+        // Cold pages come up from the lower partition's oldest position, hot pages down
+        // from the upper partition's active one.
+        let down_source = q.checked_sub(1).map(|d| {
+            let range = self.partition_range(d);
+            let oldest =
+                (range.start..range.end).min_by_key(|&p| (self.last_clean[p], p)).expect("partitions are not empty");
+            oldest as u32
+        });
         let free = |p: Option<u32>| p.map_or(0, |p| self.free_pages(p));
-        (policy::redistribute(&self.costs, q, live, free(down), free(up)), down, up)
+        let live_of = |p: Option<u32>| p.map_or(0, |p| self.live[self.segment_of[p as usize] as usize]);
+        let room =
+            Room { free_down: free(down), free_up: free(up), live_down: live_of(down_source), live_up: live_of(up) };
+        let red = policy::redistribute(&self.costs, q, live, self.config.pages_per_segment, room);
+        Plan { red, down, up, down_source, room }
     }
 
-    /// Counts what redistribution wanted to move (with unlimited room) and what the
-    /// neighbours' free pages let it move.
-    fn count_redistribution(&mut self, q: usize, live: u32, moved: Redistribution) {
-        let wanted = policy::redistribute(&self.costs, q, live, u32::MAX, u32::MAX);
-        self.stats.redistribution_wanted_pages += u64::from(wanted.down + wanted.up);
-        self.stats.redistributed_pages += u64::from(moved.down + moved.up);
+    /// Counts what redistribution wanted to move (with unlimited room) and what the room
+    /// let it move.
+    fn count_redistribution(&mut self, q: usize, live: u32, plan: &Plan) {
+        let unlimited = Room { free_down: u32::MAX, free_up: u32::MAX, ..plan.room };
+        let wanted = policy::redistribute(&self.costs, q, live, self.config.pages_per_segment, unlimited);
+        let sum = |r: Redistribution| u64::from(r.down + r.up + r.from_down + r.from_up);
+        self.stats.redistribution_wanted_pages += sum(wanted);
+        self.stats.redistributed_pages += sum(plan.red);
+    }
+
+    /// Moves `n` live pages of `from` (its oldest, or its newest) to the tail of `to`.
+    /// Each move is a program and one page-table write, so a cut leaves at most a dead
+    /// copy.
+    fn pull(&mut self, to: u32, from: u32, n: u32, oldest: bool) -> Result<(), EnvyError> {
+        let segment = self.segment_of[from as usize];
+        let base = u64::from(segment) * self.pages_per_segment();
+        let mut pages: Vec<u64> = (base..base + u64::from(self.write_pointer(segment)))
+            .filter(|&ppn| self.owner[ppn as usize] != 0 || self.flash_shadow[ppn as usize] != 0)
+            .collect();
+        if !oldest {
+            pages.reverse();
+        }
+        for ppn in pages.into_iter().take(n as usize) {
+            self.relocate(ppn, self.segment_of[to as usize])?;
+        }
+        Ok(())
     }
 
     // ----- cleaning -----

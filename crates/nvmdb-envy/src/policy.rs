@@ -45,40 +45,77 @@ impl PartitionCost {
     }
 }
 
-/// Where a clean sends the victim's live pages besides the spare: its oldest (coldest)
-/// pages to the upper neighbour partition, its newest (hottest) to the lower.
+/// How a clean moves live pages between the victim partition and its neighbours. Above
+/// the average frequency × cost, the victim sends its oldest (coldest) pages up and its
+/// newest (hottest) down; below it, it takes the oldest pages of the lower neighbour and
+/// the newest of the upper one. Either way hot data moves down and cold data up.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Redistribution {
-    /// Newest live pages to the lower-numbered neighbour.
+    /// Newest live pages of the victim to the lower-numbered neighbour.
     pub down: u32,
-    /// Oldest live pages to the higher-numbered neighbour.
+    /// Oldest live pages of the victim to the higher-numbered neighbour.
     pub up: u32,
+    /// Oldest live pages of the lower neighbour into the victim.
+    pub from_down: u32,
+    /// Newest live pages of the upper neighbour into the victim.
+    pub from_up: u32,
+}
+
+/// Room around a clean, in pages.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Room {
+    /// Free pages of the lower neighbour's active position (0 without a neighbour).
+    pub free_down: u32,
+    /// Free pages of the upper neighbour's active position (0 without a neighbour).
+    pub free_up: u32,
+    /// Live pages the lower neighbour can give (0 without a neighbour).
+    pub live_down: u32,
+    /// Live pages the upper neighbour can give (0 without a neighbour).
+    pub live_up: u32,
 }
 
 /// Locality gathering's free-space redistribution for a clean of partition `victim`
-/// holding `live` pages. When the partition's frequency × cost product is above the
-/// average over partitions cleaned so far, an eighth of its live pages (at least one)
-/// leave it, half each way, as far as the neighbours' free pages allow, which lowers its
-/// utilisation and so its cost; otherwise nothing moves. Partitions without a neighbour
-/// on a side send nothing that way.
-pub fn redistribute(costs: &[PartitionCost], victim: usize, live: u32, free_down: u32, free_up: u32) -> Redistribution {
+/// whose victim segment holds `live` of `pages_per_segment` pages: the partition's
+/// cleaning frequency × cost is steered towards the average over partitions cleaned so
+/// far. Above it, an eighth of the live pages (at least one) leave, half each way, as far
+/// as the neighbours' free pages allow; below it, as many come in from the neighbours,
+/// as far as the victim's free pages allow while leaving one free for the flush waiting.
+/// A partition without a neighbour on a side moves nothing that way.
+pub fn redistribute(
+    costs: &[PartitionCost],
+    victim: usize,
+    live: u32,
+    pages_per_segment: u32,
+    room: Room,
+) -> Redistribution {
     let total: u64 = costs.iter().map(|c| c.cleans).sum();
     let products: Vec<f64> = costs.iter().filter_map(|c| c.product(total)).collect();
     let Some(mine) = costs[victim].product(total) else { return Redistribution::default() };
     let average = products.iter().sum::<f64>() / products.len() as f64;
-    if mine <= average || live == 0 {
-        return Redistribution::default();
-    }
     let moving = (live / 8).max(1);
-    let has_down = victim > 0;
-    let has_up = victim + 1 < costs.len();
-    let (want_down, want_up) = match (has_down, has_up) {
+    let split = |has_down: bool, has_up: bool| match (has_down, has_up) {
         (true, true) => (moving.div_ceil(2), moving / 2),
         (true, false) => (moving, 0),
         (false, true) => (0, moving),
         (false, false) => (0, 0),
     };
-    Redistribution { down: want_down.min(free_down), up: want_up.min(free_up) }
+    let (has_down, has_up) = (victim > 0, victim + 1 < costs.len());
+    if mine > average && live > 0 {
+        let (down, up) = split(has_down, has_up);
+        return Redistribution {
+            down: down.min(room.free_down),
+            up: up.min(room.free_up),
+            ..Redistribution::default()
+        };
+    }
+    if mine < average {
+        let spare = pages_per_segment.saturating_sub(live + 1);
+        let (down, up) = split(has_down, has_up);
+        let from_down = down.min(room.live_down).min(spare);
+        let from_up = up.min(room.live_up).min(spare - from_down);
+        return Redistribution { from_down, from_up, ..Redistribution::default() };
+    }
+    Redistribution::default()
 }
 
 /// Wear levelling: when the most-erased segment has more than `threshold` erases above
@@ -114,20 +151,35 @@ mod tests {
         PartitionCost { cleans, copied_pages: copied, freed_pages: freed }
     }
 
+    fn room(free_down: u32, free_up: u32, live_down: u32, live_up: u32) -> Room {
+        Room { free_down, free_up, live_down, live_up }
+    }
+
+    fn out(down: u32, up: u32) -> Redistribution {
+        Redistribution { down, up, ..Redistribution::default() }
+    }
+
+    fn pull(from_down: u32, from_up: u32) -> Redistribution {
+        Redistribution { from_down, from_up, ..Redistribution::default() }
+    }
+
     #[test]
-    fn redistribution_moves_out_of_costly_partitions_only() {
-        // Partition 1 is cleaned most often at the highest cost.
+    fn redistribution_steers_towards_the_average_product() {
+        // Partition 1 is cleaned most often at the highest cost: pages leave it.
         let costs = [cost(1, 10, 10), cost(6, 60, 20), cost(1, 5, 15)];
-        assert_eq!(redistribute(&costs, 1, 80, 100, 100), Redistribution { down: 5, up: 5 });
+        assert_eq!(redistribute(&costs, 1, 80, 128, room(100, 100, 0, 0)), out(5, 5));
         // Limited by the neighbours' free pages.
-        assert_eq!(redistribute(&costs, 1, 80, 2, 0), Redistribution { down: 2, up: 0 });
-        // Below the average: nothing moves.
-        assert_eq!(redistribute(&costs, 2, 80, 100, 100), Redistribution::default());
+        assert_eq!(redistribute(&costs, 1, 80, 128, room(2, 0, 0, 0)), out(2, 0));
+        // Partition 2 is below the average: pages come in, within its free pages.
+        assert_eq!(redistribute(&costs, 2, 80, 128, room(0, 0, 50, 0)), pull(10, 0));
+        assert_eq!(redistribute(&costs, 2, 80, 84, room(0, 0, 50, 0)), pull(3, 0));
+        assert_eq!(redistribute(&costs, 0, 80, 128, room(0, 0, 0, 4)), pull(0, 4));
         // Edges send everything the one way they can.
         let costs = [cost(6, 60, 20), cost(1, 10, 10)];
-        assert_eq!(redistribute(&costs, 0, 16, 100, 100), Redistribution { down: 0, up: 2 });
+        assert_eq!(redistribute(&costs, 0, 16, 128, room(100, 100, 0, 0)), out(0, 2));
         // Never cleaned: no product, nothing moves.
-        assert_eq!(redistribute(&[cost(0, 0, 0), cost(1, 1, 1)], 0, 16, 9, 9), Redistribution::default());
+        let costs = [cost(0, 0, 0), cost(1, 1, 1)];
+        assert_eq!(redistribute(&costs, 0, 16, 128, room(9, 9, 9, 9)), Redistribution::default());
     }
 
     #[test]

@@ -27,9 +27,9 @@ pub struct EnvyStats {
     pub dead_slots_dropped: u64,
     /// Flash programs done by cleaning (live pages copied).
     pub clean_programs: u64,
-    /// Pages locality gathering's redistribution wanted to move to neighbours.
+    /// Pages locality gathering's redistribution wanted to move between neighbours.
     pub redistribution_wanted_pages: u64,
-    /// Pages it moved (the rest found no free page in the neighbour).
+    /// Pages it moved (the rest found no free or live page at hand).
     pub redistributed_pages: u64,
     /// Cleans that erased a segment.
     pub cleans: u64,

@@ -210,8 +210,8 @@ impl Experiment for CleaningLocality {
             &["locality", "greedy", "FIFO", "locality gathering", "hybrid"],
         );
         let mut moves = Table::new(
-            "Locality gathering's free-space redistribution: pages it wanted to move to neighbours, and pages the \
-             neighbours' free pages let it move",
+            "Locality gathering's free-space redistribution: pages it wanted to move between neighbours, and pages \
+             the free and live pages at hand let it move",
             &["locality", "locality gathering: wanted", "moved", "hybrid: wanted", "moved"],
         );
         let mut costs = vec![Vec::new(); policies.len()];
@@ -270,8 +270,10 @@ impl Experiment for CleaningLocality {
         outcome.plots.push(plot);
         outcome.notes.push(
             "Locality gathering here is nvmdb's reading of the paper's heuristic (see crates/nvmdb-envy/README.md): \
-             when a full segment is cleaned and its cleaning frequency × cost is above the average, an eighth of its \
-             live pages leave it, the newest to the lower neighbour and the oldest to the upper one."
+             when a segment is cleaned and its cleaning frequency × cost is above the average, an eighth of its \
+             live pages leave it, the newest to the lower neighbour and the oldest to the upper one; below the \
+             average, as many come in from the neighbours (their oldest from below, their newest from above). The \
+             step, an eighth, is nvmdb's choice; the paper gives none."
                 .into(),
         );
         Ok(outcome)
