@@ -670,6 +670,7 @@ impl Experiment for BtreeOnEnvy {
                 "eNVy: simulated ns / insert, back to back",
                 "PCM: lines written / insert",
                 "PCM: bits written / insert",
+                "PCM: memory cycles / insert",
             ],
         );
         let bar = ctx.progress(self.id(), Variant::ALL.len() as u64);
@@ -720,6 +721,7 @@ impl Experiment for BtreeOnEnvy {
                 ns.into(),
                 (report.pcm.lines_written as f64 / inserts as f64).into(),
                 (report.pcm.bits_written as f64 / inserts as f64).into(),
+                (report.estimated_cycles as f64 / inserts as f64).into(),
             ]);
             bar.set_position(i as u64 + 1);
         }
