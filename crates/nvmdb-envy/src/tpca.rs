@@ -221,6 +221,20 @@ impl Tpca {
         })
     }
 
+    /// The sum of the balances of each table (branches, tellers, accounts), read through
+    /// the trees. Every transaction adds the same amount to one row of each, so the three
+    /// sums are equal (wrapping).
+    pub fn balance_sums(&mut self) -> [u64; 3] {
+        let mut sums = [0u64; 3];
+        for ((tree, rows), sum) in self.tables.iter_mut().zip(&mut sums) {
+            for id in 0..*rows {
+                let addr = tree.get(id).expect("loaded ids are in their tree");
+                *sum = sum.wrapping_add(tree.memory_mut().load::<u64>(addr));
+            }
+        }
+        sums
+    }
+
     /// The system, for its counters.
     pub fn with_envy<T>(&self, f: impl FnOnce(&Envy) -> T) -> T {
         f(self.memory.0.borrow().envy())
@@ -253,12 +267,18 @@ mod tests {
         let envy = Envy::format(config).unwrap();
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
         let mut db = Tpca::load(envy, &tpca, &mut rng).unwrap();
+        db.age(2 * config.flash_pages(), &mut rng);
         let report = db.run(1_000.0, 200, 500, &mut rng).unwrap();
+        let sums = db.balance_sums();
+        let db_erases = db.with_envy(|e| e.stats().erases);
+        assert!(sums[0] != 0 && sums[0] == sums[1] && sums[1] == sums[2], "{sums:?}");
         let envy = db.into_envy();
         // Under light load every transaction finishes near its arrival, so the
         // throughput is the offered rate (within the randomness of 500 arrivals).
         assert!((report.throughput_tps / 1_000.0 - 1.0).abs() < 0.15, "{report:?}");
         assert!(report.mean_read_ns > 0.0 && report.mean_write_ns > 0.0);
+        // The balances above were read back after cleaning had moved pages.
+        assert!(db_erases > 0, "the run must clean");
         let mut envy = envy;
         envy.check_invariants();
     }
