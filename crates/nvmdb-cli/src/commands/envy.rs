@@ -286,8 +286,8 @@ fn run_workload(args: &RunArgs) -> Result<(), CliError> {
     let mut envy = Envy::format(config).map_err(envy_failed)?;
     let report = match args.workload {
         Workload::Tpca => {
-            if !(args.tps.is_finite() && args.tps > 0.0) {
-                return Err(CliError::input(format!("--tps {} must be positive", args.tps)));
+            if !(0.001..=1e9).contains(&args.tps) {
+                return Err(CliError::input(format!("--tps {} is outside 0.001..=1e9", args.tps)));
             }
             if args.transactions == 0 {
                 return Err(CliError::input("--transactions must be positive"));
