@@ -22,14 +22,15 @@ impl Envy {
             CleaningPolicy::Greedy | CleaningPolicy::Fifo => 0,
             _ => (home / k) as usize,
         };
-        let mut order = vec![own];
-        for distance in 1..partitions {
-            order.extend(own.checked_sub(distance));
-            order.extend(Some(own + distance).filter(|&q| q < partitions));
+        if let Some(p) = self.make_room(own)? {
+            return Ok(p);
         }
-        for q in order {
-            if let Some(p) = self.make_room(q)? {
-                return Ok(p);
+        for distance in 1..partitions {
+            let sides = [own.checked_sub(distance), Some(own + distance).filter(|&q| q < partitions)];
+            for q in sides.into_iter().flatten() {
+                if let Some(p) = self.make_room(q)? {
+                    return Ok(p);
+                }
             }
         }
         Err(EnvyError::Full)
