@@ -23,8 +23,12 @@
 //!   pages written, never part of a page.
 //! - **A clean interrupted by a cut is finished by recovery**: live pages still in the
 //!   victim are copied on, and the erase is repeated if it had not happened. A cut between
-//!   a page's program and its page-table update leaves one dead flash page, which is
-//!   cleaned later like any other.
+//!   a copy's program and its page-table update leaves the copy dead at the destination's
+//!   tail; recovery points the page at it instead of copying again. Elsewhere (a flush, a
+//!   move to a neighbour) such a cut leaves one dead flash page, cleaned later like any
+//!   other.
+//! - **A cut during recovery** is recovered from like any other: every recovery step is
+//!   repeatable. [`Envy::recover`] gives the devices back when it fails.
 //! - **Transactions**: between [`Envy::begin`] and [`Envy::commit`], the pre-image of
 //!   each written page is kept as a shadow copy that cleaning preserves; [`Envy::abort`],
 //!   or recovery after a cut before the commit's single SRAM write, restores every
@@ -46,7 +50,7 @@ pub mod workload;
 
 pub use config::{CleaningPolicy, EnvyConfig, FLASH_1994};
 pub use devices::Devices;
-pub use engine::Envy;
+pub use engine::{Envy, RecoveryFailure};
 pub use error::EnvyError;
 pub use memory::EnvyMemory;
 pub use stats::EnvyStats;

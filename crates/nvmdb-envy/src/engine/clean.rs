@@ -197,9 +197,18 @@ impl Envy {
     fn relocate(&mut self, ppn: u64, to_segment: u32) -> Result<(), EnvyError> {
         let issue = self.issue_ns();
         let bytes = self.dev.flash_read(ppn, issue);
-        let new = u64::from(to_segment) * self.pages_per_segment() + u64::from(self.write_pointer(to_segment));
+        let next = self.write_pointer(to_segment);
+        assert!(next < self.config.pages_per_segment, "relocation into full segment {to_segment}");
+        let new = u64::from(to_segment) * self.pages_per_segment() + u64::from(next);
         let end_ns = self.dev.program(new, bytes, issue + self.config.flash.read_ns)?;
         self.long_op_done(end_ns);
+        self.stats.clean_programs += 1;
+        self.repoint(ppn, new)
+    }
+
+    /// Points whatever names flash page `ppn` (the page table or a shadow entry) at `new`,
+    /// which holds the same bytes.
+    fn repoint(&mut self, ppn: u64, new: u64) -> Result<(), EnvyError> {
         let owner = self.owner[ppn as usize];
         if owner != 0 {
             self.set_entry(owner - 1, Entry::Flash(new))?;
@@ -211,7 +220,31 @@ impl Envy {
             self.unmark_flash_shadow(ppn);
             self.mark_flash_shadow(new, k);
         }
-        self.stats.clean_programs += 1;
+        Ok(())
+    }
+
+    /// Recovery of a clean cut between a copy's program and its page-table write: the
+    /// destination's last page is then dead and holds the victim's next live page, which
+    /// is pointed at it instead of copied again, so repeated cuts cannot fill the
+    /// destination with dead copies.
+    pub(super) fn adopt_interrupted_copy(&mut self, victim: u32, dest: u32) -> Result<(), EnvyError> {
+        let written = self.write_pointer(dest);
+        if written == 0 {
+            return Ok(());
+        }
+        let last = u64::from(dest) * self.pages_per_segment() + u64::from(written - 1);
+        if self.owner[last as usize] != 0 || self.flash_shadow[last as usize] != 0 {
+            return Ok(());
+        }
+        let base = u64::from(victim) * self.pages_per_segment();
+        let next = (base..base + u64::from(self.write_pointer(victim)))
+            .find(|&ppn| self.owner[ppn as usize] != 0 || self.flash_shadow[ppn as usize] != 0);
+        if let Some(ppn) = next {
+            let now = self.now_ns;
+            if self.dev.flash_read(ppn, now) == self.dev.flash_read(last, now) {
+                self.repoint(ppn, last)?;
+            }
+        }
         Ok(())
     }
 

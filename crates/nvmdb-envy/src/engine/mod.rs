@@ -22,6 +22,21 @@ const SPARE_POSITION: u32 = u32::MAX;
 /// Cleans between halvings of the partitions' cost counters, per partition.
 const COST_WINDOW_PER_PARTITION: u64 = 16;
 
+/// A recovery that failed: why, and the devices, to recover from again.
+#[derive(Debug)]
+pub struct RecoveryFailure {
+    /// Why it failed (a power cut during recovery, or an unformatted SRAM).
+    pub error: EnvyError,
+    /// The devices as the failure left them.
+    pub devices: Devices,
+}
+
+impl RecoveryFailure {
+    fn boxed(error: EnvyError, devices: Devices) -> Box<RecoveryFailure> {
+        Box::new(RecoveryFailure { error, devices })
+    }
+}
+
 /// A clean's redistribution and the positions it involves.
 #[derive(Debug, Clone, Copy, Default)]
 struct Plan {
@@ -99,19 +114,48 @@ impl Envy {
     /// Recovers a system from its persistent devices: rebuilds every volatile table from
     /// the SRAM and flash, finishes an interrupted clean, and rolls back a transaction
     /// that had not committed.
-    pub fn open(config: EnvyConfig, mut dev: Devices) -> Result<Envy, EnvyError> {
-        config.validate()?;
+    pub fn open(config: EnvyConfig, dev: Devices) -> Result<Envy, EnvyError> {
+        Envy::recover(config, dev).map_err(|failure| failure.error)
+    }
+
+    /// [`Envy::open`], giving the devices back when it fails (a cut during recovery
+    /// leaves them to be recovered again).
+    pub fn recover(config: EnvyConfig, dev: Devices) -> Result<Envy, Box<RecoveryFailure>> {
+        let mut envy = Envy::load(config, dev)?;
+        if let Err(error) = envy.resume_clean() {
+            return Err(RecoveryFailure::boxed(error, envy.dev));
+        }
+        if envy.txn_pages.is_some() {
+            if let Err(error) = envy.abort() {
+                return Err(RecoveryFailure::boxed(error, envy.dev));
+            }
+        }
+        envy.check_invariants();
+        Ok(envy)
+    }
+
+    /// Checks the SRAM's format and rebuilds the volatile tables.
+    fn load(config: EnvyConfig, mut dev: Devices) -> Result<Envy, Box<RecoveryFailure>> {
+        if let Err(error) = config.validate() {
+            return Err(RecoveryFailure::boxed(error, dev));
+        }
         let layout = Layout::new(&config);
         if dev.sram().capacity_bytes() as u64 != layout.total_bytes {
-            return Err(EnvyError::NotFormatted("SRAM size differs from the configuration's layout".into()));
+            return Err(Box::new(RecoveryFailure {
+                error: EnvyError::NotFormatted("SRAM size differs from the configuration's layout".into()),
+                devices: dev,
+            }));
         }
         if dev.sram_u64(header::MAGIC) != MAGIC {
-            return Err(EnvyError::NotFormatted("no magic".into()));
+            return Err(RecoveryFailure::boxed(EnvyError::NotFormatted("no magic".into()), dev));
         }
         let geometry: Vec<u32> = (0..4).map(|i| dev.sram_u32(header::GEOMETRY + 4 * i)).collect();
         let want = [config.page_bytes, config.pages_per_segment, config.segments, config.buffer_pages];
         if geometry != want || dev.sram_u64(header::LOGICAL_PAGES) != config.logical_pages {
-            return Err(EnvyError::NotFormatted(format!("formatted geometry {geometry:?} differs")));
+            return Err(Box::new(RecoveryFailure {
+                error: EnvyError::NotFormatted(format!("formatted geometry {geometry:?} differs")),
+                devices: dev,
+            }));
         }
         let positions = config.positions();
         let k = config.cleaning.partition_segments(positions);
@@ -142,11 +186,6 @@ impl Envy {
             dev,
         };
         envy.rebuild_tables();
-        envy.resume_clean()?;
-        if envy.txn_pages.is_some() {
-            envy.abort()?;
-        }
-        envy.check_invariants();
         Ok(envy)
     }
 
@@ -198,6 +237,7 @@ impl Envy {
         let dest = self.dev.sram_u32(CLEAN_RECORD + 12);
         self.stats.cleans_resumed += 1;
         if phase == PHASE_COPYING && self.segment_of[position as usize] == victim {
+            self.adopt_interrupted_copy(victim, dest)?;
             self.copy_out(victim, dest, Redistribution::default(), None, None)?;
         }
         self.finish_clean(position, victim, dest)
