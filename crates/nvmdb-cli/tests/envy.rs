@@ -118,6 +118,7 @@ fn bad_input_is_one_line_and_exit_2() {
         (vec!["--size-mb", "18446744073709551615"], "--size-mb"),
         (vec!["--sram-mb", "0"], "--sram-mb"),
         (vec!["--cleaning", "lru"], "--cleaning"),
+        (vec!["--power-loss-at", "0"], "--power-loss-at"),
     ] {
         let mut full = vec!["envy", "replay", "--trace", t];
         full.extend(args);

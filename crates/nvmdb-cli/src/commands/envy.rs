@@ -412,6 +412,9 @@ fn hex_line(bytes: &[u8]) -> String {
 }
 
 fn replay(args: &ReplayArgs) -> Result<(), CliError> {
+    if args.power_loss_at == Some(0) {
+        return Err(CliError::input("--power-loss-at counts operations from 1"));
+    }
     if let Some(reads) = &args.reads {
         if same_file(reads, &args.trace) {
             return Err(CliError::input(format!("--reads {reads} is the trace file; refusing to overwrite it")));
