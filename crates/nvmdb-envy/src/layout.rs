@@ -31,6 +31,9 @@ pub mod header {
 /// segment, u32 destination segment.
 pub const CLEAN_RECORD: u64 = 64;
 
+// The header's last field ends before the cleaning record.
+const _: () = assert!(header::TXN + 8 <= CLEAN_RECORD);
+
 /// No clean in progress.
 pub const PHASE_IDLE: u32 = 0;
 /// Live pages are being copied out of the victim.
@@ -108,5 +111,34 @@ impl Layout {
         let page_table = slot_data + buffer * u64::from(config.page_bytes);
         let total_bytes = page_table + 4 * config.logical_pages;
         Layout { positions: positions_at, actives, slot_meta, shadows, slot_data, page_table, total_bytes }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::CleaningPolicy;
+
+    #[test]
+    fn entries_round_trip() {
+        for e in [Entry::Unmapped, Entry::Flash(0), Entry::Flash((1 << 31) - 3), Entry::Sram(0), Entry::Sram(12_345)] {
+            assert_eq!(Entry::decode(e.encode()), e);
+        }
+        assert_eq!(Entry::Unmapped.encode(), 0, "zeroed SRAM must read as unmapped");
+    }
+
+    #[test]
+    fn regions_follow_each_other_without_overlap() {
+        let mut config = EnvyConfig::small(10, 16, 5, 0.5);
+        config.cleaning = CleaningPolicy::Hybrid { partition_segments: 4 };
+        let l = Layout::new(&config);
+        // 9 positions, 3 partitions, 5 slots of 256 B, 64 shadow entries, 80 logical pages.
+        assert_eq!(l.positions, CLEAN_RECORD + 16);
+        assert_eq!(l.actives, l.positions + 16 * 9);
+        assert!(l.slot_meta >= l.actives + 4 * 3 && l.slot_meta.is_multiple_of(8));
+        assert_eq!(l.shadows, l.slot_meta + 8 * 5);
+        assert_eq!(l.slot_data, l.shadows + 8 * 64);
+        assert_eq!(l.page_table, l.slot_data + 5 * 256);
+        assert_eq!(l.total_bytes, l.page_table + 4 * 80);
     }
 }
