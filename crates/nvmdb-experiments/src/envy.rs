@@ -64,7 +64,7 @@ fn cleaning_run(
 }
 
 fn turnovers(scale: Scale) -> (u64, u64) {
-    scale.pick((2, 4), (6, 20))
+    scale.pick((2, 4), (3, 8))
 }
 
 /// `envy-cleaning-utilization`.
