@@ -34,6 +34,9 @@ enum Command {
     /// B+-tree commands.
     #[command(subcommand)]
     Btree(commands::btree::BtreeCommand),
+    /// eNVy: flash as persistent, byte-addressable main memory.
+    #[command(subcommand)]
+    Envy(commands::envy::EnvyCommand),
     /// Synthetic trace commands.
     #[command(subcommand)]
     Trace(commands::trace::TraceCommand),
@@ -53,6 +56,7 @@ fn dispatch(command: Command) -> Result<(), CliError> {
         Command::Ssd(c) => commands::ssd::run(c),
         Command::Join(c) => commands::join::run(c),
         Command::Btree(c) => commands::btree::run(c),
+        Command::Envy(c) => commands::envy::run(c),
         Command::Trace(c) => commands::trace::run(c),
         Command::List => commands::lab::list(),
         Command::Run(args) => commands::lab::run(&args),

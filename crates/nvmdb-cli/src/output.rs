@@ -30,6 +30,18 @@ impl Output {
         self.finish()
     }
 
+    /// Writes a report: pretty JSON with `json`, else one `key  value` line per field.
+    pub fn report(mut self, value: &impl serde::Serialize, json: bool) -> Result<(), CliError> {
+        if json {
+            return self.json(value);
+        }
+        let value = serde_json::to_value(value).map_err(|e| CliError::failed(format!("JSON: {e}")))?;
+        for (key, v) in value.as_object().into_iter().flatten() {
+            self.line(format_args!("{key:>18}  {v}"))?;
+        }
+        self.finish()
+    }
+
     /// Flushes; every write is only certain after this.
     pub fn finish(mut self) -> Result<(), CliError> {
         self.out.flush().map_err(stdout_error)

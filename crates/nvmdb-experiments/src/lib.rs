@@ -5,6 +5,7 @@
 pub mod bench;
 pub mod btree;
 pub mod device;
+pub mod envy;
 pub mod flash;
 pub mod join;
 pub mod papers;
@@ -18,5 +19,6 @@ pub fn all() -> Vec<Box<dyn Experiment>> {
     all.extend(btree::all());
     all.extend(join::all());
     all.extend(flash::all());
+    all.extend(envy::all());
     all
 }

@@ -275,6 +275,13 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
     ssd_benches(args, &mut results)?;
     memory_benches(args, bytes, &mut results)?;
     btree_benches(args, &mut results);
+    results.extend(
+        selected(args, "envy-memory-random-mix")
+            .then(|| nvmdb_experiments::bench::envy::memory_random_mix(args.ops, args.mib))
+            .into_iter()
+            .flatten()
+            .map(|(name, ops, ns)| from_ns_per_op(&name, ops, ns)),
+    );
     for (name, whole) in [("pcm-writeback/one-word-changed", false), ("pcm-writeback/random-line", true)] {
         if selected(args, name) {
             let mut rng = Xoshiro256PlusPlus::seed_from_u64(11);

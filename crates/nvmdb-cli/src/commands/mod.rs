@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod btree;
+pub mod envy;
 pub mod join;
 pub mod lab;
 pub mod pcm;

@@ -121,13 +121,5 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
         latency_cycles: stats.latency_cycles(&metrics),
         max_cell_writes: pcm.wear_report().max_cell_writes,
     };
-    let mut out = Output::new();
-    if args.json {
-        return out.json(&report);
-    }
-    let value = serde_json::to_value(&report).expect("report serialises");
-    for (key, v) in value.as_object().expect("report is an object") {
-        out.line(format_args!("{key:>18}  {v}"))?;
-    }
-    out.finish()
+    Output::new().report(&report, args.json)
 }

@@ -2,4 +2,5 @@
 //! clock; the simulation never does, and no test asserts on the figures.
 
 pub mod btree;
+pub mod envy;
 pub mod flash;

@@ -27,11 +27,13 @@
 #![warn(clippy::cast_possible_truncation, clippy::unwrap_used)]
 
 mod cidr2011;
+mod envy;
 mod thesis;
 
 use nvmdb_lab::{Cell, Claim, Outcome, Stated, Tolerance, Verdict};
 
 pub use cidr2011::CIDR2011;
+pub use envy::ENVY;
 pub use thesis::THESIS;
 
 /// A single stated value from a simulation or measurement: ±20 %.
@@ -44,7 +46,7 @@ pub const RANGE: Tolerance = Tolerance::Relative(0.1);
 pub const BOUND: Tolerance = Tolerance::Relative(0.1);
 
 /// The papers, by the seed name their claims carry, in report order.
-pub const PAPERS: [(&str, &[Claim]); 2] = [("CIDR 2011", CIDR2011), ("Thesis 2011", THESIS)];
+pub const PAPERS: [(&str, &[Claim]); 3] = [("CIDR 2011", CIDR2011), ("Thesis 2011", THESIS), ("eNVy 1994", ENVY)];
 
 /// Every paper's claims, in report order.
 pub fn all() -> Vec<Claim> {
@@ -117,7 +119,7 @@ mod tests {
         for c in all() {
             assert!(seen.insert(c.id), "claim id '{}' appears twice", c.id);
         }
-        assert_eq!(seen.len(), CIDR2011.len() + THESIS.len());
+        assert_eq!(seen.len(), PAPERS.iter().map(|(_, claims)| claims.len()).sum::<usize>());
     }
 
     #[test]
@@ -130,7 +132,7 @@ mod tests {
     }
 
     #[test]
-    fn seeds_are_the_two_papers() {
+    fn every_claim_carries_its_papers_seed_name() {
         for (seed, claims) in PAPERS {
             assert!(!claims.is_empty(), "{seed} has no claims");
             for c in claims {

@@ -1,0 +1,403 @@
+//! `nvmdb envy run` and `nvmdb envy replay`: eNVy, flash as persistent linear memory.
+
+use std::fs::File;
+use std::io::{BufReader, Write};
+
+use clap::{Args, Subcommand, ValueEnum};
+use nvmdb_device::index;
+use nvmdb_envy::tpca::{accounts_to_fill, Tpca, TpcaConfig};
+use nvmdb_envy::workload::{self, Bimodal};
+use nvmdb_envy::{CleaningPolicy, Envy, EnvyConfig, EnvyError};
+use nvmdb_workload::pcm_trace::{PcmOp, PcmTraceReader};
+use rand::SeedableRng;
+use rand_xoshiro::Xoshiro256PlusPlus;
+use serde::Serialize;
+
+use crate::error::CliError;
+use crate::output::Output;
+
+/// eNVy commands.
+#[derive(Debug, Subcommand)]
+pub enum EnvyCommand {
+    /// Run a workload (TPC-A, uniform or bimodal page updates) on a simulated eNVy.
+    Run(RunArgs),
+    /// Replay a byte-level trace (the `pcm replay` format) on a simulated eNVy.
+    ///
+    /// One operation per line; `#` starts a comment; addresses are decimal or 0x hex.
+    /// `R <addr> <len>` reads len bytes and prints them as lowercase hex, one line per
+    /// read; `W <addr> <hexbytes>` writes the bytes. Never-written bytes read as 00.
+    Replay(ReplayArgs),
+}
+
+/// A cleaning policy on the command line.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Cleaning {
+    /// Fewest live pages.
+    Greedy,
+    /// Oldest segment.
+    Fifo,
+    /// Locality gathering.
+    Locality,
+    /// Locality gathering between partitions, FIFO within one.
+    Hybrid,
+}
+
+/// Options shared by `run` and `replay`.
+#[derive(Debug, Args)]
+pub struct SystemArgs {
+    /// Share of the flash the logical space fills, in (0, 1).
+    #[arg(long, default_value_t = 0.8)]
+    pub utilization: f64,
+    /// The cleaning policy.
+    #[arg(long, value_enum, default_value_t = Cleaning::Hybrid)]
+    pub cleaning: Cleaning,
+    /// Segments per partition of the hybrid policy.
+    #[arg(long, default_value_t = 8)]
+    pub partition_segments: u32,
+    /// SRAM write buffer, MiB (default: 1/256 of the flash, the 2 GB preset's ratio).
+    #[arg(long)]
+    pub sram_mb: Option<f64>,
+}
+
+/// Arguments of `nvmdb envy run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The workload.
+    #[arg(long, value_enum)]
+    pub workload: Workload,
+    /// TPC-A transaction arrival rate, per second.
+    #[arg(long, default_value_t = 50.0)]
+    pub tps: f64,
+    /// TPC-A transactions measured (as many again run first as warm-up).
+    #[arg(long, default_value_t = 5_000)]
+    pub transactions: u64,
+    /// Page updates measured by uniform and bimodal, in turnovers of the flash.
+    #[arg(long, default_value_t = 4)]
+    pub turnovers: u64,
+    /// Share of the accesses that go to the hot data (bimodal).
+    #[arg(long, default_value_t = 0.9)]
+    pub hot_access: f64,
+    /// Share of the data that is hot (bimodal).
+    #[arg(long, default_value_t = 0.1)]
+    pub hot_data: f64,
+    /// Flash array size, MiB.
+    #[arg(long, default_value_t = 32)]
+    pub flash_mb: u64,
+    #[command(flatten)]
+    pub system: SystemArgs,
+    /// The run's seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The workloads of `nvmdb envy run`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Workload {
+    /// TPC-A over three B+-trees in eNVy.
+    Tpca,
+    /// Uniform single-page updates.
+    Uniform,
+    /// Bimodal single-page updates (--hot-access of them to --hot-data of the pages).
+    Bimodal,
+}
+
+/// Arguments of `nvmdb envy replay`.
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// The trace file.
+    #[arg(long)]
+    pub trace: String,
+    /// Logical (address space) size, MiB.
+    #[arg(long, default_value_t = 16)]
+    pub size_mb: u64,
+    #[command(flatten)]
+    pub system: SystemArgs,
+    /// Cut the power after the N-th operation, then recover and continue.
+    #[arg(long)]
+    pub power_loss_at: Option<u64>,
+    /// Write the reads' hex lines to FILE instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub reads: Option<String>,
+    /// Print one JSON object of counters (after any read lines).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs an `envy` subcommand.
+pub fn run(command: EnvyCommand) -> Result<(), CliError> {
+    match command {
+        EnvyCommand::Run(args) => run_workload(&args),
+        EnvyCommand::Replay(args) => replay(&args),
+    }
+}
+
+const PAGE_BYTES: u64 = 256;
+const MIB: u64 = 1 << 20;
+/// Segments of the command's arrays (the 2 GB preset has 128 of 16 MiB).
+const SEGMENTS: u32 = 64;
+
+fn policy(system: &SystemArgs) -> Result<CleaningPolicy, CliError> {
+    Ok(match system.cleaning {
+        Cleaning::Greedy => CleaningPolicy::Greedy,
+        Cleaning::Fifo => CleaningPolicy::Fifo,
+        Cleaning::Locality => CleaningPolicy::Locality,
+        Cleaning::Hybrid => {
+            if system.partition_segments == 0 || system.partition_segments >= SEGMENTS {
+                return Err(CliError::input(format!("--partition-segments must be in 1..{SEGMENTS}")));
+            }
+            CleaningPolicy::Hybrid { partition_segments: system.partition_segments }
+        }
+    })
+}
+
+/// Bytes of host memory a configuration needs, about: flash contents with map overhead,
+/// the SRAM image, and the volatile tables. Saturates: an overflow is refused anyway.
+fn host_bytes_needed(config: &EnvyConfig) -> u64 {
+    let flash = config.flash_pages().saturating_mul(u64::from(config.page_bytes).saturating_add(96));
+    let sram = nvmdb_envy::layout::Layout::new(config).total_bytes;
+    let tables = config.flash_pages().saturating_add(config.logical_pages).saturating_mul(8);
+    flash.saturating_add(sram).saturating_add(tables)
+}
+
+/// `x` rounded up to whole pages, refused naming `flag` when it does not fit a u64.
+fn pages_at(x: f64, flag: &str) -> Result<u64, CliError> {
+    let pages = x.ceil();
+    if pages.is_finite() && pages >= 0.0 && pages < u64::MAX as f64 {
+        #[expect(clippy::cast_possible_truncation, reason = "checked to lie in [0, 2^64) and whole just above")]
+        Ok(pages as u64)
+    } else {
+        Err(CliError::input(format!("{flag}: too many pages")))
+    }
+}
+
+/// An array of `SEGMENTS` segments holding `logical_bytes` at `utilization`.
+fn system_config(logical_bytes: u64, system: &SystemArgs, size_flag: &str) -> Result<EnvyConfig, CliError> {
+    let u = system.utilization;
+    if !(u > 0.0 && u < 1.0) {
+        return Err(CliError::input(format!("--utilization {u} is outside (0, 1)")));
+    }
+    let logical_pages = logical_bytes.div_ceil(PAGE_BYTES).max(1);
+    let flash_pages = pages_at(logical_pages as f64 / u, size_flag)?;
+    let per_segment = flash_pages.div_ceil(u64::from(SEGMENTS)).max(2);
+    let per_segment = u32::try_from(per_segment).map_err(|_| CliError::input(format!("{size_flag} is too large")))?;
+    let mut config = EnvyConfig::small(SEGMENTS, per_segment, 8, u);
+    config.logical_pages = logical_pages;
+    config.cleaning = policy(system)?;
+    let buffer_pages = match system.sram_mb {
+        None => (config.flash_pages() / 256).max(8),
+        Some(mb) if mb.is_finite() && mb > 0.0 => pages_at(mb * MIB as f64 / PAGE_BYTES as f64, "--sram-mb")?,
+        Some(mb) => return Err(CliError::input(format!("--sram-mb {mb} must be positive"))),
+    };
+    if buffer_pages >= config.flash_pages() {
+        return Err(CliError::input("--sram-mb must be smaller than the flash".to_string()));
+    }
+    config.buffer_pages =
+        u32::try_from(buffer_pages).map_err(|_| CliError::input("--sram-mb is too large".to_string()))?;
+    // Flush once less than an eighth of the buffer (at least one page) is free.
+    config.flush_threshold_pages = config.buffer_pages.saturating_sub((config.buffer_pages / 8).max(1));
+    if let Err(e) = config.validate() {
+        return Err(CliError::input(format!("--utilization/{size_flag}: {e}")));
+    }
+    crate::limits::check_memory(size_flag, host_bytes_needed(&config))?;
+    Ok(config)
+}
+
+fn envy_failed(e: EnvyError) -> CliError {
+    CliError::failed(e.to_string())
+}
+
+/// Counters of a run or replay.
+#[derive(Debug, Serialize)]
+struct Report {
+    workload: String,
+    cleaning: String,
+    utilization: f64,
+    flash_mib: f64,
+    logical_mib: f64,
+    sram_buffer_pages: u32,
+    operations: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lost_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    power_loss_at: Option<u64>,
+    cleaning_cost: f64,
+    flash_programs: u64,
+    flush_programs: u64,
+    clean_programs: u64,
+    erases: u64,
+    mean_read_ns: f64,
+    mean_write_ns: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    throughput_tps: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    offered_tps: Option<f64>,
+}
+
+impl Report {
+    fn new(workload: &str, envy: &Envy, operations: u64) -> Report {
+        let c = envy.config();
+        let s = envy.stats();
+        Report {
+            workload: workload.into(),
+            cleaning: c.cleaning.name().into(),
+            utilization: c.utilization(),
+            flash_mib: c.flash_pages() as f64 * f64::from(c.page_bytes) / MIB as f64,
+            logical_mib: c.logical_bytes() as f64 / MIB as f64,
+            sram_buffer_pages: c.buffer_pages,
+            operations,
+            lost_bytes: None,
+            power_loss_at: None,
+            cleaning_cost: s.cleaning_cost(),
+            flash_programs: s.flush_programs.saturating_add(s.clean_programs),
+            flush_programs: s.flush_programs,
+            clean_programs: s.clean_programs,
+            erases: s.erases,
+            mean_read_ns: s.mean_read_ns(),
+            mean_write_ns: s.mean_write_ns(),
+            throughput_tps: None,
+            offered_tps: None,
+        }
+    }
+}
+
+fn run_workload(args: &RunArgs) -> Result<(), CliError> {
+    let flash_bytes = args
+        .flash_mb
+        .checked_mul(MIB)
+        .filter(|&b| b > 0)
+        .ok_or_else(|| CliError::input("--flash-mb is out of range"))?;
+    let logical = pages_at(flash_bytes as f64 * args.system.utilization, "--flash-mb")?;
+    let config = system_config(logical, &args.system, "--flash-mb")?;
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(args.seed);
+    let mut envy = Envy::format(config).map_err(envy_failed)?;
+    let report = match args.workload {
+        Workload::Tpca => {
+            if !(0.001..=1e9).contains(&args.tps) {
+                return Err(CliError::input(format!("--tps {} is outside 0.001..=1e9", args.tps)));
+            }
+            if args.transactions == 0 {
+                return Err(CliError::input("--transactions must be positive"));
+            }
+            let template = TpcaConfig {
+                accounts: 1,
+                record_bytes: 100,
+                history_bytes: 50,
+                history_records: 100_000,
+                node_lines: 4,
+            };
+            let history = template.history_records.saturating_mul(template.history_bytes);
+            if config.logical_bytes() < history.saturating_mul(2) {
+                return Err(CliError::input("--flash-mb is too small for TPC-A's history area"));
+            }
+            let tpca = TpcaConfig { accounts: accounts_to_fill(config.logical_bytes(), 0.95, &template), ..template };
+            let mut db = Tpca::load(envy, &tpca, &mut rng).map_err(envy_failed)?;
+            db.age(config.flash_pages().saturating_mul(2), &mut rng);
+            let r = db.run(args.tps, args.transactions, args.transactions, &mut rng).map_err(envy_failed)?;
+            let mut report = db.with_envy(|e| Report::new("tpca", e, args.transactions));
+            report.throughput_tps = Some(r.throughput_tps);
+            report.offered_tps = Some(args.tps);
+            report
+        }
+        Workload::Uniform | Workload::Bimodal => {
+            let dist = match args.workload {
+                Workload::Uniform => Bimodal::UNIFORM,
+                _ => {
+                    let ok = |x: f64| x > 0.0 && x < 1.0;
+                    if !ok(args.hot_access) || !ok(args.hot_data) {
+                        return Err(CliError::input("--hot-access and --hot-data must be in (0, 1)"));
+                    }
+                    Bimodal { hot_access: args.hot_access, hot_data: args.hot_data }
+                }
+            };
+            let updates = args
+                .turnovers
+                .checked_mul(config.flash_pages())
+                .filter(|&u| u > 0 && u <= 1 << 32)
+                .ok_or_else(|| CliError::input("--turnovers must be positive and at most 2^32 updates in all"))?;
+            workload::fill(&mut envy).map_err(envy_failed)?;
+            workload::update(&mut envy, dist, config.flash_pages(), &mut rng).map_err(envy_failed)?;
+            envy.reset_stats();
+            workload::update(&mut envy, dist, updates, &mut rng).map_err(envy_failed)?;
+            let name = if matches!(args.workload, Workload::Uniform) { "uniform".into() } else { dist.label() };
+            Report::new(&name, &envy, updates)
+        }
+    };
+    Output::new().report(&report, args.json)
+}
+
+fn hex_line(bytes: &[u8]) -> String {
+    let mut s = String::new();
+    for b in bytes {
+        s.push_str(&format!("{b:02x}"));
+    }
+    s.push('\n');
+    s
+}
+
+fn replay(args: &ReplayArgs) -> Result<(), CliError> {
+    if args.power_loss_at == Some(0) {
+        return Err(CliError::input("--power-loss-at counts operations from 1"));
+    }
+    if let Some(reads) = &args.reads {
+        crate::input::check_output_is_not_an_input(("--reads", reads), &[("--trace", &args.trace)])?;
+    }
+    let logical = args
+        .size_mb
+        .checked_mul(MIB)
+        .filter(|&b| b > 0)
+        .ok_or_else(|| CliError::input(format!("--size-mb {} is out of range", args.size_mb)))?;
+    let config = system_config(logical, &args.system, "--size-mb")?;
+    let capacity = config.logical_bytes();
+    let file = File::open(&args.trace).map_err(|e| CliError::input(format!("{}: cannot read: {e}", args.trace)))?;
+    let reader = PcmTraceReader::new(BufReader::new(file), capacity);
+    let mut out: Box<dyn Write> = match &args.reads {
+        Some(path) => Box::new(std::io::BufWriter::new(
+            File::create(path).map_err(|e| CliError::failed(format!("{path}: cannot write: {e}")))?,
+        )),
+        None => Box::new(std::io::BufWriter::new(std::io::stdout())),
+    };
+    let mut envy = Envy::format(config).map_err(envy_failed)?;
+    // The model the recovery is checked against (the size was checked above).
+    let mut model = vec![0u8; index(capacity)];
+    let mut operations = 0u64;
+    let mut lost_bytes = None;
+    for op in reader {
+        let op = op.map_err(|e| CliError::at_line(&args.trace, e.line, e.message))?;
+        match op {
+            PcmOp::Read { addr, len } => {
+                let mut buf = vec![0u8; index(len)];
+                let ns = envy.read(addr, &mut buf).map_err(envy_failed)?;
+                envy.advance_to(envy.now_ns().saturating_add(ns));
+                out.write_all(hex_line(&buf).as_bytes()).map_err(|e| CliError::failed(format!("reads: {e}")))?;
+            }
+            PcmOp::Write { addr, data } => {
+                let ns = envy.write(addr, &data).map_err(envy_failed)?;
+                envy.advance_to(envy.now_ns().saturating_add(ns));
+                // The reader checked that the write ends inside the space the model spans.
+                let start = index(addr);
+                model[start..start.saturating_add(data.len())].copy_from_slice(&data);
+            }
+        }
+        operations = operations.saturating_add(1);
+        if args.power_loss_at == Some(operations) {
+            let stats = *envy.stats();
+            let mut devices = envy.into_devices();
+            devices.power_cycle();
+            envy = Envy::open(config, devices).map_err(envy_failed)?;
+            let mut now = vec![0u8; index(capacity)];
+            envy.read(0, &mut now).map_err(envy_failed)?;
+            lost_bytes = Some(now.iter().zip(&model).filter(|(a, b)| a != b).count() as u64);
+            // Keep counting from before the cut: the run is one experiment.
+            envy.restore_stats(stats);
+        }
+    }
+    out.flush().map_err(|e| CliError::failed(format!("reads: {e}")))?;
+    drop(out);
+    let mut report = Report::new("replay", &envy, operations);
+    report.lost_bytes = Some(lost_bytes.unwrap_or(0));
+    report.power_loss_at = args.power_loss_at;
+    Output::new().report(&report, args.json)
+}

@@ -1,0 +1,129 @@
+//! The persistent devices of an eNVy system, behind one write counter that can cut the
+//! power before any device write.
+
+use nvmdb_device::{FlashArray, FlashGeometry, PageContent, PageData, PowerLoss, Volatile, VolatileKind};
+
+use crate::config::EnvyConfig;
+use crate::error::EnvyError;
+use crate::layout::Layout;
+
+/// The flash array and the battery-backed SRAM: everything that survives a power loss.
+#[derive(Debug)]
+pub struct Devices {
+    flash: FlashArray,
+    sram: Volatile,
+    device_writes: u64,
+    cut_at: Option<u64>,
+}
+
+impl Devices {
+    /// Fresh devices for a configuration: erased flash (one flash block per segment, one
+    /// bank per flash package), zeroed SRAM of the layout's size.
+    pub fn new(config: &EnvyConfig) -> Result<Devices, EnvyError> {
+        config.validate()?;
+        let geometry = FlashGeometry {
+            packages: config.banks,
+            planes_per_package: 1,
+            blocks_per_plane: config.segments / config.banks,
+            pages_per_block: config.pages_per_segment,
+            page_bytes: config.page_bytes,
+            spare_bytes: 0,
+            endurance: config.endurance_cycles,
+            partial_programming: false,
+        };
+        let flash = FlashArray::new(geometry, config.flash, PageContent::Bytes)?;
+        let bytes = Layout::new(config).total_bytes;
+        let bytes = usize::try_from(bytes).map_err(|_| EnvyError::Config(format!("{bytes} B of SRAM")))?;
+        let sram = Volatile::new(VolatileKind::BatterySram, config.sram, bytes);
+        Ok(Devices { flash, sram, device_writes: 0, cut_at: None })
+    }
+
+    /// Device writes (SRAM writes, flash programs and erases) so far.
+    pub fn device_writes(&self) -> u64 {
+        self.device_writes
+    }
+
+    /// Cuts the power before device write number `index` (0-based, counted over the
+    /// devices' life): that write and every later one fail with [`EnvyError::PowerCut`].
+    pub fn cut_power_before(&mut self, index: u64) {
+        self.cut_at = Some(index);
+    }
+
+    /// Loses power and restores it: the SRAM is battery-backed and flash is
+    /// non-volatile, so both keep their contents; the cut is cleared.
+    pub fn power_cycle(&mut self) {
+        self.cut_at = None;
+        self.flash.power_loss();
+        self.sram.power_loss();
+    }
+
+    /// The flash array.
+    pub fn flash(&self) -> &FlashArray {
+        &self.flash
+    }
+
+    /// The SRAM.
+    pub fn sram(&self) -> &Volatile {
+        &self.sram
+    }
+
+    fn permit(&mut self) -> Result<(), EnvyError> {
+        if self.cut_at.is_some_and(|cut| self.device_writes >= cut) {
+            return Err(EnvyError::PowerCut { device_writes: self.device_writes });
+        }
+        self.device_writes += 1;
+        Ok(())
+    }
+
+    pub(crate) fn sram_read(&mut self, addr: u64, buf: &mut [u8]) {
+        self.sram.read(addr, buf).expect("SRAM reads stay inside the layout");
+    }
+
+    pub(crate) fn sram_u32(&mut self, addr: u64) -> u32 {
+        let mut b = [0u8; 4];
+        self.sram_read(addr, &mut b);
+        u32::from_le_bytes(b)
+    }
+
+    pub(crate) fn sram_u64(&mut self, addr: u64) -> u64 {
+        let mut b = [0u8; 8];
+        self.sram_read(addr, &mut b);
+        u64::from_le_bytes(b)
+    }
+
+    /// One atomic SRAM write.
+    pub(crate) fn sram_write(&mut self, addr: u64, data: &[u8]) -> Result<(), EnvyError> {
+        self.permit()?;
+        self.sram.write(addr, data).expect("SRAM writes stay inside the layout");
+        Ok(())
+    }
+
+    pub(crate) fn set_u32(&mut self, addr: u64, v: u32) -> Result<(), EnvyError> {
+        self.sram_write(addr, &v.to_le_bytes())
+    }
+
+    pub(crate) fn set_u64(&mut self, addr: u64, v: u64) -> Result<(), EnvyError> {
+        self.sram_write(addr, &v.to_le_bytes())
+    }
+
+    /// Reads a flash page's bytes at `now_ns` (a read suspends, and so delays, a long
+    /// operation on its bank).
+    pub(crate) fn flash_read(&mut self, ppn: u64, now_ns: u64) -> Vec<u8> {
+        match self.flash.read_page(ppn, now_ns).expect("mapped flash pages exist").0 {
+            PageData::Bytes(bytes) => bytes,
+            other => panic!("a byte-content flash array returned {other:?}"),
+        }
+    }
+
+    /// Programs a page at `now_ns`; returns when it completes.
+    pub(crate) fn program(&mut self, ppn: u64, bytes: Vec<u8>, now_ns: u64) -> Result<u64, EnvyError> {
+        self.permit()?;
+        Ok(self.flash.program_page(ppn, &PageData::Bytes(bytes), now_ns)?.end_ns)
+    }
+
+    /// Erases a segment at `now_ns`; returns when it completes.
+    pub(crate) fn erase(&mut self, segment: u64, now_ns: u64) -> Result<u64, EnvyError> {
+        self.permit()?;
+        Ok(self.flash.erase_block(segment, now_ns)?.end_ns)
+    }
+}

@@ -1,0 +1,289 @@
+//! Placement of flushed pages and cleaning: victims, redistribution between
+//! partitions, the copy-out and erase steps recovery can repeat, and wear levelling.
+
+use super::{Envy, Plan, COST_WINDOW_PER_PARTITION, SPARE_POSITION};
+use crate::config::CleaningPolicy;
+use crate::error::EnvyError;
+use crate::layout::{header, Entry, CLEAN_RECORD, PHASE_COPYING, PHASE_ERASING, PHASE_IDLE};
+use crate::policy::{self, PartitionCost, Redistribution, Room};
+
+impl Envy {
+    fn partition_size(&self) -> u32 {
+        self.config.cleaning.partition_segments(self.config.positions())
+    }
+
+    /// A position with a free page for a page whose home is `home`: its partition's
+    /// active position, cleaning one of the partition's positions if that is full, and
+    /// failing that the nearest partition that can take it.
+    pub(super) fn target_position(&mut self, home: u32) -> Result<u32, EnvyError> {
+        let partitions = self.actives.len();
+        let k = self.partition_size();
+        let own = match self.config.cleaning {
+            CleaningPolicy::Greedy | CleaningPolicy::Fifo => 0,
+            _ => (home / k) as usize,
+        };
+        if let Some(p) = self.make_room(own)? {
+            return Ok(p);
+        }
+        for distance in 1..partitions {
+            let sides = [own.checked_sub(distance), Some(own + distance).filter(|&q| q < partitions)];
+            for q in sides.into_iter().flatten() {
+                if let Some(p) = self.make_room(q)? {
+                    return Ok(p);
+                }
+            }
+        }
+        Err(EnvyError::Full)
+    }
+
+    fn partition_range(&self, q: usize) -> std::ops::Range<usize> {
+        let k = self.partition_size() as usize;
+        q * k..((q + 1) * k).min(self.config.positions() as usize)
+    }
+
+    fn make_room(&mut self, q: usize) -> Result<Option<u32>, EnvyError> {
+        let active = self.actives[q];
+        if self.free_pages(active) > 0 {
+            return Ok(Some(active));
+        }
+        let p = self.config.pages_per_segment;
+        let live: Vec<u32> = self.segment_of.iter().map(|&s| self.live[s as usize]).collect();
+        let victim = match self.config.cleaning {
+            CleaningPolicy::Greedy => policy::greedy(&live, p),
+            _ => {
+                let range = self.partition_range(q);
+                policy::fifo(&self.last_clean[range.clone()], &live[range.clone()], p).map(|i| i + range.start)
+            }
+        };
+        let Some(victim) = victim else { return Ok(None) };
+        let victim = victim as u32;
+        let plan = self.plan_redistribution(q, live[victim as usize]);
+        if plan.down.is_some() || plan.up.is_some() {
+            self.count_redistribution(q, live[victim as usize], &plan);
+        }
+        self.clean(victim, plan.red, plan.down, plan.up)?;
+        if let Some(source) = plan.down_source {
+            self.pull(victim, source, plan.red.from_down, true)?;
+        }
+        if let Some(source) = plan.up {
+            self.pull(victim, source, plan.red.from_up, false)?;
+        }
+        self.dev.set_u32(self.layout.actives + 4 * q as u64, victim)?;
+        self.actives[q] = victim;
+        self.maybe_wear_level()?;
+        assert!(self.free_pages(victim) > 0, "a clean freed nothing");
+        Ok(Some(victim))
+    }
+
+    fn plan_redistribution(&self, q: usize, live: u32) -> Plan {
+        if matches!(self.config.cleaning, CleaningPolicy::Greedy | CleaningPolicy::Fifo) || self.actives.len() < 2 {
+            return Plan::default();
+        }
+        let down = q.checked_sub(1).map(|d| self.actives[d]);
+        let up = self.actives.get(q + 1).copied();
+        // Cold pages come up from the lower partition's oldest position, hot pages down
+        // from the upper partition's active one.
+        let down_source = q.checked_sub(1).map(|d| {
+            let range = self.partition_range(d);
+            let oldest =
+                (range.start..range.end).min_by_key(|&p| (self.last_clean[p], p)).expect("partitions are not empty");
+            oldest as u32
+        });
+        let free = |p: Option<u32>| p.map_or(0, |p| self.free_pages(p));
+        let live_of = |p: Option<u32>| p.map_or(0, |p| self.live[self.segment_of[p as usize] as usize]);
+        let room =
+            Room { free_down: free(down), free_up: free(up), live_down: live_of(down_source), live_up: live_of(up) };
+        let red = policy::redistribute(&self.costs, q, live, self.config.pages_per_segment, room);
+        Plan { red, down, up, down_source, room }
+    }
+
+    /// Counts what redistribution wanted to move (with unlimited room) and what the room
+    /// let it move.
+    fn count_redistribution(&mut self, q: usize, live: u32, plan: &Plan) {
+        let unlimited = Room { free_down: u32::MAX, free_up: u32::MAX, ..plan.room };
+        let wanted = policy::redistribute(&self.costs, q, live, self.config.pages_per_segment, unlimited);
+        let sum = |r: Redistribution| u64::from(r.down + r.up + r.from_down + r.from_up);
+        self.stats.redistribution_wanted_pages += sum(wanted);
+        self.stats.redistributed_pages += sum(plan.red);
+    }
+
+    /// Moves `n` live pages of `from` (its oldest, or its newest) to the tail of `to`.
+    /// Each move is a program and one page-table write, so a cut leaves at most a dead
+    /// copy.
+    fn pull(&mut self, to: u32, from: u32, n: u32, oldest: bool) -> Result<(), EnvyError> {
+        let segment = self.segment_of[from as usize];
+        let base = u64::from(segment) * self.pages_per_segment();
+        let mut pages: Vec<u64> = (base..base + u64::from(self.write_pointer(segment)))
+            .filter(|&ppn| self.owner[ppn as usize] != 0 || self.flash_shadow[ppn as usize] != 0)
+            .collect();
+        if !oldest {
+            pages.reverse();
+        }
+        for ppn in pages.into_iter().take(n as usize) {
+            self.relocate(ppn, self.segment_of[to as usize])?;
+        }
+        Ok(())
+    }
+
+    /// Cleans a position: its live pages go (in page order) to the spare segment, except
+    /// the oldest `red.up` to the `up` position and the newest `red.down` to `down`; the
+    /// spare takes the position over and the old segment is erased and becomes the spare.
+    fn clean(
+        &mut self,
+        position: u32,
+        red: Redistribution,
+        down: Option<u32>,
+        up: Option<u32>,
+    ) -> Result<(), EnvyError> {
+        let victim = self.segment_of[position as usize];
+        let dest = self.spare;
+        assert_eq!(self.write_pointer(dest), 0, "spare segment {dest} is not erased");
+        let record: Vec<u8> = [PHASE_COPYING, position, victim, dest].iter().flat_map(|v| v.to_le_bytes()).collect();
+        self.dev.sram_write(CLEAN_RECORD, &record)?;
+        let programmed = self.write_pointer(victim);
+        let live = self.live[victim as usize];
+        let moved = self.copy_out(victim, dest, red, down, up)?;
+        if programmed > 0 {
+            self.stats.cleans += 1;
+            self.stats.cleaned_segment_pages += u64::from(self.config.pages_per_segment);
+            self.stats.cleaned_live_pages += u64::from(live);
+            let q = position as usize / self.partition_size() as usize;
+            let cost = &mut self.costs[q];
+            cost.cleans += 1;
+            cost.copied_pages += u64::from(live);
+            cost.freed_pages += u64::from(self.config.pages_per_segment - (live - moved));
+            let total: u64 = self.costs.iter().map(|c| c.cleans).sum();
+            if total >= COST_WINDOW_PER_PARTITION * self.costs.len() as u64 {
+                for c in &mut self.costs {
+                    *c = PartitionCost {
+                        cleans: c.cleans / 2,
+                        copied_pages: c.copied_pages / 2,
+                        freed_pages: c.freed_pages / 2,
+                    };
+                }
+            }
+        }
+        self.finish_clean(position, victim, dest)
+    }
+
+    /// Copies the victim's live and shadow pages out; returns how many went to neighbours.
+    pub(super) fn copy_out(
+        &mut self,
+        victim: u32,
+        dest: u32,
+        red: Redistribution,
+        down: Option<u32>,
+        up: Option<u32>,
+    ) -> Result<u32, EnvyError> {
+        let base = u64::from(victim) * self.pages_per_segment();
+        let pages: Vec<u64> = (base..base + u64::from(self.write_pointer(victim)))
+            .filter(|&ppn| self.owner[ppn as usize] != 0 || self.flash_shadow[ppn as usize] != 0)
+            .collect();
+        let n = pages.len() as u32;
+        let mut moved = 0;
+        for (i, ppn) in pages.into_iter().enumerate() {
+            let i = i as u32;
+            let to = match (up, down) {
+                (Some(u), _) if i < red.up => self.segment_of[u as usize],
+                (_, Some(d)) if i >= n - red.down => self.segment_of[d as usize],
+                _ => dest,
+            };
+            moved += u32::from(to != dest);
+            self.relocate(ppn, to)?;
+        }
+        Ok(moved)
+    }
+
+    fn relocate(&mut self, ppn: u64, to_segment: u32) -> Result<(), EnvyError> {
+        let issue = self.issue_ns();
+        let bytes = self.dev.flash_read(ppn, issue);
+        let next = self.write_pointer(to_segment);
+        assert!(next < self.config.pages_per_segment, "relocation into full segment {to_segment}");
+        let new = u64::from(to_segment) * self.pages_per_segment() + u64::from(next);
+        let end_ns = self.dev.program(new, bytes, issue + self.config.flash.read_ns)?;
+        self.long_op_done(end_ns);
+        self.stats.clean_programs += 1;
+        self.repoint(ppn, new)
+    }
+
+    /// Points whatever names flash page `ppn` (the page table or a shadow entry) at `new`,
+    /// which holds the same bytes.
+    fn repoint(&mut self, ppn: u64, new: u64) -> Result<(), EnvyError> {
+        let owner = self.owner[ppn as usize];
+        if owner != 0 {
+            self.set_entry(owner - 1, Entry::Flash(new))?;
+            self.disown(ppn);
+            self.own(new, owner - 1);
+        } else {
+            let k = self.flash_shadow[ppn as usize] - 1;
+            self.set_shadow_old(k, Entry::Flash(new))?;
+            self.unmark_flash_shadow(ppn);
+            self.mark_flash_shadow(new, k);
+        }
+        Ok(())
+    }
+
+    /// Recovery of a clean cut between a copy's program and its page-table write: the
+    /// destination's last page is then dead and holds the victim's next live page, which
+    /// is pointed at it instead of copied again, so repeated cuts cannot fill the
+    /// destination with dead copies.
+    pub(super) fn adopt_interrupted_copy(&mut self, victim: u32, dest: u32) -> Result<(), EnvyError> {
+        let written = self.write_pointer(dest);
+        if written == 0 {
+            return Ok(());
+        }
+        let last = u64::from(dest) * self.pages_per_segment() + u64::from(written - 1);
+        if self.owner[last as usize] != 0 || self.flash_shadow[last as usize] != 0 {
+            return Ok(());
+        }
+        let base = u64::from(victim) * self.pages_per_segment();
+        let next = (base..base + u64::from(self.write_pointer(victim)))
+            .find(|&ppn| self.owner[ppn as usize] != 0 || self.flash_shadow[ppn as usize] != 0);
+        if let Some(ppn) = next {
+            let now = self.now_ns;
+            if self.dev.flash_read(ppn, now) == self.dev.flash_read(last, now) {
+                self.repoint(ppn, last)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The steps after copying, each idempotent so recovery can repeat them: repoint the
+    /// position, mark the erase phase, make the victim the spare, erase it, record the
+    /// clean's sequence number, go idle.
+    pub(super) fn finish_clean(&mut self, position: u32, victim: u32, dest: u32) -> Result<(), EnvyError> {
+        assert_eq!(self.live[victim as usize], 0, "segment {victim} is being erased with live pages");
+        let pos_addr = self.layout.positions + 16 * u64::from(position);
+        self.dev.set_u32(pos_addr, dest)?;
+        self.segment_of[position as usize] = dest;
+        self.position_of[dest as usize] = position;
+        self.position_of[victim as usize] = SPARE_POSITION;
+        self.dev.set_u32(CLEAN_RECORD, PHASE_ERASING)?;
+        self.dev.set_u32(header::SPARE, victim)?;
+        self.spare = victim;
+        if self.write_pointer(victim) > 0 {
+            let end_ns = self.dev.erase(u64::from(victim), self.issue_ns())?;
+            self.long_op_done(end_ns);
+            self.stats.erases += 1;
+        }
+        self.clean_seq += 1;
+        self.dev.set_u64(pos_addr + 8, self.clean_seq)?;
+        self.last_clean[position as usize] = self.clean_seq;
+        self.dev.set_u32(CLEAN_RECORD, PHASE_IDLE)
+    }
+
+    /// Wear levelling: cleans the position on the least-erased segment when the spread
+    /// of erase counts passes the threshold, so its cold data moves to the (worn) spare
+    /// and the young segment takes the next clean's data.
+    fn maybe_wear_level(&mut self) -> Result<(), EnvyError> {
+        let Some(threshold) = self.config.wear_threshold_erases else { return Ok(()) };
+        let flash = self.dev.flash();
+        let erases: Vec<u64> = self.segment_of.iter().map(|&s| flash.erase_count(u64::from(s))).collect();
+        let spare_erases = flash.erase_count(u64::from(self.spare));
+        if let Some(position) = policy::wear_level(&erases, spare_erases, threshold) {
+            self.stats.wear_level_cleans += 1;
+            self.clean(position as u32, Redistribution::default(), None, None)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,73 @@
+//! eNVy's counters: integers, units last.
+
+use serde::{Deserialize, Serialize};
+
+/// Counters of one eNVy system since it was opened (or since `reset_stats`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EnvyStats {
+    /// Host read operations (one per page touched).
+    pub host_page_reads: u64,
+    /// Host write operations (one per page touched).
+    pub host_page_writes: u64,
+    /// Sum of host read latencies, ns.
+    pub host_read_ns: u64,
+    /// Sum of host write latencies, ns.
+    pub host_write_ns: u64,
+    /// Host page reads served from the SRAM buffer.
+    pub sram_read_hits: u64,
+    /// Host page writes that found their page in the SRAM buffer.
+    pub sram_write_hits: u64,
+    /// Copy-on-writes into the buffer (page from flash or never written).
+    pub copy_on_writes: u64,
+    /// Host page writes that waited for a flush to free a buffer page.
+    pub buffer_full_waits: u64,
+    /// Flash programs of pages flushed from the buffer.
+    pub flush_programs: u64,
+    /// Buffer slots dropped at the tail because a later copy or an abort superseded them.
+    pub dead_slots_dropped: u64,
+    /// Flash programs done by cleaning (live pages copied).
+    pub clean_programs: u64,
+    /// Pages locality gathering's redistribution wanted to move between neighbours.
+    pub redistribution_wanted_pages: u64,
+    /// Pages it moved (the rest found no free or live page at hand).
+    pub redistributed_pages: u64,
+    /// Cleans that erased a segment.
+    pub cleans: u64,
+    /// Segment erases.
+    pub erases: u64,
+    /// Pages of the segments those cleans erased (for their mean utilisation).
+    pub cleaned_segment_pages: u64,
+    /// Live pages those cleans found (= clean programs unless a cut intervened).
+    pub cleaned_live_pages: u64,
+    /// Cleans that recovery found interrupted and finished.
+    pub cleans_resumed: u64,
+    /// Cleans started by wear levelling.
+    pub wear_level_cleans: u64,
+    /// Transactions committed.
+    pub commits: u64,
+    /// Transactions rolled back (by `abort` or by recovery).
+    pub aborts: u64,
+}
+
+impl EnvyStats {
+    /// Flash programs done by cleaning per page flushed from the write buffer (the paper's
+    /// flash cleaning cost). NaN before the first flush.
+    pub fn cleaning_cost(&self) -> f64 {
+        self.clean_programs as f64 / self.flush_programs as f64
+    }
+
+    /// Mean utilisation of the segments cleaned: live pages found / pages cleaned.
+    pub fn cleaned_utilization(&self) -> f64 {
+        self.cleaned_live_pages as f64 / self.cleaned_segment_pages as f64
+    }
+
+    /// Mean host read latency, ns (NaN without reads).
+    pub fn mean_read_ns(&self) -> f64 {
+        self.host_read_ns as f64 / self.host_page_reads as f64
+    }
+
+    /// Mean host write latency, ns (NaN without writes).
+    pub fn mean_write_ns(&self) -> f64 {
+        self.host_write_ns as f64 / self.host_page_writes as f64
+    }
+}

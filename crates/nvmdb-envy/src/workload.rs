@@ -1,0 +1,106 @@
+//! Page-update workloads for the cleaning experiments: uniform and bimodal locality.
+
+use rand::Rng;
+
+use crate::engine::Envy;
+use crate::error::EnvyError;
+
+/// A bimodal access distribution: `hot_access` of the accesses go to `hot_data` of the
+/// pages (the x-axis of the paper's cleaning figures, e.g. 90/10). 50/50 is uniform.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bimodal {
+    /// Share of the accesses that go to the hot pages.
+    pub hot_access: f64,
+    /// Share of the pages that are hot.
+    pub hot_data: f64,
+}
+
+impl Bimodal {
+    /// Uniform access.
+    pub const UNIFORM: Bimodal = Bimodal { hot_access: 0.5, hot_data: 0.5 };
+
+    /// A logical page among `pages`. The hot set is scattered over the address space by
+    /// a multiplicative permutation, so no policy starts with hot pages gathered.
+    pub fn page(&self, pages: u64, rng: &mut impl Rng) -> u64 {
+        let hot_pages = ((pages as f64 * self.hot_data) as u64).clamp(1, pages);
+        let rank = if hot_pages == pages || rng.gen_bool(self.hot_access) {
+            rng.gen_range(0..hot_pages)
+        } else {
+            rng.gen_range(hot_pages..pages)
+        };
+        scatter(rank, pages)
+    }
+
+    /// `90/10`-style label.
+    pub fn label(&self) -> String {
+        format!("{:.0}/{:.0}", self.hot_access * 100.0, self.hot_data * 100.0)
+    }
+}
+
+/// A bijection of `0..n` that spreads consecutive ranks over the range.
+fn scatter(rank: u64, n: u64) -> u64 {
+    let mut m = (0x9E37_79B9_7F4A_7C15 % n) | 1;
+    while gcd(m, n) != 1 {
+        m += 2;
+    }
+    ((u128::from(rank) * u128::from(m)) % u128::from(n)) as u64
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// Writes every logical page once (8 bytes at its start), so the flash holds the whole
+/// logical space at the configured utilisation.
+pub fn fill(envy: &mut Envy) -> Result<(), EnvyError> {
+    let page = u64::from(envy.config().page_bytes);
+    for lpn in 0..envy.config().logical_pages {
+        envy.write(lpn * page, &lpn.to_le_bytes()[..page.min(8) as usize])?;
+    }
+    Ok(())
+}
+
+/// `updates` writes of 8 bytes (or a page, if smaller) to pages drawn from `dist`.
+pub fn update(envy: &mut Envy, dist: Bimodal, updates: u64, rng: &mut impl Rng) -> Result<(), EnvyError> {
+    let page = u64::from(envy.config().page_bytes);
+    let pages = envy.config().logical_pages;
+    let len = page.min(8) as usize;
+    for i in 0..updates {
+        let lpn = dist.page(pages, rng);
+        let offset = rng.gen_range(0..=page - len as u64);
+        envy.write(lpn * page + offset, &i.to_le_bytes()[..len])?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+    use rand_xoshiro::Xoshiro256PlusPlus;
+
+    #[test]
+    fn scatter_is_a_permutation() {
+        for n in [1u64, 2, 10, 97, 1000] {
+            let mut seen: Vec<u64> = (0..n).map(|r| scatter(r, n)).collect();
+            seen.sort_unstable();
+            assert_eq!(seen, (0..n).collect::<Vec<_>>());
+        }
+    }
+
+    #[test]
+    fn bimodal_sends_its_share_to_the_hot_pages() {
+        let dist = Bimodal { hot_access: 0.9, hot_data: 0.1 };
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
+        let pages = 1000;
+        let hot: std::collections::BTreeSet<u64> = (0..100).map(|r| scatter(r, pages)).collect();
+        let n = 100_000;
+        let hits = (0..n).filter(|_| hot.contains(&dist.page(pages, &mut rng))).count();
+        let share = hits as f64 / n as f64;
+        assert!((share - 0.9).abs() < 0.01, "hot share {share}");
+    }
+}
