@@ -96,6 +96,38 @@ impl IplArea {
     }
 }
 
+impl IplArea {
+    /// Metadata-mode recovery: each block's log keeps its programmed sectors, all dead.
+    fn recover_spent(&mut self, ftl: &mut PageFtl) -> Result<(), FlashError> {
+        self.logs.clear();
+        let m = u64::from(self.pages_per_block);
+        let full = if self.sectors_per_page >= 64 { u64::MAX } else { (1u64 << self.sectors_per_page) - 1 };
+        for lbn in 0..self.host_pages / m {
+            let mut used = 0u32;
+            let mut open = true;
+            for k in 0..self.log_pages {
+                let lpn = self.log_lpn(lbn, k);
+                match ftl.sector_mask(lpn) {
+                    Some(mask) if open => {
+                        used += mask.count_ones();
+                        open = mask == full;
+                    }
+                    // A log page beyond a gap is a stale copy whose trim did not survive.
+                    Some(_) => {
+                        ftl.trim(lpn, 0)?;
+                    }
+                    None => open = false,
+                }
+            }
+            if used > 0 {
+                let dead = LogRecord { offset: u32::MAX, len: 0, fingerprint: 0 };
+                self.logs.insert(lbn, vec![dead; used as usize]);
+            }
+        }
+        Ok(())
+    }
+}
+
 impl LogArea for IplArea {
     fn name(&self) -> &'static str {
         "ipl"
@@ -222,11 +254,18 @@ impl LogArea for IplArea {
         Ok(())
     }
 
-    /// Bytes mode only: in the other modes a flash page keeps one content identity, not
-    /// one per record, so the records cannot be rebuilt from flash.
+    /// Bytes mode: records are decoded from flash. Metadata mode: records carry nothing,
+    /// so the log pages' programmed sectors are kept as spent (dead) records. Fingerprint
+    /// mode is refused: a flash page keeps one content identity, not one per record.
     fn recover(&mut self, ftl: &mut PageFtl, host_pages: u64) -> Result<(), FlashError> {
-        if ftl.content_mode() != PageContent::Bytes {
-            return Err(FlashError::Config("IPL recovers from a power loss only with content = \"bytes\"".into()));
+        match ftl.content_mode() {
+            PageContent::Bytes => {}
+            PageContent::None => return self.recover_spent(ftl),
+            PageContent::Fingerprint => {
+                return Err(FlashError::Config(
+                    "IPL recovers from a power loss only with content = \"bytes\" or \"none\"".into(),
+                ))
+            }
         }
         debug_assert_eq!(host_pages, self.host_pages);
         self.logs.clear();

@@ -103,7 +103,7 @@ pub struct ReplayReport {
     /// Pages written by the pre-fill (not in any other counter).
     pub prefilled_pages: u64,
     /// Pages checked against the model of acknowledged writes (0 when no power loss was
-    /// asked for, or in metadata-only mode, which has no content to check).
+    /// asked for; in metadata-only mode only their being mapped is checked).
     pub verified_pages: u64,
     /// Checked pages that read as never written.
     pub lost_pages: u64,
@@ -618,6 +618,10 @@ struct Verifier<'a> {
 impl Verifier<'_> {
     fn verify<E>(self, report: &mut ReplayReport) -> Result<(), ReplayError<E>> {
         if self.content == PageContent::None {
+            // Metadata only: no content to compare, but every written page must still be
+            // mapped.
+            report.verified_pages = self.model.len() as u64;
+            report.lost_pages = report.verified_pages.saturating_sub(self.store.health().mapped_pages);
             return Ok(());
         }
         let last = report.requests;

@@ -41,7 +41,7 @@ pub struct ReplayArgs {
     pub warmup_requests: u64,
     /// Cuts power after the N-th request, recovers from what the flash and PCM hold, and
     /// finishes the trace; then checks every written page against the acknowledged writes
-    /// (`lost_pages`, `corrupt_pages`). Needs content = bytes or fingerprint.
+    /// (`lost_pages`, `corrupt_pages`; in metadata-only mode, that each is still mapped).
     #[arg(long, value_name = "N")]
     pub power_loss_at: Option<u64>,
     /// Writes every page the trace touches once before replaying it (left out of every
@@ -112,20 +112,17 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
     let file = crate::input::open(&args.trace)?;
     let mut store = nvmdb_flash::build(&config).map_err(config_error)?;
     if args.power_loss_at.is_some() {
-        if config.content == nvmdb_device::PageContent::None {
-            return Err(CliError::input(
-                "--power-loss-at needs content = \"bytes\" or \"fingerprint\" (metadata only has nothing to verify)",
-            ));
-        }
         if config.dedup.enabled {
             return Err(CliError::input(
                 "--power-loss-at does not work with dedup.enabled (sharing is not recoverable)",
             ));
         }
         if config.buffer.kind == nvmdb_flash::config::BufferKind::Ipl
-            && config.content != nvmdb_device::PageContent::Bytes
+            && config.content == nvmdb_device::PageContent::Fingerprint
         {
-            return Err(CliError::input("--power-loss-at with buffer.kind = \"ipl\" needs content = \"bytes\""));
+            return Err(CliError::input(
+                "--power-loss-at with buffer.kind = \"ipl\" needs content = \"bytes\" or \"none\"",
+            ));
         }
     }
     let options = ReplayOptions {

@@ -513,6 +513,15 @@ impl PageFtl {
         Ok(ftl)
     }
 
+    /// The programmed-sector mask of a logical page opened by partial programming.
+    pub fn sector_mask(&self, lpn: u64) -> Option<u64> {
+        let ppn = *self.l2p.get(lpn as usize)?;
+        if ppn == UNMAPPED {
+            return None;
+        }
+        self.flash.sector_mask(u64::from(ppn))
+    }
+
     /// Whether a logical page has a physical copy.
     pub fn is_mapped(&self, lpn: u64) -> bool {
         self.l2p.get(lpn as usize).is_some_and(|&p| p != UNMAPPED)
