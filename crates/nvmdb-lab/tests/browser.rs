@@ -3,9 +3,9 @@
 //! `NVMDB_REQUIRE_CHROMIUM` is set (as in CI), when it fails. With `NVMDB_REPORT_DIR` set
 //! the report is written there and kept, e.g. for a screenshot.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+mod chromium;
+
+use std::path::PathBuf;
 
 use nvmdb_lab::report::{write_report, Finished, RunMeta};
 use nvmdb_lab::{Cell, Claim, Outcome, Plot, Scale, Stated, Table, Tolerance};
@@ -92,92 +92,9 @@ fn sample() -> Vec<Finished> {
     vec![finished("demo-wear", "Wear by node size", wear), finished("demo-energy", "Energy", energy)]
 }
 
-fn find_chromium() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .flat_map(|dir| ["chromium", "chromium-browser"].map(|name| dir.join(name)))
-        .find(|candidate| candidate.is_file())
-}
-
-/// Opens `index.html` in an iframe and, once it has loaded, writes the rendered size of
-/// the scorecard, of every plot and the verdict cells' colours into `#result`. The
-/// report itself stays free of test script.
-const WRAPPER: &str = r#"<!doctype html><html><body>
-<iframe id="report" src="index.html" style="width:1280px;height:2400px"></iframe>
-<pre id="result">not loaded</pre>
-<script>
-document.getElementById('report').addEventListener('load', function () {
-  var out = [];
-  try {
-    var d = this.contentDocument;
-    var size = function (el) { var b = el.getBoundingClientRect(); return Math.round(b.width) + ' ' + Math.round(b.height); };
-    d.querySelectorAll('table.scorecard').forEach(function (t) {
-      out.push('scorecard ' + size(t) + ' ' + t.querySelectorAll('tr').length);
-    });
-    d.querySelectorAll('img, svg, object').forEach(function (p) { out.push('plot ' + size(p)); });
-    d.querySelectorAll('td.verdict').forEach(function (td) {
-      out.push('verdict ' + td.textContent + ' ' + getComputedStyle(td).backgroundColor.replace(/ /g, ''));
-    });
-  } catch (e) {
-    out.push('error ' + e);
-  }
-  document.getElementById('result').textContent = out.join('\n');
-});
-</script></body></html>
-"#;
-
-/// Runs Chromium on `page`, killing it if it is not done within `limit`; returns stdout.
-fn dump_dom(chromium: &Path, page: &Path, dir: &Path, limit: Duration) -> String {
-    let profile = dir.join("chromium-profile");
-    let stdout_path = dir.join("dom.html");
-    let stdout = std::fs::File::create(&stdout_path).unwrap();
-    let stderr = std::fs::File::create(dir.join("chromium.log")).unwrap();
-    let mut child = Command::new(chromium)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--allow-file-access-from-files",
-            "--virtual-time-budget=5000",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .arg("--dump-dom")
-        .arg(page)
-        .stdin(Stdio::null())
-        .stdout(stdout)
-        .stderr(stderr)
-        .spawn()
-        .expect("chromium starts");
-    let deadline = Instant::now() + limit;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("chromium did not finish within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    let log = std::fs::read_to_string(dir.join("chromium.log")).unwrap_or_default();
-    assert!(status.success(), "chromium failed ({status}): {log}");
-    let _ = std::fs::remove_dir_all(&profile);
-    std::fs::read_to_string(&stdout_path).unwrap()
-}
-
-fn size(words: &[&str]) -> (u32, u32) {
-    (words[0].parse().unwrap(), words[1].parse().unwrap())
-}
-
 #[test]
 fn report_renders_scorecard_and_plots_in_chromium() {
-    let Some(chromium) = find_chromium() else {
+    let Some(chromium) = chromium::find_chromium() else {
         if std::env::var_os("NVMDB_REQUIRE_CHROMIUM").is_some() {
             panic!("NVMDB_REQUIRE_CHROMIUM is set but no chromium is on PATH");
         }
@@ -191,39 +108,28 @@ fn report_renders_scorecard_and_plots_in_chromium() {
     let finished = sample();
     let meta = RunMeta { seed: 1, scale: Scale::Quick, git_commit: "test".into(), version: "0.1.0".into() };
     write_report(&dir, &finished, &meta, CLAIMS).unwrap();
-    let wrapper = dir.join("browser-check.html");
-    std::fs::write(&wrapper, WRAPPER).unwrap();
+    let layout = chromium::render(&chromium, &dir).unwrap();
 
-    let dom = dump_dom(&chromium, &wrapper, &dir, Duration::from_secs(90));
-    let start = dom.find("<pre id=\"result\">").expect("result element in the dump") + "<pre id=\"result\">".len();
-    let result = &dom[start..start + dom[start..].find("</pre>").unwrap()];
-    let lines: Vec<Vec<&str>> = result.lines().map(|l| l.split(' ').collect()).collect();
-    assert!(!lines.iter().any(|l| l[0] == "error" || l[0] == "not"), "{result}");
-
-    let scorecards: Vec<&Vec<&str>> = lines.iter().filter(|l| l[0] == "scorecard").collect();
-    assert_eq!(scorecards.len(), 1, "{result}");
-    let (w, h) = size(&scorecards[0][1..]);
+    assert_eq!(layout.scorecards.len(), 1, "{layout:?}");
+    let (w, h, rows) = layout.scorecards[0];
     assert!(w > 300 && h > 60, "scorecard rendered {w}×{h}");
-    assert_eq!(scorecards[0][3], "5", "header and one row per claim: {result}");
+    assert_eq!(rows, 5, "header and one row per claim: {layout:?}");
 
-    let plots: Vec<(u32, u32)> = lines.iter().filter(|l| l[0] == "plot").map(|l| size(&l[1..])).collect();
     let expected: usize = finished.iter().map(|f| f.outcome.plots.len()).sum();
-    assert_eq!(plots.len(), expected, "{result}");
-    for (w, h) in plots {
+    assert_eq!(layout.plots.len(), expected, "{layout:?}");
+    for &(w, h) in &layout.plots {
         assert!(w > 200 && h > 100, "plot rendered {w}×{h}");
     }
 
     // Reproduces green, differs amber, not measured grey: the colours of the style sheet.
-    let verdicts: Vec<(String, &str)> =
-        lines.iter().filter(|l| l[0] == "verdict").map(|l| (l[1..l.len() - 1].join(" "), l[l.len() - 1])).collect();
     let expected = [
         ("reproduces", "rgb(215,240,216)"),
         ("reproduces", "rgb(215,240,216)"),
         ("differs", "rgb(253,232,184)"),
         ("not measured", "rgb(229,231,235)"),
     ];
-    let got: Vec<(&str, &str)> = verdicts.iter().map(|(v, c)| (v.as_str(), *c)).collect();
-    assert_eq!(got, expected, "{result}");
+    let got: Vec<(&str, &str)> = layout.verdicts.iter().map(|(v, c)| (v.as_str(), c.as_str())).collect();
+    assert_eq!(got, expected, "{layout:?}");
 
     if keep.is_none() {
         std::fs::remove_dir_all(&dir).unwrap();
