@@ -7,6 +7,7 @@ pub mod btree;
 pub mod device;
 pub mod flash;
 pub mod join;
+pub mod journal;
 pub mod papers;
 
 use nvmdb_lab::Experiment;
@@ -18,5 +19,6 @@ pub fn all() -> Vec<Box<dyn Experiment>> {
     all.extend(btree::all());
     all.extend(join::all());
     all.extend(flash::all());
+    all.extend(journal::all());
     all
 }

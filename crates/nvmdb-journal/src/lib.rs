@@ -39,5 +39,7 @@ pub use devices::{BlockTiming, DeviceParams, Devices, PAPER_BOARD_PCM};
 pub use error::JournalError;
 pub use journal::{FrameState, PcmJournal, Recovery};
 pub use run::{run_workload, WorkloadRun};
+/// The SQLite binding the VFS runs, for callers that execute statements.
+pub use rusqlite;
 pub use sim::{Db, RunStats, Simulation, PAGE_SIZE};
 pub use workload::{generate, App, Workload};

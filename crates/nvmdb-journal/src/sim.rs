@@ -127,6 +127,17 @@ impl Simulation {
         Ok(Db { conn, _sim: PhantomData })
     }
 
+    /// Puts a database file image on the block device without accounting (loading a
+    /// saved image before the run).
+    pub fn load_file(&self, name: &str, bytes: Vec<u8>) {
+        self.with_shared(|s| s.devices.storage.load(name, bytes));
+    }
+
+    /// The bytes of a database file on the block device.
+    pub fn file(&self, name: &str) -> Option<Vec<u8>> {
+        self.with_shared(|s| s.devices.storage.file(name).map(<[u8]>::to_vec))
+    }
+
     /// Runs `f` on the shared state (between SQLite calls).
     pub fn with_shared<R>(&self, f: impl FnOnce(&mut Shared) -> R) -> R {
         let mut guard = self.registration.shared().lock().unwrap_or_else(std::sync::PoisonError::into_inner);

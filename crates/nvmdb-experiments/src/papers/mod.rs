@@ -25,11 +25,13 @@
 //! the claim's text says which of ours is compared (e.g. the largest over sizes).
 
 mod cidr2011;
+mod journal;
 mod thesis;
 
 use nvmdb_lab::{Cell, Claim, Outcome, Stated, Tolerance, Verdict};
 
 pub use cidr2011::CIDR2011;
+pub use journal::JOURNAL;
 pub use thesis::THESIS;
 
 /// A single stated value from a simulation or measurement: ±20 %.
@@ -42,7 +44,8 @@ pub const RANGE: Tolerance = Tolerance::Relative(0.1);
 pub const BOUND: Tolerance = Tolerance::Relative(0.1);
 
 /// The papers, by the seed name their claims carry, in report order.
-pub const PAPERS: [(&str, &[Claim]); 2] = [("CIDR 2011", CIDR2011), ("Thesis 2011", THESIS)];
+pub const PAPERS: [(&str, &[Claim]); 3] =
+    [("CIDR 2011", CIDR2011), ("Thesis 2011", THESIS), ("SQLite journal 2016", JOURNAL)];
 
 /// Every paper's claims, in report order.
 pub fn all() -> Vec<Claim> {
@@ -115,7 +118,7 @@ mod tests {
         for c in all() {
             assert!(seen.insert(c.id), "claim id '{}' appears twice", c.id);
         }
-        assert_eq!(seen.len(), CIDR2011.len() + THESIS.len());
+        assert_eq!(seen.len(), CIDR2011.len() + THESIS.len() + JOURNAL.len());
     }
 
     #[test]
