@@ -32,6 +32,9 @@ enum Command {
     /// B+-tree commands.
     #[command(subcommand)]
     Btree(commands::btree::BtreeCommand),
+    /// Real SQLite with its rollback journal in simulated PCM (seed 003).
+    #[command(subcommand)]
+    Journal(commands::journal::JournalCommand),
     /// Synthetic trace commands.
     #[command(subcommand)]
     Trace(commands::trace::TraceCommand),
@@ -51,6 +54,7 @@ fn dispatch(command: Command) -> Result<(), CliError> {
         Command::Ssd(c) => commands::ssd::run(c),
         Command::Join(c) => commands::join::run(c),
         Command::Btree(c) => commands::btree::run(c),
+        Command::Journal(c) => commands::journal::run(c),
         Command::Trace(c) => commands::trace::run(c),
         Command::List => commands::lab::list(),
         Command::Run(args) => commands::lab::run(&args),

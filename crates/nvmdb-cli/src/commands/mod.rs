@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod btree;
 pub mod join;
+pub mod journal;
 pub mod lab;
 pub mod pcm;
 pub mod ssd;
