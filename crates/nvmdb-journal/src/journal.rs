@@ -126,6 +126,30 @@ impl PcmJournal {
         states
     }
 
+    /// The journal-area field holding the most-programmed PCM cell, and its count. A
+    /// frame counts as a header frame if it is one now or last was one.
+    pub fn hottest_field(&self, dev: &Devices) -> (String, u64) {
+        let pcm = &dev.pcm;
+        let max = pcm.wear_report().max_cell_writes;
+        if max == 0 {
+            return ("none".into(), 0);
+        }
+        // Scan from the manager frame up and stop at the first cell with the maximum.
+        for line in 0..pcm.lines() {
+            for lane in 0..9 {
+                for bit in 0..64 {
+                    if pcm.cell_writes(line, lane, bit) == max {
+                        // Flip cells of word w sit at bits 8w..: charge them to word w.
+                        let byte = if lane < 8 { lane as u64 * 8 + u64::from(bit) / 8 } else { u64::from(bit) / 8 * 8 };
+                        let headers: Vec<usize> = self.journals.values().filter_map(|j| j.frame).collect();
+                        return (field_name(&self.layout, line * 64 + byte, |f| headers.contains(&f)), max);
+                    }
+                }
+            }
+        }
+        unreachable!("the wear report's maximum is some cell's count")
+    }
+
     fn slot_of(&self, db: &str) -> Option<usize> {
         self.names.iter().position(|n| n.as_deref() == Some(db))
     }

@@ -124,3 +124,63 @@ impl Layout {
         self.frame_addr(frame) + portion as u64 * page_size
     }
 }
+
+/// The field of the journal area that holds byte `addr`, by the layouts above. Data
+/// and header frames are told apart by `is_header(frame)`.
+pub fn field_name(layout: &Layout, addr: u64, is_header: impl Fn(usize) -> bool) -> String {
+    let frame = (addr / FRAME_BYTES) as usize;
+    let offset = addr % FRAME_BYTES;
+    if frame == 0 {
+        return match offset {
+            0..8 => "manager frame: presence bits".into(),
+            8..16 => "manager frame: reusable bits".into(),
+            o if (MGR_REUSE_COUNTS..MGR_DESCS).contains(&o) => "manager frame: reuse counters".into(),
+            o if o >= MGR_DESCS => {
+                let within = (o - MGR_DESCS) % MGR_DESC_BYTES;
+                match within {
+                    DESC_VALID => "manager frame: valid flag of a header-frame descriptor".into(),
+                    DESC_FRAME => "manager frame: header frame index of a descriptor".into(),
+                    _ => "manager frame: DB file name".into(),
+                }
+            }
+            _ => "manager frame: unused".into(),
+        };
+    }
+    if !is_header(frame) {
+        return "data frame: page image".into();
+    }
+    let slots_end = HF_SLOTS + (layout.slot_bytes() * layout.header_copies) as u64;
+    match offset {
+        HF_HOT => "header frame: hot-journal flag".into(),
+        o if (HF_FIRST_FREE..HF_REUSE_COUNT).contains(&o) => "header frame: first-free pointer".into(),
+        o if (HF_REUSE_COUNT..HF_DESC_HWM).contains(&o) => "header frame: reuse count".into(),
+        o if (HF_DESC_HWM..HF_SLOTS).contains(&o) => "header frame: descriptor count".into(),
+        o if (HF_SLOTS..slots_end).contains(&o) => "header frame: journal header".into(),
+        o if o >= layout.desc_base => match (o - layout.desc_base) % DESC_BYTES as u64 {
+            0..4 => "header frame: descriptor PgNo".into(),
+            4..8 => "header frame: descriptor CkSum".into(),
+            DD_VALID => "header frame: descriptor valid flag".into(),
+            _ => "header frame: descriptor PTR or record index".into(),
+        },
+        _ => "header frame: unused".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_are_named_by_their_layout_offsets() {
+        let layout = Layout::new(2 << 20, 4).unwrap();
+        let name = |addr| field_name(&layout, addr, |f| f == 3);
+        assert_eq!(name(3), "manager frame: presence bits");
+        assert_eq!(name(mgr_desc(5) + DESC_VALID), "manager frame: valid flag of a header-frame descriptor");
+        assert_eq!(name(3 * FRAME_BYTES + HF_HOT), "header frame: hot-journal flag");
+        assert_eq!(name(layout.desc_addr(3, 7) + DD_VALID), "header frame: descriptor valid flag");
+        assert_eq!(name(layout.desc_addr(3, 7) + DD_CKSUM), "header frame: descriptor CkSum");
+        assert_eq!(name(4 * FRAME_BYTES + HF_HOT), "data frame: page image");
+        assert!(Layout::new(2 << 20, 128).unwrap().descriptors > 3000);
+        assert!(Layout::new(100, 1).is_err());
+    }
+}

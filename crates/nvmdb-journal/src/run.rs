@@ -23,6 +23,8 @@ pub struct WorkloadRun {
     pub writes_per_page: f64,
     /// Percentage of DB page overwrites changing at most 64 bytes (Figure 6).
     pub small_overwrite_percent: f64,
+    /// The journal-area field holding the most-programmed PCM cell.
+    pub hottest_field: String,
 }
 
 /// Runs `workload` under `config`, or with no journaling when `config` is `None` (the
@@ -53,6 +55,7 @@ pub fn run_workload(
     let stats = sim.stats();
     drop(dbs);
     let profile = sim.with_shared(|s| s.devices.storage.profile().clone());
+    let (hottest_field, _) = sim.with_shared(|s| s.journal.hottest_field(&s.devices));
     Ok(WorkloadRun {
         stats,
         commands: workload.commands,
@@ -60,6 +63,7 @@ pub fn run_workload(
         transactions_energy_pj: stats.energy_pj - before.energy_pj,
         writes_per_page: profile.writes_per_page(),
         small_overwrite_percent: profile.small_percent(),
+        hottest_field,
     })
 }
 

@@ -101,6 +101,7 @@ struct RunReport {
     gc_runs: u64,
     writes_per_page: f64,
     small_overwrite_percent: f64,
+    hottest_field: String,
 }
 
 fn run_generated(args: &RunArgs) -> Result<(), CliError> {
@@ -127,6 +128,7 @@ fn run_generated(args: &RunArgs) -> Result<(), CliError> {
         gc_runs: run.stats.gc_runs,
         writes_per_page: run.writes_per_page,
         small_overwrite_percent: run.small_overwrite_percent,
+        hottest_field: run.hottest_field.clone(),
     };
     let out = Output::new();
     if args.json {
