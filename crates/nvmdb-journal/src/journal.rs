@@ -335,6 +335,10 @@ impl PcmJournal {
             dev.pcm_write(mgr_desc(slot) + DESC_FRAME, &[frame as u8])?;
         }
         j.frame = Some(frame);
+        // Garbage collection during the allocations above cannot see this journal (it
+        // is out of the map): drop the reuse candidates whose frames it freed.
+        let owner = &self.owner;
+        j.descs.retain(|_, d| owner[d.frame] == Owner::Data(frame));
         j.active = false;
         j.records.clear();
         j.fresh = None;

@@ -83,4 +83,18 @@ mod tests {
         assert!(off.transactions_time_ns < rr.transactions_time_ns);
         assert!(rr.writes_per_page > 1.0 && rr.small_overwrite_percent > 0.0);
     }
+
+    #[test]
+    fn every_reuse_limit_and_header_copy_count_runs_every_app() {
+        // Small limits copy frames often and garbage collection meets journals being
+        // begun; every combination must keep its invariants.
+        for app in App::ALL {
+            let w = generate(app, 2, 9).unwrap();
+            for name in ["RU2-S2X", "RU2-S2X-WH2", "RU5-S2X-WH4", "RU2-S2X-WH4-INV25", "RU50-S2X-WH128", "RU1"] {
+                let config = JournalConfig::parse(name).unwrap();
+                let run = run_workload(Some(config), &w, &DeviceParams::PAPER, 1).unwrap();
+                assert!(run.stats.total_bit_updates > 0, "{name} on {app:?}");
+            }
+        }
+    }
 }

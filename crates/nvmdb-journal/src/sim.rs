@@ -100,6 +100,7 @@ impl Simulation {
             error: None,
             shadow: None,
         };
+        crate::vfs::seed_sqlite_prng(seed);
         let name = format!("nvmdb-pcm-journal-{}", NEXT_VFS.fetch_add(1, Ordering::Relaxed));
         let registration = Registration::register(&name, Arc::new(Mutex::new(shared)))?;
         Ok(Simulation { registration, config })

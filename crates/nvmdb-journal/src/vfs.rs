@@ -102,6 +102,20 @@ fn lock(shared: &SharedRef) -> MutexGuard<'_, Shared> {
     shared.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// Seeds SQLite's process-wide PRNG, from which it draws journal checksum nonces. SQLite
+/// seeds it from the default VFS, not ours, so without this the nonces, and so the
+/// journal's bit updates, would change from run to run. The PRNG is shared by every
+/// connection in the process: runs are deterministic when run one at a time.
+pub fn seed_sqlite_prng(seed: u64) {
+    // Zero means "no seed" to SQLite.
+    let seed = ((seed ^ seed >> 32) as u32 | 1) as c_int;
+    // SAFETY: SQLITE_TESTCTRL_PRNG_SEED takes an int and a database pointer, null here
+    // (use the int); it stores the seed and resets the PRNG under SQLite's own mutex.
+    unsafe {
+        ffi::sqlite3_test_control(ffi::SQLITE_TESTCTRL_PRNG_SEED, seed, std::ptr::null_mut::<ffi::sqlite3>());
+    }
+}
+
 /// A registered VFS. Unregistered and freed on drop; connections opened on it must be
 /// closed first (the safe wrapper in `sim.rs` borrows this for each connection).
 #[derive(Debug)]
