@@ -11,7 +11,15 @@ use crate::papers::{holds_explained, measure_explained, stated};
 
 /// The journal experiments.
 pub fn all() -> Vec<Box<dyn Experiment>> {
-    vec![Box::new(Workloads), Box::new(Fig9Total), Box::new(Fig13Max), Box::new(Fig18Energy), Box::new(Fig19Time)]
+    vec![
+        Box::new(Workloads),
+        Box::new(Fig9Total),
+        Box::new(Fig13Max),
+        Box::new(Fig18Energy),
+        Box::new(Fig19Time),
+        Box::new(Fig16Sweep),
+        Box::new(Fig17IncrementalGc),
+    ]
 }
 
 /// The configurations of Figures 9 and 13, and the paper's best.
@@ -442,5 +450,177 @@ impl Experiment for Fig19Time {
         measure_explained(&mut outcome, "journal-fig19-rr-vs-none", mean(&ratios), note);
         measure_explained(&mut outcome, "journal-fig19-time-cut", mean(&cuts), note);
         Ok(outcome)
+    }
+}
+
+/// Reuse limits and header copies of the sweep (Figures 10, 11, 14, 15 and 16).
+const SWEEP_N: [u32; 5] = [2, 5, 10, 20, 50];
+const SWEEP_M: [u32; 6] = [1, 2, 4, 8, 64, 128];
+
+fn sweep_name(n: u32, m: u32) -> String {
+    if m == 1 {
+        format!("RU{n}-S2X")
+    } else {
+        format!("RU{n}-S2X-WH{m}")
+    }
+}
+
+/// The indices of the points no other point beats in both coordinates (smaller is
+/// better), by increasing first coordinate.
+pub fn pareto_front(points: &[(f64, f64)]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..points.len()).collect();
+    order.sort_by(|&a, &b| points[a].0.total_cmp(&points[b].0).then(points[a].1.total_cmp(&points[b].1)));
+    let mut front = Vec::new();
+    let mut best_y = f64::INFINITY;
+    for i in order {
+        if points[i].1 < best_y {
+            front.push(i);
+            best_y = points[i].1;
+        }
+    }
+    front
+}
+
+/// `journal-fig16`: total against maximum bit updates over reuse limits n and header
+/// copies m (Figures 10, 11, 14, 15 and 16), and the Pareto front.
+#[derive(Debug)]
+pub struct Fig16Sweep;
+
+impl Experiment for Fig16Sweep {
+    fn id(&self) -> &'static str {
+        "journal-fig16"
+    }
+    fn title(&self) -> &'static str {
+        "Total against maximum bit updates over reuse limits and header copies (Figures 10, 11, 14-16)"
+    }
+    fn source(&self) -> &'static str {
+        "Lee et al., ACM TODAES 2016 (seed 003), Section 6.2, Figures 10, 11, 14, 15 and 16"
+    }
+    fn run(&self, ctx: &RunContext) -> Result<Outcome, LabError> {
+        let names: Vec<String> = SWEEP_N.iter().flat_map(|&n| SWEEP_M.iter().map(move |&m| sweep_name(n, m))).collect();
+        let mut configs: Vec<Option<&str>> = names.iter().map(|c| Some(c.as_str())).collect();
+        configs.push(Some("RR-S2X"));
+        let runs = runs(self.id(), ctx, &configs)?;
+        let mut all_names: Vec<&str> = names.iter().map(String::as_str).collect();
+        all_names.push("RR-S2X");
+        let (total, total_by) =
+            normalised("Total bit updates ÷ RR-S2X (Figures 10 and 11)", &runs, ctx, &all_names, "RR-S2X", |r| {
+                r.stats.total_bit_updates as f64
+            });
+        let (max, max_by) =
+            normalised("Maximum bit updates ÷ RR-S2X (Figures 14 and 15)", &runs, ctx, &all_names, "RR-S2X", |r| {
+                r.stats.max_bit_updates as f64
+            });
+        // Figure 16 plots geometric means over the traces.
+        let geo = |v: &[f64]| (v.iter().map(|x| x.max(f64::MIN_POSITIVE).ln()).sum::<f64>() / v.len() as f64).exp();
+        let points: Vec<(f64, f64)> = names.iter().map(|c| (geo(&max_by[c]), geo(&total_by[c]))).collect();
+        let front = pareto_front(&points);
+        let mut table = Table::new(
+            "Figure 16: geometric means over traces, ÷ RR-S2X",
+            &["config", "max bit updates", "total bit updates", "on the Pareto front"],
+        );
+        for (i, c) in names.iter().enumerate() {
+            table.row(vec![
+                c.clone().into(),
+                points[i].0.into(),
+                points[i].1.into(),
+                if front.contains(&i) { "yes" } else { "" }.into(),
+            ]);
+        }
+        let mut plot = Plot::new("Total vs maximum bit updates (÷ RR-S2X)", "maximum bit updates", "total bit updates");
+        for &n in &SWEEP_N {
+            let series: Vec<(f64, f64)> = names
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.starts_with(&format!("RU{n}-")))
+                .map(|(i, _)| points[i])
+                .collect();
+            plot.series(format!("RU{n}, m = 1..128"), series);
+        }
+        plot.series("Pareto front", front.iter().map(|&i| points[i]).collect());
+        // The best total at a maximum no higher than RR-S2X's, as the paper picks.
+        let within = names
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| points[*i].0 <= 1.0)
+            .min_by(|a, b| points[a.0].1.total_cmp(&points[b.0].1));
+        let best = within.map_or_else(
+            || "none".to_string(),
+            |(i, c)| format!("{c} (total {:.3}, max {:.3})", points[i].1, points[i].0),
+        );
+        Ok(Outcome {
+            summary: format!(
+                "{} configurations RUn-S2X-WHm (n in {SWEEP_N:?}, m in {SWEEP_M:?}) on every trace. The best total \
+                 bit updates at a maximum no higher than RR-S2X's: {best}; the paper picks RU20-S2X-WH64. The \
+                 Pareto front of total against maximum has {} configurations.",
+                names.len(),
+                front.len()
+            ),
+            config: config_json(ctx, &all_names),
+            tables: vec![table, total, max],
+            plots: vec![plot],
+            notes: vec![WORKLOAD_NOTE.into()],
+            ..Default::default()
+        })
+    }
+}
+
+/// `journal-fig17`: incremental garbage collection against the baseline.
+#[derive(Debug)]
+pub struct Fig17IncrementalGc;
+
+impl Experiment for Fig17IncrementalGc {
+    fn id(&self) -> &'static str {
+        "journal-fig17"
+    }
+    fn title(&self) -> &'static str {
+        "Incremental garbage collection (Figure 17)"
+    }
+    fn source(&self) -> &'static str {
+        "Lee et al., ACM TODAES 2016 (seed 003), Section 6.2, Figure 17"
+    }
+    fn run(&self, ctx: &RunContext) -> Result<Outcome, LabError> {
+        let names = ["RR-S2X", "RU2-S2X-WH4", "RU2-S2X-WH4-INV25", "RU20-S2X-WH64", "RU20-S2X-WH64-INV25"];
+        let runs = runs(self.id(), ctx, &names.map(Some))?;
+        let (total, _) = normalised("Total bit updates ÷ RR-S2X", &runs, ctx, &names, "RR-S2X", |r| {
+            r.stats.total_bit_updates as f64
+        });
+        let (max, _) = normalised("Maximum bit updates ÷ RR-S2X", &runs, ctx, &names, "RR-S2X", |r| {
+            r.stats.max_bit_updates as f64
+        });
+        let mut gc = Table::new("GC runs and frame copies", &["config", "trace", "GC runs", "frame copies"]);
+        for name in names {
+            for app in App::ALL {
+                let length = lengths(ctx)[0];
+                let r = &runs[&(name.to_string(), app, length)];
+                gc.row(vec![
+                    name.into(),
+                    trace(app, length).into(),
+                    (r.stats.gc_runs as i64).into(),
+                    (r.stats.frame_copies as i64).into(),
+                ]);
+            }
+        }
+        Ok(Outcome {
+            summary: "Baseline GC frees every reuse-state frame when no frame is free; INV25 frees the oldest 25%. \
+                      The tables give total and maximum bit updates of both, and how often GC ran."
+                .into(),
+            config: config_json(ctx, &names),
+            tables: vec![total, max, gc],
+            notes: vec![WORKLOAD_NOTE.into()],
+            ..Default::default()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pareto_front_keeps_only_undominated_points() {
+        let points = [(1.0, 5.0), (2.0, 3.0), (2.5, 4.0), (3.0, 1.0), (0.5, 6.0), (3.0, 2.0)];
+        assert_eq!(pareto_front(&points), vec![4, 0, 1, 3]);
+        assert!(pareto_front(&[]).is_empty());
     }
 }
