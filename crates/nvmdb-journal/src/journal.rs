@@ -843,3 +843,134 @@ pub mod policy {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::devices::DeviceParams;
+
+    const PAGE: usize = 1024;
+
+    /// A journal of `pages` records as SQLite writes it: header, then per page its number,
+    /// image and checksum; then the header's magic and record count.
+    fn journal(j: &mut PcmJournal, dev: &mut Devices, db: &str, pages: &[(u32, u8)]) {
+        let mut header = vec![0u8; JOURNAL_HEADER_BYTES as usize];
+        header[24..28].copy_from_slice(&(PAGE as u32).to_be_bytes());
+        j.write(dev, db, 0, &header).unwrap();
+        for (r, &(pgno, fill)) in pages.iter().enumerate() {
+            let at = JOURNAL_HEADER_BYTES + (r * (PAGE + 8)) as u64;
+            j.write(dev, db, at, &pgno.to_be_bytes()).unwrap();
+            j.write(dev, db, at + 4, &[fill; PAGE]).unwrap();
+            j.write(dev, db, at + 4 + PAGE as u64, &[fill, 1, 2, 3]).unwrap();
+        }
+        j.write(dev, db, 0, &[0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7, 0, 0, 0, pages.len() as u8]).unwrap();
+    }
+
+    fn setup(name: &str) -> (PcmJournal, Devices) {
+        let params = DeviceParams { journal_bytes: 8 * FRAME_BYTES, ..DeviceParams::PAPER };
+        (
+            PcmJournal::new(JournalConfig::parse(name).unwrap(), params.journal_bytes).unwrap(),
+            Devices::new(&params).unwrap(),
+        )
+    }
+
+    fn count(j: &PcmJournal, state: FrameState) -> usize {
+        j.frame_states().iter().skip(1).filter(|&&s| s == state).count()
+    }
+
+    #[test]
+    fn frames_go_active_then_invalid_under_rr_and_reuse_under_ru() {
+        for (name, reuse) in [("RR-S2X", 0), ("RU-S2X", 2)] {
+            let (mut j, mut dev) = setup(name);
+            journal(&mut j, &mut dev, "a.db", &[(1, 7), (2, 8)]);
+            assert!(j.exists("a.db"));
+            assert_eq!(j.size("a.db"), JOURNAL_HEADER_BYTES + 2 * (PAGE as u64 + 8));
+            assert_eq!(count(&j, FrameState::Active), 2, "{name}: a header and a data frame");
+            j.delete(&mut dev, "a.db").unwrap();
+            assert!(!j.exists("a.db"));
+            assert_eq!(count(&j, FrameState::Reuse), reuse, "{name}");
+            assert_eq!(count(&j, FrameState::Invalid), 7 - reuse, "{name}");
+            assert_eq!(count(&j, FrameState::Active), 0, "{name}");
+        }
+    }
+
+    #[test]
+    fn reuse_writes_a_page_over_its_old_image_and_rr_does_not() {
+        let mut bits = Vec::new();
+        for name in ["RR-S2X", "RU-S2X"] {
+            let (mut j, mut dev) = setup(name);
+            journal(&mut j, &mut dev, "a.db", &[(5, 0xaa)]);
+            j.delete(&mut dev, "a.db").unwrap();
+            let before = dev.pcm.stats().bits_written;
+            journal(&mut j, &mut dev, "a.db", &[(5, 0xaa)]);
+            bits.push(dev.pcm.stats().bits_written - before);
+            let mut buf = vec![0u8; PAGE];
+            j.read(&mut dev, "a.db", JOURNAL_HEADER_BYTES + 4, &mut buf).unwrap();
+            assert_eq!(buf, vec![0xaa; PAGE], "{name}: the journal reads back the page");
+        }
+        // The same page image again: RU programs only metadata, RR a whole new portion.
+        assert!(bits[1] * 10 < bits[0], "RU {} bits vs RR {} bits", bits[1], bits[0]);
+    }
+
+    #[test]
+    fn gc_frees_reuse_frames_and_the_reuse_limit_copies() {
+        // 7 journal frames: each journal of a new DB takes a header and a data frame.
+        let (mut j, mut dev) = setup("RU-S2X");
+        for db in ["a.db", "b.db", "c.db"] {
+            journal(&mut j, &mut dev, db, &[(1, 1)]);
+            j.delete(&mut dev, db).unwrap();
+        }
+        assert_eq!(count(&j, FrameState::Reuse), 6);
+        journal(&mut j, &mut dev, "d.db", &[(1, 1), (2, 2)]);
+        assert_eq!(j.gc_runs, 1, "the fourth DB file found one free frame, then collected");
+        assert_eq!(count(&j, FrameState::Reuse), 0);
+        j.delete(&mut dev, "d.db").unwrap();
+
+        let (mut j, mut dev) = setup("RU2-S2X");
+        for _ in 0..3 {
+            journal(&mut j, &mut dev, "a.db", &[(1, 1)]);
+            j.delete(&mut dev, "a.db").unwrap();
+        }
+        assert_eq!(j.frame_copies, 0, "two reuses of each frame are allowed");
+        journal(&mut j, &mut dev, "a.db", &[(1, 1)]);
+        assert_eq!(j.frame_copies, 2, "the third reuse copies the header and the data frame");
+    }
+
+    #[test]
+    fn the_hot_flag_wears_one_cell_per_flip_spread_over_eight_under_x() {
+        for (name, cells) in [("RU-S2", 1), ("RU-S2X", 8)] {
+            let (mut j, mut dev) = setup(name);
+            for _ in 0..16 {
+                journal(&mut j, &mut dev, "a.db", &[(1, 1)]);
+                j.delete(&mut dev, "a.db").unwrap();
+            }
+            let frame = j.journals.values().next().unwrap().frame.unwrap();
+            let line = frame as u64 * FRAME_BYTES / 64;
+            // The hot flag is byte 0 of the header frame: bits 0..8 of word 0.
+            let wear: Vec<u64> = (0..8).map(|b| dev.pcm.cell_writes(line, 0, b)).collect();
+            assert_eq!(wear.iter().sum::<u64>(), 32, "{name}: 32 flips, one cell each: {wear:?}");
+            assert_eq!(wear.iter().filter(|&&w| w > 0).count(), cells, "{name}: {wear:?}");
+            if cells == 8 {
+                assert!(wear.iter().all(|&w| w == 4), "{name}: even wear {wear:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn header_copies_rotate_and_recovery_finds_the_newest() {
+        let (mut j, mut dev) = setup("RU-S2X-WH4");
+        journal(&mut j, &mut dev, "a.db", &[(3, 9), (4, 10)]);
+        let mut before = vec![0u8; 28];
+        j.read(&mut dev, "a.db", 0, &mut before).unwrap();
+        let slot = j.journals.values().next().unwrap().slot;
+        assert_eq!(slot, 2, "two header writes: slots 1 then 2");
+        let (mut r, report) = PcmJournal::recover(*j.config(), &mut dev).unwrap();
+        assert_eq!(report.hot_journals, 1);
+        let mut after = vec![0u8; 28];
+        r.read(&mut dev, "a.db", 0, &mut after).unwrap();
+        assert_eq!(after, before);
+        assert_eq!(r.size("a.db"), j.size("a.db"));
+        r.delete(&mut dev, "a.db").unwrap();
+        assert!(!r.exists("a.db"));
+    }
+}
