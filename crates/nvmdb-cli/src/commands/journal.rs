@@ -294,6 +294,20 @@ struct SqlReport {
     rows: Vec<String>,
 }
 
+/// SQLite virtual-machine steps one statement may take (checked every 1000 steps), so a
+/// runaway query (an unbounded recursive CTE) stops with an error instead of hanging.
+const MAX_VM_STEPS: u64 = 2_000_000_000;
+
+/// Interrupts any statement of `conn` past [`MAX_VM_STEPS`]; the counter restarts with
+/// every statement.
+fn limit_steps(conn: &Connection) -> std::sync::Arc<std::sync::atomic::AtomicU64> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let steps = std::sync::Arc::new(AtomicU64::new(0));
+    let counter = std::sync::Arc::clone(&steps);
+    conn.progress_handler(1000, Some(move || counter.fetch_add(1000, Ordering::Relaxed) + 1000 > MAX_VM_STEPS));
+    steps
+}
+
 /// The database file's name on the simulated device and in `--db-dir`.
 const DB_NAME: &str = "main.db";
 
@@ -333,7 +347,9 @@ fn run_sql(args: &SqlArgs) -> Result<(), CliError> {
     let mut run = 0usize;
     {
         let db = sim.open(DB_NAME).map_err(failed)?;
+        let steps = limit_steps(&db);
         for statement in &statements {
+            steps.store(0, std::sync::atomic::Ordering::Relaxed);
             match execute(&db, &statement.sql) {
                 Ok(out) => {
                     run += 1;
@@ -343,6 +359,13 @@ fn run_sql(args: &SqlArgs) -> Result<(), CliError> {
                     rows.extend(out);
                 }
                 Err(_) if sim.is_cut() => break,
+                Err(e) if steps.load(std::sync::atomic::Ordering::Relaxed) > MAX_VM_STEPS => {
+                    return Err(CliError::at_line(
+                        &args.script,
+                        statement.line,
+                        format!("stopped after {MAX_VM_STEPS} SQLite steps ({e})"),
+                    ))
+                }
                 Err(e) => return Err(CliError::at_line(&args.script, statement.line, e)),
             }
         }
