@@ -9,6 +9,9 @@ pub enum JournalError {
     /// A configuration name or parameter is invalid.
     #[error("invalid journal configuration: {0}")]
     Config(String),
+    /// A workload name or trace length is invalid.
+    #[error("invalid workload: {0}")]
+    Workload(String),
     /// The power was cut: this write and every later one did not happen.
     #[error("power cut at device write {0}")]
     PowerCut(u64),

@@ -43,7 +43,7 @@ impl App {
         App::ALL
             .into_iter()
             .find(|a| a.code() == code)
-            .ok_or_else(|| JournalError::Config(format!("unknown workload {code:?}: expected fb, tw, kt or gm")))
+            .ok_or_else(|| JournalError::Workload(format!("unknown workload {code:?}: expected fb, tw, kt or gm")))
     }
 
     /// The model of this application.
@@ -124,7 +124,7 @@ pub const LENGTHS: std::ops::RangeInclusive<u32> = 1..=4;
 /// Generates the workload of `app` at trace `length` (1–4) from `seed`.
 pub fn generate(app: App, length: u32, seed: u64) -> Result<Workload, JournalError> {
     if !LENGTHS.contains(&length) {
-        return Err(JournalError::Config(format!("trace length {length} is not 1 to 4")));
+        return Err(JournalError::Workload(format!("trace length {length} is not 1 to 4")));
     }
     let model = app.model();
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ (app as u64) << 32 ^ u64::from(length));

@@ -319,6 +319,8 @@ fn run_sql(args: &SqlArgs) -> Result<(), CliError> {
     }
     let image_path = dir.join(DB_NAME);
     let image = image_path.to_string_lossy().into_owned();
+    // The image is written back after the run: it must not be the script.
+    crate::input::check_output_is_not_an_input(("--db-dir database", &image), &[("--script", &args.script)])?;
     if let Some(dump_path) = &args.dump {
         crate::input::check_output_is_not_an_input(
             ("--dump", dump_path),
