@@ -276,8 +276,13 @@ impl Devices {
 
     /// Energy of both devices, pJ: PCM bit energy (CIDR model) plus block pages.
     pub fn energy_pj(&self) -> u64 {
+        self.pcm_energy_pj() + self.storage.stats.energy_pj
+    }
+
+    /// Energy of the PCM, pJ.
+    pub fn pcm_energy_pj(&self) -> u64 {
         let pcm = self.pcm.stats();
-        pcm.energy_pj(&self.pcm.config().metrics) + pcm.storage_energy_pj + self.storage.stats.energy_pj
+        pcm.energy_pj(&self.pcm.config().metrics) + pcm.storage_energy_pj
     }
 
     pub(crate) fn pcm_write(&mut self, addr: u64, data: &[u8]) -> Result<(), JournalError> {

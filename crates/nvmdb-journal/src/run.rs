@@ -19,6 +19,10 @@ pub struct WorkloadRun {
     pub transactions_time_ns: u64,
     /// Device energy of the measured transactions, pJ.
     pub transactions_energy_pj: u64,
+    /// The PCM's part of `transactions_energy_pj`, pJ.
+    pub transactions_pcm_energy_pj: u64,
+    /// The PCM's part of `transactions_time_ns`, ns.
+    pub transactions_pcm_time_ns: u64,
     /// Writes per distinct 1 KB DB page (Figure 5).
     pub writes_per_page: f64,
     /// Percentage of DB page overwrites changing at most 64 bytes (Figure 6).
@@ -61,6 +65,8 @@ pub fn run_workload(
         commands: workload.commands,
         transactions_time_ns: stats.time_ns - before.time_ns,
         transactions_energy_pj: stats.energy_pj - before.energy_pj,
+        transactions_pcm_energy_pj: stats.pcm_energy_pj - before.pcm_energy_pj,
+        transactions_pcm_time_ns: stats.pcm_time_ns - before.pcm_time_ns,
         writes_per_page: profile.writes_per_page(),
         small_overwrite_percent: profile.small_percent(),
         hottest_field,

@@ -56,6 +56,10 @@ pub struct RunStats {
     pub energy_pj: u64,
     /// Simulated device time, ns.
     pub time_ns: u64,
+    /// The PCM's part of `energy_pj`, pJ.
+    pub pcm_energy_pj: u64,
+    /// The PCM's part of `time_ns`, ns.
+    pub pcm_time_ns: u64,
     /// Device writes (PCM and storage): the power-cut index space.
     pub device_writes: u64,
     /// Block-device pages written.
@@ -163,6 +167,8 @@ impl Simulation {
             max_bit_updates: s.devices.pcm.wear_report().max_cell_writes,
             energy_pj: s.devices.energy_pj(),
             time_ns: s.devices.time_ns(),
+            pcm_energy_pj: s.devices.pcm_energy_pj(),
+            pcm_time_ns: s.devices.pcm.stats().storage_time_ns,
             device_writes: s.devices.writes(),
             storage_pages_written: s.devices.storage.stats().pages_written,
             frame_copies: s.journal.frame_copies,
