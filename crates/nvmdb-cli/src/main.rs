@@ -37,6 +37,9 @@ enum Command {
     /// eNVy: flash as persistent, byte-addressable main memory.
     #[command(subcommand)]
     Envy(commands::envy::EnvyCommand),
+    /// Real SQLite with its rollback journal in simulated PCM (seed 003).
+    #[command(subcommand)]
+    Journal(commands::journal::JournalCommand),
     /// Synthetic trace commands.
     #[command(subcommand)]
     Trace(commands::trace::TraceCommand),
@@ -57,6 +60,7 @@ fn dispatch(command: Command) -> Result<(), CliError> {
         Command::Join(c) => commands::join::run(c),
         Command::Btree(c) => commands::btree::run(c),
         Command::Envy(c) => commands::envy::run(c),
+        Command::Journal(c) => commands::journal::run(c),
         Command::Trace(c) => commands::trace::run(c),
         Command::List => commands::lab::list(),
         Command::Run(args) => commands::lab::run(&args),

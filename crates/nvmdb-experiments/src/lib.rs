@@ -8,6 +8,7 @@ pub mod device;
 pub mod envy;
 pub mod flash;
 pub mod join;
+pub mod journal;
 pub mod papers;
 
 use nvmdb_lab::Experiment;
@@ -20,5 +21,6 @@ pub fn all() -> Vec<Box<dyn Experiment>> {
     all.extend(join::all());
     all.extend(flash::all());
     all.extend(envy::all());
+    all.extend(journal::all());
     all
 }

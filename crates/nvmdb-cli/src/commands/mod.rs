@@ -4,6 +4,7 @@ pub mod bench;
 pub mod btree;
 pub mod envy;
 pub mod join;
+pub mod journal;
 pub mod lab;
 pub mod pcm;
 pub mod ssd;

@@ -28,12 +28,14 @@
 
 mod cidr2011;
 mod envy;
+mod journal;
 mod thesis;
 
 use nvmdb_lab::{Cell, Claim, Outcome, Stated, Tolerance, Verdict};
 
 pub use cidr2011::CIDR2011;
 pub use envy::ENVY;
+pub use journal::JOURNAL;
 pub use thesis::THESIS;
 
 /// A single stated value from a simulation or measurement: ±20 %.
@@ -46,7 +48,8 @@ pub const RANGE: Tolerance = Tolerance::Relative(0.1);
 pub const BOUND: Tolerance = Tolerance::Relative(0.1);
 
 /// The papers, by the seed name their claims carry, in report order.
-pub const PAPERS: [(&str, &[Claim]); 3] = [("CIDR 2011", CIDR2011), ("Thesis 2011", THESIS), ("eNVy 1994", ENVY)];
+pub const PAPERS: [(&str, &[Claim]); 4] =
+    [("CIDR 2011", CIDR2011), ("Thesis 2011", THESIS), ("SQLite journal 2016", JOURNAL), ("eNVy 1994", ENVY)];
 
 /// Every paper's claims, in report order.
 pub fn all() -> Vec<Claim> {

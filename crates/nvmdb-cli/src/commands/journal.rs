@@ -1,0 +1,475 @@
+//! `nvmdb journal`: real SQLite with its rollback journal in simulated PCM.
+
+use clap::{Args, Subcommand};
+use nvmdb_journal::rusqlite::types::ValueRef;
+use nvmdb_journal::rusqlite::Connection;
+use nvmdb_journal::{generate, run_workload, App, DeviceParams, JournalConfig, Simulation};
+use serde::Serialize;
+
+use crate::error::CliError;
+use crate::output::Output;
+
+/// Journal commands.
+#[derive(Debug, Subcommand)]
+pub enum JournalCommand {
+    /// Run a generated mobile-app workload (fb, tw, kt, gm) through SQLite on the PCM
+    /// journal and print its bit updates, energy and time.
+    Run(RunArgs),
+    /// Run an SQL script through SQLite on the PCM journal, optionally cutting the power
+    /// at a device write and recovering.
+    Sql(SqlArgs),
+}
+
+/// Arguments of `nvmdb journal run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Journal configuration, in the paper's grammar (e.g. RR-S2X, RU20-S2X-WH64).
+    #[arg(long)]
+    pub config: String,
+    /// Workload: fb, tw, kt or gm.
+    #[arg(long)]
+    pub workload: String,
+    /// Trace length, 1 to 4.
+    #[arg(long, default_value_t = 1)]
+    pub length: u32,
+    /// The run's one seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `nvmdb journal sql`.
+#[derive(Debug, Args)]
+pub struct SqlArgs {
+    /// Journal configuration, in the paper's grammar.
+    #[arg(long)]
+    pub config: String,
+    /// An existing directory holding the database image `main.db`: loaded before the
+    /// run if present, and saved there after it (after recovery when there was a cut).
+    /// Nothing else is written in it.
+    #[arg(long)]
+    pub db_dir: String,
+    /// The SQL script: statements separated by `;`, run in order.
+    #[arg(long)]
+    pub script: String,
+    /// Cut the power at this device write (1-based, PCM and storage writes counted
+    /// together); the script stops there, then the database is reopened and recovered.
+    #[arg(long)]
+    pub power_loss_at: Option<u64>,
+    /// Write the final database here: per table in name order, `-- NAME`, then its rows
+    /// by rowid, values joined by `|`.
+    #[arg(long)]
+    pub dump: Option<String>,
+    /// The seed of SQLite's randomness (journal nonces).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Print one JSON object instead of the SELECT rows.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs a `journal` subcommand.
+pub fn run(command: JournalCommand) -> Result<(), CliError> {
+    match command {
+        JournalCommand::Run(args) => run_generated(&args),
+        JournalCommand::Sql(args) => run_sql(&args),
+    }
+}
+
+fn parse_config(text: &str) -> Result<JournalConfig, CliError> {
+    JournalConfig::parse(text).map_err(|e| CliError::input(format!("--config: {e}")))
+}
+
+#[derive(Debug, Serialize)]
+struct RunReport {
+    config: String,
+    workload: String,
+    length: u32,
+    seed: u64,
+    db_files: usize,
+    transactions: usize,
+    commands: u64,
+    total_bit_updates: u64,
+    max_bit_updates: u64,
+    energy_pj: u64,
+    time_ns: u64,
+    time_per_command_ns: u64,
+    device_writes: u64,
+    frame_copies: u64,
+    gc_runs: u64,
+    writes_per_page: f64,
+    small_overwrite_percent: f64,
+    hottest_field: String,
+}
+
+fn run_generated(args: &RunArgs) -> Result<(), CliError> {
+    let config = parse_config(&args.config)?;
+    let app = App::parse(&args.workload).map_err(|e| CliError::input(format!("--workload: {e}")))?;
+    let workload = generate(app, args.length, args.seed).map_err(|e| CliError::input(format!("--length: {e}")))?;
+    let run = run_workload(Some(config), &workload, &DeviceParams::PAPER, args.seed)
+        .map_err(|e| CliError::failed(e.to_string()))?;
+    let report = RunReport {
+        config: config.to_string(),
+        workload: app.code().into(),
+        length: args.length,
+        seed: args.seed,
+        db_files: workload.db_files.len(),
+        transactions: workload.transactions.len(),
+        commands: run.commands,
+        total_bit_updates: run.stats.total_bit_updates,
+        max_bit_updates: run.stats.max_bit_updates,
+        energy_pj: run.stats.energy_pj,
+        time_ns: run.stats.time_ns,
+        time_per_command_ns: run.transactions_time_ns.checked_div(run.commands).unwrap_or(0),
+        device_writes: run.stats.device_writes,
+        frame_copies: run.stats.frame_copies,
+        gc_runs: run.stats.gc_runs,
+        writes_per_page: run.writes_per_page,
+        small_overwrite_percent: run.small_overwrite_percent,
+        hottest_field: run.hottest_field.clone(),
+    };
+    let out = Output::new();
+    if args.json {
+        return out.json(&report);
+    }
+    let mut out = out;
+    let value = serde_json::to_value(&report).map_err(|e| CliError::failed(e.to_string()))?;
+    if let serde_json::Value::Object(fields) = value {
+        for (k, v) in fields {
+            out.line(format_args!("{k:<24} {v}"))?;
+        }
+    }
+    out.finish()
+}
+
+/// One statement of a script and the line it starts on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Statement {
+    /// The SQL, without the `;`.
+    pub sql: String,
+    /// 1-based line of its first character.
+    pub line: u64,
+}
+
+/// Splits a script at `;` outside quotes and comments. Empty statements are dropped.
+pub fn split_statements(script: &str) -> Vec<Statement> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let (mut line, mut start_line) = (1u64, None);
+    let mut chars = script.chars().peekable();
+    let mut push = |current: &mut String, start: &mut Option<u64>| {
+        let sql = current.trim();
+        if !sql.is_empty() {
+            out.push(Statement { sql: sql.to_string(), line: start.unwrap_or(1) });
+        }
+        current.clear();
+        *start = None;
+    };
+    while let Some(c) = chars.next() {
+        if c == '\n' {
+            line = line.saturating_add(1);
+        }
+        if start_line.is_none() && !c.is_whitespace() {
+            start_line = Some(line);
+        }
+        match c {
+            ';' => push(&mut current, &mut start_line),
+            '\'' | '"' | '`' | '[' => {
+                let close = if c == '[' { ']' } else { c };
+                current.push(c);
+                for d in chars.by_ref() {
+                    if d == '\n' {
+                        line = line.saturating_add(1);
+                    }
+                    current.push(d);
+                    if d == close {
+                        break;
+                    }
+                }
+            }
+            '-' if chars.peek() == Some(&'-') => {
+                for d in chars.by_ref() {
+                    if d == '\n' {
+                        line = line.saturating_add(1);
+                        current.push('\n');
+                        break;
+                    }
+                }
+                if current.trim().is_empty() {
+                    start_line = None;
+                }
+            }
+            '/' if chars.peek() == Some(&'*') => {
+                chars.next();
+                let mut prev = ' ';
+                for d in chars.by_ref() {
+                    if d == '\n' {
+                        line = line.saturating_add(1);
+                    }
+                    if prev == '*' && d == '/' {
+                        break;
+                    }
+                    prev = d;
+                }
+                current.push(' ');
+                if current.trim().is_empty() {
+                    start_line = None;
+                }
+            }
+            _ => current.push(c),
+        }
+    }
+    push(&mut current, &mut start_line);
+    out
+}
+
+fn is_keyword(sql: &str, words: &[&str]) -> bool {
+    let first = sql.split_whitespace().next().unwrap_or_default();
+    words.iter().any(|w| first.eq_ignore_ascii_case(w))
+}
+
+/// A value as sqlite3's list mode prints it.
+fn list_value(conn: &Connection, value: ValueRef<'_>) -> String {
+    match value {
+        ValueRef::Null => String::new(),
+        ValueRef::Integer(v) => v.to_string(),
+        // SQLite's own text conversion of a real.
+        ValueRef::Real(v) => {
+            conn.query_row("SELECT CAST(?1 AS TEXT)", [v], |r| r.get(0)).unwrap_or_else(|_| v.to_string())
+        }
+        ValueRef::Text(t) | ValueRef::Blob(t) => String::from_utf8_lossy(t).into_owned(),
+    }
+}
+
+/// Runs one statement, returning its rows in list format.
+fn execute(conn: &Connection, sql: &str) -> Result<Vec<String>, nvmdb_journal::rusqlite::Error> {
+    let mut stmt = conn.prepare(sql)?;
+    let columns = stmt.column_count();
+    let mut rows = stmt.query([])?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        let values: Vec<String> =
+            (0..columns).map(|i| row.get_ref(i).map(|v| list_value(conn, v))).collect::<Result<_, _>>()?;
+        if columns > 0 {
+            out.push(values.join("|"));
+        }
+    }
+    Ok(out)
+}
+
+fn dump(conn: &Connection) -> Result<String, nvmdb_journal::rusqlite::Error> {
+    let mut text = String::new();
+    let tables: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")?
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    for table in tables {
+        text += &format!("-- {table}\n");
+        let quoted = table.replace('"', "\"\"");
+        let rows = execute(conn, &format!("SELECT * FROM \"{quoted}\" ORDER BY rowid"))
+            .or_else(|_| execute(conn, &format!("SELECT * FROM \"{quoted}\"")))?;
+        for row in rows {
+            text += &row;
+            text.push('\n');
+        }
+    }
+    Ok(text)
+}
+
+#[derive(Debug, Serialize)]
+struct SqlReport {
+    config: String,
+    statements_run: usize,
+    committed_transactions: u64,
+    crashed: bool,
+    integrity_check: String,
+    total_bit_updates: u64,
+    max_bit_updates: u64,
+    energy_pj: u64,
+    time_ns: u64,
+    recovery_ns: u64,
+    device_writes: u64,
+    rows: Vec<String>,
+}
+
+/// SQLite virtual-machine steps one statement may take (checked every 1000 steps), so a
+/// runaway query (an unbounded recursive CTE) stops with an error instead of hanging.
+const MAX_VM_STEPS: u64 = 2_000_000_000;
+
+/// Interrupts any statement of `conn` past [`MAX_VM_STEPS`]; the counter restarts with
+/// every statement.
+fn limit_steps(conn: &Connection) -> std::sync::Arc<std::sync::atomic::AtomicU64> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let steps = std::sync::Arc::new(AtomicU64::new(0));
+    let counter = std::sync::Arc::clone(&steps);
+    conn.progress_handler(
+        1000,
+        Some(move || counter.fetch_add(1000, Ordering::Relaxed).saturating_add(1000) > MAX_VM_STEPS),
+    );
+    steps
+}
+
+/// The database file's name on the simulated device and in `--db-dir`.
+const DB_NAME: &str = "main.db";
+
+fn run_sql(args: &SqlArgs) -> Result<(), CliError> {
+    let config = parse_config(&args.config)?;
+    let dir = std::path::Path::new(&args.db_dir);
+    if !dir.is_dir() {
+        return Err(CliError::input(format!("--db-dir {}: not a directory", args.db_dir)));
+    }
+    let image_path = dir.join(DB_NAME);
+    let image = image_path.to_string_lossy().into_owned();
+    // The image is written back after the run: it must not be the script.
+    crate::input::check_output_is_not_an_input(("--db-dir database", &image), &[("--script", &args.script)])?;
+    if let Some(dump_path) = &args.dump {
+        crate::input::check_output_is_not_an_input(
+            ("--dump", dump_path),
+            &[("--script", &args.script), ("--db-dir database", &image)],
+        )?;
+    }
+    let script = crate::input::read_small(&args.script)?;
+    let statements = split_statements(&script);
+    if args.power_loss_at == Some(0) {
+        return Err(CliError::input("--power-loss-at: writes are counted from 1"));
+    }
+    let failed = |e: nvmdb_journal::JournalError| CliError::failed(e.to_string());
+    let sim = Simulation::new(config, &DeviceParams::PAPER, args.seed).map_err(failed)?;
+    if image_path.is_file() {
+        let bytes = std::fs::read(&image_path).map_err(|e| CliError::input(format!("{image}: cannot read: {e}")))?;
+        if bytes.len() as u64 > nvmdb_journal::devices::MAX_FILE_BYTES {
+            return Err(CliError::input(format!("{image}: larger than the simulated device's files")));
+        }
+        sim.load_file(DB_NAME, bytes);
+    }
+    if let Some(n) = args.power_loss_at {
+        sim.cut_power_at(n);
+    }
+    let mut rows = Vec::new();
+    let mut committed = 0u64;
+    let mut run = 0usize;
+    {
+        let db = sim.open(DB_NAME).map_err(failed)?;
+        let steps = limit_steps(&db);
+        for statement in &statements {
+            steps.store(0, std::sync::atomic::Ordering::Relaxed);
+            match execute(&db, &statement.sql) {
+                Ok(out) => {
+                    run = run.saturating_add(1);
+                    if is_keyword(&statement.sql, &["COMMIT", "END"]) {
+                        committed = committed.saturating_add(1);
+                    }
+                    rows.extend(out);
+                }
+                Err(_) if sim.is_cut() => break,
+                Err(e) if steps.load(std::sync::atomic::Ordering::Relaxed) > MAX_VM_STEPS => {
+                    return Err(CliError::at_line(
+                        &args.script,
+                        statement.line,
+                        format!("stopped after {MAX_VM_STEPS} SQLite steps ({e})"),
+                    ))
+                }
+                Err(e) => return Err(CliError::at_line(&args.script, statement.line, e)),
+            }
+        }
+    }
+    let crashed = sim.is_cut();
+    let (sim, recovery_ns) = if crashed {
+        let devices = sim.into_devices();
+        let (sim, recovery) = Simulation::recover(config, devices, args.seed.wrapping_add(1)).map_err(failed)?;
+        (sim, recovery.time_ns)
+    } else {
+        (sim, 0)
+    };
+    let (integrity, dumped) = {
+        let db = sim.open(DB_NAME).map_err(failed)?;
+        let check: String = db
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .map_err(|e| CliError::failed(format!("integrity_check: {e}")))?;
+        let dumped = match &args.dump {
+            Some(_) => Some(dump(&db).map_err(|e| CliError::failed(format!("--dump: {e}")))?),
+            None => None,
+        };
+        (check, dumped)
+    };
+    if let (Some(path), Some(text)) = (&args.dump, &dumped) {
+        crate::output::write_file(path, text)?;
+    }
+    if let Some(bytes) = sim.file(DB_NAME) {
+        std::fs::write(&image_path, bytes).map_err(|e| CliError::failed(format!("{image}: cannot write: {e}")))?;
+    }
+    let stats = sim.stats();
+    let report = SqlReport {
+        config: config.to_string(),
+        statements_run: run,
+        committed_transactions: committed,
+        crashed,
+        integrity_check: integrity,
+        total_bit_updates: stats.total_bit_updates,
+        max_bit_updates: stats.max_bit_updates,
+        energy_pj: stats.energy_pj,
+        time_ns: stats.time_ns,
+        recovery_ns,
+        device_writes: stats.device_writes,
+        rows,
+    };
+    let mut out = Output::new();
+    if args.json {
+        return out.json(&report);
+    }
+    for row in &report.rows {
+        out.line(row)?;
+    }
+    out.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sql_recovers_after_a_cut_and_dumps_a_committed_state() {
+        let dir = std::env::temp_dir().join(format!("nvmdb-journal-sql-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let script = dir.join("s.sql");
+        std::fs::write(
+            &script,
+            "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT);\nBEGIN;\nINSERT INTO t VALUES(1, 'a');\nCOMMIT;\n\
+             BEGIN;\nINSERT INTO t VALUES(2, NULL);\nUPDATE t SET v = 'b' WHERE id = 1;\nCOMMIT;\n",
+        )
+        .unwrap();
+        let path = |name: &str| dir.join(name).to_string_lossy().into_owned();
+        let states = ["-- t\n", "-- t\n1|a\n", "-- t\n1|b\n2|\n"];
+        let mut cuts = 0;
+        for cut in 1..40 {
+            let _ = std::fs::remove_file(dir.join(DB_NAME));
+            let args = SqlArgs {
+                config: "RU20-S2X-WH64".into(),
+                db_dir: dir.to_string_lossy().into_owned(),
+                script: path("s.sql"),
+                power_loss_at: Some(cut),
+                dump: Some(path("dump.txt")),
+                seed: 1,
+                json: true,
+            };
+            run_sql(&args).unwrap();
+            let dump = std::fs::read_to_string(dir.join("dump.txt")).unwrap();
+            // Before the table exists the dump is empty; after, one of the committed states.
+            assert!(dump.is_empty() || states.contains(&dump.as_str()), "cut {cut}: {dump:?}");
+            cuts += 1;
+        }
+        assert_eq!(cuts, 39);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn statements_split_outside_quotes_and_comments_with_their_lines() {
+        let script = "-- a comment; still\nCREATE TABLE t(x);\n\nINSERT INTO t VALUES('a;b');/* c; */ INSERT\nINTO t VALUES(\"q\");";
+        let s = split_statements(script);
+        let sql: Vec<&str> = s.iter().map(|s| s.sql.as_str()).collect();
+        assert_eq!(sql, ["CREATE TABLE t(x)", "INSERT INTO t VALUES('a;b')", "INSERT\nINTO t VALUES(\"q\")"]);
+        assert_eq!(s.iter().map(|s| s.line).collect::<Vec<_>>(), [2, 4, 4]);
+    }
+}

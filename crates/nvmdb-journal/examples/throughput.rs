@@ -1,0 +1,49 @@
+//! Benchmark: SQLite transactions per wall-clock second through the PCM-journal VFS
+//! (every bit, joule and worn cell counted), against SQLite on an in-memory database
+//! with no accounting. Wall-clock figures for BENCHMARKS.md; no test asserts on them.
+//!
+//! `cargo run --release -p nvmdb-journal --example throughput [ROUNDS]`
+
+use std::time::Instant;
+
+use nvmdb_journal::rusqlite::Connection;
+use nvmdb_journal::{generate, App, DeviceParams, JournalConfig, Simulation};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let rounds: u32 = std::env::args().nth(1).map_or(Ok(5), |a| a.parse())?;
+    let workload = generate(App::Twitter, 4, 1)?;
+    let transactions = workload.transactions.len() as f64 * f64::from(rounds);
+    for config in ["RR-S2X", "RU20-S2X-WH64"] {
+        let start = Instant::now();
+        for _ in 0..rounds {
+            let sim = Simulation::new(JournalConfig::parse(config)?, &DeviceParams::PAPER, 1)?;
+            let dbs = workload.db_files.iter().map(|n| sim.open(n)).collect::<Result<Vec<_>, _>>()?;
+            for (db, sql) in dbs.iter().zip(&workload.setup) {
+                db.execute_batch(sql)?;
+            }
+            for (i, sql) in &workload.transactions {
+                dbs[*i].execute_batch(sql)?;
+            }
+        }
+        let pcm = transactions / start.elapsed().as_secs_f64();
+        let start = Instant::now();
+        for _ in 0..rounds {
+            let dbs = workload.db_files.iter().map(|_| Connection::open_in_memory()).collect::<Result<Vec<_>, _>>()?;
+            for db in &dbs {
+                db.pragma_update(None, "page_size", 1024)?;
+            }
+            for (db, sql) in dbs.iter().zip(&workload.setup) {
+                db.execute_batch(sql)?;
+            }
+            for (i, sql) in &workload.transactions {
+                dbs[*i].execute_batch(sql)?;
+            }
+        }
+        let memory = transactions / start.elapsed().as_secs_f64();
+        println!(
+            "{config:<14} PCM-journal VFS {pcm:>9.0} tx/s   in-memory SQLite {memory:>9.0} tx/s   overhead {:.2}x",
+            memory / pcm
+        );
+    }
+    Ok(())
+}

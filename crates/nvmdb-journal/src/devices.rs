@@ -1,0 +1,327 @@
+//! The persistent devices of a run: PCM for the journal and a block device for the
+//! database files, behind one write counter so a power cut can stop at any write.
+
+use std::collections::BTreeMap;
+
+use nvmdb_device::FlipNWrite;
+use nvmdb_device::{FlashTiming, Pcm, PcmConfig, PcmMetrics, PcmStorageTiming};
+use serde::Serialize;
+
+use crate::error::JournalError;
+
+/// The paper's board (Section 4, Table I and Figure 4) as a storage-mode PCM preset.
+///
+/// The text gives the read path's LPDDR2-N timings (tRP 13 ns + tRCD 80 ns + tCL 40 ns =
+/// 133 ns before data) and the shape of Figure 4: write latency grows in 128 B steps,
+/// since each of the four chips programs 32 B chunks at constant latency. It does not
+/// give Figure 4's numbers, so the time per 32 B chunk is the Samsung PRAM datasheet's
+/// 7.1 µs (IPL-P Table 1), four chips in parallel: 7.1 µs per 128 B changed. Reads are
+/// charged 133 ns plus 40 ns (one tCL) per 64 B line. The paper gives no energy per
+/// operation (it estimated energy with a power calculator and a confidential datasheet);
+/// energy is the CIDR 2011 per-bit model ([`PcmMetrics::CIDR2011`]).
+pub const PAPER_BOARD_PCM: PcmStorageTiming = PcmStorageTiming {
+    initial_ns: 133,
+    read_chunk_bytes: 64,
+    read_ns_per_chunk: 40,
+    write_chunk_bytes: 128,
+    write_ns_per_chunk: 7_100,
+    read_pj_per_chunk: 0,
+    write_pj_per_chunk: 0,
+};
+
+/// Page-level time and energy of the block device that holds the database files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct BlockTiming {
+    /// Bytes per device page; an access is charged per page it overlaps.
+    pub page_bytes: u64,
+    /// Time per page read, ns.
+    pub read_ns: u64,
+    /// Time per page written, ns.
+    pub write_ns: u64,
+    /// Energy per page read, pJ.
+    pub read_pj: u64,
+    /// Energy per page written, pJ.
+    pub write_pj: u64,
+}
+
+impl BlockTiming {
+    /// NAND flash pages of 4 KB with the thesis's SSD timing (Table 5.1, seed 000: 25 µs
+    /// read, 200 µs program) and energies (Table 2.2: 9.5 and 76.1 µJ per 4 KB). The paper
+    /// used a Class 10 SD card and gives no numbers for it. A write is charged as a page
+    /// program (no read-modify-write, no FTL: the DB file is a flat page array).
+    pub const FLASH_4K: BlockTiming = BlockTiming {
+        page_bytes: 4096,
+        read_ns: FlashTiming::THESIS_TABLE_5_1.read_ns,
+        write_ns: FlashTiming::THESIS_TABLE_5_1.program_ns,
+        read_pj: FlashTiming::THESIS_TABLE_5_1.read_pj,
+        write_pj: FlashTiming::THESIS_TABLE_5_1.program_pj,
+    };
+}
+
+/// Counters of the block device.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct BlockStats {
+    /// Pages read.
+    pub pages_read: u64,
+    /// Pages written.
+    pub pages_written: u64,
+    /// Time, ns.
+    pub time_ns: u64,
+    /// Energy, pJ.
+    pub energy_pj: u64,
+}
+
+/// How SQLite overwrites its DB pages (Figures 5 and 6), counted per 1 KB logical page.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WriteProfile {
+    /// DB page writes.
+    pub page_writes: u64,
+    /// Writes to a page that had been written before.
+    pub overwrites: u64,
+    /// Overwrites whose bytes differ from the old page in at most 64 places.
+    pub small_overwrites: u64,
+    /// Distinct (file, page) written.
+    pub distinct: std::collections::BTreeSet<(String, u64)>,
+}
+
+impl WriteProfile {
+    /// The logical page size profiled, bytes (the paper's DB page).
+    pub const PAGE_BYTES: usize = 1024;
+    /// The most bytes an overwrite may change to count as small (Figure 6).
+    pub const SMALL_BYTES: usize = 64;
+
+    fn record(&mut self, name: &str, offset: u64, old: &[u8], data: &[u8]) {
+        let page = Self::PAGE_BYTES;
+        if !(offset as usize).is_multiple_of(page) {
+            return;
+        }
+        for (k, new) in data.chunks_exact(page).enumerate() {
+            let at = offset as usize + k * page;
+            self.page_writes += 1;
+            self.distinct.insert((name.to_string(), (at / page) as u64));
+            if let Some(before) = old.get(at..at + page) {
+                self.overwrites += 1;
+                let changed = before.iter().zip(new).filter(|(a, b)| a != b).count();
+                self.small_overwrites += u64::from(changed <= Self::SMALL_BYTES);
+            }
+        }
+    }
+
+    /// Writes per distinct logical page.
+    pub fn writes_per_page(&self) -> f64 {
+        self.page_writes as f64 / self.distinct.len().max(1) as f64
+    }
+
+    /// Percentage of overwrites changing at most 64 bytes.
+    pub fn small_percent(&self) -> f64 {
+        100.0 * self.small_overwrites as f64 / self.overwrites.max(1) as f64
+    }
+}
+
+/// The largest database file the block device holds, bytes.
+pub const MAX_FILE_BYTES: u64 = 256 << 20;
+
+/// A block device of named files (the database files), kept as real bytes.
+#[derive(Debug, Clone)]
+pub struct BlockStore {
+    files: BTreeMap<String, Vec<u8>>,
+    timing: BlockTiming,
+    stats: BlockStats,
+    profile: WriteProfile,
+}
+
+impl BlockStore {
+    fn new(timing: BlockTiming) -> BlockStore {
+        BlockStore { files: BTreeMap::new(), timing, stats: BlockStats::default(), profile: WriteProfile::default() }
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> &BlockStats {
+        &self.stats
+    }
+
+    /// The overwrite profile of the DB pages.
+    pub fn profile(&self) -> &WriteProfile {
+        &self.profile
+    }
+
+    /// The bytes of a file, if it exists.
+    pub fn file(&self, name: &str) -> Option<&[u8]> {
+        self.files.get(name).map(Vec::as_slice)
+    }
+
+    /// The files, by name.
+    pub fn files(&self) -> &BTreeMap<String, Vec<u8>> {
+        &self.files
+    }
+
+    /// Puts a whole file image in place, without accounting (loading a saved image).
+    pub fn load(&mut self, name: &str, bytes: Vec<u8>) {
+        self.files.insert(name.to_string(), bytes);
+    }
+
+    fn pages(&self, offset: u64, len: u64) -> u64 {
+        if len == 0 {
+            return 0;
+        }
+        let page = self.timing.page_bytes;
+        (offset + len - 1) / page - offset / page + 1
+    }
+
+    fn read(&mut self, name: &str, offset: u64, buf: &mut [u8]) -> usize {
+        let pages = self.pages(offset, buf.len() as u64);
+        self.stats.pages_read += pages;
+        self.stats.time_ns += pages * self.timing.read_ns;
+        self.stats.energy_pj += pages * self.timing.read_pj;
+        let file = self.files.get(name).map_or(&[][..], Vec::as_slice);
+        let start = (offset as usize).min(file.len());
+        let end = (start + buf.len()).min(file.len());
+        buf[..end - start].copy_from_slice(&file[start..end]);
+        buf[end - start..].fill(0);
+        end - start
+    }
+
+    fn write(&mut self, name: &str, offset: u64, data: &[u8]) -> Result<(), JournalError> {
+        let end = offset.checked_add(data.len() as u64).filter(|&e| e <= MAX_FILE_BYTES);
+        let Some(end) = end else {
+            return Err(JournalError::Full(format!("database file {name} over {MAX_FILE_BYTES} bytes")));
+        };
+        let pages = self.pages(offset, data.len() as u64);
+        self.stats.pages_written += pages;
+        self.stats.time_ns += pages * self.timing.write_ns;
+        self.stats.energy_pj += pages * self.timing.write_pj;
+        let file = self.files.entry(name.to_string()).or_default();
+        self.profile.record(name, offset, file, data);
+        if file.len() < end as usize {
+            file.resize(end as usize, 0);
+        }
+        file[offset as usize..end as usize].copy_from_slice(data);
+        Ok(())
+    }
+}
+
+/// Device parameters of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeviceParams {
+    /// Bytes of PCM for the journal area (a multiple of 64 KB; 2 MB in the paper).
+    pub journal_bytes: u64,
+    /// Storage-mode timing of the PCM.
+    pub pcm_timing: PcmStorageTiming,
+    /// The database files' block device.
+    pub block: BlockTiming,
+}
+
+impl DeviceParams {
+    /// The paper's setup: a 2 MB journal area (Section 6.1) on the board's PCM, with
+    /// 64-bit Flip-N-Write (Section 6.1), and the DB files on flash.
+    pub const PAPER: DeviceParams =
+        DeviceParams { journal_bytes: 2 << 20, pcm_timing: PAPER_BOARD_PCM, block: BlockTiming::FLASH_4K };
+}
+
+/// Everything that survives a power cut: the PCM and the block device, and the count of
+/// writes made to them.
+#[derive(Debug)]
+pub struct Devices {
+    /// The journal's PCM (Flip-N-Write on, exact per-cell wear).
+    pub pcm: Pcm,
+    /// The database files.
+    pub storage: BlockStore,
+    writes: u64,
+    cut_at: Option<u64>,
+}
+
+impl Devices {
+    /// Fresh devices: all PCM cells 0, no files.
+    pub fn new(params: &DeviceParams) -> Result<Devices, JournalError> {
+        let mut config = PcmConfig::new(params.journal_bytes);
+        config.flip_n_write = Some(FlipNWrite::new(64)?);
+        config.metrics = PcmMetrics::CIDR2011;
+        config.storage = params.pcm_timing;
+        Ok(Devices { pcm: Pcm::new(config)?, storage: BlockStore::new(params.block), writes: 0, cut_at: None })
+    }
+
+    /// Device writes made so far (PCM and storage together).
+    pub fn writes(&self) -> u64 {
+        self.writes
+    }
+
+    /// Cuts the power at the `index`-th write from the start (1-based): that write and
+    /// every later one fail and change nothing.
+    pub fn cut_power_at(&mut self, index: u64) {
+        self.cut_at = Some(index);
+    }
+
+    /// Restores power (after the volatile state was dropped).
+    pub fn restore_power(&mut self) {
+        self.cut_at = None;
+    }
+
+    /// True once a write has been refused for the cut.
+    pub fn is_cut(&self) -> bool {
+        self.cut_at.is_some_and(|c| self.writes + 1 >= c)
+    }
+
+    fn admit(&mut self) -> Result<(), JournalError> {
+        if self.is_cut() {
+            return Err(JournalError::PowerCut(self.writes + 1));
+        }
+        self.writes += 1;
+        Ok(())
+    }
+
+    /// Simulated time spent in both devices, ns.
+    pub fn time_ns(&self) -> u64 {
+        self.pcm.stats().storage_time_ns + self.storage.stats.time_ns
+    }
+
+    /// Energy of both devices, pJ: PCM bit energy (CIDR model) plus block pages.
+    pub fn energy_pj(&self) -> u64 {
+        self.pcm_energy_pj() + self.storage.stats.energy_pj
+    }
+
+    /// Energy of the PCM, pJ.
+    pub fn pcm_energy_pj(&self) -> u64 {
+        let pcm = self.pcm.stats();
+        pcm.energy_pj(&self.pcm.config().metrics) + pcm.storage_energy_pj
+    }
+
+    pub(crate) fn pcm_write(&mut self, addr: u64, data: &[u8]) -> Result<(), JournalError> {
+        self.admit()?;
+        self.pcm.storage_write(addr, data)?;
+        Ok(())
+    }
+
+    pub(crate) fn pcm_read(&mut self, addr: u64, buf: &mut [u8]) -> Result<(), JournalError> {
+        self.pcm.storage_read(addr, buf)?;
+        Ok(())
+    }
+
+    pub(crate) fn pcm_byte(&mut self, addr: u64) -> Result<u8, JournalError> {
+        let mut b = [0u8];
+        self.pcm_read(addr, &mut b)?;
+        Ok(b[0])
+    }
+
+    pub(crate) fn file_read(&mut self, name: &str, offset: u64, buf: &mut [u8]) -> usize {
+        self.storage.read(name, offset, buf)
+    }
+
+    pub(crate) fn file_write(&mut self, name: &str, offset: u64, data: &[u8]) -> Result<(), JournalError> {
+        self.admit()?;
+        self.storage.write(name, offset, data)
+    }
+
+    pub(crate) fn file_truncate(&mut self, name: &str, size: u64) -> Result<(), JournalError> {
+        self.admit()?;
+        if let Some(file) = self.storage.files.get_mut(name) {
+            file.truncate(size as usize);
+        }
+        Ok(())
+    }
+
+    pub(crate) fn file_delete(&mut self, name: &str) -> Result<(), JournalError> {
+        self.admit()?;
+        self.storage.files.remove(name);
+        Ok(())
+    }
+}

@@ -1,0 +1,186 @@
+//! Byte layouts of the PCM journal area (documented in the crate README).
+//!
+//! The area is an array of 64 KB frames. Frame 0 is the manager frame; every other frame
+//! is a header frame, a data frame, or free.
+
+use crate::config::MAX_HEADER_COPIES;
+use crate::error::JournalError;
+
+/// Bytes per page frame (Section 5.2: 64 KB, so the largest DB page fits one portion).
+pub const FRAME_BYTES: u64 = 64 * 1024;
+/// The journal header SQLite keeps meaningful: magic, record count, checksum nonce,
+/// original DB size, sector size and page size.
+pub const SQLITE_HEADER_BYTES: usize = 28;
+/// The sector size the VFS reports, so the header SQLite writes is one such sector and
+/// the page records start here.
+pub const JOURNAL_HEADER_BYTES: u64 = 512;
+
+/// Manager frame: presence bits (bit `f` for frame `f`), 8 bytes, written only without S2.
+pub const MGR_PRESENCE: u64 = 0;
+/// Manager frame: reuse counters, u16 per frame, written only without S2.
+pub const MGR_REUSE_COUNTS: u64 = 64;
+/// Manager frame: the first header-frame descriptor.
+pub const MGR_DESCS: u64 = 1024;
+/// Bytes per header-frame descriptor.
+pub const MGR_DESC_BYTES: u64 = 64;
+/// Header-frame descriptors, so DB files served at once.
+pub const MAX_DB_FILES: usize = 64;
+/// Descriptor: valid flag (1 byte: plain bit 0, or an XOR flag).
+pub const DESC_VALID: u64 = 0;
+/// Descriptor: header frame index (1 byte).
+pub const DESC_FRAME: u64 = 1;
+/// Descriptor: name length (1 byte), then the DB file name: its identity.
+pub const DESC_NAME_LEN: u64 = 2;
+/// The longest DB file name.
+pub const MAX_NAME_BYTES: usize = (MGR_DESC_BYTES - DESC_NAME_LEN - 1) as usize;
+
+/// Header frame: the hot-journal flag (1 byte).
+pub const HF_HOT: u64 = 0;
+/// Header frame: first free portion of the journal's newest data frame (u16), without S2.
+pub const HF_FIRST_FREE: u64 = 2;
+/// Header frame: its reuse count (u32), without S2.
+pub const HF_REUSE_COUNT: u64 = 4;
+/// Header frame: descriptors initialised since the frame was allocated (u16): recovery
+/// reads only these, since a new header frame's other bytes are left from earlier use.
+pub const HF_DESC_HWM: u64 = 8;
+/// Header frame: the journal header slots, `m` of them under WHm.
+pub const HF_SLOTS: u64 = 64;
+
+/// Bytes per data-frame descriptor.
+pub const DESC_BYTES: usize = 16;
+/// Data-frame descriptor: page number, as in the journal file (4 bytes, big-endian).
+pub const DD_PGNO: u64 = 0;
+/// Data-frame descriptor: checksum, as in the journal file (4 bytes).
+pub const DD_CKSUM: u64 = 4;
+/// Data-frame descriptor: valid flag (1 byte).
+pub const DD_VALID: u64 = 8;
+/// Data-frame descriptor: PTR, the data frame (1 byte) ...
+pub const DD_FRAME: u64 = 10;
+/// ... and the portion in it (1 byte); frame 0 means no portion.
+pub const DD_PORTION: u64 = 11;
+/// Data-frame descriptor: the record's index in the journal file (u16), so the file's
+/// byte order can be rebuilt (not in the paper, whose SQLite read its structures directly).
+pub const DD_RECORD: u64 = 12;
+
+/// The manager-frame address of header-frame descriptor `slot`.
+pub fn mgr_desc(slot: usize) -> u64 {
+    assert!(slot < MAX_DB_FILES);
+    MGR_DESCS + slot as u64 * MGR_DESC_BYTES
+}
+
+/// The geometry of one journal area.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layout {
+    /// Frames, the manager frame included.
+    pub frames: usize,
+    /// Journal header copies (`m` of WHm).
+    pub header_copies: usize,
+    /// Data-frame descriptors per header frame.
+    pub descriptors: usize,
+    desc_base: u64,
+}
+
+impl Layout {
+    /// The layout of `journal_bytes` of PCM with `header_copies` header slots.
+    pub fn new(journal_bytes: u64, header_copies: u32) -> Result<Layout, JournalError> {
+        let frames = journal_bytes / FRAME_BYTES;
+        if !journal_bytes.is_multiple_of(FRAME_BYTES) || !(3..=64).contains(&frames) {
+            return Err(JournalError::Config(format!(
+                "journal area must be 3 to 64 frames of 64 KB, not {journal_bytes} bytes"
+            )));
+        }
+        assert!((1..=MAX_HEADER_COPIES).contains(&header_copies));
+        let slot_bytes = if header_copies > 1 { 32 } else { SQLITE_HEADER_BYTES as u64 };
+        let desc_base = (HF_SLOTS + slot_bytes * u64::from(header_copies)).next_multiple_of(64);
+        let descriptors = ((FRAME_BYTES - desc_base) / DESC_BYTES as u64) as usize;
+        Ok(Layout { frames: frames as usize, header_copies: header_copies as usize, descriptors, desc_base })
+    }
+
+    /// Bytes per header slot: the 28 header bytes, plus a u32 sequence number when
+    /// there is more than one slot.
+    pub fn slot_bytes(&self) -> usize {
+        if self.header_copies > 1 {
+            32
+        } else {
+            SQLITE_HEADER_BYTES
+        }
+    }
+
+    /// The PCM address of a frame.
+    pub fn frame_addr(&self, frame: usize) -> u64 {
+        assert!(frame < self.frames);
+        frame as u64 * FRAME_BYTES
+    }
+
+    /// The PCM address of data-frame descriptor `index` of header frame `frame`.
+    pub fn desc_addr(&self, frame: usize, index: usize) -> u64 {
+        assert!(index < self.descriptors);
+        self.frame_addr(frame) + self.desc_base + (index * DESC_BYTES) as u64
+    }
+
+    /// The PCM address of a portion.
+    pub fn portion_addr(&self, frame: usize, portion: usize, page_size: u64) -> u64 {
+        assert!((portion as u64 + 1) * page_size <= FRAME_BYTES);
+        self.frame_addr(frame) + portion as u64 * page_size
+    }
+}
+
+/// The field of the journal area that holds byte `addr`, by the layouts above. Data
+/// and header frames are told apart by `is_header(frame)`.
+pub fn field_name(layout: &Layout, addr: u64, is_header: impl Fn(usize) -> bool) -> String {
+    let frame = (addr / FRAME_BYTES) as usize;
+    let offset = addr % FRAME_BYTES;
+    if frame == 0 {
+        return match offset {
+            0..8 => "manager frame: presence bits".into(),
+            8..16 => "manager frame: reusable bits".into(),
+            o if (MGR_REUSE_COUNTS..MGR_DESCS).contains(&o) => "manager frame: reuse counters".into(),
+            o if o >= MGR_DESCS => {
+                let within = (o - MGR_DESCS) % MGR_DESC_BYTES;
+                match within {
+                    DESC_VALID => "manager frame: valid flag of a header-frame descriptor".into(),
+                    DESC_FRAME => "manager frame: header frame index of a descriptor".into(),
+                    _ => "manager frame: DB file name".into(),
+                }
+            }
+            _ => "manager frame: unused".into(),
+        };
+    }
+    if !is_header(frame) {
+        return "data frame: page image".into();
+    }
+    let slots_end = HF_SLOTS + (layout.slot_bytes() * layout.header_copies) as u64;
+    match offset {
+        HF_HOT => "header frame: hot-journal flag".into(),
+        o if (HF_FIRST_FREE..HF_REUSE_COUNT).contains(&o) => "header frame: first-free pointer".into(),
+        o if (HF_REUSE_COUNT..HF_DESC_HWM).contains(&o) => "header frame: reuse count".into(),
+        o if (HF_DESC_HWM..HF_SLOTS).contains(&o) => "header frame: descriptor count".into(),
+        o if (HF_SLOTS..slots_end).contains(&o) => "header frame: journal header".into(),
+        o if o >= layout.desc_base => match (o - layout.desc_base) % DESC_BYTES as u64 {
+            0..4 => "header frame: descriptor PgNo".into(),
+            4..8 => "header frame: descriptor CkSum".into(),
+            DD_VALID => "header frame: descriptor valid flag".into(),
+            _ => "header frame: descriptor PTR or record index".into(),
+        },
+        _ => "header frame: unused".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_are_named_by_their_layout_offsets() {
+        let layout = Layout::new(2 << 20, 4).unwrap();
+        let name = |addr| field_name(&layout, addr, |f| f == 3);
+        assert_eq!(name(3), "manager frame: presence bits");
+        assert_eq!(name(mgr_desc(5) + DESC_VALID), "manager frame: valid flag of a header-frame descriptor");
+        assert_eq!(name(3 * FRAME_BYTES + HF_HOT), "header frame: hot-journal flag");
+        assert_eq!(name(layout.desc_addr(3, 7) + DD_VALID), "header frame: descriptor valid flag");
+        assert_eq!(name(layout.desc_addr(3, 7) + DD_CKSUM), "header frame: descriptor CkSum");
+        assert_eq!(name(4 * FRAME_BYTES + HF_HOT), "data frame: page image");
+        assert!(Layout::new(2 << 20, 128).unwrap().descriptors > 3000);
+        assert!(Layout::new(100, 1).is_err());
+    }
+}
