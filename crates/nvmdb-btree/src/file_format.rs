@@ -1,7 +1,7 @@
 //! The text formats of `nvmdb btree run`'s file mode: a keys file (one `key value` per
 //! line) to bulk-load, and an operations file (lines `I key value`, `D key`, `G key`,
 //! `S lo hi`) of [`Op`]s. Blank lines are skipped; every line is at most
-//! [`MAX_LINE_BYTES`](crate::lines::MAX_LINE_BYTES) long, a UTF-8 byte-order mark before
+//! [`MAX_LINE_BYTES`] long, a UTF-8 byte-order mark before
 //! the first line is ignored, and a bad line is a [`ParseError`] naming its number.
 
 use std::io::BufRead;
@@ -9,6 +9,9 @@ use std::io::BufRead;
 use thiserror::Error;
 
 use crate::lines::{quote, Lines};
+
+/// The longest line accepted, bytes, terminator excluded (1 MiB, as for every text input).
+pub use crate::lines::MAX_LINE_BYTES;
 use crate::workload::Op;
 
 /// A line of a keys or operations file that could not be read or parsed.

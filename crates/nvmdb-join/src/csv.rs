@@ -1,7 +1,7 @@
 //! The CSV relation format of `nvmdb join run`: a header row of distinct, non-empty column
 //! names, then rows of unsigned 64-bit integers, one per header cell, each stored in 8
 //! bytes. Cells are separated by commas and trimmed; blank lines are skipped. Every line
-//! is at most [`MAX_LINE_BYTES`](crate::lines::MAX_LINE_BYTES) long, a UTF-8 byte-order
+//! is at most [`MAX_LINE_BYTES`] long, a UTF-8 byte-order
 //! mark before the first line is ignored, and a bad line is a [`CsvError`] naming its
 //! number.
 
@@ -11,6 +11,9 @@ use std::io::BufRead;
 use thiserror::Error;
 
 use crate::lines::{quote, Lines};
+
+/// The longest line accepted, bytes, terminator excluded (1 MiB, as for every text input).
+pub use crate::lines::MAX_LINE_BYTES;
 use crate::relation::{Column, Table};
 
 /// A line of a CSV relation that could not be read or parsed.
