@@ -2,6 +2,8 @@
 #![warn(clippy::cast_possible_truncation, clippy::unwrap_used)]
 
 pub mod code;
+pub mod file_format;
+mod lines;
 mod tree;
 pub mod workload;
 

@@ -1,11 +1,11 @@
-//! Reading input files: line by line with a bounded line length, so a huge or binary file
-//! is refused at its first bad line instead of read whole into memory.
+//! Opening input files, reading small ones whole with a size cap, and refusing an output
+//! that is an input. Line-oriented files are read by their crates' parsers, whose bounded
+//! line reading refuses a huge or binary file at its first bad line instead of reading it
+//! whole into memory.
 
 use std::fs::File;
-use std::io::{BufReader, Read};
+use std::io::Read;
 use std::path::Path;
-
-use nvmdb_workload::lines::Lines;
 
 use crate::error::CliError;
 
@@ -19,19 +19,6 @@ pub fn open(path: &str) -> Result<File, CliError> {
         return Err(CliError::input(format!("{path}: cannot read: is a directory")));
     }
     Ok(file)
-}
-
-/// Calls `each(line_number, text)` for every line of `path`; a failure names `path:line`.
-pub fn for_each_line(path: &str, mut each: impl FnMut(u64, &str) -> Result<(), String>) -> Result<(), CliError> {
-    let mut lines = Lines::new(BufReader::new(open(path)?));
-    let mut number = 0u64;
-    while let Some(line) = lines.next_line() {
-        number = number.saturating_add(1);
-        line.map_err(|e| e.to_string())
-            .and_then(|text| each(number, text))
-            .map_err(|what| CliError::at_line(path, number, what))?;
-    }
-    Ok(())
 }
 
 /// Reads a small file whole (at most 1 MiB), naming it on failure.

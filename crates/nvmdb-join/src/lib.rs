@@ -3,7 +3,8 @@
 //! - [`join`]: CIDR 2011's simple hash join, cache partitioning and virtual partitioning
 //!   (seed 001, Algorithms 1–3), which are also the thesis's traditional and modified
 //!   joins for row and column stores (seed 000, Chapter 4, Algorithms 1–4).
-//! - [`relation`]: relations in memory, row or column layout.
+//! - [`relation`]: relations in memory, row or column layout; [`csv`]: the CSV relation
+//!   format of `nvmdb join run`.
 //! - [`hash_table`], [`idlist`]: the chained hash table and the record-ID lists (2-byte
 //!   deltas with a `0xFFFF` escape).
 //! - [`model`]: the analytic cost model of CIDR Table 4 and Figure 5.
@@ -14,9 +15,11 @@
 #![warn(clippy::cast_possible_truncation, clippy::unwrap_used)]
 
 pub mod buffered;
+pub mod csv;
 pub mod hash_table;
 pub mod idlist;
 pub mod join;
+mod lines;
 pub mod model;
 pub mod relation;
 pub mod ssb;

@@ -1,11 +1,13 @@
 //! `nvmdb btree run`: a B+-tree in simulated memory, driven by files or a generator.
 
 use clap::{Args, Subcommand};
+use std::io::BufReader;
+
+use nvmdb_btree::file_format;
 use nvmdb_btree::workload::{
     loaded_pairs, measure, op_keys, ops_of, random_keys, Answer, AnyMemory, MemoryKind, Op, OpKind, RunReport,
 };
 use nvmdb_btree::{BTree, Variant};
-use nvmdb_workload::lines::quote;
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
@@ -149,49 +151,18 @@ fn check_generated_memory(entries: usize, count: usize, fill: f64) -> Result<(),
     crate::limits::check_memory("--entries/--count", total.saturating_mul(per_entry.saturating_add(8)))
 }
 
-fn parse_u64(token: &str, what: &str) -> Result<u64, String> {
-    token.parse::<u64>().map_err(|_| format!("{what} {} is not a u64 decimal", quote(token)))
-}
-
-/// Parses KEYS.txt into pairs sorted by key; a duplicate key names both lines.
+/// Parses the KEYS.txt at `path` into pairs sorted by key; a failure names `path:line`.
 fn parse_keys(path: &str) -> Result<Vec<(u64, u64)>, CliError> {
-    let mut pairs: Vec<(u64, u64, u64)> = Vec::new();
-    crate::input::for_each_line(path, |number, line| {
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        match fields.as_slice() {
-            [] => {}
-            [key, value] => pairs.push((parse_u64(key, "key")?, parse_u64(value, "value")?, number)),
-            _ => return Err(format!("expected 'key value', found {} fields", fields.len())),
-        }
-        Ok(())
-    })?;
-    pairs.sort_unstable_by_key(|&(key, _, line)| (key, line));
-    if let Some(w) = pairs.windows(2).find(|w| w[0].0 == w[1].0) {
-        return Err(CliError::at_line(path, w[1].2, format!("duplicate key {} (first on line {})", w[0].0, w[0].2)));
-    }
-    Ok(pairs.into_iter().map(|(k, v, _)| (k, v)).collect())
+    file_format::parse_keys(BufReader::new(crate::input::open(path)?)).map_err(|e| at_line(path, e))
 }
 
-fn parse_op_line(line: &str) -> Result<Option<Op>, String> {
-    let fields: Vec<&str> = line.split_whitespace().collect();
-    Ok(Some(match fields.as_slice() {
-        [] => return Ok(None),
-        ["I", key, value] => Op::Insert(parse_u64(key, "key")?, parse_u64(value, "value")?),
-        ["D", key] => Op::Delete(parse_u64(key, "key")?),
-        ["G", key] => Op::Get(parse_u64(key, "key")?),
-        ["S", lo, hi] => {
-            let (lo, hi) = (parse_u64(lo, "lo")?, parse_u64(hi, "hi")?);
-            if lo > hi {
-                return Err(format!("scan bounds out of order: {lo} > {hi}"));
-            }
-            Op::Scan(lo, hi)
-        }
-        ["I", ..] => return Err("expected 'I key value'".into()),
-        ["D", ..] => return Err("expected 'D key'".into()),
-        ["G", ..] => return Err("expected 'G key'".into()),
-        ["S", ..] => return Err("expected 'S lo hi'".into()),
-        [op, ..] => return Err(format!("unknown operation {} (expected I, D, G or S)", quote(op))),
-    }))
+/// Parses the OPS.txt at `path`; a failure names `path:line`.
+fn parse_ops(path: &str) -> Result<Vec<Op>, CliError> {
+    file_format::parse_ops(BufReader::new(crate::input::open(path)?)).map_err(|e| at_line(path, e))
+}
+
+fn at_line(path: &str, e: file_format::ParseError) -> CliError {
+    CliError::at_line(path, e.line, e.message)
 }
 
 fn file_run(args: &RunArgs) -> Result<RunReport, CliError> {
@@ -202,11 +173,7 @@ fn file_run(args: &RunArgs) -> Result<RunReport, CliError> {
         crate::input::check_output_is_not_an_input(("--results", out), &[("--load", load), ("--ops", ops_path)])?;
     }
     let pairs = parse_keys(load)?;
-    let mut ops = Vec::new();
-    crate::input::for_each_line(ops_path, |_, line| {
-        ops.extend(parse_op_line(line)?);
-        Ok(())
-    })?;
+    let ops = parse_ops(ops_path)?;
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(args.seed);
     let mut tree = new_tree(args, pairs, &mut rng)?;
     let (report, answers) = measure(&mut tree, ops).map_err(|e| CliError::failed(e.to_string()))?;
@@ -230,56 +197,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn op_lines_parse_and_bad_lines_say_why() {
-        assert_eq!(parse_op_line("I 5 7"), Ok(Some(Op::Insert(5, 7))));
-        assert_eq!(parse_op_line("  D 5 "), Ok(Some(Op::Delete(5))));
-        assert_eq!(parse_op_line("G 9"), Ok(Some(Op::Get(9))));
-        assert_eq!(parse_op_line("S 1 2"), Ok(Some(Op::Scan(1, 2))));
-        assert_eq!(parse_op_line(""), Ok(None));
-        assert_eq!(parse_op_line("I 5"), Err("expected 'I key value'".into()));
-        assert_eq!(parse_op_line("G -1"), Err("key '-1' is not a u64 decimal".into()));
-        assert_eq!(parse_op_line("S 3 2"), Err("scan bounds out of order: 3 > 2".into()));
-        assert_eq!(parse_op_line("Q 1"), Err("unknown operation 'Q' (expected I, D, G or S)".into()));
-    }
-
-    /// Lines in `bytes`, counting a last line without a terminator.
-    fn line_count(bytes: &[u8]) -> usize {
-        let pieces = bytes.split(|&b| b == b'\n').count();
-        pieces.checked_sub(usize::from(bytes.ends_with(b"\n") || bytes.is_empty())).expect("split yields a piece")
-    }
-
-    proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
-
-        #[test]
-        fn arbitrary_files_parse_or_name_a_line(
-            bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..300),
-            tokens in proptest::collection::vec("[IDGS]|[0-9]{1,21}|-1| |\n|\u{feff}", 0..40),
-        ) {
-            let path = std::env::temp_dir().join(format!("nvmdb-btree-prop-{}", std::process::id()));
-            for contents in [bytes, tokens.concat().into_bytes()] {
-                std::fs::write(&path, &contents).unwrap();
-                let name = path.to_str().unwrap();
-                for result in [parse_keys(name).map(|_| ()), crate::input::for_each_line(name, |_, l| parse_op_line(l).map(|_| ()))] {
-                    if let Err(e) = result {
-                        let line: usize = e.message.strip_prefix(name).unwrap()[1..].split(':').next().unwrap().parse().unwrap();
-                        proptest::prop_assert!(line >= 1 && line <= line_count(&contents), "{}", e.message);
-                        proptest::prop_assert!(e.code == 2 && !e.message.contains('\n'));
-                    }
-                }
-            }
-            std::fs::remove_file(&path).unwrap();
-        }
-    }
-
-    #[test]
-    fn duplicate_keys_name_the_later_line() {
+    fn file_errors_name_the_file_and_line() {
         let path = std::env::temp_dir().join(format!("nvmdb-btree-dup-{}.txt", std::process::id()));
         std::fs::write(&path, "7 1\n3 2\n7 9\n").unwrap();
         let name = path.to_str().unwrap();
         let err = parse_keys(name).unwrap_err();
-        std::fs::remove_file(&path).unwrap();
         assert_eq!(err.code, crate::error::EXIT_BAD_INPUT);
         assert_eq!(err.message, format!("{name}:3: duplicate key 7 (first on line 1)"));
+        std::fs::write(&path, "G 1\nS 3 2\n").unwrap();
+        let err = parse_ops(name).unwrap_err();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(err.code, crate::error::EXIT_BAD_INPUT);
+        assert_eq!(err.message, format!("{name}:2: scan bounds out of order: 3 > 2"));
     }
 }

@@ -1,11 +1,13 @@
 //! `nvmdb join run` and `nvmdb join model`: hash joins on simulated PCM, and the CIDR 2011
 //! analytic model.
 
+use std::io::BufReader;
+
 use clap::{Args, Subcommand, ValueEnum};
 use nvmdb_device::{Pcm, PcmConfig, PcmStats};
 use nvmdb_join::model::{best, cost, wear_crossover, Metric, ModelParams, Workload};
 use nvmdb_join::synth::{generate, SynthSpec};
-use nvmdb_join::{measured_join, Algorithm, Column, IdEncoding, JoinOptions, Layout, StoredRelation, Table};
+use nvmdb_join::{measured_join, Algorithm, IdEncoding, JoinOptions, Layout, StoredRelation, Table};
 use nvmdb_memory::{CachedMemory, FlatMemory, Memory};
 use nvmdb_workload::lines::quote;
 use rand::SeedableRng;
@@ -232,46 +234,10 @@ fn check_combinations(sizes: &[u64], matches: &[u64]) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Parses a CSV of unsigned integers with a header row into a table of 8 B columns.
+/// Parses the CSV relation at `path` (see [`nvmdb_join::csv`]); a failure names `path:line`.
 fn parse_csv(path: &str) -> Result<Table, CliError> {
-    let mut columns: Vec<Column> = Vec::new();
-    let mut rows = 0u64;
-    crate::input::for_each_line(path, |_, line| {
-        if line.trim().is_empty() {
-            return Ok(());
-        }
-        if columns.is_empty() {
-            for (cell, name) in (1u64..).zip(line.split(',').map(str::trim)) {
-                if name.is_empty() {
-                    return Err(format!("header cell {cell} is empty"));
-                }
-                if columns.iter().any(|c| c.name == name) {
-                    return Err(format!("column {} appears twice", quote(name)));
-                }
-                columns.push(Column { name: name.to_string(), width_bytes: 8, values: Vec::new() });
-            }
-            return Ok(());
-        }
-        let cells = line.split(',').count();
-        if cells != columns.len() {
-            return Err(format!("{cells} cells, but the header has {}", columns.len()));
-        }
-        let Some(next_rows) = rows.checked_add(1).filter(|&n| n <= u64::from(u32::MAX)) else {
-            return Err("more than 2^32 - 1 rows".into());
-        };
-        for (column, cell) in columns.iter_mut().zip(line.split(',')) {
-            let value = cell.trim().parse::<u64>().map_err(|_| {
-                format!("column {}: {} is not an unsigned 64-bit integer", quote(&column.name), quote(cell.trim()))
-            })?;
-            column.values.push(value);
-        }
-        rows = next_rows;
-        Ok(())
-    })?;
-    if columns.is_empty() {
-        return Err(CliError::at_line(path, 1, "empty file: expected a header row"));
-    }
-    Ok(Table { columns })
+    nvmdb_join::csv::parse_csv(BufReader::new(crate::input::open(path)?))
+        .map_err(|e| CliError::at_line(path, e.line, e.message))
 }
 
 fn key_index(table: &Table, flag: &str, key: &str, path: &str) -> Result<usize, CliError> {
@@ -586,6 +552,7 @@ fn model(args: &ModelArgs) -> Result<(), CliError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use nvmdb_join::Column;
 
     #[test]
     fn sweeps_parse_values_ranges_and_steps() {
@@ -626,29 +593,6 @@ mod tests {
             std::fs::remove_file(path).unwrap();
         }
         std::fs::remove_file(ok).unwrap();
-    }
-
-    proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
-
-        #[test]
-        fn arbitrary_csv_parses_or_names_a_line(
-            bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..300),
-            tokens in proptest::collection::vec("[ab]|,|[0-9]{1,21}|-1| |\n|\u{feff}", 0..40),
-        ) {
-            for (i, contents) in [bytes, tokens.concat().into_bytes()].into_iter().enumerate() {
-                let path = std::env::temp_dir().join(format!("nvmdb-join-prop-{}-{i}.csv", std::process::id()));
-                std::fs::write(&path, &contents).unwrap();
-                let name = path.to_str().unwrap();
-                if let Err(e) = parse_csv(name) {
-                    let line: usize = e.message.strip_prefix(name).unwrap()[1..].split(':').next().unwrap().parse().unwrap();
-                    let lines = contents.split(|&b| b == b'\n').count();
-                    proptest::prop_assert!(line >= 1 && line <= lines, "{}", e.message);
-                    proptest::prop_assert!(e.code == 2 && !e.message.contains('\n'));
-                }
-                std::fs::remove_file(&path).unwrap();
-            }
-        }
     }
 
     #[test]
