@@ -8,11 +8,11 @@ use std::io::BufRead;
 
 use thiserror::Error;
 
-use crate::lines::{quote, Lines};
+use nvmdb_text::{quote, Lines};
 
-/// The longest line accepted, bytes, terminator excluded (1 MiB, as for every text input).
-pub use crate::lines::MAX_LINE_BYTES;
 use crate::workload::Op;
+/// The longest line accepted, bytes, terminator excluded (1 MiB, as for every text input).
+pub use nvmdb_text::MAX_LINE_BYTES;
 
 /// A line of a keys or operations file that could not be read or parsed.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
@@ -38,7 +38,9 @@ fn for_each_line(input: impl BufRead, mut each: impl FnMut(u64, &str) -> Result<
     let mut number = 0u64;
     while let Some(line) = lines.next_line() {
         number = number.saturating_add(1);
-        line.and_then(|text| each(number, text)).map_err(|message| ParseError::new(number, message))?;
+        line.map_err(|e| e.to_string())
+            .and_then(|text| each(number, text))
+            .map_err(|message| ParseError::new(number, message))?;
     }
     Ok(())
 }

@@ -3,7 +3,6 @@
 
 pub mod code;
 pub mod file_format;
-mod lines;
 mod tree;
 pub mod workload;
 

@@ -10,11 +10,11 @@ use std::io::BufRead;
 
 use thiserror::Error;
 
-use crate::lines::{quote, Lines};
+use nvmdb_text::{quote, Lines};
 
-/// The longest line accepted, bytes, terminator excluded (1 MiB, as for every text input).
-pub use crate::lines::MAX_LINE_BYTES;
 use crate::relation::{Column, Table};
+/// The longest line accepted, bytes, terminator excluded (1 MiB, as for every text input).
+pub use nvmdb_text::MAX_LINE_BYTES;
 
 /// A line of a CSV relation that could not be read or parsed.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
@@ -45,7 +45,8 @@ pub fn parse_csv(input: impl BufRead) -> Result<Table, CsvError> {
     let mut number = 0u64;
     while let Some(line) = lines.next_line() {
         number = number.saturating_add(1);
-        line.and_then(|line| parse_line(line, &mut columns, &mut rows))
+        line.map_err(|e| e.to_string())
+            .and_then(|line| parse_line(line, &mut columns, &mut rows))
             .map_err(|message| CsvError::new(number, message))?;
     }
     if columns.is_empty() {

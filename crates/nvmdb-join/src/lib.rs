@@ -19,7 +19,6 @@ pub mod csv;
 pub mod hash_table;
 pub mod idlist;
 pub mod join;
-mod lines;
 pub mod model;
 pub mod relation;
 pub mod ssb;

@@ -1,6 +1,9 @@
 //! Bounded line reading for every text input: a line longer than [`MAX_LINE_BYTES`] is an
 //! error instead of an unbounded allocation, a UTF-8 byte-order mark before the first line
-//! is skipped, and a line that is not UTF-8 is an error naming its number.
+//! is skipped, and a line that is not UTF-8 is an error naming its number. The trace parsers,
+//! the B+-tree file formats and the CSV relations all read through it.
+
+#![warn(clippy::cast_possible_truncation, clippy::unwrap_used, clippy::arithmetic_side_effects)]
 
 use std::io::{BufRead, ErrorKind};
 
