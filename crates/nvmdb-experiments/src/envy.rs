@@ -491,7 +491,7 @@ impl Experiment for TpcaThroughput {
         outcome.plots.extend([tps_plot, latency_plot, util_plot]);
         outcome.notes.push(format!(
             "The simulated array is smaller than the paper's 2 GB (flash contents are kept in host memory), with \
-                 the paper's buffer-to-flash ratio (1/256). The erase time bounds the saturated throughput here: the \
+                 the 2 GB preset's buffer-to-flash ratio (1/256). The erase time bounds the saturated throughput here: the \
                  same run gives {:.0} TPS with the preset's 1.6 s erase, {:.0} with 100 ms and {:.0} with none. It \
                  also sets the write latency below saturation: a copy-on-write waits when the buffer's free headroom \
                  (an eighth of it) is used up while a clean's erase holds the flash; at {} TPS the mean write takes \
