@@ -19,3 +19,73 @@ impl PowerLoss for FlashArray {
     /// Flash is non-volatile: nothing is lost (operations complete atomically here).
     fn power_loss(&mut self) {}
 }
+
+/// A power switch that can be set to cut before a given device write.
+///
+/// An engine that owns several devices passes every device write through one switch,
+/// so a crash test can cut the power at each write index of a workload in turn. The
+/// switch only counts and refuses; the engine maps a refusal to its own error and must
+/// leave the device unchanged for the refused write.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PowerSwitch {
+    writes: u64,
+    cut_before: Option<u64>,
+}
+
+impl PowerSwitch {
+    /// A switch that never cuts.
+    pub fn new() -> PowerSwitch {
+        PowerSwitch::default()
+    }
+
+    /// Device writes admitted so far.
+    pub fn writes(&self) -> u64 {
+        self.writes
+    }
+
+    /// Cuts the power before device write number `index` (0-based, counted over the
+    /// switch's life): that write and every later one are refused.
+    pub fn cut_before(&mut self, index: u64) {
+        self.cut_before = Some(index);
+    }
+
+    /// True once the cut has been reached: the next write would be refused.
+    pub fn is_cut(&self) -> bool {
+        self.cut_before.is_some_and(|cut| self.writes >= cut)
+    }
+
+    /// Admits one device write, or refuses it with the number of writes admitted so far
+    /// when the cut has been reached.
+    pub fn admit(&mut self) -> Result<(), u64> {
+        if self.is_cut() {
+            return Err(self.writes);
+        }
+        self.writes = self.writes.saturating_add(1);
+        Ok(())
+    }
+
+    /// Restores the power: the cut is cleared, the count kept.
+    pub fn restore(&mut self) {
+        self.cut_before = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PowerSwitch;
+
+    #[test]
+    fn the_switch_refuses_from_the_cut_on_and_restores() {
+        let mut switch = PowerSwitch::new();
+        switch.cut_before(2);
+        assert_eq!(switch.admit(), Ok(()));
+        assert_eq!(switch.admit(), Ok(()));
+        assert!(switch.is_cut());
+        assert_eq!(switch.admit(), Err(2));
+        assert_eq!(switch.admit(), Err(2));
+        assert_eq!(switch.writes(), 2);
+        switch.restore();
+        assert_eq!(switch.admit(), Ok(()));
+        assert_eq!(switch.writes(), 3);
+    }
+}
