@@ -46,6 +46,13 @@ pub struct StoreStats {
     pub block_erases: u64,
     /// Pages copied by garbage collection.
     pub gc_page_copies: u64,
+    /// Whole pages the page FTL programmed for the layer above it (host writes and merge
+    /// runs; not GC copies, not partial programs).
+    pub data_page_writes: u64,
+    /// Of `data_page_writes`, those whose logical page is the previous one's plus one: the
+    /// logical sequentiality of the write stream reaching flash (a partial program in
+    /// between breaks a run).
+    pub sequential_page_writes: u64,
     /// Merges (log-block, IPL, PCM log buffer).
     pub merges: u64,
     /// Flushes of a buffer or log to flash.

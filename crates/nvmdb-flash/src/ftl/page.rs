@@ -76,6 +76,9 @@ pub struct PageFtl {
     /// page and write sequence number ([`OOB_BYTES`]), from which [`PageFtl::reopen`]
     /// rebuilds the mapping.
     write_seq: u64,
+    /// The logical page of the last page written for the layer above (not a GC copy), for
+    /// `sequential_page_writes`; `None` after a partial (log-sector) program.
+    last_data_lpn: Option<u32>,
     config: SsdConfig,
 }
 
@@ -150,6 +153,7 @@ impl PageFtl {
             extra_owners: BTreeMap::new(),
             candidates: Vec::new(),
             write_seq: 1,
+            last_data_lpn: None,
             config: config.clone(),
         };
         for block in 0..geometry.blocks() {
@@ -419,7 +423,18 @@ impl PageFtl {
         let seq = self.next_write_seq();
         let (ppn, done_ns) = self.program(plane, lpn, seq, data, now_ns)?;
         self.map(lpn, ppn);
+        self.note_data_write(lpn);
         Ok(done_ns)
+    }
+
+    /// Counts a page programmed for the layer above, and whether its logical page follows
+    /// the previous one's (a sequential run in the write stream reaching flash).
+    fn note_data_write(&mut self, lpn: u32) {
+        self.stats.data_page_writes += 1;
+        if self.last_data_lpn.and_then(|last| last.checked_add(1)) == Some(lpn) {
+            self.stats.sequential_page_writes += 1;
+        }
+        self.last_data_lpn = Some(lpn);
     }
 
     /// The next plane in round-robin order that has room (after garbage collection).
@@ -552,6 +567,7 @@ impl PageFtl {
             let seq = self.next_write_seq();
             let (ppn, t) = self.program(plane, lpn, seq, data, now_ns)?;
             self.map(lpn, ppn);
+            self.note_data_write(lpn);
             done_ns = done_ns.max(t);
         }
         Ok(done_ns)
@@ -562,6 +578,7 @@ impl PageFtl {
     /// stays open for its other sectors. The sector must be erased.
     pub fn program_sector(&mut self, lpn: u64, sector: u32, data: &PageData, now_ns: u64) -> Result<u64, FlashError> {
         let lpn = self.check_lpn(lpn)?;
+        self.last_data_lpn = None;
         let ppn = self.l2p[lpn as usize];
         if ppn != UNMAPPED {
             return Ok(self.flash.program_sectors(u64::from(ppn), sector, data, 1, now_ns)?.end_ns);
@@ -766,7 +783,50 @@ impl PageStore for PageFtl {
 
 #[cfg(test)]
 mod tests {
-    use super::run_plane;
+    use nvmdb_device::{PageContent, PageData};
+
+    use super::{run_plane, PageFtl};
+    use crate::layer::PageStore;
+    use crate::SsdConfig;
+
+    #[test]
+    fn data_writes_and_their_sequential_runs_are_counted_apart_from_gc_copies() {
+        let mut config = SsdConfig { content: PageContent::Fingerprint, ..SsdConfig::default() };
+        config.flash.packages = 1;
+        config.flash.planes_per_package = 2;
+        config.flash.blocks_per_plane = 16;
+        config.flash.partial_programming = true;
+        config.ftl.overprovision = 0.25;
+        let mut ftl = PageFtl::new(&config).unwrap();
+        let page = |i: u64| PageData::Fingerprint(i + 1);
+        // 0..8 in order (7 continue a run), then 20, 3, 4 (one: 3 -> 4).
+        for lpn in (0..8).chain([20, 3, 4]) {
+            ftl.write(lpn, page(lpn), 0).unwrap();
+        }
+        // A run of 5, 6, 7 continues 4 -> 5 and adds two more.
+        ftl.write_run(&[(5, page(5)), (6, page(6)), (7, page(7))], 0).unwrap();
+        let s = ftl.stats();
+        assert_eq!((s.data_page_writes, s.sequential_page_writes), (14, 11));
+        // A partial program breaks the run.
+        ftl.program_sector(30, 0, &page(30), 0).unwrap();
+        ftl.write(8, page(8), 0).unwrap();
+        assert_eq!(ftl.stats().sequential_page_writes, 11);
+        // Fill, then scattered overwrites until GC copies pages: the copies are not data
+        // writes, and the sequential count matches the written stream's.
+        ftl.reset_stats();
+        let logical = ftl.logical_pages();
+        let stream: Vec<u64> = (0..logical).chain((0..4 * logical).map(|i| i * 2_654_435_761 % logical)).collect();
+        for (i, &lpn) in stream.iter().enumerate() {
+            ftl.write(lpn, page(lpn + i as u64 * logical), 0).unwrap();
+        }
+        let s = ftl.stats();
+        assert!(s.gc_page_copies > 0, "the overwrites made GC copy pages");
+        assert_eq!(s.data_page_writes, stream.len() as u64);
+        assert_eq!(s.flash_page_programs, s.data_page_writes + s.gc_page_copies);
+        // The page written before the stream was 8, so its first page (0) starts a run.
+        let runs = stream.windows(2).filter(|w| w[1] == w[0] + 1).count() as u64;
+        assert_eq!(s.sequential_page_writes, runs);
+    }
 
     #[test]
     fn runs_go_to_the_plane_with_the_fewest_live_pages() {
