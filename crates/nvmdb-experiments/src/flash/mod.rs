@@ -1,14 +1,16 @@
 //! The thesis's Section 5.1 experiments (seed 000): deduplication (Figures 5.1–5.3), the
-//! PCM log buffer against IPL and d-PRAM (Figures 5.5–5.7), everything combined (5.8), and
-//! MQSim's real traces through each configuration.
+//! PCM log buffer against IPL and d-PRAM (Figures 5.5–5.7), everything combined (5.8), the
+//! PCM capacity and the P-block replacement policies, and MQSim's real traces through
+//! each configuration. The buffer experiments run in steady state ([`Warmup`]).
 //!
 //! Scaling: the thesis runs a 1 GB TPC-C database with 20–100 MB buffer pools and 16 MB
 //! of PCM. The paper scale keeps those sizes; the quick scale divides the database, the
 //! desktop footprint, the buffer pools and the PCM by 16 together, so every ratio that
 //! drives merges (pool : database, PCM : database) is the same. The flash is sized to the
 //! data (10% over-provisioning) rather than Table 5.1's 40 GB, so that erases per block
-//! mean something; its timing and energy are Table 5.1's. No experiment here uses the
-//! SSD's DRAM write buffer (`[dram]`, off by default).
+//! mean something; its timing and energy are Table 5.1's (MQSim's traces run on Table
+//! 5.1's 80 planes). No experiment here uses the SSD's DRAM write buffer (`[dram]`, off
+//! by default).
 
 mod buffers;
 mod dedup;
