@@ -172,12 +172,17 @@ impl Experiment for BufferSchemes {
         let mut erases_plot = Plot::new("Figure 5.5(b): erases (t3)", "buffer pool, MB (thesis scale)", "erases");
         let mut time_plot = Plot::new("Figure 5.5(c): write time (t3)", "buffer pool, MB (thesis scale)", "seconds");
         let mut energy_plot = Plot::new("Figure 5.6(c): total energy (t3)", "buffer pool, MB (thesis scale)", "J");
-        let bar = ctx.progress(self.id(), (POOLS_MB.len() * kinds.len() + 8 + 6) as u64);
+        // Runs of the figures (t3 at every pool, then t1 and t2 at 60 MB), and of the band
+        // (the log schemes' two content-free deltas at each of those points).
+        let points = POOLS_MB.len() + 2;
+        let bar = ctx.progress(self.id(), (points * kinds.len() + points * 3 * Delta::BAND.len()) as u64);
         let mut at_60: Vec<RunResult> = Vec::new();
+        // The generator-delta runs: workload, pool, index in `kinds`, result.
+        let mut generator_runs: Vec<(SynthWorkload, u64, usize, RunResult)> = Vec::new();
         // Per log scheme, per pool: host page writes, merges, erases, write time, write,
         // read and total energy.
         let mut by_scheme: Vec<Vec<[f64; 7]>> = Vec::new();
-        for kind in kinds {
+        for (k, kind) in kinds.into_iter().enumerate() {
             let mut points = Vec::new();
             let (mut m, mut e, mut t, mut en) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
             for pool in POOLS_MB {
@@ -207,6 +212,7 @@ impl Experiment for BufferSchemes {
                 if pool == 60 {
                     at_60.push(r.clone());
                 }
+                generator_runs.push((SynthWorkload::T3, pool, k, r.clone()));
                 if !log {
                     continue;
                 }
@@ -255,9 +261,11 @@ impl Experiment for BufferSchemes {
             } else {
                 let params = synth_params(workload, ctx.scale, ctx.seed, 60);
                 let mut runs = Vec::new();
-                for kind in kinds {
-                    runs.push(steady(kind, &config, pcm, params, false, Delta::Generator).map_err(&fail)?);
+                for (k, kind) in kinds.into_iter().enumerate() {
+                    let r = steady(kind, &config, pcm, params, false, Delta::Generator).map_err(&fail)?;
                     bar.inc(1);
+                    generator_runs.push((workload, 60, k, r.clone()));
+                    runs.push(r);
                 }
                 runs
             };
@@ -272,10 +280,12 @@ impl Experiment for BufferSchemes {
             fig7.row(row);
         }
 
-        // The delta band at t3, 60 MB.
+        // The delta band at every point of the figures.
         let mut band = Table::new(
-            "Delta policy band (t3, 60 MB pool): the generator's changes against the content-free policies",
+            "Delta policy band (t3 at every pool, t1 and t2 at 60 MB): the generator's changes against the content-free policies",
             &[
+                "workload",
+                "pool (MB, thesis scale)",
                 "scheme",
                 "delta",
                 "merges",
@@ -286,16 +296,18 @@ impl Experiment for BufferSchemes {
                 "sequential %",
             ],
         );
-        let params = synth_params(SynthWorkload::T3, ctx.scale, ctx.seed, 60);
-        for (i, kind) in kinds.into_iter().enumerate().skip(1) {
-            let mut runs = vec![(Delta::Generator, at_60[i].clone())];
+        for (workload, pool, k, generator) in generator_runs.iter().filter(|run| run.2 > 0) {
+            let params = synth_params(*workload, ctx.scale, ctx.seed, *pool);
+            let mut runs = vec![(Delta::Generator, generator.clone())];
             for delta in Delta::BAND {
-                runs.push((delta, steady(kind, &config, pcm, params, false, delta).map_err(&fail)?));
+                runs.push((delta, steady(kinds[*k], &config, pcm, params, false, delta).map_err(&fail)?));
                 bar.inc(1);
             }
             for (delta, r) in runs {
                 band.row(vec![
-                    kind.name().into(),
+                    workload.name().into(),
+                    (*pool).into(),
+                    kinds[*k].name().into(),
                     delta.name().into(),
                     r.stats.merges.into(),
                     r.stats.flash_page_programs.into(),
@@ -709,7 +721,7 @@ impl Experiment for Replacement {
             tables: vec![table],
             plots: Vec::new(),
             notes: vec![
-                "Every P-block replacement merges the victim's logical block, so merges count replacements plus merges of blocks whose log sectors are all altered. Belady's bound is computed offline from the measured window's future host writes (a second generator of the same seed) and is the fewest replacements any policy could make on this stream; it is not an online policy.".into(),
+                "Every P-block replacement merges the victim's logical block, so merges count replacements plus merges of blocks whose log sectors are all altered. Belady's bound is computed offline from the measured window's future host writes (a second generator of the same seed): his MIN rule, which makes the fewest replacements when every write to a flash block without a P-block must take one. Merges of blocks whose sectors are all altered free P-blocks outside that model, so the bound is exact for replacements only; it is not an online policy.".into(),
                 "The thesis keeps the least popular P-block's logs out (popularity counts updates since the block was loaded), because \"it is preferable to keep those blocks which are frequently accessed\"; the scorecard row compares it with recency (LRU), the table with the bound.".into(),
                 DELTA_NOTE.into(),
             ],
