@@ -225,8 +225,8 @@ enum DeltaSource {
     Policy,
 }
 
-/// Runs a synthetic workload through a scheme: warm-up first (not measured), then the
-/// trace's `params.requests` requests.
+/// Runs a synthetic workload through a scheme after the TPC-C-like initial load (not
+/// measured), with the generator's changes ([`Warmup::LoadOnly`], [`DeltaSource::Exact`]).
 fn run_synth(
     kind: Kind,
     config: &SsdConfig,
