@@ -2,16 +2,19 @@
 //! IPL, d-PRAM and the PCM log buffer, and the PCM queueing that their response times
 //! show.
 
-use nvmdb_device::PageContent;
+use nvmdb_device::{PageContent, PageData};
 use nvmdb_lab::{Cell, Experiment, LabError, Outcome, RunContext, Table};
 use nvmdb_workload::traces::{DisksimLayout, TraceFormat, TraceReader};
 use nvmdb_workload::Request;
+use rand::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
 use serde_json::json;
 
-use super::{failed, ssd_config};
+use super::{failed, ssd_config, AGE_STREAM};
 use nvmdb_flash::config::{BufferKind, DeltaKind, PcmTimingPreset, SsdConfig};
 use nvmdb_flash::dpram::DpramStore;
-use nvmdb_flash::layer::PageStore;
+use nvmdb_flash::ipl::IplStore;
+use nvmdb_flash::layer::{FlashError, PageStore};
 use nvmdb_flash::pcm_log::PcmLogStore;
 use nvmdb_flash::replay::{replay, ReplayOptions, ReplayReport};
 
@@ -45,6 +48,75 @@ fn requests(text: &str, store: &dyn PageStore) -> Result<Vec<Request>, String> {
         .with_disksim_layout(layout)
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| e.to_string())
+}
+
+/// One configuration's store, concrete so that the ageing pass can write whole pages
+/// out of place through a log layer.
+enum TraceStore {
+    Plain(Box<dyn PageStore>),
+    Ipl(IplStore),
+    Dpram(DpramStore),
+    PcmLog(PcmLogStore),
+}
+
+impl TraceStore {
+    fn new(config: &SsdConfig) -> Result<TraceStore, FlashError> {
+        Ok(match config.buffer.kind {
+            BufferKind::None => TraceStore::Plain(nvmdb_flash::stack::build(config)?),
+            BufferKind::Ipl => TraceStore::Ipl(IplStore::new(config)?),
+            BufferKind::Dpram => TraceStore::Dpram(DpramStore::new(config)?),
+            BufferKind::PcmLog => TraceStore::PcmLog(PcmLogStore::new(config)?),
+        })
+    }
+
+    fn store(&mut self) -> &mut dyn PageStore {
+        match self {
+            TraceStore::Plain(s) => s.as_mut(),
+            TraceStore::Ipl(s) => s,
+            TraceStore::Dpram(s) => s,
+            TraceStore::PcmLog(s) => s,
+        }
+    }
+
+    /// Writes `lpn` as a whole page of new content: out of place in every configuration.
+    fn write_whole(&mut self, lpn: u64) -> Result<u64, FlashError> {
+        let whole = [(0, self.store().page_bytes())];
+        match self {
+            TraceStore::Plain(s) => s.write(lpn, PageData::Empty, 0),
+            TraceStore::Ipl(s) => s.write_update(lpn, PageData::Empty, Some(&whole), 0),
+            TraceStore::Dpram(s) => s.write_update(lpn, PageData::Empty, Some(&whole), 0),
+            TraceStore::PcmLog(s) => s.write_update(lpn, PageData::Empty, Some(&whole), 0),
+        }
+    }
+
+    /// Steady state: every logical page written once in order, then as many uniformly
+    /// random whole-page overwrites, so that garbage collection runs under the trace.
+    /// Returns when the flash has finished them.
+    fn age(&mut self, seed: u64) -> Result<u64, FlashError> {
+        let pages = self.store().logical_pages();
+        let mut done_ns = 0;
+        for lpn in 0..pages {
+            done_ns = done_ns.max(self.write_whole(lpn)?);
+        }
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ AGE_STREAM);
+        for _ in 0..pages {
+            done_ns = done_ns.max(self.write_whole(rng.gen_range(0..pages))?);
+        }
+        Ok(done_ns)
+    }
+}
+
+/// Replays `requests` on an aged `store`, their arrivals moved to after the ageing pass
+/// (the counters cover the trace alone).
+fn run_aged(store: &mut TraceStore, requests: &[Request], seed: u64) -> Result<ReplayReport, String> {
+    let start_ns = store.age(seed).map_err(|e| e.to_string())?;
+    let store = store.store();
+    store.reset_stats();
+    let options = ReplayOptions { content: PageContent::None, seed, prefill: false, ..ReplayOptions::default() };
+    let shifted = requests.iter().map(|r| Ok::<_, String>(Request { time_ns: r.time_ns + start_ns, ..r.clone() }));
+    let report = replay(store, shifted, &options).map_err(|e| e.to_string())?;
+    store.check_invariants()?;
+    Ok(report)
 }
 
 /// Replays `requests` on `store` after a pre-fill of their footprint.
@@ -107,9 +179,9 @@ impl Experiment for MqsimTraces {
                 let mut config = base.clone();
                 config.buffer.kind = kind;
                 config.buffer.delta = delta;
-                let mut store = nvmdb_flash::stack::build(&config).map_err(|e| fail(e.to_string()))?;
-                let requests = requests(text, store.as_ref()).map_err(|e| fail(format!("{trace}: {e}")))?;
-                let report = run(store.as_mut(), &requests, ctx.seed).map_err(|e| fail(format!("{trace}: {e}")))?;
+                let mut store = TraceStore::new(&config).map_err(|e| fail(e.to_string()))?;
+                let requests = requests(text, store.store()).map_err(|e| fail(format!("{trace}: {e}")))?;
+                let report = run_aged(&mut store, &requests, ctx.seed).map_err(|e| fail(format!("{trace}: {e}")))?;
                 if trace == TRACES[0].0 && tpcc_requests.is_empty() {
                     tpcc_requests = requests;
                 }
@@ -149,13 +221,13 @@ impl Experiment for MqsimTraces {
         let program_ns = base.flash.timing.timing().program_ns;
         bar.finish_and_clear();
         Ok(Outcome {
-            summary: "MQSim's tpcc-small (6,999 requests, 2,618 writes) and wsrch-small (24,783, almost all reads) replayed through each configuration after a pre-fill of their footprint, metadata-only (the traces carry no content); and the PCM queueing behind the PCM schemes' response times, isolated by slowing the trace's arrivals.".into(),
+            summary: "MQSim's tpcc-small (6,999 requests, 2,618 writes) and wsrch-small (24,783, almost all reads) replayed through each configuration on an SSD in steady state, metadata-only (the traces carry no content); and the PCM queueing behind the PCM schemes' response times on a fresh, pre-filled SSD, isolated by slowing the trace's arrivals.".into(),
             config: json!({"seed": ctx.seed, "ssd": base, "traces": TRACES.map(|(name, _)| format!("data/mqsim/{name}")), "content_mode": "none"}),
             tables: vec![table, queueing],
             plots: Vec::new(),
             notes: vec![
                 "The traces carry no content, so the change of an update of an already written page is a policy (buffer.delta), reported as a band: `sampled` logs one change of 50–150 B drawn from buffer.delta_bytes_min..max (IPL's measured TPC-C range) within the host's byte range; `full-page` takes the whole host range, so a whole-page rewrite is written out of place like the baseline. First writes go straight through the FTL. Addresses beyond the device wrap around, page by page.".into(),
-                "DiskSim's device numbers are separate disks: each gets its own address range and its requests move back by the device's most common misalignment (`nvmdb ssd replay --disksim-devices separate`, the default), so its 4 KB requests are mostly whole pages. Each trace runs after a pre-fill that writes every page it touches once (not measured), so its writes are updates of existing data, as in a running database. The traces write a few thousand pages to a 1 GB device, so no configuration reaches garbage collection and every lifetime ratio is n/a: these short traces cannot measure lifetime; the synthetic figures do, in steady state.".into(),
+                "DiskSim's device numbers are separate disks: each gets its own address range and its requests move back by the device's most common misalignment (`nvmdb ssd replay --disksim-devices separate`, the default), so its 4 KB requests are mostly whole pages. In the first table each configuration's SSD is in steady state before the trace: every logical page written once, then as many uniformly random whole-page overwrites (out of place in every configuration), so the trace's writes update existing data and garbage collection runs under them; the trace's arrivals start when that pass is done, and the counters cover the trace alone. Lifetime is the ratio of erases under the trace, baseline over this configuration, n/a where an erase count is zero (wsrch-small writes 8 pages). The first table's response times include the garbage collection of the aged device; the second table's runs, on a fresh device, leave it out.".into(),
                 queueing_note(&queueing_runs, program_ns),
                 "The thesis reports no response times. Its Table 2.2 (10 µs per word) and Table 2.1 (a 64 B PCM page written in 1 µs, 50–100 MB/s) disagree by about two orders of magnitude in PCM write bandwidth; the preset follows Table 2.2, the table the thesis compares flash and PCM with, and the figures report service time (write time), which queueing does not change.".into(),
             ],
@@ -187,7 +259,7 @@ fn pcm_queueing(
 ) -> Result<(Table, Vec<Queueing>), String> {
     let mut runs = Vec::new();
     let mut table = Table::new(
-        "PCM queueing on tpcc-small (sampled deltas): PCM busy time against the arrivals' span",
+        "PCM queueing on tpcc-small (sampled deltas, fresh SSD with the trace's footprint pre-filled, as `nvmdb ssd replay`): PCM busy time against the arrivals' span",
         &[
             "scheme",
             "PCM timing",
