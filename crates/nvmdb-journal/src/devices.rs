@@ -4,10 +4,11 @@
 use std::collections::BTreeMap;
 
 use nvmdb_device::FlipNWrite;
-use nvmdb_device::{FlashTiming, Pcm, PcmConfig, PcmMetrics, PcmStorageTiming};
+use nvmdb_device::{FlashTiming, Pcm, PcmConfig, PcmMetrics, PcmStats, PcmStorageTiming};
 use serde::Serialize;
 
 use crate::error::JournalError;
+use crate::layout::Field;
 
 /// The paper's board (Section 4, Table I and Figure 4) as a storage-mode PCM preset.
 ///
@@ -228,6 +229,7 @@ pub struct Devices {
     pub storage: BlockStore,
     writes: u64,
     cut_at: Option<u64>,
+    by_field: [PcmStats; Field::ALL.len()],
 }
 
 impl Devices {
@@ -237,7 +239,13 @@ impl Devices {
         config.flip_n_write = Some(FlipNWrite::new(64)?);
         config.metrics = PcmMetrics::CIDR2011;
         config.storage = params.pcm_timing;
-        Ok(Devices { pcm: Pcm::new(config)?, storage: BlockStore::new(params.block), writes: 0, cut_at: None })
+        Ok(Devices {
+            pcm: Pcm::new(config)?,
+            storage: BlockStore::new(params.block),
+            writes: 0,
+            cut_at: None,
+            by_field: Default::default(),
+        })
     }
 
     /// Device writes made so far (PCM and storage together).
@@ -285,20 +293,46 @@ impl Devices {
         pcm.energy_pj(&self.pcm.config().metrics) + pcm.storage_energy_pj
     }
 
-    pub(crate) fn pcm_write(&mut self, addr: u64, data: &[u8]) -> Result<(), JournalError> {
+    /// The PCM counters spent on each journal structure, in [`Field::ALL`] order; they
+    /// add up to the PCM's own counters.
+    pub fn pcm_by_field(&self) -> &[PcmStats; Field::ALL.len()] {
+        &self.by_field
+    }
+
+    fn charge(&mut self, field: Field, before: &PcmStats) {
+        let spent = self.pcm.stats().since(before);
+        let sum = &mut self.by_field[field.index()];
+        *sum = PcmStats {
+            lines_read: sum.lines_read + spent.lines_read,
+            lines_written: sum.lines_written + spent.lines_written,
+            words_written: sum.words_written + spent.words_written,
+            bits_written: sum.bits_written + spent.bits_written,
+            flip_bits_written: sum.flip_bits_written + spent.flip_bits_written,
+            start_gap_moves: sum.start_gap_moves + spent.start_gap_moves,
+            storage_ops: sum.storage_ops + spent.storage_ops,
+            storage_time_ns: sum.storage_time_ns + spent.storage_time_ns,
+            storage_energy_pj: sum.storage_energy_pj + spent.storage_energy_pj,
+        };
+    }
+
+    pub(crate) fn pcm_write(&mut self, field: Field, addr: u64, data: &[u8]) -> Result<(), JournalError> {
         self.admit()?;
+        let before = *self.pcm.stats();
         self.pcm.storage_write(addr, data)?;
+        self.charge(field, &before);
         Ok(())
     }
 
-    pub(crate) fn pcm_read(&mut self, addr: u64, buf: &mut [u8]) -> Result<(), JournalError> {
+    pub(crate) fn pcm_read(&mut self, field: Field, addr: u64, buf: &mut [u8]) -> Result<(), JournalError> {
+        let before = *self.pcm.stats();
         self.pcm.storage_read(addr, buf)?;
+        self.charge(field, &before);
         Ok(())
     }
 
-    pub(crate) fn pcm_byte(&mut self, addr: u64) -> Result<u8, JournalError> {
+    pub(crate) fn pcm_byte(&mut self, field: Field, addr: u64) -> Result<u8, JournalError> {
         let mut b = [0u8];
-        self.pcm_read(addr, &mut b)?;
+        self.pcm_read(field, addr, &mut b)?;
         Ok(b[0])
     }
 

@@ -38,6 +38,7 @@ pub use config::{Allocation, JournalConfig};
 pub use devices::{BlockTiming, DeviceParams, Devices, PAPER_BOARD_PCM};
 pub use error::JournalError;
 pub use journal::{FrameState, PcmJournal, Recovery};
+pub use layout::Field;
 pub use run::{run_workload, WorkloadRun};
 /// The SQLite binding the VFS runs, for callers that execute statements.
 pub use rusqlite;
