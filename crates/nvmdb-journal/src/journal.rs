@@ -44,6 +44,8 @@ struct Desc {
     valid: bool,
     /// Holds a record of the current journal.
     in_use: bool,
+    /// Its portion last held an image of the same DB page (a reuse).
+    reused: bool,
 }
 
 /// DRAM view of one DB file's journal (its header frame).
@@ -453,7 +455,8 @@ impl PcmJournal {
             (0, 4) => self.write_pgno(dev, slot, record, data)?,
             (4, n) if n == j.page_size && record < j.records.len() => {
                 let d = j.descs[&j.records[record]];
-                dev.pcm_write(Field::PageImage, self.layout.portion_addr(d.frame, d.portion, j.page_size), data)?;
+                let field = if d.reused { Field::PageImageReused } else { Field::PageImageFresh };
+                dev.pcm_write(field, self.layout.portion_addr(d.frame, d.portion, j.page_size), data)?;
             }
             (w, 4) if w == j.page_size + 4 && record < j.records.len() => {
                 let frame = j.frame.expect("active journal has a frame");
@@ -521,7 +524,7 @@ impl PcmJournal {
         let (index, mut desc) = match candidate {
             Some((i, d)) => {
                 let frame = self.reactivate(dev, header_frame, d.frame)?;
-                (i, Desc { frame, ..d })
+                (i, Desc { frame, reused: true, ..d })
             }
             None => self.fresh_portion(dev, slot, header_frame, page_size, pgno)?,
         };
@@ -614,7 +617,7 @@ impl PcmJournal {
         j.descs.remove(&index);
         let mut p = [0u8; 4];
         p.copy_from_slice(pgno);
-        Ok((index, Desc { pgno: p, frame, portion, valid: false, in_use: true }))
+        Ok((index, Desc { pgno: p, frame, portion, valid: false, in_use: true, reused: false }))
     }
 
     // ---- reads -----------------------------------------------------------------------
@@ -659,7 +662,8 @@ impl PcmJournal {
             Ok((start, b))
         } else if within < 4 + j.page_size {
             let mut b = vec![0u8; j.page_size as usize];
-            dev.pcm_read(Field::PageImage, self.layout.portion_addr(d.frame, d.portion, j.page_size), &mut b)?;
+            let field = if d.reused { Field::PageImageReused } else { Field::PageImageFresh };
+            dev.pcm_read(field, self.layout.portion_addr(d.frame, d.portion, j.page_size), &mut b)?;
             Ok((start + 4, b))
         } else {
             let mut b = vec![0u8; 4];
@@ -785,7 +789,14 @@ impl PcmJournal {
             pgno.copy_from_slice(&d[..4]);
             j.descs.insert(
                 i,
-                Desc { pgno, frame: data, portion: d[DD_PORTION as usize] as usize, valid: true, in_use: true },
+                Desc {
+                    pgno,
+                    frame: data,
+                    portion: d[DD_PORTION as usize] as usize,
+                    valid: true,
+                    in_use: true,
+                    reused: false,
+                },
             );
         }
         j.file_end = JOURNAL_HEADER_BYTES + records.len() as u64 * (j.page_size + 8);

@@ -90,15 +90,17 @@ pub enum Field {
     Checksum,
     /// Header frame: a data-frame descriptor's valid flag.
     DataDescriptorValid,
-    /// Data frame: page images in portions.
-    PageImage,
+    /// Data frame: page images written over the same DB page's older image (reuse).
+    PageImageReused,
+    /// Data frame: page images written in a fresh portion.
+    PageImageFresh,
     /// Whole-frame copies at the reuse limit (read and write).
     FrameCopy,
 }
 
 impl Field {
     /// Every field, in layout order.
-    pub const ALL: [Field; 14] = [
+    pub const ALL: [Field; 15] = [
         Field::StateBits,
         Field::ReuseCounters,
         Field::HeaderDescriptor,
@@ -111,7 +113,8 @@ impl Field {
         Field::DataDescriptor,
         Field::Checksum,
         Field::DataDescriptorValid,
-        Field::PageImage,
+        Field::PageImageReused,
+        Field::PageImageFresh,
         Field::FrameCopy,
     ];
 
@@ -130,7 +133,8 @@ impl Field {
             Field::DataDescriptor => "header: data descriptor (PgNo, PTR, record)",
             Field::Checksum => "header: data descriptor CkSum",
             Field::DataDescriptorValid => "header: data descriptor valid flag",
-            Field::PageImage => "data: page images",
+            Field::PageImageReused => "data: page images over the same page's portion",
+            Field::PageImageFresh => "data: page images in a fresh portion",
             Field::FrameCopy => "frame copies at the reuse limit",
         }
     }

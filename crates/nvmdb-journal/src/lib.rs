@@ -43,4 +43,4 @@ pub use run::{run_workload, WorkloadRun};
 /// The SQLite binding the VFS runs, for callers that execute statements.
 pub use rusqlite;
 pub use sim::{Db, RunStats, Simulation, PAGE_SIZE};
-pub use workload::{generate, App, Workload};
+pub use workload::{generate, generate_with, App, AppModel, Workload};

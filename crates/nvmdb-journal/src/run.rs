@@ -109,8 +109,11 @@ mod tests {
             let metrics = nvmdb_device::PcmMetrics::CIDR2011;
             assert_eq!(sum(&|s| s.energy_pj(&metrics) + s.storage_energy_pj), run.transactions_pcm_energy_pj);
             assert_eq!(sum(&|s| s.storage_time_ns), run.transactions_pcm_time_ns);
-            let page = fields[Field::PageImage.index()];
-            assert!(page.bits_written > 0 && page.lines_written > 0, "{name}: {page:?}");
+            let fresh = fields[Field::PageImageFresh.index()];
+            assert!(fresh.bits_written > 0 && fresh.lines_written > 0, "{name}: {fresh:?}");
+            // Only reuse writes a page image over the same page's older one.
+            let reused = fields[Field::PageImageReused.index()];
+            assert_eq!(reused.lines_written > 0, name != "RR", "{name}: {reused:?}");
             let copies = fields[Field::FrameCopy.index()];
             // RU2 reaches its reuse limit within the run; RR never reuses.
             assert_eq!(copies.lines_written > 0, name == "RU2-S2X", "{name}: {copies:?}");
