@@ -326,10 +326,10 @@ impl PcmJournal {
                 let new = self.allocate_frame(dev, Owner::Header(slot))?;
                 // A new header frame starts with its flag and header slots zeroed.
                 let base = self.layout.frame_addr(new);
-                dev.pcm_write(Field::HotFlag, base + HF_HOT, &[0])?;
-                dev.pcm_write(Field::DescriptorCount, base + HF_DESC_HWM, &[0, 0])?;
+                dev.pcm_write(Field::HeaderReset, base + HF_HOT, &[0])?;
+                dev.pcm_write(Field::HeaderReset, base + HF_DESC_HWM, &[0, 0])?;
                 dev.pcm_write(
-                    Field::JournalHeader,
+                    Field::HeaderReset,
                     base + HF_SLOTS,
                     &vec![0u8; self.layout.slot_bytes() * self.layout.header_copies],
                 )?;

@@ -74,6 +74,9 @@ pub enum Field {
     HeaderDescriptor,
     /// Manager frame: a header-frame descriptor's valid flag.
     HeaderDescriptorValid,
+    /// Header frame: zeroing the hot flag, descriptor count and journal header slots
+    /// of a newly allocated header frame.
+    HeaderReset,
     /// Header frame: the hot-journal flag.
     HotFlag,
     /// Header frame: the first-free-portion pointer (written only without S2).
@@ -100,11 +103,12 @@ pub enum Field {
 
 impl Field {
     /// Every field, in layout order.
-    pub const ALL: [Field; 15] = [
+    pub const ALL: [Field; 16] = [
         Field::StateBits,
         Field::ReuseCounters,
         Field::HeaderDescriptor,
         Field::HeaderDescriptorValid,
+        Field::HeaderReset,
         Field::HotFlag,
         Field::FirstFree,
         Field::HeaderReuseCount,
@@ -125,6 +129,7 @@ impl Field {
             Field::ReuseCounters => "manager: reuse counters",
             Field::HeaderDescriptor => "manager: header-frame descriptor (name, frame)",
             Field::HeaderDescriptorValid => "manager: header-frame descriptor valid flag",
+            Field::HeaderReset => "header: zeroing a new header frame",
             Field::HotFlag => "header: hot-journal flag",
             Field::FirstFree => "header: first-free pointer",
             Field::HeaderReuseCount => "header: reuse count",
