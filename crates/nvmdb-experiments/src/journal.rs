@@ -920,6 +920,24 @@ impl Experiment for Fig10ReuseLimitTotal {
         );
         holds_explained(&mut fig.outcome, "journal-fig10-total-falls-with-n", falls, UNEXPLAINED);
         holds_explained(&mut fig.outcome, "journal-fig10-fb-smallest-cut", fb_smallest, UNEXPLAINED);
+        // Longer traces: measurable only when lengths 1 and 4 both run (paper scale).
+        let ts = traces(ctx);
+        let at = |app: App, length: u32| ts.iter().position(|&t| t == (app, length));
+        let ru20 = &fig.by_config[&sweep_name(20, 1)];
+        let longer: Option<Vec<(App, f64, f64)>> = [App::Twitter, App::KakaoTalk, App::Gmail]
+            .into_iter()
+            .map(|app| Some((app, ru20[at(app, 1)?], ru20[at(app, 4)?])))
+            .collect();
+        if let Some(longer) = longer {
+            let holds = longer.iter().all(|(_, one, four)| four < one);
+            let shown = longer
+                .iter()
+                .map(|(app, one, four)| format!("{} {one:.3} at length 1, {four:.3} at length 4", app.code()))
+                .collect::<Vec<_>>()
+                .join("; ");
+            fig.outcome.notes.push(format!("RU20-S2X total ÷ RR-S2X by trace length: {shown}."));
+            holds_explained(&mut fig.outcome, "journal-fig10-longer-traces-cut-more", holds, UNEXPLAINED);
+        }
         Ok(fig.outcome)
     }
 }
