@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use nvmdb_device::FlipNWrite;
-use nvmdb_device::{FlashTiming, Pcm, PcmConfig, PcmMetrics, PcmStats, PcmStorageTiming};
+use nvmdb_device::{FlashTiming, Pcm, PcmConfig, PcmMetrics, PcmStats, PcmStorageTiming, PowerSwitch};
 use serde::Serialize;
 
 use crate::error::JournalError;
@@ -249,8 +249,8 @@ pub struct Devices {
     pub pcm: Pcm,
     /// The database files.
     pub storage: BlockStore,
-    writes: u64,
-    cut_at: Option<u64>,
+    /// Every PCM and storage write passes this one switch.
+    power: PowerSwitch,
     by_field: [PcmStats; Field::ALL.len()],
 }
 
@@ -264,39 +264,34 @@ impl Devices {
         Ok(Devices {
             pcm: Pcm::new(config)?,
             storage: BlockStore::new(params.block),
-            writes: 0,
-            cut_at: None,
+            power: PowerSwitch::new(),
             by_field: Default::default(),
         })
     }
 
     /// Device writes made so far (PCM and storage together).
     pub fn writes(&self) -> u64 {
-        self.writes
+        self.power.writes()
     }
 
     /// Cuts the power at the `index`-th write from the start (1-based): that write and
     /// every later one fail and change nothing.
     pub fn cut_power_at(&mut self, index: u64) {
-        self.cut_at = Some(index);
+        self.power.cut_before(index.saturating_sub(1));
     }
 
     /// Restores power (after the volatile state was dropped).
     pub fn restore_power(&mut self) {
-        self.cut_at = None;
+        self.power.restore();
     }
 
-    /// True once a write has been refused for the cut.
+    /// True once the cut is reached: the next write would be refused.
     pub fn is_cut(&self) -> bool {
-        self.cut_at.is_some_and(|c| self.writes + 1 >= c)
+        self.power.is_cut()
     }
 
     fn admit(&mut self) -> Result<(), JournalError> {
-        if self.is_cut() {
-            return Err(JournalError::PowerCut(self.writes + 1));
-        }
-        self.writes += 1;
-        Ok(())
+        self.power.admit().map_err(|admitted| JournalError::PowerCut(admitted + 1))
     }
 
     /// Simulated time spent in both devices, ns.
