@@ -4,10 +4,11 @@
 use std::collections::BTreeMap;
 
 use nvmdb_device::FlipNWrite;
-use nvmdb_device::{FlashTiming, Pcm, PcmConfig, PcmMetrics, PcmStorageTiming};
+use nvmdb_device::{FlashTiming, Pcm, PcmConfig, PcmMetrics, PcmStats, PcmStorageTiming, PowerSwitch};
 use serde::Serialize;
 
 use crate::error::JournalError;
+use crate::layout::Field;
 
 /// The paper's board (Section 4, Table I and Figure 4) as a storage-mode PCM preset.
 ///
@@ -80,8 +81,8 @@ pub struct WriteProfile {
     pub overwrites: u64,
     /// Overwrites whose bytes differ from the old page in at most 64 places.
     pub small_overwrites: u64,
-    /// Distinct (file, page) written.
-    pub distinct: std::collections::BTreeSet<(String, u64)>,
+    /// Distinct pages written, per file.
+    pub distinct: BTreeMap<String, std::collections::BTreeSet<u64>>,
 }
 
 impl WriteProfile {
@@ -95,27 +96,46 @@ impl WriteProfile {
         if !(offset as usize).is_multiple_of(page) {
             return;
         }
+        if !self.distinct.contains_key(name) {
+            self.distinct.insert(name.to_string(), Default::default());
+        }
+        let distinct = self.distinct.get_mut(name).expect("inserted above");
         for (k, new) in data.chunks_exact(page).enumerate() {
             let at = offset as usize + k * page;
             self.page_writes += 1;
-            self.distinct.insert((name.to_string(), (at / page) as u64));
+            distinct.insert((at / page) as u64);
             if let Some(before) = old.get(at..at + page) {
                 self.overwrites += 1;
-                let changed = before.iter().zip(new).filter(|(a, b)| a != b).count();
-                self.small_overwrites += u64::from(changed <= Self::SMALL_BYTES);
+                self.small_overwrites += u64::from(changes_at_most(before, new, Self::SMALL_BYTES));
             }
         }
     }
 
     /// Writes per distinct logical page.
     pub fn writes_per_page(&self) -> f64 {
-        self.page_writes as f64 / self.distinct.len().max(1) as f64
+        let distinct: usize = self.distinct.values().map(|pages| pages.len()).sum();
+        self.page_writes as f64 / distinct.max(1) as f64
     }
 
     /// Percentage of overwrites changing at most 64 bytes.
     pub fn small_percent(&self) -> f64 {
         100.0 * self.small_overwrites as f64 / self.overwrites.max(1) as f64
     }
+}
+
+/// Whether `new` differs from `old` in at most `limit` bytes; equal 8-byte words are
+/// skipped whole, and counting stops past the limit.
+fn changes_at_most(old: &[u8], new: &[u8], limit: usize) -> bool {
+    let mut changed = 0;
+    for (a, b) in old.chunks(8).zip(new.chunks(8)) {
+        if a != b {
+            changed += a.iter().zip(b).filter(|(x, y)| x != y).count();
+            if changed > limit {
+                return false;
+            }
+        }
+    }
+    true
 }
 
 /// The largest database file the block device holds, bytes.
@@ -190,7 +210,10 @@ impl BlockStore {
         self.stats.pages_written += pages;
         self.stats.time_ns += pages * self.timing.write_ns;
         self.stats.energy_pj += pages * self.timing.write_pj;
-        let file = self.files.entry(name.to_string()).or_default();
+        if !self.files.contains_key(name) {
+            self.files.insert(name.to_string(), Vec::new());
+        }
+        let file = self.files.get_mut(name).expect("inserted above");
         self.profile.record(name, offset, file, data);
         if file.len() < end as usize {
             file.resize(end as usize, 0);
@@ -226,8 +249,9 @@ pub struct Devices {
     pub pcm: Pcm,
     /// The database files.
     pub storage: BlockStore,
-    writes: u64,
-    cut_at: Option<u64>,
+    /// Every PCM and storage write passes this one switch.
+    power: PowerSwitch,
+    by_field: [PcmStats; Field::ALL.len()],
 }
 
 impl Devices {
@@ -237,36 +261,37 @@ impl Devices {
         config.flip_n_write = Some(FlipNWrite::new(64)?);
         config.metrics = PcmMetrics::CIDR2011;
         config.storage = params.pcm_timing;
-        Ok(Devices { pcm: Pcm::new(config)?, storage: BlockStore::new(params.block), writes: 0, cut_at: None })
+        Ok(Devices {
+            pcm: Pcm::new(config)?,
+            storage: BlockStore::new(params.block),
+            power: PowerSwitch::new(),
+            by_field: Default::default(),
+        })
     }
 
     /// Device writes made so far (PCM and storage together).
     pub fn writes(&self) -> u64 {
-        self.writes
+        self.power.writes()
     }
 
     /// Cuts the power at the `index`-th write from the start (1-based): that write and
     /// every later one fail and change nothing.
     pub fn cut_power_at(&mut self, index: u64) {
-        self.cut_at = Some(index);
+        self.power.cut_before(index.saturating_sub(1));
     }
 
     /// Restores power (after the volatile state was dropped).
     pub fn restore_power(&mut self) {
-        self.cut_at = None;
+        self.power.restore();
     }
 
-    /// True once a write has been refused for the cut.
+    /// True once the cut is reached: the next write would be refused.
     pub fn is_cut(&self) -> bool {
-        self.cut_at.is_some_and(|c| self.writes + 1 >= c)
+        self.power.is_cut()
     }
 
     fn admit(&mut self) -> Result<(), JournalError> {
-        if self.is_cut() {
-            return Err(JournalError::PowerCut(self.writes + 1));
-        }
-        self.writes += 1;
-        Ok(())
+        self.power.admit().map_err(|admitted| JournalError::PowerCut(admitted + 1))
     }
 
     /// Simulated time spent in both devices, ns.
@@ -285,20 +310,46 @@ impl Devices {
         pcm.energy_pj(&self.pcm.config().metrics) + pcm.storage_energy_pj
     }
 
-    pub(crate) fn pcm_write(&mut self, addr: u64, data: &[u8]) -> Result<(), JournalError> {
+    /// The PCM counters spent on each journal structure, in [`Field::ALL`] order; they
+    /// add up to the PCM's own counters.
+    pub fn pcm_by_field(&self) -> &[PcmStats; Field::ALL.len()] {
+        &self.by_field
+    }
+
+    fn charge(&mut self, field: Field, before: &PcmStats) {
+        let spent = self.pcm.stats().since(before);
+        let sum = &mut self.by_field[field.index()];
+        *sum = PcmStats {
+            lines_read: sum.lines_read + spent.lines_read,
+            lines_written: sum.lines_written + spent.lines_written,
+            words_written: sum.words_written + spent.words_written,
+            bits_written: sum.bits_written + spent.bits_written,
+            flip_bits_written: sum.flip_bits_written + spent.flip_bits_written,
+            start_gap_moves: sum.start_gap_moves + spent.start_gap_moves,
+            storage_ops: sum.storage_ops + spent.storage_ops,
+            storage_time_ns: sum.storage_time_ns + spent.storage_time_ns,
+            storage_energy_pj: sum.storage_energy_pj + spent.storage_energy_pj,
+        };
+    }
+
+    pub(crate) fn pcm_write(&mut self, field: Field, addr: u64, data: &[u8]) -> Result<(), JournalError> {
         self.admit()?;
+        let before = *self.pcm.stats();
         self.pcm.storage_write(addr, data)?;
+        self.charge(field, &before);
         Ok(())
     }
 
-    pub(crate) fn pcm_read(&mut self, addr: u64, buf: &mut [u8]) -> Result<(), JournalError> {
+    pub(crate) fn pcm_read(&mut self, field: Field, addr: u64, buf: &mut [u8]) -> Result<(), JournalError> {
+        let before = *self.pcm.stats();
         self.pcm.storage_read(addr, buf)?;
+        self.charge(field, &before);
         Ok(())
     }
 
-    pub(crate) fn pcm_byte(&mut self, addr: u64) -> Result<u8, JournalError> {
+    pub(crate) fn pcm_byte(&mut self, field: Field, addr: u64) -> Result<u8, JournalError> {
         let mut b = [0u8];
-        self.pcm_read(addr, &mut b)?;
+        self.pcm_read(field, addr, &mut b)?;
         Ok(b[0])
     }
 
@@ -323,5 +374,29 @@ impl Devices {
         self.admit()?;
         self.storage.files.remove(name);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_overwrites_count_changed_bytes_up_to_the_limit() {
+        let old = vec![7u8; 1024];
+        let mut new = old.clone();
+        assert!(changes_at_most(&old, &new, 64));
+        for i in (0..1024).step_by(16).take(64) {
+            new[i] = 8;
+        }
+        assert!(changes_at_most(&old, &new, 64), "64 bytes changed, in 64 words");
+        new[1] = 9;
+        assert!(!changes_at_most(&old, &new, 64), "65 bytes changed");
+        let mut profile = WriteProfile::default();
+        profile.record("a.db", 0, &[], &old);
+        profile.record("a.db", 0, &old, &new);
+        profile.record("b.db", 1024, &[], &old);
+        assert_eq!((profile.page_writes, profile.overwrites, profile.small_overwrites), (3, 1, 0));
+        assert_eq!(profile.writes_per_page(), 1.5);
     }
 }

@@ -44,6 +44,8 @@ struct Desc {
     valid: bool,
     /// Holds a record of the current journal.
     in_use: bool,
+    /// Its portion last held an image of the same DB page (a reuse).
+    reused: bool,
 }
 
 /// DRAM view of one DB file's journal (its header frame).
@@ -170,11 +172,11 @@ impl PcmJournal {
 
     // ---- persistent metadata helpers -------------------------------------------------
 
-    fn set_flag(&self, dev: &mut Devices, addr: u64, want: bool) -> Result<(), JournalError> {
-        let old = dev.pcm_byte(addr)?;
+    fn set_flag(&self, dev: &mut Devices, field: Field, addr: u64, want: bool) -> Result<(), JournalError> {
+        let old = dev.pcm_byte(field, addr)?;
         let new = flag::set(old, want, self.config.xor_flags);
         if new != old {
-            dev.pcm_write(addr, &[new])?;
+            dev.pcm_write(field, addr, &[new])?;
         }
         Ok(())
     }
@@ -193,10 +195,10 @@ impl PcmJournal {
         let mut bits = [0u8; 16];
         bits[..8].copy_from_slice(&presence.to_le_bytes());
         bits[8..].copy_from_slice(&reusable.to_le_bytes());
-        dev.pcm_write(MGR_PRESENCE, &bits)?;
+        dev.pcm_write(Field::StateBits, MGR_PRESENCE, &bits)?;
         for &f in frames {
             let count = self.reuse_count[f].min(u32::from(u16::MAX)) as u16;
-            dev.pcm_write(MGR_REUSE_COUNTS + 2 * f as u64, &count.to_le_bytes())?;
+            dev.pcm_write(Field::ReuseCounters, MGR_REUSE_COUNTS + 2 * f as u64, &count.to_le_bytes())?;
         }
         Ok(())
     }
@@ -280,7 +282,7 @@ impl PcmJournal {
                 }
                 let mut bytes = vec![db.len() as u8];
                 bytes.extend_from_slice(db.as_bytes());
-                dev.pcm_write(mgr_desc(s) + DESC_NAME_LEN, &bytes)?;
+                dev.pcm_write(Field::HeaderDescriptor, mgr_desc(s) + DESC_NAME_LEN, &bytes)?;
                 self.names[s] = Some(db.to_string());
                 s
             }
@@ -324,15 +326,19 @@ impl PcmJournal {
                 let new = self.allocate_frame(dev, Owner::Header(slot))?;
                 // A new header frame starts with its flag and header slots zeroed.
                 let base = self.layout.frame_addr(new);
-                dev.pcm_write(base + HF_HOT, &[0])?;
-                dev.pcm_write(base + HF_DESC_HWM, &[0, 0])?;
-                dev.pcm_write(base + HF_SLOTS, &vec![0u8; self.layout.slot_bytes() * self.layout.header_copies])?;
+                dev.pcm_write(Field::HeaderReset, base + HF_HOT, &[0])?;
+                dev.pcm_write(Field::HeaderReset, base + HF_DESC_HWM, &[0, 0])?;
+                dev.pcm_write(
+                    Field::HeaderReset,
+                    base + HF_SLOTS,
+                    &vec![0u8; self.layout.slot_bytes() * self.layout.header_copies],
+                )?;
                 self.persist_states(dev, &[new])?;
                 new
             }
         };
         if j.frame != Some(frame) {
-            dev.pcm_write(mgr_desc(slot) + DESC_FRAME, &[frame as u8])?;
+            dev.pcm_write(Field::HeaderDescriptor, mgr_desc(slot) + DESC_FRAME, &[frame as u8])?;
         }
         j.frame = Some(frame);
         // Garbage collection during the allocations above cannot see this journal (it
@@ -344,7 +350,11 @@ impl PcmJournal {
         j.fresh = None;
         j.file_end = 0;
         if !self.config.s2 {
-            dev.pcm_write(self.layout.frame_addr(frame) + HF_REUSE_COUNT, &self.reuse_count[frame].to_le_bytes())?;
+            dev.pcm_write(
+                Field::HeaderReuseCount,
+                self.layout.frame_addr(frame) + HF_REUSE_COUNT,
+                &self.reuse_count[frame].to_le_bytes(),
+            )?;
         }
         Ok(j)
     }
@@ -352,8 +362,8 @@ impl PcmJournal {
     fn copy_frame(&mut self, dev: &mut Devices, from: usize, to: usize) -> Result<(), JournalError> {
         self.frame_copies += 1;
         let mut bytes = vec![0u8; FRAME_BYTES as usize];
-        dev.pcm_read(self.layout.frame_addr(from), &mut bytes)?;
-        dev.pcm_write(self.layout.frame_addr(to), &bytes)
+        dev.pcm_read(Field::FrameCopy, self.layout.frame_addr(from), &mut bytes)?;
+        dev.pcm_write(Field::FrameCopy, self.layout.frame_addr(to), &bytes)
     }
 
     /// Deletes the journal of `db`: the commit point of a transaction in DELETE mode.
@@ -366,12 +376,12 @@ impl PcmJournal {
         }
         let base = self.layout.frame_addr(frame);
         // One flag write is the commit: the hot flag goes first.
-        self.set_flag(dev, base + HF_HOT, false)?;
+        self.set_flag(dev, Field::HotFlag, base + HF_HOT, false)?;
         let valid: Vec<usize> = j.descs.iter().filter(|(_, d)| d.valid).map(|(&i, _)| i).collect();
         for i in valid {
-            self.set_flag(dev, self.layout.desc_addr(frame, i) + DD_VALID, false)?;
+            self.set_flag(dev, Field::DataDescriptorValid, self.layout.desc_addr(frame, i) + DD_VALID, false)?;
         }
-        self.set_flag(dev, mgr_desc(slot) + DESC_VALID, false)?;
+        self.set_flag(dev, Field::HeaderDescriptorValid, mgr_desc(slot) + DESC_VALID, false)?;
         let reuse = self.config.data_reuse_limit() != Some(0);
         let next = if reuse { FrameState::Reuse } else { FrameState::Invalid };
         let mut changed = vec![frame];
@@ -445,14 +455,15 @@ impl PcmJournal {
             (0, 4) => self.write_pgno(dev, slot, record, data)?,
             (4, n) if n == j.page_size && record < j.records.len() => {
                 let d = j.descs[&j.records[record]];
-                dev.pcm_write(self.layout.portion_addr(d.frame, d.portion, j.page_size), data)?;
+                let field = if d.reused { Field::PageImageReused } else { Field::PageImageFresh };
+                dev.pcm_write(field, self.layout.portion_addr(d.frame, d.portion, j.page_size), data)?;
             }
             (w, 4) if w == j.page_size + 4 && record < j.records.len() => {
                 let frame = j.frame.expect("active journal has a frame");
                 let i = j.records[record];
                 let addr = self.layout.desc_addr(frame, i);
-                dev.pcm_write(addr + DD_CKSUM, data)?;
-                self.set_flag(dev, addr + DD_VALID, true)?;
+                dev.pcm_write(Field::Checksum, addr + DD_CKSUM, data)?;
+                self.set_flag(dev, Field::DataDescriptorValid, addr + DD_VALID, true)?;
                 self.journals.get_mut(&slot).expect("active").descs.get_mut(&i).expect("record desc").valid = true;
             }
             _ => return Err(unsupported("a write that is not a page-number, page or checksum field")),
@@ -492,10 +503,10 @@ impl PcmJournal {
         let was_active = j.active;
         j.active = true;
         j.file_end = j.file_end.max(JOURNAL_HEADER_BYTES);
-        dev.pcm_write(addr, &image)?;
+        dev.pcm_write(Field::JournalHeader, addr, &image)?;
         if !was_active {
-            self.set_flag(dev, mgr_desc(slot) + DESC_VALID, true)?;
-            self.set_flag(dev, self.layout.frame_addr(frame) + HF_HOT, true)?;
+            self.set_flag(dev, Field::HeaderDescriptorValid, mgr_desc(slot) + DESC_VALID, true)?;
+            self.set_flag(dev, Field::HotFlag, self.layout.frame_addr(frame) + HF_HOT, true)?;
         }
         Ok(())
     }
@@ -513,14 +524,14 @@ impl PcmJournal {
         let (index, mut desc) = match candidate {
             Some((i, d)) => {
                 let frame = self.reactivate(dev, header_frame, d.frame)?;
-                (i, Desc { frame, ..d })
+                (i, Desc { frame, reused: true, ..d })
             }
             None => self.fresh_portion(dev, slot, header_frame, page_size, pgno)?,
         };
         desc.pgno.copy_from_slice(pgno);
         let addr = self.layout.desc_addr(header_frame, index);
         let mut image = [0u8; DESC_BYTES];
-        dev.pcm_read(addr, &mut image)?;
+        dev.pcm_read(Field::DataDescriptor, addr, &mut image)?;
         let hwm = self.journals[&slot].hwm;
         assert!(index <= hwm, "descriptor {index} beyond the initialised {hwm}");
         if index == hwm {
@@ -531,10 +542,14 @@ impl PcmJournal {
         image[DD_FRAME as usize] = desc.frame as u8;
         image[DD_PORTION as usize] = desc.portion as u8;
         image[DD_RECORD as usize..DD_RECORD as usize + 2].copy_from_slice(&(record as u16).to_le_bytes());
-        dev.pcm_write(addr, &image)?;
+        dev.pcm_write(Field::DataDescriptor, addr, &image)?;
         if index == hwm {
             let next = (hwm + 1) as u16;
-            dev.pcm_write(self.layout.frame_addr(header_frame) + HF_DESC_HWM, &next.to_le_bytes())?;
+            dev.pcm_write(
+                Field::DescriptorCount,
+                self.layout.frame_addr(header_frame) + HF_DESC_HWM,
+                &next.to_le_bytes(),
+            )?;
         }
         let j = self.journals.get_mut(&slot).expect("active");
         j.hwm = j.hwm.max(index + 1);
@@ -566,7 +581,7 @@ impl PcmJournal {
         for i in moved {
             j.descs.get_mut(&i).expect("listed").frame = new;
             let addr = self.layout.desc_addr(header_frame, i) + DD_FRAME;
-            dev.pcm_write(addr, &[new as u8])?;
+            dev.pcm_write(Field::DataDescriptor, addr, &[new as u8])?;
         }
         self.set_state(frame, FrameState::Invalid);
         self.persist_states(dev, &[frame, new])?;
@@ -589,7 +604,7 @@ impl PcmJournal {
         };
         if !self.config.s2 {
             let next = (portion + 1) as u16;
-            dev.pcm_write(self.layout.frame_addr(header_frame) + HF_FIRST_FREE, &next.to_le_bytes())?;
+            dev.pcm_write(Field::FirstFree, self.layout.frame_addr(header_frame) + HF_FIRST_FREE, &next.to_le_bytes())?;
         }
         let descriptors = self.layout.descriptors;
         let j = self.journals.get_mut(&slot).expect("active");
@@ -602,7 +617,7 @@ impl PcmJournal {
         j.descs.remove(&index);
         let mut p = [0u8; 4];
         p.copy_from_slice(pgno);
-        Ok((index, Desc { pgno: p, frame, portion, valid: false, in_use: true }))
+        Ok((index, Desc { pgno: p, frame, portion, valid: false, in_use: true, reused: false }))
     }
 
     // ---- reads -----------------------------------------------------------------------
@@ -631,7 +646,7 @@ impl PcmJournal {
         if pos < JOURNAL_HEADER_BYTES {
             let mut header = vec![0u8; JOURNAL_HEADER_BYTES as usize];
             let addr = self.layout.frame_addr(frame) + HF_SLOTS + u64::from(j.slot) * self.layout.slot_bytes() as u64;
-            dev.pcm_read(addr, &mut header[..SQLITE_HEADER_BYTES])?;
+            dev.pcm_read(Field::JournalHeader, addr, &mut header[..SQLITE_HEADER_BYTES])?;
             return Ok((0, header));
         }
         let record_bytes = j.page_size + 8;
@@ -643,15 +658,16 @@ impl PcmJournal {
         let desc = self.layout.desc_addr(frame, index);
         if within < 4 {
             let mut b = vec![0u8; 4];
-            dev.pcm_read(desc + DD_PGNO, &mut b)?;
+            dev.pcm_read(Field::DataDescriptor, desc + DD_PGNO, &mut b)?;
             Ok((start, b))
         } else if within < 4 + j.page_size {
             let mut b = vec![0u8; j.page_size as usize];
-            dev.pcm_read(self.layout.portion_addr(d.frame, d.portion, j.page_size), &mut b)?;
+            let field = if d.reused { Field::PageImageReused } else { Field::PageImageFresh };
+            dev.pcm_read(field, self.layout.portion_addr(d.frame, d.portion, j.page_size), &mut b)?;
             Ok((start + 4, b))
         } else {
             let mut b = vec![0u8; 4];
-            dev.pcm_read(desc + DD_CKSUM, &mut b)?;
+            dev.pcm_read(Field::Checksum, desc + DD_CKSUM, &mut b)?;
             Ok((start + 4 + j.page_size, b))
         }
     }
@@ -680,7 +696,7 @@ impl PcmJournal {
         let mut report = Recovery::default();
         for slot in 0..MAX_DB_FILES {
             let mut desc = [0u8; MGR_DESC_BYTES as usize];
-            dev.pcm_read(mgr_desc(slot), &mut desc)?;
+            dev.pcm_read(Field::HeaderDescriptor, mgr_desc(slot), &mut desc)?;
             let len = desc[DESC_NAME_LEN as usize] as usize;
             if len == 0 || len > MAX_NAME_BYTES {
                 continue;
@@ -693,16 +709,16 @@ impl PcmJournal {
             let frame = desc[DESC_FRAME as usize] as usize;
             assert!(frame > 0 && frame < me.layout.frames, "header descriptor {slot} points at frame {frame}");
             let base = me.layout.frame_addr(frame);
-            let hot = flag::value(dev.pcm_byte(base + HF_HOT)?, config.xor_flags);
+            let hot = flag::value(dev.pcm_byte(Field::HotFlag, base + HF_HOT)?, config.xor_flags);
             let mut hwm = [0u8; 2];
-            dev.pcm_read(base + HF_DESC_HWM, &mut hwm)?;
+            dev.pcm_read(Field::DescriptorCount, base + HF_DESC_HWM, &mut hwm)?;
             let hwm = usize::from(u16::from_le_bytes(hwm)).min(me.layout.descriptors);
             let valid = me.scan_descriptors(dev, frame, hwm)?;
             if !hot {
                 for (i, _) in valid {
-                    me.set_flag(dev, me.layout.desc_addr(frame, i) + DD_VALID, false)?;
+                    me.set_flag(dev, Field::DataDescriptorValid, me.layout.desc_addr(frame, i) + DD_VALID, false)?;
                 }
-                me.set_flag(dev, mgr_desc(slot) + DESC_VALID, false)?;
+                me.set_flag(dev, Field::HeaderDescriptorValid, mgr_desc(slot) + DESC_VALID, false)?;
                 report.finished_deletions += 1;
                 continue;
             }
@@ -726,7 +742,7 @@ impl PcmJournal {
         hwm: usize,
     ) -> Result<Vec<(usize, [u8; DESC_BYTES])>, JournalError> {
         let mut table = vec![0u8; hwm * DESC_BYTES];
-        dev.pcm_read(self.layout.desc_addr(frame, 0), &mut table)?;
+        dev.pcm_read(Field::DataDescriptor, self.layout.desc_addr(frame, 0), &mut table)?;
         Ok(table
             .chunks_exact(DESC_BYTES)
             .enumerate()
@@ -747,7 +763,7 @@ impl PcmJournal {
         let mut j = Journal { frame: Some(frame), active: true, ..Journal::default() };
         let copies = self.layout.header_copies;
         let mut slots = vec![0u8; copies * self.layout.slot_bytes()];
-        dev.pcm_read(self.layout.frame_addr(frame) + HF_SLOTS, &mut slots)?;
+        dev.pcm_read(Field::JournalHeader, self.layout.frame_addr(frame) + HF_SLOTS, &mut slots)?;
         let (best, seq) = (0..copies)
             .map(|s| {
                 let b = &slots[s * self.layout.slot_bytes()..];
@@ -773,7 +789,14 @@ impl PcmJournal {
             pgno.copy_from_slice(&d[..4]);
             j.descs.insert(
                 i,
-                Desc { pgno, frame: data, portion: d[DD_PORTION as usize] as usize, valid: true, in_use: true },
+                Desc {
+                    pgno,
+                    frame: data,
+                    portion: d[DD_PORTION as usize] as usize,
+                    valid: true,
+                    in_use: true,
+                    reused: false,
+                },
             );
         }
         j.file_end = JOURNAL_HEADER_BYTES + records.len() as u64 * (j.page_size + 8);

@@ -62,6 +62,94 @@ pub const DD_PORTION: u64 = 11;
 /// byte order can be rebuilt (not in the paper, whose SQLite read its structures directly).
 pub const DD_RECORD: u64 = 12;
 
+/// The journal structure a PCM access belongs to, for accounting bits, lines and
+/// energy per structure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Field {
+    /// Manager frame: presence and reusable bits (written only without S2).
+    StateBits,
+    /// Manager frame: reuse counters (written only without S2).
+    ReuseCounters,
+    /// Manager frame: a header-frame descriptor's DB file name and header-frame index.
+    HeaderDescriptor,
+    /// Manager frame: a header-frame descriptor's valid flag.
+    HeaderDescriptorValid,
+    /// Header frame: zeroing the hot flag, descriptor count and journal header slots
+    /// of a newly allocated header frame.
+    HeaderReset,
+    /// Header frame: the hot-journal flag.
+    HotFlag,
+    /// Header frame: the first-free-portion pointer (written only without S2).
+    FirstFree,
+    /// Header frame: its reuse count (written only without S2).
+    HeaderReuseCount,
+    /// Header frame: the count of initialised data-frame descriptors.
+    DescriptorCount,
+    /// Header frame: the journal header slots.
+    JournalHeader,
+    /// Header frame: a data-frame descriptor's PgNo, PTR and record index.
+    DataDescriptor,
+    /// Header frame: a data-frame descriptor's checksum.
+    Checksum,
+    /// Header frame: a data-frame descriptor's valid flag.
+    DataDescriptorValid,
+    /// Data frame: page images written over the same DB page's older image (reuse).
+    PageImageReused,
+    /// Data frame: page images written in a fresh portion.
+    PageImageFresh,
+    /// Whole-frame copies at the reuse limit (read and write).
+    FrameCopy,
+}
+
+impl Field {
+    /// Every field, in layout order.
+    pub const ALL: [Field; 16] = [
+        Field::StateBits,
+        Field::ReuseCounters,
+        Field::HeaderDescriptor,
+        Field::HeaderDescriptorValid,
+        Field::HeaderReset,
+        Field::HotFlag,
+        Field::FirstFree,
+        Field::HeaderReuseCount,
+        Field::DescriptorCount,
+        Field::JournalHeader,
+        Field::DataDescriptor,
+        Field::Checksum,
+        Field::DataDescriptorValid,
+        Field::PageImageReused,
+        Field::PageImageFresh,
+        Field::FrameCopy,
+    ];
+
+    /// A short name: the frame, then the structure.
+    pub fn name(self) -> &'static str {
+        match self {
+            Field::StateBits => "manager: presence and reusable bits",
+            Field::ReuseCounters => "manager: reuse counters",
+            Field::HeaderDescriptor => "manager: header-frame descriptor (name, frame)",
+            Field::HeaderDescriptorValid => "manager: header-frame descriptor valid flag",
+            Field::HeaderReset => "header: zeroing a new header frame",
+            Field::HotFlag => "header: hot-journal flag",
+            Field::FirstFree => "header: first-free pointer",
+            Field::HeaderReuseCount => "header: reuse count",
+            Field::DescriptorCount => "header: descriptor count",
+            Field::JournalHeader => "header: journal header slots",
+            Field::DataDescriptor => "header: data descriptor (PgNo, PTR, record)",
+            Field::Checksum => "header: data descriptor CkSum",
+            Field::DataDescriptorValid => "header: data descriptor valid flag",
+            Field::PageImageReused => "data: page images over the same page's portion",
+            Field::PageImageFresh => "data: page images in a fresh portion",
+            Field::FrameCopy => "frame copies at the reuse limit",
+        }
+    }
+
+    /// Its index in [`Field::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
 /// The manager-frame address of header-frame descriptor `slot`.
 pub fn mgr_desc(slot: usize) -> u64 {
     assert!(slot < MAX_DB_FILES);
@@ -182,5 +270,12 @@ mod tests {
         assert_eq!(name(4 * FRAME_BYTES + HF_HOT), "data frame: page image");
         assert!(Layout::new(2 << 20, 128).unwrap().descriptors > 3000);
         assert!(Layout::new(100, 1).is_err());
+    }
+
+    #[test]
+    fn fields_index_their_table() {
+        for (i, f) in Field::ALL.iter().enumerate() {
+            assert_eq!(f.index(), i, "{}", f.name());
+        }
     }
 }

@@ -15,8 +15,12 @@
 //! - Every write SQLite makes reaches a persistent device (PCM or the block device) when
 //!   the call returns; `xSync` has nothing left to do. A power cut stops at a device
 //!   write index: that write and all later ones do not happen; one write is atomic.
-//! - A transaction is committed when SQLite deletes its journal; in PCM that is one
-//!   write: clearing the hot-journal flag of the header frame.
+//! - A transaction is committed when SQLite deletes its journal (or truncates it to 0
+//!   bytes, `journal_mode=TRUNCATE`); in PCM that is one write: clearing the
+//!   hot-journal flag of the header frame. Under `journal_mode=PERSIST` the commit is
+//!   SQLite's write of a zeroed journal header, one write of a header slot; the header
+//!   frame stays hot until the next transaction's header replaces the journal. WAL
+//!   mode is not served (it writes no rollback journal).
 //! - After a cut, [`Simulation::recover`] rebuilds the DRAM state (presence and reusable
 //!   bits, first-free pointers, reuse counters) from PCM alone: the header-frame
 //!   descriptors, then the header and data descriptors of each hot journal. SQLite then
@@ -38,8 +42,9 @@ pub use config::{Allocation, JournalConfig};
 pub use devices::{BlockTiming, DeviceParams, Devices, PAPER_BOARD_PCM};
 pub use error::JournalError;
 pub use journal::{FrameState, PcmJournal, Recovery};
+pub use layout::Field;
 pub use run::{run_workload, WorkloadRun};
 /// The SQLite binding the VFS runs, for callers that execute statements.
 pub use rusqlite;
-pub use sim::{Db, RunStats, Simulation, PAGE_SIZE};
-pub use workload::{generate, App, Workload};
+pub use sim::{Db, JournalMode, RunStats, Simulation, PAGE_SIZE};
+pub use workload::{generate, generate_with, App, AppModel, Workload};

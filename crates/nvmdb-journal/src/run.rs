@@ -1,10 +1,12 @@
 //! Runs a generated workload through SQLite on the simulated devices.
 
+use nvmdb_device::PcmStats;
 use serde::Serialize;
 
 use crate::config::JournalConfig;
 use crate::devices::DeviceParams;
 use crate::error::JournalError;
+use crate::layout::Field;
 use crate::sim::{RunStats, Simulation};
 use crate::workload::Workload;
 
@@ -23,6 +25,9 @@ pub struct WorkloadRun {
     pub transactions_pcm_energy_pj: u64,
     /// The PCM's part of `transactions_time_ns`, ns.
     pub transactions_pcm_time_ns: u64,
+    /// The PCM counters of the measured transactions per journal structure, in
+    /// [`Field::ALL`] order.
+    pub transactions_pcm_by_field: [PcmStats; Field::ALL.len()],
     /// Writes per distinct 1 KB DB page (Figure 5).
     pub writes_per_page: f64,
     /// Percentage of DB page overwrites changing at most 64 bytes (Figure 6).
@@ -53,10 +58,12 @@ pub fn run_workload(
         db.execute_batch(sql).map_err(fail)?;
     }
     let before = sim.stats();
+    let fields_before = sim.with_shared(|s| *s.devices.pcm_by_field());
     for (i, sql) in &workload.transactions {
         dbs[*i].execute_batch(sql).map_err(fail)?;
     }
     let stats = sim.stats();
+    let fields = sim.with_shared(|s| *s.devices.pcm_by_field());
     drop(dbs);
     let profile = sim.with_shared(|s| s.devices.storage.profile().clone());
     let (hottest_field, _) = sim.with_shared(|s| s.journal.hottest_field(&s.devices));
@@ -67,6 +74,7 @@ pub fn run_workload(
         transactions_energy_pj: stats.energy_pj - before.energy_pj,
         transactions_pcm_energy_pj: stats.pcm_energy_pj - before.pcm_energy_pj,
         transactions_pcm_time_ns: stats.pcm_time_ns - before.pcm_time_ns,
+        transactions_pcm_by_field: std::array::from_fn(|i| fields[i].since(&fields_before[i])),
         writes_per_page: profile.writes_per_page(),
         small_overwrite_percent: profile.small_percent(),
         hottest_field,
@@ -88,6 +96,33 @@ mod tests {
         assert_eq!(off.stats.total_bit_updates, 0);
         assert!(off.transactions_time_ns < rr.transactions_time_ns);
         assert!(rr.writes_per_page > 1.0 && rr.small_overwrite_percent > 0.0);
+    }
+
+    #[test]
+    fn the_per_structure_counters_add_up_to_the_pcm_counters() {
+        let w = generate(App::Facebook, 1, 3).unwrap();
+        for name in ["RR", "RU20-S2X-WH64", "RU2-S2X"] {
+            let config = JournalConfig::parse(name).unwrap();
+            let run = run_workload(Some(config), &w, &DeviceParams::PAPER, 1).unwrap();
+            let fields = &run.transactions_pcm_by_field;
+            let sum = |f: &dyn Fn(&PcmStats) -> u64| fields.iter().map(f).sum::<u64>();
+            let metrics = nvmdb_device::PcmMetrics::CIDR2011;
+            assert_eq!(sum(&|s| s.energy_pj(&metrics) + s.storage_energy_pj), run.transactions_pcm_energy_pj);
+            assert_eq!(sum(&|s| s.storage_time_ns), run.transactions_pcm_time_ns);
+            let fresh = fields[Field::PageImageFresh.index()];
+            assert!(fresh.bits_written > 0 && fresh.lines_written > 0, "{name}: {fresh:?}");
+            // Only reuse writes a page image over the same page's older one.
+            let reused = fields[Field::PageImageReused.index()];
+            assert_eq!(reused.lines_written > 0, name != "RR", "{name}: {reused:?}");
+            let copies = fields[Field::FrameCopy.index()];
+            // RU2 reaches its reuse limit within the run; RR never reuses.
+            assert_eq!(copies.lines_written > 0, name == "RU2-S2X", "{name}: {copies:?}");
+            if config.s2 {
+                assert_eq!(fields[Field::StateBits.index()].bits_written, 0, "S2 keeps presence bits in DRAM");
+            } else {
+                assert!(fields[Field::StateBits.index()].bits_written > 0, "{name}");
+            }
+        }
     }
 
     #[test]

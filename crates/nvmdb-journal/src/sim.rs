@@ -45,6 +45,33 @@ impl Deref for Db<'_> {
     }
 }
 
+/// SQLite's rollback-journal modes the VFS serves (WAL is not one: it writes no
+/// rollback journal).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JournalMode {
+    /// `DELETE`: the commit deletes the journal (SQLite's default).
+    Delete,
+    /// `TRUNCATE`: the commit truncates the journal to 0 bytes; in PCM the same as a
+    /// deletion.
+    Truncate,
+    /// `PERSIST`: the commit zeroes the journal header and the journal stays; the next
+    /// transaction's header starts a new journal over it.
+    Persist,
+    /// `OFF`: no journal.
+    Off,
+}
+
+impl JournalMode {
+    fn pragma(self) -> &'static str {
+        match self {
+            JournalMode::Delete => "DELETE",
+            JournalMode::Truncate => "TRUNCATE",
+            JournalMode::Persist => "PERSIST",
+            JournalMode::Off => "OFF",
+        }
+    }
+}
+
 /// Counters of a run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct RunStats {
@@ -124,10 +151,16 @@ impl Simulation {
     /// Opens database file `name`; without `journaling`, `journal_mode=OFF` (the
     /// paper's "no journaling" of Figure 19).
     pub fn open_with(&self, name: &str, journaling: bool) -> Result<Db<'_>, JournalError> {
+        self.open_in_mode(name, if journaling { JournalMode::Delete } else { JournalMode::Off })
+    }
+
+    /// Opens database file `name` with 1 KB pages, `synchronous=FULL` and SQLite's
+    /// rollback-journal `mode`.
+    pub fn open_in_mode(&self, name: &str, mode: JournalMode) -> Result<Db<'_>, JournalError> {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags_and_vfs(name, flags, self.registration.name())?;
         conn.pragma_update(None, "page_size", PAGE_SIZE)?;
-        conn.pragma_update(None, "journal_mode", if journaling { "DELETE" } else { "OFF" })?;
+        conn.pragma_update(None, "journal_mode", mode.pragma())?;
         conn.pragma_update(None, "synchronous", "FULL")?;
         Ok(Db { conn, _sim: PhantomData })
     }

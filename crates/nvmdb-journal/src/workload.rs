@@ -123,11 +123,20 @@ pub const LENGTHS: std::ops::RangeInclusive<u32> = 1..=4;
 
 /// Generates the workload of `app` at trace `length` (1–4) from `seed`.
 pub fn generate(app: App, length: u32, seed: u64) -> Result<Workload, JournalError> {
+    generate_with(app, &app.model(), length, seed)
+}
+
+/// Generates the workload of `app` with another `model` (a sensitivity point); the
+/// PRNG stream is `app`'s, as in [`generate`].
+pub fn generate_with(app: App, model: &AppModel, length: u32, seed: u64) -> Result<Workload, JournalError> {
     if !LENGTHS.contains(&length) {
         return Err(JournalError::Workload(format!("trace length {length} is not 1 to 4")));
     }
-    let model = app.model();
+    if model.body_bytes.0 > model.body_bytes.1 || model.insert_percent + model.flag_percent > 100 {
+        return Err(JournalError::Workload(format!("inconsistent workload model {model:?}")));
+    }
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ (app as u64) << 32 ^ u64::from(length));
+    let model = *model;
     let files = (model.base_db_files + length) as usize;
     let db_files: Vec<String> = (0..files).map(|i| format!("{}{i}.db", app.code())).collect();
     let mut next_id = vec![1u64; files];
@@ -212,5 +221,16 @@ mod tests {
         assert_ne!(generate(App::Twitter, 1, 5).unwrap(), generate(App::Twitter, 1, 6).unwrap());
         assert!(generate(App::Gmail, 5, 1).is_err());
         assert!(App::parse("fx").unwrap_err().to_string().contains("fx"));
+    }
+
+    #[test]
+    fn another_model_changes_the_workload_and_a_bad_one_is_refused() {
+        let mut model = App::Gmail.model();
+        assert_eq!(generate_with(App::Gmail, &model, 2, 5).unwrap(), generate(App::Gmail, 2, 5).unwrap());
+        model.body_bytes = (300, 1400);
+        let longer = generate_with(App::Gmail, &model, 2, 5).unwrap();
+        assert_ne!(longer, generate(App::Gmail, 2, 5).unwrap());
+        model.body_bytes = (10, 5);
+        assert!(generate_with(App::Gmail, &model, 2, 5).is_err());
     }
 }

@@ -2,7 +2,7 @@
 //! at every device write of a multi-transaction script recovers the last committed state.
 
 use nvmdb_journal::vfs::Shadow;
-use nvmdb_journal::{DeviceParams, JournalConfig, Simulation};
+use nvmdb_journal::{DeviceParams, JournalConfig, JournalMode, Simulation};
 use rusqlite::Connection;
 
 const CONFIGS: [&str; 9] =
@@ -71,7 +71,12 @@ fn reference(committed: usize) -> Vec<String> {
 
 /// Runs the script until an error; returns the transactions whose COMMIT returned.
 fn run(sim: &Simulation) -> usize {
-    let Ok(db) = sim.open("main.db") else { return 0 };
+    run_in(sim, JournalMode::Delete)
+}
+
+/// [`run`] in SQLite's journal `mode`.
+fn run_in(sim: &Simulation, mode: JournalMode) -> usize {
+    let Ok(db) = sim.open_in_mode("main.db", mode) else { return 0 };
     let mut committed = 0;
     for t in &script() {
         if db.execute_batch(t).is_err() {
@@ -85,31 +90,47 @@ fn run(sim: &Simulation) -> usize {
 #[test]
 fn journal_reads_return_the_bytes_sqlite_wrote_for_every_config() {
     for name in CONFIGS {
-        let config = JournalConfig::parse(name).unwrap();
-        let sim = Simulation::new(config, &DeviceParams::PAPER, 7).unwrap();
-        sim.with_shared(|s| s.shadow = Some(Shadow::default()));
-        {
-            let db = sim.open("main.db").unwrap();
-            let txs = script();
-            db.execute_batch(&txs[0]).unwrap();
-            for (i, t) in txs.iter().enumerate().skip(1) {
-                // Every other transaction is rolled back: SQLite reads its journal.
-                let body = t.trim_end_matches("COMMIT;");
-                db.execute_batch(body).unwrap();
-                if i % 2 == 0 {
-                    db.execute_batch("ROLLBACK").unwrap();
-                } else {
-                    db.execute_batch("COMMIT").unwrap();
-                }
-            }
-            let check: String = db.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
-            assert_eq!(check, "ok");
-        }
-        let shadow = sim.with_shared(|s| s.shadow.clone().unwrap());
-        assert!(shadow.reads > 10 && shadow.bytes > 4096, "{name}: only {} reads", shadow.reads);
-        assert_eq!(shadow.mismatches, 0, "{name}: {} of {} journal reads differ", shadow.mismatches, shadow.reads);
-        assert!(sim.stats().total_bit_updates > 0);
+        reads_match(name, JournalMode::Delete);
     }
+}
+
+#[test]
+fn journal_reads_return_the_bytes_sqlite_wrote_in_persist_and_truncate_modes() {
+    for mode in [JournalMode::Persist, JournalMode::Truncate] {
+        for name in ["RR", "RR-S2X", "RU20-S2X-WH64", "RU2-S2X-WH4-INV25"] {
+            reads_match(name, mode);
+        }
+    }
+}
+
+/// Runs the script with every other transaction rolled back (SQLite reads its journal)
+/// and checks every journal read against a plain copy of the bytes SQLite wrote.
+fn reads_match(name: &str, mode: JournalMode) {
+    let config = JournalConfig::parse(name).unwrap();
+    let sim = Simulation::new(config, &DeviceParams::PAPER, 7).unwrap();
+    sim.with_shared(|s| s.shadow = Some(Shadow::default()));
+    {
+        let db = sim.open_in_mode("main.db", mode).unwrap();
+        let txs = script();
+        db.execute_batch(&txs[0]).unwrap();
+        for (i, t) in txs.iter().enumerate().skip(1) {
+            // Every other transaction is rolled back: SQLite reads its journal.
+            let body = t.trim_end_matches("COMMIT;");
+            db.execute_batch(body).unwrap();
+            if i % 2 == 0 {
+                db.execute_batch("ROLLBACK").unwrap();
+            } else {
+                db.execute_batch("COMMIT").unwrap();
+            }
+        }
+        let check: String = db.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+        assert_eq!(check, "ok");
+    }
+    let shadow = sim.with_shared(|s| s.shadow.clone().unwrap());
+    assert!(shadow.reads > 10 && shadow.bytes > 4096, "{name} {mode:?}: only {} reads", shadow.reads);
+    let (mismatches, reads) = (shadow.mismatches, shadow.reads);
+    assert_eq!(mismatches, 0, "{name} {mode:?}: {mismatches} of {reads} journal reads differ");
+    assert!(sim.stats().total_bit_updates > 0);
 }
 
 /// A journal area of 9 frames, so the script runs garbage collection and frame copies.
@@ -118,10 +139,15 @@ const SMALL: DeviceParams = DeviceParams { journal_bytes: 9 << 16, ..DeviceParam
 /// Cuts the power at every device write of the script; returns the points tried and
 /// how many recoveries found a hot journal.
 fn crash_everywhere(name: &str) -> (u64, u64) {
+    crash_everywhere_in(name, JournalMode::Delete)
+}
+
+/// [`crash_everywhere`] in SQLite's journal `mode`.
+fn crash_everywhere_in(name: &str, mode: JournalMode) -> (u64, u64) {
     let config = JournalConfig::parse(name).unwrap();
     let total = {
         let sim = Simulation::new(config, &SMALL, 1).unwrap();
-        assert_eq!(run(&sim), script().len(), "{name}: {:?}", sim.with_shared(|s| s.take_error()));
+        assert_eq!(run_in(&sim, mode), script().len(), "{name}: {:?}", sim.with_shared(|s| s.take_error()));
         let stats = sim.stats();
         println!("{name}: {} GC runs, {} frame copies", stats.gc_runs, stats.frame_copies);
         if name.starts_with("RU") {
@@ -137,14 +163,14 @@ fn crash_everywhere(name: &str) -> (u64, u64) {
     for cut in 1..=total {
         let sim = Simulation::new(config, &SMALL, 1).unwrap();
         sim.cut_power_at(cut);
-        let committed = run(&sim);
+        let committed = run_in(&sim, mode);
         assert!(sim.is_cut(), "{name}: cut {cut} of {total} was not reached");
         let devices = sim.into_devices();
         let (sim, recovery) = Simulation::recover(config, devices, 2).unwrap();
         hot += recovery.hot_journals;
-        let db = sim.open("main.db").unwrap();
+        let db = sim.open_in_mode("main.db", mode).unwrap();
         let check: String = db.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
-        assert_eq!(check, "ok", "{name}: cut at write {cut}");
+        assert_eq!(check, "ok", "{name} {mode:?}: cut at write {cut}");
         let state = dump(&db);
         // A COMMIT cut short may or may not have reached its commit point.
         let before = reference(committed);
@@ -153,7 +179,9 @@ fn crash_everywhere(name: &str) -> (u64, u64) {
         // The recovered database takes new transactions, over any journal left behind.
         db.execute_batch("BEGIN;CREATE TABLE after(x);INSERT INTO after VALUES(1);COMMIT;").unwrap();
         drop(db);
-        assert!(!sim.with_shared(|s| s.journal.exists("main.db")), "{name}: cut {cut}: journal left behind");
+        // PERSIST keeps its journal, with a zeroed header.
+        let left = sim.with_shared(|s| s.journal.exists("main.db"));
+        assert_eq!(left, mode == JournalMode::Persist, "{name} {mode:?}: cut {cut}: journal left behind or gone");
     }
     assert!(hot > total / 4, "{name}: only {hot} of {total} recoveries found a hot journal");
     (total, hot)
@@ -176,6 +204,16 @@ fn power_cut_at_every_write_recovers_rr_and_ru2_inv() {
     for name in ["RR", "RU2-S2X-WH4-INV25"] {
         let (tried, hot) = crash_everywhere(name);
         println!("{name}: {tried} crash points tried, {hot} with a hot journal");
+    }
+}
+
+#[test]
+fn power_cut_at_every_write_recovers_persist_and_truncate_modes() {
+    for mode in [JournalMode::Persist, JournalMode::Truncate] {
+        for name in ["RR-S2X", "RU20-S2X-WH64"] {
+            let (tried, hot) = crash_everywhere_in(name, mode);
+            println!("{name} {mode:?}: {tried} crash points tried, {hot} with a hot journal");
+        }
     }
 }
 
