@@ -748,42 +748,56 @@ impl Engine {
         }
     }
 
-    /// Splits `id` and its ancestors while they overflow.
-    fn split_overflow(&mut self, mut id: u32, mut path: Vec<(u32, u16)>) -> Result<(), KvError> {
+    /// The leaf for `key` and its path, with room for `need` more bytes: full pages on
+    /// the way are split first, so no page ever holds more than a page (not even in the
+    /// middle of an operation, whose records may be written and merged at any time).
+    fn leaf_with_room(&mut self, key: u32, need: usize) -> Result<(u32, Vec<(u32, u16)>), KvError> {
         let page_bytes = self.config.page_bytes as usize;
         loop {
-            let frame = self.fetch(id)?;
-            if frame.page.size <= page_bytes {
-                return Ok(());
+            let (leaf, path) = self.descend(key)?;
+            if self.fetch(leaf)?.page.size + need <= page_bytes {
+                return Ok((leaf, path));
             }
-            let mid = frame.page.len() / 2;
-            let (separator, right_node) = match &frame.page.node {
-                Node::Leaf { keys, values } => {
-                    (keys[mid], Node::Leaf { keys: keys[mid..].to_vec(), values: values[mid..].to_vec() })
-                }
-                Node::Inner { keys, children } => {
-                    (keys[mid], Node::Inner { keys: keys[mid + 1..].to_vec(), children: children[mid + 1..].to_vec() })
-                }
-            };
-            self.change(id, Change::Truncate { keep: mid as u16 })?;
-            let right = self.alloc_page()?;
-            let lsn = self.next_lsn;
-            self.next_lsn += 1;
-            self.install(Page::new(right, lsn, right_node), true)?;
-            match path.pop() {
-                Some((parent, child)) => {
-                    self.change(parent, Change::InnerInsert { slot: child, key: separator, child: right })?;
-                    id = parent;
-                }
-                None => {
-                    let root = self.alloc_page()?;
-                    let lsn = self.next_lsn;
-                    self.next_lsn += 1;
-                    let node = Node::Inner { keys: vec![separator], children: vec![id, right] };
-                    self.install(Page::new(root, lsn, node), true)?;
-                    self.root = root;
-                    return Ok(());
-                }
+            self.split(leaf, &path)?;
+        }
+    }
+
+    /// Splits page `id` (reached by `path`) in two, adding the separator to its parent,
+    /// or to a new root. When the parent has no room it is split instead (its parent
+    /// first, and so on); the caller descends again.
+    fn split(&mut self, id: u32, path: &[(u32, u16)]) -> Result<(), KvError> {
+        if let Some((&(parent, _), above)) = path.split_last() {
+            if self.fetch(parent)?.page.size + 8 > self.config.page_bytes as usize {
+                return self.split(parent, above);
+            }
+        }
+        let frame = self.fetch(id)?;
+        let mid = frame.page.len() / 2;
+        let (separator, right_node) = match &frame.page.node {
+            Node::Leaf { keys, values } => {
+                (keys[mid], Node::Leaf { keys: keys[mid..].to_vec(), values: values[mid..].to_vec() })
+            }
+            Node::Inner { keys, children } => {
+                (keys[mid], Node::Inner { keys: keys[mid + 1..].to_vec(), children: children[mid + 1..].to_vec() })
+            }
+        };
+        self.change(id, Change::Truncate { keep: mid as u16 })?;
+        let right = self.alloc_page()?;
+        let lsn = self.next_lsn;
+        self.next_lsn += 1;
+        self.install(Page::new(right, lsn, right_node), true)?;
+        match path.last() {
+            Some(&(parent, child)) => {
+                self.change(parent, Change::InnerInsert { slot: child, key: separator, child: right })
+            }
+            None => {
+                let root = self.alloc_page()?;
+                let lsn = self.next_lsn;
+                self.next_lsn += 1;
+                let node = Node::Inner { keys: vec![separator], children: vec![id, right] };
+                self.install(Page::new(root, lsn, node), true)?;
+                self.root = root;
+                Ok(())
             }
         }
     }
@@ -800,7 +814,7 @@ impl Engine {
     pub fn insert(&mut self, key: u32, value: &[u8]) -> Result<bool, KvError> {
         Engine::check_value(value)?;
         self.guarded(|e| {
-            let (leaf, path) = e.descend(key)?;
+            let (leaf, _) = e.leaf_with_room(key, 5 + value.len())?;
             let Node::Leaf { keys, .. } = &e.fetch(leaf)?.page.node else { unreachable!("descend ends at a leaf") };
             let found = keys.binary_search(&key);
             let change = match found {
@@ -808,7 +822,6 @@ impl Engine {
                 Err(slot) => Change::LeafInsert { slot: slot as u16, key, value: value.to_vec() },
             };
             e.change(leaf, change)?;
-            e.split_overflow(leaf, path)?;
             e.ops += 1;
             Ok(found.is_ok())
         })
@@ -818,12 +831,11 @@ impl Engine {
     pub fn update(&mut self, key: u32, value: &[u8]) -> Result<bool, KvError> {
         Engine::check_value(value)?;
         self.guarded(|e| {
-            let (leaf, path) = e.descend(key)?;
+            let (leaf, _) = e.leaf_with_room(key, value.len())?;
             let Node::Leaf { keys, .. } = &e.fetch(leaf)?.page.node else { unreachable!("descend ends at a leaf") };
             let found = keys.binary_search(&key);
             if let Ok(slot) = found {
                 e.change(leaf, Change::LeafUpdate { slot: slot as u16, value: value.to_vec() })?;
-                e.split_overflow(leaf, path)?;
             }
             e.ops += 1;
             Ok(found.is_ok())
@@ -948,6 +960,11 @@ impl Engine {
     /// Simulated time so far, ns (cheaper than [`Engine::stats`]).
     pub fn sim_ns(&self) -> u64 {
         self.store.now_ns
+    }
+
+    /// Pages the tree has.
+    pub fn pages(&self) -> u32 {
+        self.next_page
     }
 
     /// Operations done so far.
