@@ -895,7 +895,7 @@ impl Engine {
         self.guarded(|e| {
             let (leaf, _) = e.descend(key)?;
             let Node::Leaf { keys, values } = &e.fetch(leaf)?.page.node else { unreachable!("descend ends at a leaf") };
-            let value = keys.binary_search(&key).ok().map(|slot| values[slot].clone());
+            let value = keys.binary_search(&key).ok().map(|slot| values[slot].as_slice().to_vec());
             e.ops += 1;
             Ok(value)
         })
@@ -918,7 +918,7 @@ impl Engine {
             Node::Leaf { keys, values } => {
                 let from = keys.partition_point(|k| *k < lo);
                 let to = keys.partition_point(|k| *k <= hi);
-                out.extend((from..to).map(|i| (keys[i], values[i].clone())));
+                out.extend((from..to).map(|i| (keys[i], values[i].as_slice().to_vec())));
                 return Ok(());
             }
             Node::Inner { keys, children } => {
