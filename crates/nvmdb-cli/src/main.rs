@@ -40,6 +40,10 @@ enum Command {
     /// Real SQLite with its rollback journal in simulated PCM (seed 003).
     #[command(subcommand)]
     Journal(commands::journal::JournalCommand),
+    /// The IPL-P key-value engine (seed 002): B+-tree pages in flash, their changes
+    /// logged in PCM or flash.
+    #[command(subcommand)]
+    Kv(commands::kv::KvCommand),
     /// Synthetic trace commands.
     #[command(subcommand)]
     Trace(commands::trace::TraceCommand),
@@ -61,6 +65,7 @@ fn dispatch(command: Command) -> Result<(), CliError> {
         Command::Btree(c) => commands::btree::run(c),
         Command::Envy(c) => commands::envy::run(c),
         Command::Journal(c) => commands::journal::run(c),
+        Command::Kv(c) => commands::kv::run(c),
         Command::Trace(c) => commands::trace::run(c),
         Command::List => commands::lab::list(),
         Command::Run(args) => commands::lab::run(&args),

@@ -5,6 +5,7 @@ pub mod btree;
 pub mod envy;
 pub mod join;
 pub mod journal;
+pub mod kv;
 pub mod lab;
 pub mod pcm;
 pub mod ssd;

@@ -1,0 +1,395 @@
+//! The engine's persistent devices and where things live on them. Every device write
+//! passes the one [`PowerSwitch`] first; simulated time advances serially (the engine
+//! waits for each device operation).
+//!
+//! Flash (through the page-mapped FTL) holds, as logical pages: the page image slots
+//! (slot `s` is flash pages `s·f .. (s+1)·f` for `f` flash pages per tree page), then the
+//! `ipl` engine's log pages (each block's log sectors, written by partial programming),
+//! then for `flash-only` and `ipl` the two metadata slots. PCM holds the `pcm-only`
+//! engine's image slots or the `ipl-p` engine's log areas (block `b`'s at
+//! `b · log_area_bytes`), then the two metadata slots of those engines.
+
+use nvmdb_device::flash::SECTOR_BYTES;
+use nvmdb_device::{FlashArray, PageContent, PageData, Pcm, PcmConfig, PowerSwitch};
+use nvmdb_flash::config::FlashTimingPreset;
+use nvmdb_flash::ftl::PageFtl;
+use nvmdb_flash::{PageStore, SsdConfig};
+
+use crate::config::{EngineConfig, EngineKind};
+use crate::KvError;
+
+/// Bytes of a metadata slot's header: magic, length, sequence number, checksum.
+pub const META_HEADER_BYTES: usize = 24;
+const META_MAGIC: u32 = 0x4B56_4D44;
+
+/// The devices an engine owns: what survives a power loss.
+#[derive(Debug)]
+pub struct Devices {
+    /// Flash behind the page-mapped FTL (every engine but `pcm-only`).
+    pub flash: Option<PageFtl>,
+    /// PCM in storage mode (`pcm-only`, `ipl-p`).
+    pub pcm: Option<Pcm>,
+    /// The power switch every device write passes.
+    pub switch: PowerSwitch,
+    /// Simulated time when the devices were last handed back, ns: time goes on across a
+    /// power loss (a plane busy before it is busy after it).
+    pub clock_ns: u64,
+}
+
+/// Where things live, derived from the configuration.
+#[derive(Debug, Clone)]
+pub(crate) struct Layout {
+    pub kind: EngineKind,
+    pub page_bytes: usize,
+    pub flash_page_bytes: usize,
+    pub flash_per_page: u64,
+    pub image_slots: u32,
+    pub blocks: u32,
+    pub log_area_bytes: u64,
+    pub log_sectors: u32,
+    pub sectors_per_log_page: u32,
+    pub log_pages: u32,
+    pub pcm_unit: u64,
+    pub meta_bytes: usize,
+    /// First FTL page of the `ipl` log pages.
+    flash_log_base: u64,
+    /// First FTL page of the metadata slots (flash-only, ipl).
+    flash_meta_base: u64,
+    /// FTL pages per metadata slot.
+    flash_meta_pages: u64,
+    /// PCM byte address of the metadata slots (pcm-only, ipl-p).
+    pcm_meta_base: u64,
+}
+
+impl Layout {
+    pub fn new(config: &EngineConfig) -> Layout {
+        let page_bytes = config.page_bytes as usize;
+        let flash_page_bytes = config.flash_page_bytes() as usize;
+        let flash_per_page = u64::from(config.flash_pages_per_page());
+        // Each page has at most two live images: the committed one and the current one.
+        let image_slots = config.capacity_pages * 2 + 2;
+        let blocks = config.blocks();
+        let log_area_bytes = u64::from(config.log_area_bytes);
+        let sectors_per_log_page = flash_page_bytes as u32 / SECTOR_BYTES;
+        let log_sectors = config.log_sectors();
+        let log_pages = log_sectors.div_ceil(sectors_per_log_page);
+        let meta_bytes = META_HEADER_BYTES + 16 + 4 * config.capacity_pages as usize + 8 * blocks as usize;
+        let flash_log_base = u64::from(image_slots) * flash_per_page;
+        let ipl_log_pages = if config.kind == EngineKind::Ipl { u64::from(blocks) * u64::from(log_pages) } else { 0 };
+        let flash_meta_base = flash_log_base + ipl_log_pages;
+        let flash_meta_pages = meta_bytes.div_ceil(flash_page_bytes) as u64;
+        let pcm_meta_base = match config.kind {
+            EngineKind::PcmOnly => u64::from(image_slots) * page_bytes as u64,
+            _ => u64::from(blocks) * log_area_bytes,
+        };
+        Layout {
+            kind: config.kind,
+            page_bytes,
+            flash_page_bytes,
+            flash_per_page,
+            image_slots,
+            blocks,
+            log_area_bytes,
+            log_sectors,
+            sectors_per_log_page,
+            log_pages,
+            pcm_unit: u64::from(config.pcm_write_bytes),
+            meta_bytes,
+            flash_log_base,
+            flash_meta_base,
+            flash_meta_pages,
+            pcm_meta_base,
+        }
+    }
+
+    /// FTL logical pages needed.
+    fn flash_pages(&self) -> u64 {
+        let meta = if self.kind.has_pcm() { 0 } else { 2 * self.flash_meta_pages };
+        self.flash_meta_base + meta
+    }
+
+    /// PCM bytes needed (a multiple of 64).
+    fn pcm_bytes(&self) -> u64 {
+        (self.pcm_meta_base + 2 * self.meta_bytes as u64).next_multiple_of(64)
+    }
+
+    fn log_lpn(&self, block: u32, log_page: u32) -> u64 {
+        self.flash_log_base + u64::from(block) * u64::from(self.log_pages) + u64::from(log_page)
+    }
+}
+
+/// Over-provisioning of the simulated SSD.
+const OVERPROVISION: f64 = 0.25;
+
+impl Devices {
+    /// Fresh (erased) devices for `config`.
+    pub fn new(config: &EngineConfig) -> Result<Devices, KvError> {
+        config.validate()?;
+        let layout = Layout::new(config);
+        let flash = if config.kind.has_flash() {
+            let ssd = ssd_config(config, &layout);
+            let geometry = ssd.flash.geometry();
+            let timing = config.preset.flash_timing(config.flash_page_bytes());
+            let array = FlashArray::new(geometry, timing, PageContent::Bytes)?;
+            // Opening the FTL over an erased array builds it with the preset's timing.
+            Some(PageFtl::reopen(&ssd, array)?)
+        } else {
+            None
+        };
+        let pcm = if config.kind.has_pcm() {
+            let mut pcm_config = PcmConfig::new(layout.pcm_bytes());
+            pcm_config.storage = config.preset.pcm_timing(config.pcm_write_bytes);
+            Some(Pcm::new(pcm_config)?)
+        } else {
+            None
+        };
+        Ok(Devices { flash, pcm, switch: PowerSwitch::new(), clock_ns: 0 })
+    }
+}
+
+fn ssd_config(config: &EngineConfig, layout: &Layout) -> SsdConfig {
+    let mut ssd = SsdConfig { seed: config.seed, content: PageContent::Bytes, ..SsdConfig::default() };
+    let pages_per_block = (config.erase_block_bytes / config.flash_page_bytes()).max(2);
+    let needed = layout.flash_pages();
+    let blocks = (needed as f64 / (1.0 - OVERPROVISION) / f64::from(pages_per_block)).ceil() as u32 + 16;
+    ssd.flash.packages = 1;
+    ssd.flash.planes_per_package = 1;
+    ssd.flash.blocks_per_plane = blocks;
+    ssd.flash.pages_per_block = pages_per_block;
+    ssd.flash.page_bytes = config.flash_page_bytes();
+    ssd.flash.spare_bytes = 16;
+    ssd.flash.partial_programming = config.kind == EngineKind::Ipl;
+    ssd.flash.timing = FlashTimingPreset::IplpNandChip;
+    ssd.ftl.overprovision = OVERPROVISION;
+    ssd
+}
+
+/// The devices with the layout and the simulated clock: every device operation the
+/// engine makes.
+#[derive(Debug)]
+pub(crate) struct Store {
+    pub dev: Devices,
+    pub layout: Layout,
+    /// Simulated time, ns.
+    pub now_ns: u64,
+    /// PCM bytes written (before differential writing).
+    pub pcm_bytes_written: u64,
+    /// Page images written.
+    pub image_writes: u64,
+    /// Simulated time spent writing page images, ns.
+    pub image_write_ns: u64,
+}
+
+impl Store {
+    fn admit(&mut self) -> Result<(), KvError> {
+        self.dev.switch.admit().map_err(|_| KvError::PowerCut)
+    }
+
+    fn ftl(&mut self) -> &mut PageFtl {
+        self.dev.flash.as_mut().expect("this engine has flash")
+    }
+
+    fn pcm(&mut self) -> &mut Pcm {
+        self.dev.pcm.as_mut().expect("this engine has PCM")
+    }
+
+    fn flash_write(&mut self, lpn: u64, bytes: Vec<u8>) -> Result<(), KvError> {
+        self.admit()?;
+        let now = self.now_ns;
+        self.now_ns = self.ftl().write(lpn, PageData::Bytes(bytes), now)?;
+        Ok(())
+    }
+
+    fn flash_read(&mut self, lpn: u64) -> Result<Option<Vec<u8>>, KvError> {
+        if !self.ftl().is_mapped(lpn) {
+            return Ok(None);
+        }
+        let now = self.now_ns;
+        let (data, done) = self.ftl().read(lpn, now)?;
+        self.now_ns = done;
+        Ok(match data {
+            PageData::Bytes(bytes) => Some(bytes),
+            _ => None,
+        })
+    }
+
+    fn pcm_write(&mut self, addr: u64, bytes: &[u8]) -> Result<(), KvError> {
+        self.admit()?;
+        self.now_ns += self.pcm().storage_write(addr, bytes)?;
+        self.pcm_bytes_written += bytes.len() as u64;
+        Ok(())
+    }
+
+    fn pcm_read(&mut self, addr: u64, len: usize) -> Result<Vec<u8>, KvError> {
+        let mut buf = vec![0u8; len];
+        self.now_ns += self.pcm().storage_read(addr, &mut buf)?;
+        Ok(buf)
+    }
+
+    /// Writes a page image into an image slot.
+    pub fn write_image(&mut self, slot: u32, image: Vec<u8>) -> Result<(), KvError> {
+        let start_ns = self.now_ns;
+        self.write_image_parts(slot, image)?;
+        self.image_writes += 1;
+        self.image_write_ns += self.now_ns - start_ns;
+        Ok(())
+    }
+
+    fn write_image_parts(&mut self, slot: u32, image: Vec<u8>) -> Result<(), KvError> {
+        debug_assert_eq!(image.len(), self.layout.page_bytes);
+        match self.layout.kind {
+            EngineKind::PcmOnly => self.pcm_write(u64::from(slot) * self.layout.page_bytes as u64, &image),
+            _ => {
+                let f = self.layout.flash_per_page;
+                if f == 1 {
+                    return self.flash_write(u64::from(slot), image);
+                }
+                for (i, part) in image.chunks(self.layout.flash_page_bytes).enumerate() {
+                    self.flash_write(u64::from(slot) * f + i as u64, part.to_vec())?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Reads a page image from an image slot (`None`: nothing there).
+    pub fn read_image(&mut self, slot: u32) -> Result<Option<Vec<u8>>, KvError> {
+        match self.layout.kind {
+            EngineKind::PcmOnly => {
+                let page = self.layout.page_bytes;
+                self.pcm_read(u64::from(slot) * page as u64, page).map(Some)
+            }
+            _ => {
+                let f = self.layout.flash_per_page;
+                let mut out = Vec::with_capacity(self.layout.page_bytes);
+                for i in 0..f {
+                    match self.flash_read(u64::from(slot) * f + i)? {
+                        Some(bytes) => out.extend_from_slice(&bytes),
+                        None => return Ok(None),
+                    }
+                }
+                Ok(Some(out))
+            }
+        }
+    }
+
+    /// Tells the FTL an image slot's flash pages are garbage (not persistent: a slot no
+    /// committed metadata names is never read).
+    pub fn trim_image(&mut self, slot: u32) -> Result<(), KvError> {
+        if self.layout.kind == EngineKind::PcmOnly {
+            return Ok(());
+        }
+        let f = self.layout.flash_per_page;
+        let now = self.now_ns;
+        for i in 0..f {
+            self.ftl().trim(u64::from(slot) * f + i, now)?;
+        }
+        Ok(())
+    }
+
+    /// `ipl-p`: writes bytes at `offset` of a block's PCM log area.
+    pub fn pcm_log_write(&mut self, block: u32, offset: u64, bytes: &[u8]) -> Result<(), KvError> {
+        let addr = u64::from(block) * self.layout.log_area_bytes + offset;
+        self.pcm_write(addr, bytes)
+    }
+
+    /// `ipl-p`: reads `len` bytes at `offset` of a block's PCM log area.
+    pub fn pcm_log_read(&mut self, block: u32, offset: u64, len: usize) -> Result<Vec<u8>, KvError> {
+        let addr = u64::from(block) * self.layout.log_area_bytes + offset;
+        self.pcm_read(addr, len)
+    }
+
+    /// `ipl`: programs log sector `sector` of a block (512 B, partial programming).
+    pub fn flash_log_program(&mut self, block: u32, sector: u32, bytes: Vec<u8>) -> Result<(), KvError> {
+        debug_assert_eq!(bytes.len(), SECTOR_BYTES as usize);
+        self.admit()?;
+        let spp = self.layout.sectors_per_log_page;
+        let lpn = self.layout.log_lpn(block, sector / spp);
+        let now = self.now_ns;
+        self.now_ns = self.ftl().program_sector(lpn, sector % spp, &PageData::Bytes(bytes), now)?;
+        Ok(())
+    }
+
+    /// `ipl`: reads log page `log_page` of a block, with its programmed-sector mask
+    /// (`None` when the page has no flash copy).
+    pub fn flash_log_read(&mut self, block: u32, log_page: u32) -> Result<Option<(Vec<u8>, u64)>, KvError> {
+        let lpn = self.layout.log_lpn(block, log_page);
+        let Some(mask) = self.ftl().sector_mask(lpn) else {
+            // A page written whole (never, for log pages) or unmapped.
+            return Ok(None);
+        };
+        Ok(self.flash_read(lpn)?.map(|bytes| (bytes, mask)))
+    }
+
+    /// `ipl`: drops a block's log pages after a merge (new sectors go to fresh pages).
+    pub fn flash_log_trim(&mut self, block: u32) -> Result<(), KvError> {
+        let now = self.now_ns;
+        for k in 0..self.layout.log_pages {
+            let lpn = self.layout.log_lpn(block, k);
+            self.ftl().trim(lpn, now)?;
+        }
+        Ok(())
+    }
+
+    /// Writes metadata slot `slot` (0 or 1): header and body.
+    pub fn write_meta(&mut self, slot: u32, seq: u64, body: &[u8]) -> Result<(), KvError> {
+        let mut bytes = Vec::with_capacity(META_HEADER_BYTES + body.len());
+        bytes.extend_from_slice(&META_MAGIC.to_le_bytes());
+        bytes.extend_from_slice(&(body.len() as u32).to_le_bytes());
+        bytes.extend_from_slice(&seq.to_le_bytes());
+        bytes.extend_from_slice(&nvmdb_device::flash::fingerprint64(body).to_le_bytes());
+        bytes.extend_from_slice(body);
+        assert!(bytes.len() <= self.layout.meta_bytes, "metadata outgrew its slot");
+        if self.layout.kind.has_pcm() {
+            let addr = self.layout.pcm_meta_base + u64::from(slot) * self.layout.meta_bytes as u64;
+            return self.pcm_write(addr, &bytes);
+        }
+        let fp = self.layout.flash_page_bytes;
+        let base = self.layout.flash_meta_base + u64::from(slot) * self.layout.flash_meta_pages;
+        for (i, part) in bytes.chunks(fp).enumerate() {
+            let mut page = part.to_vec();
+            page.resize(fp, 0);
+            self.flash_write(base + i as u64, page)?;
+        }
+        Ok(())
+    }
+
+    /// Reads metadata slot `slot`: its sequence number and body, or `None` when the slot
+    /// holds no whole, checksummed metadata (never written, or torn by a power loss).
+    pub fn read_meta(&mut self, slot: u32) -> Result<Option<(u64, Vec<u8>)>, KvError> {
+        let bytes = if self.layout.kind.has_pcm() {
+            let addr = self.layout.pcm_meta_base + u64::from(slot) * self.layout.meta_bytes as u64;
+            let header = self.pcm_read(addr, META_HEADER_BYTES)?;
+            let Some(len) = meta_len(&header, self.layout.meta_bytes) else { return Ok(None) };
+            let mut bytes = header;
+            bytes.extend(self.pcm_read(addr + META_HEADER_BYTES as u64, len)?);
+            bytes
+        } else {
+            let fp = self.layout.flash_page_bytes;
+            let base = self.layout.flash_meta_base + u64::from(slot) * self.layout.flash_meta_pages;
+            let Some(first) = self.flash_read(base)? else { return Ok(None) };
+            let Some(len) = meta_len(&first, self.layout.meta_bytes) else { return Ok(None) };
+            let total = META_HEADER_BYTES + len;
+            let mut bytes = first;
+            for i in 1..total.div_ceil(fp) {
+                match self.flash_read(base + i as u64)? {
+                    Some(page) => bytes.extend_from_slice(&page),
+                    None => return Ok(None),
+                }
+            }
+            bytes.truncate(total);
+            bytes
+        };
+        let seq = u64::from_le_bytes(bytes[8..16].try_into().expect("8 bytes"));
+        let sum = u64::from_le_bytes(bytes[16..24].try_into().expect("8 bytes"));
+        let body = bytes[META_HEADER_BYTES..].to_vec();
+        Ok((nvmdb_device::flash::fingerprint64(&body) == sum).then_some((seq, body)))
+    }
+}
+
+/// The body length a metadata header announces, if the header is one.
+fn meta_len(header: &[u8], slot_bytes: usize) -> Option<usize> {
+    let magic = u32::from_le_bytes(header.get(..4)?.try_into().ok()?);
+    let len = u32::from_le_bytes(header.get(4..8)?.try_into().ok()?) as usize;
+    (magic == META_MAGIC && META_HEADER_BYTES + len <= slot_bytes).then_some(len)
+}

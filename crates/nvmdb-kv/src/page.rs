@@ -1,0 +1,409 @@
+//! B+-tree pages and the physiological log records that change them, with their byte
+//! layouts (little-endian throughout).
+//!
+//! A page image is `[kind u8][count u16][page_lsn u64][page id u32]` followed by its
+//! entries, zero-padded to the page size. A leaf (kind 1) entry is `[key u32][len u8]
+//! [value]`; an inner page (kind 2) holds `[child0 u32]` then `count` times `[key u32]
+//! [child u32]`: child `i` covers the keys `keys[i-1] <= k < keys[i]`.
+//!
+//! A log record is `[lsn u64][page u32][tag u8]` and a payload (see [`Change`]). Every
+//! change the tree makes to a page is one record applied by [`Page::apply`], both when the
+//! change is made and when a page is rebuilt from its image and its logged records, so the
+//! two can never disagree.
+
+use crate::KvError;
+
+/// Largest value, bytes.
+pub const MAX_VALUE_BYTES: usize = 64;
+/// Bytes of a page image's header.
+pub const PAGE_HEADER_BYTES: usize = 15;
+/// Bytes of a log record's header (lsn, page, tag).
+pub const RECORD_HEADER_BYTES: usize = 13;
+
+const KIND_LEAF: u8 = 1;
+const KIND_INNER: u8 = 2;
+
+/// A value held inline (no allocation per entry when a page is decoded).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Value {
+    len: u8,
+    bytes: [u8; MAX_VALUE_BYTES],
+}
+
+impl Value {
+    /// The value of `bytes` (at most [`MAX_VALUE_BYTES`]; longer is a broken invariant).
+    pub fn new(bytes: &[u8]) -> Value {
+        let mut value = Value { len: bytes.len() as u8, bytes: [0; MAX_VALUE_BYTES] };
+        value.bytes[..bytes.len()].copy_from_slice(bytes);
+        value
+    }
+
+    /// The bytes.
+    pub fn as_slice(&self) -> &[u8] {
+        &self.bytes[..usize::from(self.len)]
+    }
+
+    /// Length, bytes.
+    pub fn len(&self) -> usize {
+        usize::from(self.len)
+    }
+
+    /// Whether the value has no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl std::fmt::Debug for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", String::from_utf8_lossy(self.as_slice()))
+    }
+}
+
+/// A page's entries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Node {
+    /// Keys in ascending order and their values.
+    Leaf { keys: Vec<u32>, values: Vec<Value> },
+    /// Separator keys in ascending order and `keys.len() + 1` children.
+    Inner { keys: Vec<u32>, children: Vec<u32> },
+}
+
+/// One change to one page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// Inserts `key` with `value` at `slot` of a leaf.
+    LeafInsert { slot: u16, key: u32, value: Vec<u8> },
+    /// Replaces the value at `slot` of a leaf.
+    LeafUpdate { slot: u16, value: Vec<u8> },
+    /// Removes the entry at `slot` of a leaf.
+    LeafDelete { slot: u16 },
+    /// Inserts separator `key` at `slot` of an inner page and `child` right of it.
+    InnerInsert { slot: u16, key: u32, child: u32 },
+    /// Keeps the first `keep` entries (a split's left half): a leaf's first `keep` keys,
+    /// an inner page's first `keep` keys and `keep + 1` children.
+    Truncate { keep: u16 },
+}
+
+/// A logged change: the log sequence number orders it against the page's image.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    /// Log sequence number (unique, increasing).
+    pub lsn: u64,
+    /// The page changed.
+    pub page: u32,
+    /// The change.
+    pub change: Change,
+}
+
+/// A page in memory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Page {
+    /// Page id.
+    pub id: u32,
+    /// LSN of the last change applied.
+    pub lsn: u64,
+    /// Entries.
+    pub node: Node,
+    /// Encoded image size, bytes (kept as changes are applied).
+    pub size: usize,
+}
+
+fn leaf_entry_bytes(value: &Value) -> usize {
+    5 + value.len()
+}
+
+impl Page {
+    /// An empty leaf.
+    pub fn empty_leaf(id: u32) -> Page {
+        Page { id, lsn: 0, node: Node::Leaf { keys: Vec::new(), values: Vec::new() }, size: PAGE_HEADER_BYTES }
+    }
+
+    /// A page over `node`, its size computed.
+    pub fn new(id: u32, lsn: u64, node: Node) -> Page {
+        let size = PAGE_HEADER_BYTES
+            + match &node {
+                Node::Leaf { values, .. } => values.iter().map(leaf_entry_bytes).sum::<usize>(),
+                Node::Inner { keys, .. } => 4 + 8 * keys.len(),
+            };
+        Page { id, lsn, node, size }
+    }
+
+    /// Number of keys.
+    pub fn len(&self) -> usize {
+        match &self.node {
+            Node::Leaf { keys, .. } | Node::Inner { keys, .. } => keys.len(),
+        }
+    }
+
+    /// Whether the page has no keys.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Applies a change (a broken precondition, such as a slot out of range, is a broken
+    /// invariant of the log and panics).
+    pub fn apply(&mut self, lsn: u64, change: &Change) {
+        match (&mut self.node, change) {
+            (Node::Leaf { keys, values }, Change::LeafInsert { slot, key, value }) => {
+                keys.insert(usize::from(*slot), *key);
+                values.insert(usize::from(*slot), Value::new(value));
+                self.size += 5 + value.len();
+            }
+            (Node::Leaf { values, .. }, Change::LeafUpdate { slot, value }) => {
+                let old = std::mem::replace(&mut values[usize::from(*slot)], Value::new(value));
+                self.size = self.size + value.len() - old.len();
+            }
+            (Node::Leaf { keys, values }, Change::LeafDelete { slot }) => {
+                keys.remove(usize::from(*slot));
+                let old = values.remove(usize::from(*slot));
+                self.size -= leaf_entry_bytes(&old);
+            }
+            (Node::Inner { keys, children }, Change::InnerInsert { slot, key, child }) => {
+                keys.insert(usize::from(*slot), *key);
+                children.insert(usize::from(*slot) + 1, *child);
+                self.size += 8;
+            }
+            (Node::Leaf { keys, values }, Change::Truncate { keep }) => {
+                let keep = usize::from(*keep);
+                keys.truncate(keep);
+                let gone: usize = values.drain(keep..).map(|v| leaf_entry_bytes(&v)).sum();
+                self.size -= gone;
+            }
+            (Node::Inner { keys, children }, Change::Truncate { keep }) => {
+                let keep = usize::from(*keep);
+                self.size -= 8 * (keys.len() - keep);
+                keys.truncate(keep);
+                children.truncate(keep + 1);
+            }
+            (node, change) => panic!("log record {change:?} does not apply to {node:?}"),
+        }
+        self.lsn = lsn;
+    }
+
+    /// The page image, `page_bytes` long.
+    pub fn encode(&self, page_bytes: usize) -> Vec<u8> {
+        assert!(self.size <= page_bytes, "page {} holds {} bytes in a {page_bytes} B page", self.id, self.size);
+        let mut out = Vec::with_capacity(page_bytes);
+        let (kind, count) = match &self.node {
+            Node::Leaf { keys, .. } => (KIND_LEAF, keys.len()),
+            Node::Inner { keys, .. } => (KIND_INNER, keys.len()),
+        };
+        out.push(kind);
+        out.extend_from_slice(&(count as u16).to_le_bytes());
+        out.extend_from_slice(&self.lsn.to_le_bytes());
+        out.extend_from_slice(&self.id.to_le_bytes());
+        match &self.node {
+            Node::Leaf { keys, values } => {
+                for (k, v) in keys.iter().zip(values) {
+                    out.extend_from_slice(&k.to_le_bytes());
+                    out.push(v.len() as u8);
+                    out.extend_from_slice(v.as_slice());
+                }
+            }
+            Node::Inner { keys, children } => {
+                out.extend_from_slice(&children[0].to_le_bytes());
+                for (k, c) in keys.iter().zip(&children[1..]) {
+                    out.extend_from_slice(&k.to_le_bytes());
+                    out.extend_from_slice(&c.to_le_bytes());
+                }
+            }
+        }
+        debug_assert_eq!(out.len(), self.size);
+        out.resize(page_bytes, 0);
+        out
+    }
+
+    /// Decodes a page image; `None` when the bytes are not a well-formed image.
+    pub fn decode(bytes: &[u8]) -> Option<Page> {
+        let mut r = Reader { bytes, at: 0 };
+        let kind = r.u8()?;
+        let count = usize::from(r.u16()?);
+        let lsn = r.u64()?;
+        let id = r.u32()?;
+        let node = match kind {
+            KIND_LEAF => {
+                let mut keys = Vec::with_capacity(count);
+                let mut values = Vec::with_capacity(count);
+                for _ in 0..count {
+                    keys.push(r.u32()?);
+                    values.push(Value::new(r.value_bytes()?));
+                }
+                Node::Leaf { keys, values }
+            }
+            KIND_INNER => {
+                let mut keys = Vec::with_capacity(count);
+                let mut children = Vec::with_capacity(count + 1);
+                children.push(r.u32()?);
+                for _ in 0..count {
+                    keys.push(r.u32()?);
+                    children.push(r.u32()?);
+                }
+                Node::Inner { keys, children }
+            }
+            _ => return None,
+        };
+        Some(Page::new(id, lsn, node))
+    }
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl Reader<'_> {
+    fn take(&mut self, n: usize) -> Option<&[u8]> {
+        let out = self.bytes.get(self.at..self.at.checked_add(n)?)?;
+        self.at += n;
+        Some(out)
+    }
+    fn u8(&mut self) -> Option<u8> {
+        Some(self.take(1)?[0])
+    }
+    fn u16(&mut self) -> Option<u16> {
+        Some(u16::from_le_bytes(self.take(2)?.try_into().ok()?))
+    }
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+    fn value_bytes(&mut self) -> Option<&[u8]> {
+        let len = usize::from(self.u8()?);
+        if len > MAX_VALUE_BYTES {
+            return None;
+        }
+        self.take(len)
+    }
+    fn value(&mut self) -> Option<Vec<u8>> {
+        self.value_bytes().map(<[u8]>::to_vec)
+    }
+}
+
+const TAG_LEAF_INSERT: u8 = 1;
+const TAG_LEAF_UPDATE: u8 = 2;
+const TAG_LEAF_DELETE: u8 = 3;
+const TAG_INNER_INSERT: u8 = 4;
+const TAG_TRUNCATE: u8 = 5;
+
+impl Record {
+    /// Appends the record's bytes to `out`.
+    pub fn encode_into(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.lsn.to_le_bytes());
+        out.extend_from_slice(&self.page.to_le_bytes());
+        match &self.change {
+            Change::LeafInsert { slot, key, value } => {
+                out.push(TAG_LEAF_INSERT);
+                out.extend_from_slice(&slot.to_le_bytes());
+                out.extend_from_slice(&key.to_le_bytes());
+                out.push(value.len() as u8);
+                out.extend_from_slice(value);
+            }
+            Change::LeafUpdate { slot, value } => {
+                out.push(TAG_LEAF_UPDATE);
+                out.extend_from_slice(&slot.to_le_bytes());
+                out.push(value.len() as u8);
+                out.extend_from_slice(value);
+            }
+            Change::LeafDelete { slot } => {
+                out.push(TAG_LEAF_DELETE);
+                out.extend_from_slice(&slot.to_le_bytes());
+            }
+            Change::InnerInsert { slot, key, child } => {
+                out.push(TAG_INNER_INSERT);
+                out.extend_from_slice(&slot.to_le_bytes());
+                out.extend_from_slice(&key.to_le_bytes());
+                out.extend_from_slice(&child.to_le_bytes());
+            }
+            Change::Truncate { keep } => {
+                out.push(TAG_TRUNCATE);
+                out.extend_from_slice(&keep.to_le_bytes());
+            }
+        }
+    }
+
+    /// Encoded size, bytes.
+    pub fn encoded_len(&self) -> usize {
+        RECORD_HEADER_BYTES
+            + match &self.change {
+                Change::LeafInsert { value, .. } => 7 + value.len(),
+                Change::LeafUpdate { value, .. } => 3 + value.len(),
+                Change::LeafDelete { .. } | Change::Truncate { .. } => 2,
+                Change::InnerInsert { .. } => 10,
+            }
+    }
+
+    /// Decodes every record of `bytes`, which must hold whole records only.
+    pub fn decode_all(bytes: &[u8]) -> Result<Vec<Record>, KvError> {
+        let mut r = Reader { bytes, at: 0 };
+        let mut out = Vec::new();
+        while r.at < bytes.len() {
+            let record = Record::decode_one(&mut r)
+                .ok_or_else(|| KvError::Corrupt(format!("malformed log record at byte {}", r.at)))?;
+            out.push(record);
+        }
+        Ok(out)
+    }
+
+    fn decode_one(r: &mut Reader) -> Option<Record> {
+        let lsn = r.u64()?;
+        let page = r.u32()?;
+        let change = match r.u8()? {
+            TAG_LEAF_INSERT => {
+                let slot = r.u16()?;
+                let key = r.u32()?;
+                Change::LeafInsert { slot, key, value: r.value()? }
+            }
+            TAG_LEAF_UPDATE => {
+                let slot = r.u16()?;
+                Change::LeafUpdate { slot, value: r.value()? }
+            }
+            TAG_LEAF_DELETE => Change::LeafDelete { slot: r.u16()? },
+            TAG_INNER_INSERT => Change::InnerInsert { slot: r.u16()?, key: r.u32()?, child: r.u32()? },
+            TAG_TRUNCATE => Change::Truncate { keep: r.u16()? },
+            _ => return None,
+        };
+        Some(Record { lsn, page, change })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn images_and_records_round_trip() {
+        let mut page = Page::empty_leaf(7);
+        let changes = [
+            Change::LeafInsert { slot: 0, key: 5, value: b"five".to_vec() },
+            Change::LeafInsert { slot: 0, key: 2, value: b"two".to_vec() },
+            Change::LeafUpdate { slot: 1, value: b"FIVE!".to_vec() },
+            Change::LeafInsert { slot: 2, key: 9, value: b"nine".to_vec() },
+            Change::LeafDelete { slot: 0 },
+            Change::Truncate { keep: 1 },
+        ];
+        let mut log = Vec::new();
+        for (i, change) in changes.iter().enumerate() {
+            let record = Record { lsn: i as u64 + 1, page: 7, change: change.clone() };
+            let before = log.len();
+            record.encode_into(&mut log);
+            assert_eq!(log.len() - before, record.encoded_len());
+        }
+        let mut rebuilt = Page::empty_leaf(7);
+        for record in Record::decode_all(&log).unwrap() {
+            page.apply(record.lsn, &record.change);
+            rebuilt.apply(record.lsn, &record.change);
+        }
+        assert_eq!(page.node, Node::Leaf { keys: vec![5], values: vec![Value::new(b"FIVE!")] });
+        assert_eq!(page.size, PAGE_HEADER_BYTES + 5 + 5);
+        let image = page.encode(128);
+        assert_eq!(image.len(), 128);
+        assert_eq!(Page::decode(&image), Some(page.clone()));
+        assert_eq!(rebuilt, page);
+        let inner = Page::new(3, 4, Node::Inner { keys: vec![10, 20], children: vec![1, 2, 4] });
+        assert_eq!(Page::decode(&inner.encode(64)), Some(inner));
+        assert_eq!(Page::decode(&[0u8; 64]), None);
+    }
+}

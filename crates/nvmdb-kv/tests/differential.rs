@@ -1,0 +1,105 @@
+//! Every engine against a `BTreeMap` on random operation sequences, with pages, pools
+//! and log areas small enough that splits, evictions and merges happen often; a power
+//! loss among the operations must bring back exactly the last synced state.
+
+mod common;
+
+use common::{contents, engine_apply, model_apply, small_config, Model, Op};
+use nvmdb_kv::{Engine, EngineKind};
+use proptest::prelude::*;
+
+#[derive(Debug, Clone)]
+enum Step {
+    Op(Op),
+    PowerLoss,
+}
+
+fn value() -> impl Strategy<Value = Vec<u8>> {
+    prop::collection::vec(b'!'..=b'~', 1..=64)
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    let key = 0u32..300;
+    prop_oneof![
+        6 => (key.clone(), value()).prop_map(|(k, v)| Step::Op(Op::Insert(k, v))),
+        3 => (key.clone(), value()).prop_map(|(k, v)| Step::Op(Op::Update(k, v))),
+        2 => key.clone().prop_map(|k| Step::Op(Op::Delete(k))),
+        3 => key.clone().prop_map(|k| Step::Op(Op::Get(k))),
+        1 => (key.clone(), key).prop_map(|(lo, hi)| Step::Op(Op::Scan(lo, hi))),
+        1 => Just(Step::Op(Op::Sync)),
+        1 => Just(Step::PowerLoss),
+    ]
+}
+
+fn run(kind: EngineKind, steps: &[Step]) -> Result<(), TestCaseError> {
+    let config = small_config(kind);
+    let mut engine = Engine::new(config.clone()).unwrap();
+    let mut model = Model::new();
+    let mut synced = Model::new();
+    for (i, step) in steps.iter().enumerate() {
+        match step {
+            Step::Op(op) => {
+                let want = model_apply(&mut model, op);
+                let got = engine_apply(&mut engine, op).unwrap();
+                prop_assert_eq!(got, want, "{:?} step {}: {:?}", kind, i, op);
+                if *op == Op::Sync {
+                    synced = model.clone();
+                }
+            }
+            Step::PowerLoss => {
+                engine = Engine::open(config.clone(), engine.crash()).unwrap();
+                model = synced.clone();
+                prop_assert_eq!(contents(&mut engine), model.clone(), "{:?} after power loss at step {}", kind, i);
+            }
+        }
+    }
+    engine.check().map_err(|e| TestCaseError::fail(format!("{kind:?}: {e}")))?;
+    prop_assert_eq!(contents(&mut engine), model);
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn flash_only_matches_a_btreemap(steps in prop::collection::vec(step(), 1..400)) {
+        run(EngineKind::FlashOnly, &steps)?;
+    }
+
+    #[test]
+    fn pcm_only_matches_a_btreemap(steps in prop::collection::vec(step(), 1..400)) {
+        run(EngineKind::PcmOnly, &steps)?;
+    }
+
+    #[test]
+    fn ipl_matches_a_btreemap(steps in prop::collection::vec(step(), 1..400)) {
+        run(EngineKind::Ipl, &steps)?;
+    }
+
+    #[test]
+    fn ipl_p_matches_a_btreemap(steps in prop::collection::vec(step(), 1..400)) {
+        run(EngineKind::IplP, &steps)?;
+    }
+}
+
+/// The small configuration does make the events the differential test is for happen.
+#[test]
+fn the_small_configuration_splits_evicts_and_merges() {
+    use rand::{Rng, SeedableRng};
+    for kind in EngineKind::ALL {
+        let mut engine = Engine::new(small_config(kind)).unwrap();
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(3);
+        for _ in 0..400 {
+            let k = rng.gen_range(0..300u32);
+            let len = rng.gen_range(1..=64usize);
+            engine.insert(k, &vec![b'a'; len]).unwrap();
+        }
+        engine.sync().unwrap();
+        let stats = engine.stats();
+        assert!(engine.pages() > 3 * 4, "{kind:?}: {} pages, no more than a few splits", engine.pages());
+        assert!(stats.flash_page_writes + stats.pcm_bytes_written > 0, "{kind:?} never evicted");
+        if kind.logs() {
+            assert!(stats.merges > 0, "{kind:?} never merged");
+        }
+    }
+}
