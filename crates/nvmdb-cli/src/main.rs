@@ -6,6 +6,7 @@ mod commands;
 mod error;
 mod input;
 mod limits;
+mod monitor;
 mod output;
 
 use clap::{CommandFactory, Parser, Subcommand};
@@ -40,6 +41,9 @@ enum Command {
     /// Real SQLite with its rollback journal in simulated PCM (seed 003).
     #[command(subcommand)]
     Journal(commands::journal::JournalCommand),
+    /// The IPL-P key-value engine (seed 002).
+    #[command(subcommand)]
+    Kv(commands::kv::KvCommand),
     /// Synthetic trace commands.
     #[command(subcommand)]
     Trace(commands::trace::TraceCommand),
@@ -61,6 +65,7 @@ fn dispatch(command: Command) -> Result<(), CliError> {
         Command::Btree(c) => commands::btree::run(c),
         Command::Envy(c) => commands::envy::run(c),
         Command::Journal(c) => commands::journal::run(c),
+        Command::Kv(c) => commands::kv::run(c),
         Command::Trace(c) => commands::trace::run(c),
         Command::List => commands::lab::list(),
         Command::Run(args) => commands::lab::run(&args),

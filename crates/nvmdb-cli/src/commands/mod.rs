@@ -5,6 +5,8 @@ pub mod btree;
 pub mod envy;
 pub mod join;
 pub mod journal;
+pub mod kv;
+pub mod kv_demo;
 pub mod lab;
 pub mod pcm;
 pub mod ssd;
