@@ -41,7 +41,8 @@ enum Command {
     /// Real SQLite with its rollback journal in simulated PCM (seed 003).
     #[command(subcommand)]
     Journal(commands::journal::JournalCommand),
-    /// The IPL-P key-value engine (seed 002).
+    /// The IPL-P key-value engine (seed 002): B+-tree pages in flash, their changes
+    /// logged in PCM or flash.
     #[command(subcommand)]
     Kv(commands::kv::KvCommand),
     /// Synthetic trace commands.

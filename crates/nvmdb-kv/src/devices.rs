@@ -31,6 +31,9 @@ pub struct Devices {
     pub pcm: Option<Pcm>,
     /// The power switch every device write passes.
     pub switch: PowerSwitch,
+    /// Simulated time when the devices were last handed back, ns: time goes on across a
+    /// power loss (a plane busy before it is busy after it).
+    pub clock_ns: u64,
 }
 
 /// Where things live, derived from the configuration.
@@ -140,7 +143,7 @@ impl Devices {
         } else {
             None
         };
-        Ok(Devices { flash, pcm, switch: PowerSwitch::new() })
+        Ok(Devices { flash, pcm, switch: PowerSwitch::new(), clock_ns: 0 })
     }
 }
 

@@ -154,6 +154,28 @@ impl Stats {
         }
     }
 
+    /// Counter-wise `self + other` (two spans of one run, such as before and after a power
+    /// loss); the wear maxima are the larger.
+    pub fn plus(&self, other: &Stats) -> Stats {
+        Stats {
+            ops: self.ops + other.ops,
+            syncs: self.syncs + other.syncs,
+            commits: self.commits + other.commits,
+            sim_ns: self.sim_ns + other.sim_ns,
+            flash_page_reads: self.flash_page_reads + other.flash_page_reads,
+            flash_page_writes: self.flash_page_writes + other.flash_page_writes,
+            flash_sector_writes: self.flash_sector_writes + other.flash_sector_writes,
+            flash_erases: self.flash_erases + other.flash_erases,
+            pcm_bytes_written: self.pcm_bytes_written + other.pcm_bytes_written,
+            pcm_bits_written: self.pcm_bits_written + other.pcm_bits_written,
+            merges: self.merges + other.merges,
+            flash_energy_pj: self.flash_energy_pj + other.flash_energy_pj,
+            pcm_energy_pj: self.pcm_energy_pj + other.pcm_energy_pj,
+            flash_erases_max: self.flash_erases_max.max(other.flash_erases_max),
+            pcm_cell_writes_max: self.pcm_cell_writes_max.max(other.pcm_cell_writes_max),
+        }
+    }
+
     /// Total energy, pJ.
     pub fn energy_pj(&self) -> u64 {
         self.flash_energy_pj + self.pcm_energy_pj
@@ -227,7 +249,9 @@ impl Engine {
 
     /// Drops every volatile structure, as a power loss does, and hands back the devices.
     pub fn crash(self) -> Devices {
-        self.store.dev
+        let mut dev = self.store.dev;
+        dev.clock_ns = self.store.now_ns;
+        dev
     }
 
     /// Simulated time the last [`Engine::open`] spent recovering, ns.
@@ -242,8 +266,9 @@ impl Engine {
 
     fn start(config: EngineConfig, dev: Devices) -> Result<Engine, KvError> {
         let layout = Layout::new(&config);
+        let now_ns = dev.clock_ns;
         let mut engine = Engine {
-            store: Store { dev, layout, now_ns: 0, pcm_bytes_written: 0 },
+            store: Store { dev, layout, now_ns, pcm_bytes_written: 0 },
             root: 0,
             next_page: 0,
             next_lsn: 1,

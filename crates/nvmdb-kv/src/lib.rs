@@ -13,6 +13,7 @@
 pub mod config;
 pub mod devices;
 pub mod engine;
+pub mod file_format;
 pub mod page;
 pub mod workload;
 

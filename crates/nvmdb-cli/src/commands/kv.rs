@@ -1,22 +1,426 @@
-//! `nvmdb kv`: the IPL-P key-value engine (seed 002).
+//! `nvmdb kv run`: the IPL-P key-value engine (seed 002) on one of the seed's benchmarks,
+//! or on a load file and an operations file. `nvmdb kv demo` is in [`crate::commands::kv_demo`].
 
-use clap::Subcommand;
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Write};
+
+use clap::{Args, Subcommand};
+use serde::Serialize;
+
+use nvmdb_kv::file_format::{self, FileOp, ParseError};
+use nvmdb_kv::{workload, Benchmark, DevicePreset, Engine, EngineConfig, EngineKind, KvError, Stats, WorkloadSpec};
 
 use crate::commands::kv_demo;
 use crate::error::CliError;
+use crate::output::Output;
 
 /// Key-value engine commands.
 #[derive(Debug, Subcommand)]
 pub enum KvCommand {
+    /// Run one engine on one of the seed's benchmarks, or on files.
+    ///
+    /// Benchmark mode: --workload insert|update|search --records N. Keys 0..N with
+    /// 26-byte values; insert measures loading them in random order; update (80% of the
+    /// updates to 20% of the pages) and search run N operations on a database first loaded
+    /// that way and synced, and the load is left out of the figures. Each phase ends with
+    /// a sync, which is measured.
+    ///
+    /// File mode: --load KEYS.txt (one `key value` per line) is loaded and synced first,
+    /// then --ops OPS.txt (lines `I key value`, `U key value`, `D key`, `G key`, `S lo hi`,
+    /// `C` for sync) runs and ends with a sync. Keys are u32 decimals, values 1 to 64
+    /// printable ASCII bytes without spaces. --results gets one line per G (the value, or
+    /// `-`) and per S (the keys in [lo, hi] ascending, separated by single spaces, or `-`).
+    ///
+    /// ops_per_s is operations per simulated second.
+    Run(RunArgs),
     /// The seed's live performance monitor: the four engines side by side on the insert,
     /// update and search benchmarks, with progress bars and a throughput line every second
-    /// on stderr, an optional web page (--serve), and the final numbers on stdout.
+    /// on stderr, an optional web page (--serve), and the engines' reports on stdout.
     Demo(kv_demo::DemoArgs),
 }
 
-/// Runs a `kv` command.
+/// Arguments of `nvmdb kv run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Engine: flash-only, pcm-only, ipl (log in flash sectors) or ipl-p (log in PCM).
+    #[arg(long, value_parser = clap::builder::TypedValueParser::map(
+        clap::builder::PossibleValuesParser::new(["flash-only", "pcm-only", "ipl", "ipl-p"]),
+        |s: String| EngineKind::parse(&s).expect("listed values parse"),
+    ))]
+    pub engine: EngineKind,
+    /// Benchmark mode: insert, update or search.
+    #[arg(long, value_parser = clap::builder::TypedValueParser::map(
+        clap::builder::PossibleValuesParser::new(["insert", "update", "search"]),
+        |s: String| Benchmark::parse(&s).expect("listed values parse"),
+    ))]
+    pub workload: Option<Benchmark>,
+    /// Benchmark mode: records (and measured operations), at least 1.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    pub records: Option<u64>,
+    /// Buffer pool, KB (it must hold at least 3 pages).
+    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..=(1 << 30)))]
+    pub buffer_kb: u64,
+    /// Page size, KB: 1 to 64.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub page_kb: u32,
+    /// Sync after every K operations (besides the final sync, and C lines in file mode).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub sync_every: Option<u64>,
+    /// File mode: cut the power before the N-th device write of the operations (from 1),
+    /// recover from the devices, and finish the operations from the last completed sync;
+    /// the JSON reports power_lost (whether the run reached the cut), lost_synced_ops (keys
+    /// whose synced value recovery lost; must be 0) and recovery_ns. The other figures
+    /// cover the run before the cut and after recovery.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub power_loss_at: Option<u64>,
+    /// Device timing: board (IPL-P Table 2) or chips (IPL-P Table 1).
+    #[arg(long, default_value = "board", value_parser = clap::builder::TypedValueParser::map(
+        clap::builder::PossibleValuesParser::new(["board", "chips"]),
+        |s: String| DevicePreset::parse(&s).expect("listed values parse"),
+    ))]
+    pub preset: DevicePreset,
+    /// PCM write granularity, bytes (a power of two, 8 to 4096): ipl-p's log write unit.
+    #[arg(long, default_value_t = 128)]
+    pub pcm_write_bytes: u32,
+    /// Seed of the benchmark's key order, update and search keys and values.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// File mode: the records to load.
+    #[arg(long)]
+    pub load: Option<String>,
+    /// File mode: the operations.
+    #[arg(long)]
+    pub ops: Option<String>,
+    /// File mode: where to write the answers of G and S operations.
+    #[arg(long)]
+    pub results: Option<String>,
+}
+
+/// Runs a `kv` subcommand.
 pub fn run(command: KvCommand) -> Result<(), CliError> {
     match command {
+        KvCommand::Run(args) => run_kv(&args),
         KvCommand::Demo(args) => kv_demo::run(&args),
     }
+}
+
+/// What `nvmdb kv run` prints.
+#[derive(Debug, Serialize)]
+struct Report {
+    engine: &'static str,
+    mode: &'static str,
+    preset: &'static str,
+    page_kb: u32,
+    buffer_kb: u64,
+    pcm_write_bytes: u32,
+    seed: u64,
+    records: u64,
+    /// Measured operations (`ops`, below) per simulated second.
+    ops_per_s: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    power_loss_at: Option<u64>,
+    /// Whether the run reached the cut (false when it made fewer device writes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    power_lost: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lost_synced_ops: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    recovery_ns: Option<u64>,
+    #[serde(flatten)]
+    stats: Stats,
+}
+
+/// Simulation memory per record or operation, bytes: page images (committed and current
+/// copies in simulated flash or PCM), the parsed operation, the model kept for a power
+/// loss. An estimate with room to spare.
+const BYTES_PER_RECORD: u64 = 512;
+
+fn max_records() -> u64 {
+    crate::limits::machine_memory_bytes() / BYTES_PER_RECORD
+}
+
+fn config(args: &RunArgs, records: u64) -> Result<EngineConfig, CliError> {
+    let mut config = EngineConfig::new(args.engine, records, 64);
+    config.page_bytes = args.page_kb.saturating_mul(1024);
+    config.buffer_bytes = args.buffer_kb.saturating_mul(1024);
+    config.preset = args.preset;
+    config.pcm_write_bytes = args.pcm_write_bytes;
+    config.seed = args.seed;
+    config.size_for(records, 64);
+    if config.buffer_pages() < nvmdb_kv::config::MIN_BUFFER_PAGES {
+        return Err(CliError::input(format!(
+            "--buffer-kb {} holds {} pages of {} KB; at least {} are needed",
+            args.buffer_kb,
+            config.buffer_pages(),
+            args.page_kb,
+            nvmdb_kv::config::MIN_BUFFER_PAGES
+        )));
+    }
+    if !args.pcm_write_bytes.is_power_of_two() || !(8..=4096).contains(&args.pcm_write_bytes) {
+        return Err(CliError::input(format!(
+            "--pcm-write-bytes {}: must be a power of two from 8 to 4096",
+            args.pcm_write_bytes
+        )));
+    }
+    config.validate().map_err(|e| CliError::input(e.to_string()))?;
+    Ok(config)
+}
+
+fn run_kv(args: &RunArgs) -> Result<(), CliError> {
+    let file_mode = args.load.is_some() || args.ops.is_some() || args.results.is_some();
+    let benchmark_mode = args.workload.is_some() || args.records.is_some();
+    let report = match (file_mode, benchmark_mode) {
+        (true, true) => {
+            return Err(CliError::input("use either --load/--ops/--results or --workload/--records, not both"))
+        }
+        (true, false) => file_run(args)?,
+        (false, true) => benchmark_run(args)?,
+        (false, false) => return Err(CliError::input("give --workload and --records, or --load and --ops")),
+    };
+    Output::new().report(&report, args.json)
+}
+
+fn engine_error(e: KvError) -> CliError {
+    CliError::failed(e.to_string())
+}
+
+fn benchmark_run(args: &RunArgs) -> Result<Report, CliError> {
+    let (Some(benchmark), Some(records)) = (args.workload, args.records) else {
+        return Err(CliError::input("benchmark mode needs --workload and --records"));
+    };
+    if args.power_loss_at.is_some() {
+        return Err(CliError::input("--power-loss-at runs in file mode (--load and --ops)"));
+    }
+    crate::limits::check_memory("--records", records.saturating_mul(BYTES_PER_RECORD))?;
+    let config = config(args, records)?;
+    let mut engine = Engine::new(config).map_err(engine_error)?;
+    let spec =
+        WorkloadSpec { sync_every: args.sync_every, ..WorkloadSpec::seed_benchmark(benchmark, records, args.seed) };
+    let result = workload::run(&mut engine, &spec, 4096, &mut |_| {}).map_err(engine_error)?;
+    Ok(report(args, benchmark.name(), records, result.stats))
+}
+
+fn report(args: &RunArgs, mode: &'static str, records: u64, stats: Stats) -> Report {
+    Report {
+        engine: args.engine.name(),
+        mode,
+        preset: args.preset.name(),
+        page_kb: args.page_kb,
+        buffer_kb: args.buffer_kb,
+        pcm_write_bytes: args.pcm_write_bytes,
+        seed: args.seed,
+        records,
+        ops_per_s: stats.ops_per_s(),
+        power_loss_at: None,
+        power_lost: None,
+        lost_synced_ops: None,
+        recovery_ns: None,
+        stats,
+    }
+}
+
+fn at_line(path: &str, e: ParseError) -> CliError {
+    CliError::at_line(path, e.line, e.message)
+}
+
+/// The results file, written a sync at a time: answers after the last completed sync are
+/// held back, so that those a power loss makes the run repeat are written once.
+struct Results {
+    path: String,
+    out: Option<BufWriter<File>>,
+    pending: Vec<u8>,
+}
+
+impl Results {
+    fn answer(&mut self, line: std::fmt::Arguments) {
+        if self.out.is_some() {
+            // Writing to a Vec cannot fail.
+            let _ = writeln!(self.pending, "{line}");
+        }
+    }
+
+    fn synced(&mut self) -> Result<(), CliError> {
+        if let Some(out) = &mut self.out {
+            out.write_all(&self.pending).map_err(|e| CliError::failed(format!("{}: cannot write: {e}", self.path)))?;
+        }
+        self.pending.clear();
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<(), CliError> {
+        self.synced()?;
+        if let Some(mut out) = self.out.take() {
+            out.flush().map_err(|e| CliError::failed(format!("{}: cannot write: {e}", self.path)))?;
+        }
+        Ok(())
+    }
+}
+
+/// The state at the last completed sync, and the changes since (kept only to count what a
+/// power loss lost).
+#[derive(Default)]
+struct Model {
+    synced: BTreeMap<u32, Vec<u8>>,
+    unsynced: Vec<(u32, Option<Vec<u8>>)>,
+}
+
+impl Model {
+    fn sync(&mut self) {
+        for (key, value) in self.unsynced.drain(..) {
+            match value {
+                Some(v) => self.synced.insert(key, v),
+                None => self.synced.remove(&key),
+            };
+        }
+    }
+}
+
+fn apply(engine: &mut Engine, op: &FileOp, results: &mut Results, model: Option<&mut Model>) -> Result<(), KvError> {
+    match op {
+        FileOp::Insert(key, value) => {
+            engine.insert(*key, value)?;
+            if let Some(m) = model {
+                m.unsynced.push((*key, Some(value.clone())));
+            }
+        }
+        FileOp::Update(key, value) => {
+            if engine.update(*key, value)? {
+                if let Some(m) = model {
+                    m.unsynced.push((*key, Some(value.clone())));
+                }
+            }
+        }
+        FileOp::Delete(key) => {
+            engine.delete(*key)?;
+            if let Some(m) = model {
+                m.unsynced.push((*key, None));
+            }
+        }
+        FileOp::Get(key) => match engine.get(*key)? {
+            Some(value) => results.answer(format_args!("{}", String::from_utf8_lossy(&value))),
+            None => results.answer(format_args!("-")),
+        },
+        FileOp::Scan(lo, hi) => {
+            let entries = engine.scan(*lo, *hi)?;
+            if entries.is_empty() {
+                results.answer(format_args!("-"));
+            } else {
+                let keys: Vec<String> = entries.iter().map(|(k, _)| k.to_string()).collect();
+                results.answer(format_args!("{}", keys.join(" ")));
+            }
+        }
+        FileOp::Sync => {
+            engine.sync()?;
+            if let Some(m) = model {
+                m.sync();
+            }
+        }
+    }
+    Ok(())
+}
+
+fn file_run(args: &RunArgs) -> Result<Report, CliError> {
+    let (Some(load), Some(ops_path)) = (&args.load, &args.ops) else {
+        return Err(CliError::input("file mode needs both --load and --ops"));
+    };
+    if let Some(out) = &args.results {
+        crate::input::check_output_is_not_an_input(("--results", out), &[("--load", load), ("--ops", ops_path)])?;
+    }
+    let records = file_format::check_load(BufReader::new(crate::input::open(load)?), max_records())
+        .map_err(|e| at_line(load, e))?;
+    let ops = file_format::parse_ops(BufReader::new(crate::input::open(ops_path)?), max_records())
+        .map_err(|e| at_line(ops_path, e))?;
+    let inserts = ops.iter().filter(|op| matches!(op, FileOp::Insert(..))).count() as u64;
+    let config = config(args, records.saturating_add(inserts))?;
+    let mut engine = Engine::new(config.clone()).map_err(engine_error)?;
+    let mut loaded = Ok(());
+    let mut model = args.power_loss_at.map(|_| Model::default());
+    file_format::for_each_line(BufReader::new(crate::input::open(load)?), |_, line| {
+        if let (Ok(()), Some((key, value))) = (&loaded, file_format::parse_load_line(line)?) {
+            loaded = engine.insert(key, &value).map(|_| ());
+            if let Some(m) = &mut model {
+                m.synced.insert(key, value);
+            }
+        }
+        Ok(())
+    })
+    .map_err(|e| at_line(load, e))?;
+    loaded.map_err(engine_error)?;
+    engine.sync().map_err(engine_error)?;
+    let out = match &args.results {
+        Some(path) => Some(BufWriter::new(
+            File::create(path).map_err(|e| CliError::failed(format!("{path}: cannot write: {e}")))?,
+        )),
+        None => None,
+    };
+    let mut results = Results { path: args.results.clone().unwrap_or_default(), out, pending: Vec::new() };
+    let mut before = engine.stats();
+    let mut measured = Stats::default();
+    if let Some(n) = args.power_loss_at {
+        engine.cut_power_before(engine.device_writes().saturating_add(n).saturating_sub(1));
+    }
+    let (mut lost_synced_ops, mut recovery_ns) = (None, None);
+    let mut last_sync = 0;
+    let mut next = 0;
+    let mut since_sync = 0u64;
+    while next < ops.len() {
+        let op = &ops[next];
+        let outcome = apply(&mut engine, op, &mut results, model.as_mut()).and_then(|()| {
+            since_sync = since_sync.saturating_add(1);
+            if *op != FileOp::Sync && args.sync_every.is_some_and(|k| since_sync >= k) {
+                engine.sync()?;
+                if let Some(m) = model.as_mut() {
+                    m.sync();
+                }
+                return Ok(true);
+            }
+            Ok(*op == FileOp::Sync)
+        });
+        match outcome {
+            Ok(synced) => {
+                next = next.saturating_add(1);
+                if synced {
+                    last_sync = next;
+                    since_sync = 0;
+                    results.synced()?;
+                }
+            }
+            Err(KvError::PowerCut) => {
+                measured = measured.plus(&engine.stats().since(&before));
+                engine = Engine::open(config.clone(), engine.crash()).map_err(engine_error)?;
+                recovery_ns = Some(engine.recovery_ns());
+                let m = model.as_mut().expect("a power cut is only set with a model");
+                m.unsynced.clear();
+                let recovered: BTreeMap<u32, Vec<u8>> =
+                    engine.scan(0, u32::MAX).map_err(engine_error)?.into_iter().collect();
+                let lost = m
+                    .synced
+                    .iter()
+                    .filter(|(k, v)| recovered.get(k) != Some(v))
+                    .count()
+                    .saturating_add(recovered.keys().filter(|k| !m.synced.contains_key(k)).count());
+                lost_synced_ops = Some(lost as u64);
+                before = engine.stats();
+                results.pending.clear();
+                next = last_sync;
+                since_sync = 0;
+            }
+            Err(e) => return Err(engine_error(e)),
+        }
+    }
+    engine.sync().map_err(engine_error)?;
+    results.finish()?;
+    measured = measured.plus(&engine.stats().since(&before));
+    let mut report = report(args, "file", records, measured);
+    if args.power_loss_at.is_some() {
+        report.power_loss_at = args.power_loss_at;
+        report.power_lost = Some(recovery_ns.is_some());
+        report.lost_synced_ops = Some(lost_synced_ops.unwrap_or(0));
+        report.recovery_ns = Some(recovery_ns.unwrap_or(0));
+    }
+    Ok(report)
 }

@@ -1,0 +1,173 @@
+//! `nvmdb kv run`: file mode answers the same on every engine and after a power loss;
+//! bad input exits 2 with one line naming the file:line or the flag.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn dir() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("nvmdb-kv-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn file(name: &str, contents: &str) -> String {
+    let path = dir().join(name);
+    std::fs::write(&path, contents).unwrap();
+    path.display().to_string()
+}
+
+/// Exit code, stdout, stderr.
+fn nvmdb(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_nvmdb")).args(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+fn json_field(stdout: &str, key: &str) -> serde_json::Value {
+    let value: serde_json::Value = serde_json::from_str(stdout).unwrap();
+    value.get(key).unwrap_or_else(|| panic!("no {key} in {stdout}")).clone()
+}
+
+/// A deterministic load and operations file with every operation kind.
+fn workload() -> (String, String) {
+    let mut load = String::new();
+    let mut ops = String::new();
+    let mut x: u64 = 7;
+    let mut next = || {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        x >> 33
+    };
+    for k in 0..600 {
+        load.push_str(&format!("{} v{k}\n", k * 3));
+    }
+    for i in 0..1500 {
+        let k = next() % 2000;
+        match next() % 20 {
+            0..=6 => ops.push_str(&format!("I {k} new{i}\n")),
+            7..=9 => ops.push_str(&format!("U {k} up{i}\n")),
+            10 | 11 => ops.push_str(&format!("D {k}\n")),
+            12..=16 => ops.push_str(&format!("G {k}\n")),
+            17 | 18 => ops.push_str(&format!("S {k} {}\n", k + 40)),
+            _ => ops.push_str("C\n"),
+        }
+    }
+    (file("load.txt", &load), file("ops.txt", &ops))
+}
+
+#[test]
+fn every_engine_gives_the_same_answers_and_a_power_loss_loses_nothing_synced() {
+    let (load, ops) = workload();
+    let small = ["--page-kb", "1", "--buffer-kb", "4"];
+    let mut reference: Option<String> = None;
+    for engine in ["flash-only", "pcm-only", "ipl", "ipl-p"] {
+        let results = dir().join(format!("results-{engine}.txt")).display().to_string();
+        let mut args =
+            vec!["kv", "run", "--engine", engine, "--load", &load, "--ops", &ops, "--results", &results, "--json"];
+        args.extend(small);
+        let (code, stdout, stderr) = nvmdb(&args);
+        assert_eq!(code, 0, "{engine}: {stderr}");
+        assert!(json_field(&stdout, "ops_per_s").as_f64().unwrap() > 0.0);
+        let answers = std::fs::read_to_string(&results).unwrap();
+        assert_eq!(answers.lines().count(), 1500 - answers_skipped(&ops), "{engine}: one line per G and S");
+        match &reference {
+            Some(r) => assert_eq!(&answers, r, "{engine} answers differently"),
+            None => reference = Some(answers.clone()),
+        }
+        for cut in ["1", "40", "400"] {
+            let cut_results = dir().join(format!("results-{engine}-{cut}.txt")).display().to_string();
+            let mut args = vec![
+                "kv",
+                "run",
+                "--engine",
+                engine,
+                "--load",
+                &load,
+                "--ops",
+                &ops,
+                "--results",
+                &cut_results,
+                "--json",
+                "--power-loss-at",
+                cut,
+                "--sync-every",
+                "25",
+            ];
+            args.extend(small);
+            let (code, stdout, stderr) = nvmdb(&args);
+            assert_eq!(code, 0, "{engine} cut {cut}: {stderr}");
+            assert_eq!(json_field(&stdout, "power_lost"), true, "{engine} cut {cut}");
+            assert_eq!(json_field(&stdout, "lost_synced_ops"), 0, "{engine} cut {cut}");
+            assert!(json_field(&stdout, "recovery_ns").as_u64().is_some());
+            assert_eq!(std::fs::read_to_string(&cut_results).unwrap(), answers, "{engine} cut {cut}");
+        }
+    }
+}
+
+/// Operations of the file that write no result line (I, U, D, C).
+fn answers_skipped(ops: &str) -> usize {
+    std::fs::read_to_string(ops).unwrap().lines().filter(|l| !l.starts_with('G') && !l.starts_with('S')).count()
+}
+
+#[test]
+fn the_benchmark_mode_reports_operations_per_simulated_second() {
+    let (code, stdout, stderr) =
+        nvmdb(&["kv", "run", "--engine", "ipl-p", "--workload", "update", "--records", "3000", "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(json_field(&stdout, "ops"), 3000);
+    assert!(json_field(&stdout, "ops_per_s").as_f64().unwrap() > 0.0);
+}
+
+fn bad(args: &[&str], names: &[&str]) {
+    let (code, stdout, stderr) = nvmdb(args);
+    assert_eq!(code, 2, "{args:?}: {stderr}");
+    assert!(stdout.is_empty(), "{args:?} printed {stdout}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
+    for name in names {
+        assert!(stderr.contains(name), "{args:?}: {stderr} does not name {name}");
+    }
+}
+
+#[test]
+fn bad_files_and_flags_exit_2_naming_the_line_or_the_flag() {
+    let load = file("good-load.txt", "1 a\n2 b\n");
+    let ops = file("good-ops.txt", "G 1\n");
+    let run = |l: &str, o: &str| {
+        vec![
+            "kv".to_string(),
+            "run".into(),
+            "--engine".into(),
+            "ipl-p".into(),
+            "--load".into(),
+            l.into(),
+            "--ops".into(),
+            o.into(),
+        ]
+    };
+    let cases = [
+        (file("dup.txt", "1 a\n2 b\n1 c\n"), ops.clone(), "dup.txt:3: duplicate key 1 (first on line 1)"),
+        (file("badkey.txt", "x a\n"), ops.clone(), "badkey.txt:1: key 'x' is not a u32 decimal"),
+        (load.clone(), file("badop.txt", "G 1\nX 2\n"), "badop.txt:2: unknown operation 'X'"),
+        (load.clone(), file("long.txt", &format!("I 1 {}\n", "v".repeat(65))), "long.txt:1: value of 65 bytes"),
+        (load.clone(), file("bin.txt", "G 1\n\u{0}\u{ff}\n"), "bin.txt:2:"),
+    ];
+    for (l, o, message) in cases {
+        let args = run(&l, &o);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        bad(&args, &[message]);
+    }
+    let args = run(&load, &ops);
+    let mut args: Vec<&str> = args.iter().map(String::as_str).collect();
+    args.extend(["--results", &load]);
+    bad(&args, &["--results"]);
+    assert_eq!(std::fs::read_to_string(&load).unwrap(), "1 a\n2 b\n", "the input was overwritten");
+    let gen = ["kv", "run", "--engine", "ipl", "--workload", "insert", "--records", "10"];
+    bad(&[&gen[..], &["--page-kb", "65"]].concat(), &["--page-kb"]);
+    bad(&[&gen[..], &["--buffer-kb", "16"]].concat(), &["--buffer-kb"]);
+    bad(&[&gen[..], &["--pcm-write-bytes", "100"]].concat(), &["--pcm-write-bytes"]);
+    bad(&[&gen[..], &["--power-loss-at", "3"]].concat(), &["--power-loss-at"]);
+    bad(&["kv", "run", "--engine", "ipl", "--workload", "insert"], &["--workload", "--records"]);
+    bad(&["kv", "run", "--engine", "btree", "--workload", "insert", "--records", "1"], &["--engine"]);
+}

@@ -1,0 +1,205 @@
+//! The text formats of `nvmdb kv run`'s file mode: a load file (one `key value` per
+//! line) and an operations file (lines `I key value`, `U key value`, `D key`, `G key`,
+//! `S lo hi`, `C`). Keys are `u32` decimals; values are 1 to 64 printable ASCII bytes
+//! without spaces. Blank lines are skipped; lines are read with the shared bounded line
+//! reader (at most 1 MiB, a UTF-8 byte-order mark ignored), and a bad line is a
+//! [`ParseError`] naming its number.
+
+use std::io::BufRead;
+
+use thiserror::Error;
+
+use nvmdb_text::{quote, Lines};
+
+use crate::page::MAX_VALUE_BYTES;
+
+/// A line that could not be read or parsed.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[error("line {line}: {message}")]
+#[non_exhaustive]
+pub struct ParseError {
+    /// The line, from 1.
+    pub line: u64,
+    /// What is wrong with it, one line of text.
+    pub message: String,
+}
+
+/// One operation of an operations file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileOp {
+    /// `I key value`: insert (or replace).
+    Insert(u32, Vec<u8>),
+    /// `U key value`: replace the value of a present key.
+    Update(u32, Vec<u8>),
+    /// `D key`.
+    Delete(u32),
+    /// `G key`: one result line, the value or `-`.
+    Get(u32),
+    /// `S lo hi`: one result line, the keys in `[lo, hi]` ascending, or `-`.
+    Scan(u32, u32),
+    /// `C`: sync (group commit).
+    Sync,
+}
+
+/// Calls `each(line_number, text)` for every line of `input`, stopping at the first error.
+pub fn for_each_line(
+    input: impl BufRead,
+    mut each: impl FnMut(u64, &str) -> Result<(), String>,
+) -> Result<(), ParseError> {
+    let mut lines = Lines::new(input);
+    let mut number = 0u64;
+    while let Some(line) = lines.next_line() {
+        number = number.saturating_add(1);
+        line.map_err(|e| e.to_string())
+            .and_then(|text| each(number, text))
+            .map_err(|message| ParseError { line: number, message })?;
+    }
+    Ok(())
+}
+
+fn parse_key(token: &str, what: &str) -> Result<u32, String> {
+    token.parse::<u32>().map_err(|_| format!("{what} {} is not a u32 decimal", quote(token)))
+}
+
+/// A value: 1 to 64 printable ASCII bytes (no spaces, which separate fields).
+pub fn parse_value(token: &str) -> Result<Vec<u8>, String> {
+    if token.len() > MAX_VALUE_BYTES {
+        return Err(format!("value of {} bytes: values are 1 to {MAX_VALUE_BYTES} bytes", token.len()));
+    }
+    if !token.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(format!("value {} is not printable ASCII", quote(token)));
+    }
+    Ok(token.as_bytes().to_vec())
+}
+
+/// Parses one line of a load file: `None` for a blank line.
+pub fn parse_load_line(line: &str) -> Result<Option<(u32, Vec<u8>)>, String> {
+    let mut fields = line.split_whitespace();
+    match (fields.next(), fields.next(), fields.next()) {
+        (None, ..) => Ok(None),
+        (Some(key), Some(value), None) => Ok(Some((parse_key(key, "key")?, parse_value(value)?))),
+        _ => Err(format!("expected 'key value', found {} fields", line.split_whitespace().count())),
+    }
+}
+
+/// Parses one line of an operations file: `None` for a blank line.
+pub fn parse_op_line(line: &str) -> Result<Option<FileOp>, String> {
+    let mut fields = line.split_whitespace();
+    let Some(op) = fields.next() else {
+        return Ok(None);
+    };
+    let (a, b, rest) = (fields.next(), fields.next(), fields.next());
+    Ok(Some(match (op, a, b, rest) {
+        ("I", Some(key), Some(value), None) => FileOp::Insert(parse_key(key, "key")?, parse_value(value)?),
+        ("U", Some(key), Some(value), None) => FileOp::Update(parse_key(key, "key")?, parse_value(value)?),
+        ("D", Some(key), None, _) => FileOp::Delete(parse_key(key, "key")?),
+        ("G", Some(key), None, _) => FileOp::Get(parse_key(key, "key")?),
+        ("S", Some(lo), Some(hi), None) => {
+            let (lo, hi) = (parse_key(lo, "lo")?, parse_key(hi, "hi")?);
+            if lo > hi {
+                return Err(format!("scan bounds out of order: {lo} > {hi}"));
+            }
+            FileOp::Scan(lo, hi)
+        }
+        ("C", None, ..) => FileOp::Sync,
+        ("I", ..) => return Err("expected 'I key value'".into()),
+        ("U", ..) => return Err("expected 'U key value'".into()),
+        ("D", ..) => return Err("expected 'D key'".into()),
+        ("G", ..) => return Err("expected 'G key'".into()),
+        ("S", ..) => return Err("expected 'S lo hi'".into()),
+        ("C", ..) => return Err("expected 'C'".into()),
+        (op, ..) => return Err(format!("unknown operation {} (expected I, U, D, G, S or C)", quote(op))),
+    }))
+}
+
+/// Checks a load file and returns its number of records; a key given twice is an error at
+/// its later line, naming the first, and so is a record beyond `max_records`. Memory: 12
+/// bytes per record.
+pub fn check_load(input: impl BufRead, max_records: u64) -> Result<u64, ParseError> {
+    let mut keys: Vec<(u32, u64)> = Vec::new();
+    for_each_line(input, |number, line| {
+        if let Some((key, _)) = parse_load_line(line)? {
+            if keys.len() as u64 >= max_records {
+                return Err(format!("more than {max_records} records: the simulation would not fit in memory"));
+            }
+            keys.push((key, number));
+        }
+        Ok(())
+    })?;
+    keys.sort_unstable();
+    if let Some(w) = keys.windows(2).find(|w| w[0].0 == w[1].0) {
+        return Err(ParseError {
+            line: w[1].1,
+            message: format!("duplicate key {} (first on line {})", w[0].0, w[0].1),
+        });
+    }
+    Ok(keys.len() as u64)
+}
+
+/// Parses an operations file; more than `max_ops` operations is an error at the line
+/// beyond them.
+pub fn parse_ops(input: impl BufRead, max_ops: u64) -> Result<Vec<FileOp>, ParseError> {
+    let mut ops = Vec::new();
+    for_each_line(input, |_, line| {
+        if let Some(op) = parse_op_line(line)? {
+            if ops.len() as u64 >= max_ops {
+                return Err(format!("more than {max_ops} operations: the simulation would not fit in memory"));
+            }
+            ops.push(op);
+        }
+        Ok(())
+    })?;
+    Ok(ops)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn op_lines_parse_and_bad_lines_say_why() {
+        assert_eq!(parse_op_line("I 5 abc"), Ok(Some(FileOp::Insert(5, b"abc".to_vec()))));
+        assert_eq!(parse_op_line(" U 5 x "), Ok(Some(FileOp::Update(5, b"x".to_vec()))));
+        assert_eq!(parse_op_line("D 5"), Ok(Some(FileOp::Delete(5))));
+        assert_eq!(parse_op_line("G 9"), Ok(Some(FileOp::Get(9))));
+        assert_eq!(parse_op_line("S 1 2"), Ok(Some(FileOp::Scan(1, 2))));
+        assert_eq!(parse_op_line("C"), Ok(Some(FileOp::Sync)));
+        assert_eq!(parse_op_line(""), Ok(None));
+        assert_eq!(parse_op_line("I 5"), Err("expected 'I key value'".into()));
+        assert_eq!(parse_op_line("C 1"), Err("expected 'C'".into()));
+        assert_eq!(parse_op_line("G 4294967296"), Err("key '4294967296' is not a u32 decimal".into()));
+        assert_eq!(parse_op_line("S 3 2"), Err("scan bounds out of order: 3 > 2".into()));
+        assert_eq!(parse_op_line("Q 1"), Err("unknown operation 'Q' (expected I, U, D, G, S or C)".into()));
+        let long = format!("I 1 {}", "v".repeat(65));
+        assert_eq!(parse_op_line(&long), Err("value of 65 bytes: values are 1 to 64 bytes".into()));
+        assert_eq!(parse_op_line("I 1 caf\u{e9}"), Err("value 'caf\u{e9}' is not printable ASCII".into()));
+    }
+
+    #[test]
+    fn files_name_the_bad_line() {
+        assert_eq!(
+            parse_ops(&b"\xef\xbb\xbfI 1 a\n\nG 1\r\nC\n"[..], 3),
+            Ok(vec![FileOp::Insert(1, b"a".to_vec()), FileOp::Get(1), FileOp::Sync])
+        );
+        assert_eq!(
+            parse_ops(&b"G 1\nG 2\n"[..], 1),
+            Err(ParseError {
+                line: 2,
+                message: "more than 1 operations: the simulation would not fit in memory".into()
+            })
+        );
+        assert_eq!(
+            parse_ops(&b"G 1\n\nX\n"[..], 10),
+            Err(ParseError { line: 3, message: "unknown operation 'X' (expected I, U, D, G, S or C)".into() })
+        );
+        assert_eq!(check_load(&b"7 a\n\n3 b\n"[..], 10), Ok(2));
+        assert_eq!(
+            check_load(&b"7 a\n3 b\n7 c\n"[..], 10),
+            Err(ParseError { line: 3, message: "duplicate key 7 (first on line 1)".into() })
+        );
+        assert_eq!(
+            check_load(&b"7\n"[..], 10),
+            Err(ParseError { line: 1, message: "expected 'key value', found 1 fields".into() })
+        );
+    }
+}
