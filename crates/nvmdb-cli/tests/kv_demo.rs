@@ -163,6 +163,24 @@ fn events_arrive_and_progress_increases_to_the_final_numbers() {
     }
 }
 
+#[test]
+fn the_demo_reports_what_kv_run_reports() {
+    let out = nvmdb(&["kv", "demo", "--records", "6000", "--seed", "3", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let reports: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(reports.len(), 12);
+    for report in &reports {
+        let (engine, benchmark) = (report["engine"].as_str().unwrap(), report["benchmark"].as_str().unwrap());
+        let args =
+            ["kv", "run", "--engine", engine, "--workload", benchmark, "--records", "6000", "--seed", "3", "--json"];
+        let out = nvmdb(&args);
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        let single: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(single["ops_per_s"], report["ops_per_s"], "{engine} {benchmark}");
+        assert_eq!(single["sim_ns"], report["stats"]["sim_ns"], "{engine} {benchmark}");
+    }
+}
+
 /// What the page shows: the status line, every progress cell's count, every gauge's value,
 /// the chart lines drawn and the first gauge's rendered width.
 const READ_PAGE: &str = "({

@@ -19,6 +19,9 @@ use crate::output::Output;
 
 /// Value bytes of the seed's records (a 4 B key and a 26 B value).
 const VALUE_BYTES: usize = 26;
+/// Values the devices are sized for: as `kv run` sizes them (values up to 64 B), so that
+/// both commands give the same numbers for the same engine, benchmark, records and seed.
+const SIZED_VALUE_BYTES: usize = 64;
 /// Most records `--records` accepts (the seed's experiment has 1,000,000).
 const MAX_RECORDS: u64 = 10_000_000;
 /// How long the server stays up after the runs end, so that a page shows the final
@@ -51,7 +54,7 @@ pub struct DemoArgs {
 pub fn run(args: &DemoArgs) -> Result<(), CliError> {
     let configs: Vec<EngineConfig> = EngineKind::ALL
         .into_iter()
-        .map(|kind| EngineConfig { seed: args.seed, ..EngineConfig::new(kind, args.records, VALUE_BYTES) })
+        .map(|kind| EngineConfig { seed: args.seed, ..EngineConfig::new(kind, args.records, SIZED_VALUE_BYTES) })
         .collect();
     for config in &configs {
         config.validate().map_err(|e| CliError::input(format!("--records {}: {e}", args.records)))?;
