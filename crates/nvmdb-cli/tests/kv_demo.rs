@@ -1,8 +1,9 @@
 //! `nvmdb kv demo`: its flags' errors, its event stream read over a plain TCP connection,
 //! and its page in headless Chromium while the runs progress. Without Chromium the
 //! browser test is skipped, unless `NVMDB_REQUIRE_CHROMIUM` is set (as in CI), when it
-//! fails. With `NVMDB_SCREENSHOT_DIR` set (an absolute path), the browser test writes a
-//! screenshot of the page mid-run there.
+//! fails. With `NVMDB_SCREENSHOT_DIR` set (an absolute path), the browser test writes
+//! screenshots of the page there: mid-run (`kv-demo.png`) and at the end
+//! (`kv-demo-final.png`).
 
 mod chromium;
 
@@ -218,6 +219,9 @@ fn the_page_shows_numbers_that_change_while_the_runs_progress() {
         let page = browser.eval(READ_PAGE);
         let status = page["status"].as_str().unwrap().to_string();
         if status.starts_with("all 12 runs finished") {
+            if let Some(dir) = std::env::var_os("NVMDB_SCREENSHOT_DIR") {
+                std::fs::write(std::path::Path::new(&dir).join("kv-demo-final.png"), browser.screenshot_png()).unwrap();
+            }
             break page;
         }
         assert!(status.starts_with("running"), "status '{status}'");

@@ -58,6 +58,9 @@ impl Terminal {
             bar.set_position(run.ops_done);
             if run.finished {
                 bar.finish_with_message(format!("{} ops/s", thousands(mean_ops_per_s(run))));
+            } else if run.ops_done > 0 && run.sim_ns == 0 {
+                // Operations served from the buffer pool take no simulated time.
+                bar.set_message("no simulated time yet");
             } else if run.ops_done > 0 {
                 bar.set_message(format!("{} ops/s so far", thousands(mean_ops_per_s(run))));
             } else if run.load_done > 0 {
