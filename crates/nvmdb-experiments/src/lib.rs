@@ -7,6 +7,7 @@ pub mod btree;
 pub mod device;
 pub mod envy;
 pub mod flash;
+pub mod iplp;
 pub mod join;
 pub mod journal;
 pub mod papers;
@@ -22,5 +23,6 @@ pub fn all() -> Vec<Box<dyn Experiment>> {
     all.extend(flash::all());
     all.extend(envy::all());
     all.extend(journal::all());
+    all.extend(iplp::all());
     all
 }

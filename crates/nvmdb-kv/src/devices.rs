@@ -174,6 +174,10 @@ pub(crate) struct Store {
     pub now_ns: u64,
     /// PCM bytes written (before differential writing).
     pub pcm_bytes_written: u64,
+    /// Page images written.
+    pub image_writes: u64,
+    /// Simulated time spent writing page images, ns.
+    pub image_write_ns: u64,
 }
 
 impl Store {
@@ -224,6 +228,14 @@ impl Store {
 
     /// Writes a page image into an image slot.
     pub fn write_image(&mut self, slot: u32, image: Vec<u8>) -> Result<(), KvError> {
+        let start_ns = self.now_ns;
+        self.write_image_parts(slot, image)?;
+        self.image_writes += 1;
+        self.image_write_ns += self.now_ns - start_ns;
+        Ok(())
+    }
+
+    fn write_image_parts(&mut self, slot: u32, image: Vec<u8>) -> Result<(), KvError> {
         debug_assert_eq!(image.len(), self.layout.page_bytes);
         match self.layout.kind {
             EngineKind::PcmOnly => self.pcm_write(u64::from(slot) * self.layout.page_bytes as u64, &image),

@@ -122,6 +122,10 @@ pub struct Stats {
     pub pcm_bits_written: u64,
     /// Log merges.
     pub merges: u64,
+    /// Page images written (evictions and syncs of whole pages, new pages, merges).
+    pub page_image_writes: u64,
+    /// Simulated time spent writing page images, ns.
+    pub page_image_write_ns: u64,
     /// Flash energy, pJ.
     pub flash_energy_pj: u64,
     /// PCM energy, pJ.
@@ -147,6 +151,8 @@ impl Stats {
             pcm_bytes_written: self.pcm_bytes_written - earlier.pcm_bytes_written,
             pcm_bits_written: self.pcm_bits_written - earlier.pcm_bits_written,
             merges: self.merges - earlier.merges,
+            page_image_writes: self.page_image_writes - earlier.page_image_writes,
+            page_image_write_ns: self.page_image_write_ns - earlier.page_image_write_ns,
             flash_energy_pj: self.flash_energy_pj - earlier.flash_energy_pj,
             pcm_energy_pj: self.pcm_energy_pj - earlier.pcm_energy_pj,
             flash_erases_max: self.flash_erases_max,
@@ -169,6 +175,8 @@ impl Stats {
             pcm_bytes_written: self.pcm_bytes_written + other.pcm_bytes_written,
             pcm_bits_written: self.pcm_bits_written + other.pcm_bits_written,
             merges: self.merges + other.merges,
+            page_image_writes: self.page_image_writes + other.page_image_writes,
+            page_image_write_ns: self.page_image_write_ns + other.page_image_write_ns,
             flash_energy_pj: self.flash_energy_pj + other.flash_energy_pj,
             pcm_energy_pj: self.pcm_energy_pj + other.pcm_energy_pj,
             flash_erases_max: self.flash_erases_max.max(other.flash_erases_max),
@@ -268,7 +276,7 @@ impl Engine {
         let layout = Layout::new(&config);
         let now_ns = dev.clock_ns;
         let mut engine = Engine {
-            store: Store { dev, layout, now_ns, pcm_bytes_written: 0 },
+            store: Store { dev, layout, now_ns, pcm_bytes_written: 0, image_writes: 0, image_write_ns: 0 },
             root: 0,
             next_page: 0,
             next_lsn: 1,
@@ -887,7 +895,7 @@ impl Engine {
         self.guarded(|e| {
             let (leaf, _) = e.descend(key)?;
             let Node::Leaf { keys, values } = &e.fetch(leaf)?.page.node else { unreachable!("descend ends at a leaf") };
-            let value = keys.binary_search(&key).ok().map(|slot| values[slot].clone());
+            let value = keys.binary_search(&key).ok().map(|slot| values[slot].as_slice().to_vec());
             e.ops += 1;
             Ok(value)
         })
@@ -910,7 +918,7 @@ impl Engine {
             Node::Leaf { keys, values } => {
                 let from = keys.partition_point(|k| *k < lo);
                 let to = keys.partition_point(|k| *k <= hi);
-                out.extend((from..to).map(|i| (keys[i], values[i].clone())));
+                out.extend((from..to).map(|i| (keys[i], values[i].as_slice().to_vec())));
                 return Ok(());
             }
             Node::Inner { keys, children } => {
@@ -962,6 +970,8 @@ impl Engine {
             sim_ns: self.store.now_ns,
             merges: self.merges,
             pcm_bytes_written: self.store.pcm_bytes_written,
+            page_image_writes: self.store.image_writes,
+            page_image_write_ns: self.store.image_write_ns,
             ..Stats::default()
         };
         if let Some(ftl) = &self.store.dev.flash {

@@ -23,11 +23,48 @@ pub const RECORD_HEADER_BYTES: usize = 13;
 const KIND_LEAF: u8 = 1;
 const KIND_INNER: u8 = 2;
 
+/// A value held inline (no allocation per entry when a page is decoded).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Value {
+    len: u8,
+    bytes: [u8; MAX_VALUE_BYTES],
+}
+
+impl Value {
+    /// The value of `bytes` (at most [`MAX_VALUE_BYTES`]; longer is a broken invariant).
+    pub fn new(bytes: &[u8]) -> Value {
+        let mut value = Value { len: bytes.len() as u8, bytes: [0; MAX_VALUE_BYTES] };
+        value.bytes[..bytes.len()].copy_from_slice(bytes);
+        value
+    }
+
+    /// The bytes.
+    pub fn as_slice(&self) -> &[u8] {
+        &self.bytes[..usize::from(self.len)]
+    }
+
+    /// Length, bytes.
+    pub fn len(&self) -> usize {
+        usize::from(self.len)
+    }
+
+    /// Whether the value has no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl std::fmt::Debug for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", String::from_utf8_lossy(self.as_slice()))
+    }
+}
+
 /// A page's entries.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Node {
     /// Keys in ascending order and their values.
-    Leaf { keys: Vec<u32>, values: Vec<Vec<u8>> },
+    Leaf { keys: Vec<u32>, values: Vec<Value> },
     /// Separator keys in ascending order and `keys.len() + 1` children.
     Inner { keys: Vec<u32>, children: Vec<u32> },
 }
@@ -72,7 +109,7 @@ pub struct Page {
     pub size: usize,
 }
 
-fn leaf_entry_bytes(value: &[u8]) -> usize {
+fn leaf_entry_bytes(value: &Value) -> usize {
     5 + value.len()
 }
 
@@ -110,11 +147,11 @@ impl Page {
         match (&mut self.node, change) {
             (Node::Leaf { keys, values }, Change::LeafInsert { slot, key, value }) => {
                 keys.insert(usize::from(*slot), *key);
-                values.insert(usize::from(*slot), value.clone());
-                self.size += leaf_entry_bytes(value);
+                values.insert(usize::from(*slot), Value::new(value));
+                self.size += 5 + value.len();
             }
             (Node::Leaf { values, .. }, Change::LeafUpdate { slot, value }) => {
-                let old = std::mem::replace(&mut values[usize::from(*slot)], value.clone());
+                let old = std::mem::replace(&mut values[usize::from(*slot)], Value::new(value));
                 self.size = self.size + value.len() - old.len();
             }
             (Node::Leaf { keys, values }, Change::LeafDelete { slot }) => {
@@ -161,7 +198,7 @@ impl Page {
                 for (k, v) in keys.iter().zip(values) {
                     out.extend_from_slice(&k.to_le_bytes());
                     out.push(v.len() as u8);
-                    out.extend_from_slice(v);
+                    out.extend_from_slice(v.as_slice());
                 }
             }
             Node::Inner { keys, children } => {
@@ -190,7 +227,7 @@ impl Page {
                 let mut values = Vec::with_capacity(count);
                 for _ in 0..count {
                     keys.push(r.u32()?);
-                    values.push(r.value()?);
+                    values.push(Value::new(r.value_bytes()?));
                 }
                 Node::Leaf { keys, values }
             }
@@ -233,12 +270,15 @@ impl Reader<'_> {
     fn u64(&mut self) -> Option<u64> {
         Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
     }
-    fn value(&mut self) -> Option<Vec<u8>> {
+    fn value_bytes(&mut self) -> Option<&[u8]> {
         let len = usize::from(self.u8()?);
         if len > MAX_VALUE_BYTES {
             return None;
         }
-        Some(self.take(len)?.to_vec())
+        self.take(len)
+    }
+    fn value(&mut self) -> Option<Vec<u8>> {
+        self.value_bytes().map(<[u8]>::to_vec)
     }
 }
 
@@ -356,7 +396,7 @@ mod tests {
             page.apply(record.lsn, &record.change);
             rebuilt.apply(record.lsn, &record.change);
         }
-        assert_eq!(page.node, Node::Leaf { keys: vec![5], values: vec![b"FIVE!".to_vec()] });
+        assert_eq!(page.node, Node::Leaf { keys: vec![5], values: vec![Value::new(b"FIVE!")] });
         assert_eq!(page.size, PAGE_HEADER_BYTES + 5 + 5);
         let image = page.encode(128);
         assert_eq!(image.len(), 128);

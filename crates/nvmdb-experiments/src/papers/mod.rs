@@ -28,6 +28,7 @@
 
 mod cidr2011;
 mod envy;
+mod iplp;
 mod journal;
 mod thesis;
 
@@ -35,6 +36,7 @@ use nvmdb_lab::{Cell, Claim, Outcome, Stated, Tolerance, Verdict};
 
 pub use cidr2011::CIDR2011;
 pub use envy::ENVY;
+pub use iplp::IPLP;
 pub use journal::JOURNAL;
 pub use thesis::THESIS;
 
@@ -48,8 +50,13 @@ pub const RANGE: Tolerance = Tolerance::Relative(0.1);
 pub const BOUND: Tolerance = Tolerance::Relative(0.1);
 
 /// The papers, by the seed name their claims carry, in report order.
-pub const PAPERS: [(&str, &[Claim]); 4] =
-    [("CIDR 2011", CIDR2011), ("Thesis 2011", THESIS), ("SQLite journal 2016", JOURNAL), ("eNVy 1994", ENVY)];
+pub const PAPERS: [(&str, &[Claim]); 5] = [
+    ("CIDR 2011", CIDR2011),
+    ("Thesis 2011", THESIS),
+    ("IPL-P 2011", IPLP),
+    ("SQLite journal 2016", JOURNAL),
+    ("eNVy 1994", ENVY),
+];
 
 /// Every paper's claims, in report order.
 pub fn all() -> Vec<Claim> {
