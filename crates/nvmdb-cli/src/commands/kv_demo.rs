@@ -75,12 +75,16 @@ pub fn run(args: &DemoArgs) -> Result<(), CliError> {
             })
         })
         .collect();
-    let preset = configs.first().map_or("", |c| c.preset.name());
-    let caption = format!(
-        "{} records (4 B keys, {VALUE_BYTES} B values), seed {}, '{preset}' device timing, 8 KB pages, 1 MB buffer",
-        thousands(args.records as f64),
-        args.seed
-    );
+    let caption = configs.first().map_or(String::new(), |c| {
+        format!(
+            "{} records (4 B keys, {VALUE_BYTES} B values), seed {}, '{}' device timing, {} KB pages, {} KB buffer pool",
+            thousands(args.records as f64),
+            args.seed,
+            c.preset.name(),
+            c.page_bytes / 1024,
+            c.buffer_bytes / 1024
+        )
+    });
     let board = Arc::new(Board::new(caption, &plans));
     if let Some(listener) = listener {
         let addr = listener.local_addr().map_err(|e| CliError::failed(format!("--serve: {e}")))?;
