@@ -228,17 +228,13 @@ impl Experiment for Fig4 {
             ],
             ..Default::default()
         };
-        holds_explained(&mut outcome, "iplp-fig4-ipl-p-best-writes", ipl_p_best_writes, "See the throughput table.");
-        holds_explained(&mut outcome, "iplp-fig4-pcm-best-read", pcm_best_read, "See the throughput table.");
-        holds_explained(
-            &mut outcome,
-            "iplp-fig4-pcm-worst-writes",
-            pcm_worst_writes,
-            &format!(
-                "The PCM device writes differentially: a PCM-only page write in the update benchmark programmed \
-                 {units_per_page_write:.1} of the page's 64 units of 128 B, not all of them."
-            ),
+        let pcm_only_note = format!(
+            "The PCM device writes differentially: a PCM-only page write in the update benchmark programmed \
+             {units_per_page_write:.1} of the page's 64 units of 128 B, not all of them."
         );
+        holds_explained(&mut outcome, "iplp-fig4-ipl-p-best-writes", ipl_p_best_writes, &pcm_only_note);
+        holds_explained(&mut outcome, "iplp-fig4-pcm-best-read", pcm_best_read, "See the throughput table.");
+        holds_explained(&mut outcome, "iplp-fig4-pcm-worst-writes", pcm_worst_writes, &pcm_only_note);
         measure_explained(
             &mut outcome,
             "iplp-fig4-pcm-page-write-ratio",

@@ -123,7 +123,7 @@ impl Page {
     pub fn new(id: u32, lsn: u64, node: Node) -> Page {
         let size = PAGE_HEADER_BYTES
             + match &node {
-                Node::Leaf { values, .. } => values.iter().map(|v| leaf_entry_bytes(v)).sum::<usize>(),
+                Node::Leaf { values, .. } => values.iter().map(leaf_entry_bytes).sum::<usize>(),
                 Node::Inner { keys, .. } => 4 + 8 * keys.len(),
             };
         Page { id, lsn, node, size }

@@ -234,10 +234,9 @@ impl Run {
                 engine.insert(key, &value)?;
             }
             (Phase::Measure, Benchmark::Update) => {
-                let u: f64 = self.rng.gen();
-                let rank = ((n as f64 * u.powf(skew_exponent())) as usize).min(n - 1);
+                let key = self.update_key();
                 let value = self.value();
-                engine.update(rank as u32, &value)?;
+                engine.update(key, &value)?;
             }
             (Phase::Measure, Benchmark::Search) => {
                 let key = self.rng.gen_range(0..n) as u32;
@@ -246,6 +245,13 @@ impl Run {
             (Phase::Done, _) => {}
         }
         Ok(())
+    }
+
+    /// The next update's key: rank `N · u^(ln 0.2 / ln 0.8)` of the `N` keys.
+    fn update_key(&mut self) -> u32 {
+        let n = self.order.len();
+        let u: f64 = self.rng.gen();
+        ((n as f64 * u.powf(skew_exponent())) as usize).min(n - 1) as u32
     }
 
     /// The measured phase's report (meaningful once the run is done).
@@ -274,4 +280,21 @@ pub fn run(
         on_progress(&progress);
     }
     Ok(run.report(engine))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{EngineConfig, EngineKind};
+
+    #[test]
+    fn eighty_percent_of_updates_go_to_the_lowest_fifth_of_the_keys() {
+        let n = 10_000u64;
+        let engine = Engine::new(EngineConfig::new(EngineKind::FlashOnly, n, 26)).unwrap();
+        let mut run = Run::new(&WorkloadSpec::seed_benchmark(Benchmark::Update, n, 3), &engine);
+        let draws = 200_000;
+        let hot = (0..draws).filter(|_| u64::from(run.update_key()) < n / 5).count();
+        let share = hot as f64 / f64::from(draws);
+        assert!((0.79..=0.81).contains(&share), "{share}");
+    }
 }

@@ -1,7 +1,8 @@
 //! A power cut before every device write of a short workload, for every engine: after
 //! recovery nothing synced is lost, the tree passes its invariant check, and the state
-//! is the synced state plus whole unsynced operations; the operations after it then run
-//! on the recovered engine and end in the model's state.
+//! is the synced state plus whole unsynced operations. The operations after it then run
+//! on the recovered engine, are cut a second time a few writes in, recovered again and
+//! checked the same way, and run to the end, which must be the model's final state.
 
 mod common;
 
@@ -40,6 +41,32 @@ fn prefix_states(ops: &[Op]) -> Vec<Model> {
     states
 }
 
+/// Runs `ops[from..]` until the power is cut; returns the length of the prefix of `ops`
+/// ending at the last completed sync (at least `from`), and the index of the operation
+/// the cut interrupted (`ops.len()` when none was).
+fn run_until_cut(engine: &mut Engine, ops: &[Op], from: usize) -> (usize, usize) {
+    let mut synced = from;
+    for (i, op) in ops.iter().enumerate().skip(from) {
+        match engine_apply(engine, op) {
+            Ok(_) if *op == Op::Sync => synced = i + 1,
+            Ok(_) => {}
+            Err(KvError::PowerCut) => return (synced, i),
+            Err(e) => panic!("operation {i}: {e}"),
+        }
+    }
+    (synced, ops.len())
+}
+
+/// Checks a recovered engine's tree and that it holds the state after a prefix of the
+/// operations no shorter than `synced` and no longer than `failed_at`; returns the prefix.
+fn recovered_prefix(engine: &mut Engine, states: &[Model], synced: usize, failed_at: usize, what: &str) -> usize {
+    engine.check().unwrap_or_else(|e| panic!("{what}: {e}"));
+    let got = contents(engine);
+    (synced..=failed_at)
+        .find(|&k| states[k] == got)
+        .unwrap_or_else(|| panic!("{what}: state after recovery is no prefix in {synced}..={failed_at}"))
+}
+
 fn crash_every_write(kind: EngineKind) -> u64 {
     let config = small_config(kind);
     let ops = workload(11, 240);
@@ -53,29 +80,16 @@ fn crash_every_write(kind: EngineKind) -> u64 {
     for cut in 0..writes {
         let mut engine = Engine::new(config.clone()).unwrap();
         engine.cut_power_before(cut);
-        let mut synced = 0;
-        let mut failed_at = ops.len();
-        for (i, op) in ops.iter().enumerate() {
-            match engine_apply(&mut engine, op) {
-                Ok(_) => {
-                    if *op == Op::Sync {
-                        synced = i + 1;
-                    }
-                }
-                Err(KvError::PowerCut) => {
-                    failed_at = i;
-                    break;
-                }
-                Err(e) => panic!("{kind:?} cut {cut}: {e}"),
-            }
-        }
+        let (synced, failed_at) = run_until_cut(&mut engine, &ops, 0);
         assert!(failed_at < ops.len(), "{kind:?}: the cut before write {cut} was never reached");
         let mut engine = Engine::open(config.clone(), engine.crash()).unwrap();
-        engine.check().unwrap_or_else(|e| panic!("{kind:?} cut {cut}: {e}"));
-        let got = contents(&mut engine);
-        let k = (synced..=failed_at).find(|&k| states[k] == got).unwrap_or_else(|| {
-            panic!("{kind:?} cut {cut}: state after recovery is no prefix in {synced}..={failed_at}")
-        });
+        let k = recovered_prefix(&mut engine, &states, synced, failed_at, &format!("{kind:?} cut {cut}"));
+        // A second cut, a few writes into the rest, then the rest again: recovery must also
+        // hold on what a recovered engine writes (dead log sectors, reused slots).
+        engine.cut_power_before(engine.device_writes() + 1 + cut % 13);
+        let (synced, failed_at) = run_until_cut(&mut engine, &ops, k);
+        let mut engine = Engine::open(config.clone(), engine.crash()).unwrap();
+        let k = recovered_prefix(&mut engine, &states, synced.max(k), failed_at, &format!("{kind:?} cuts {cut}, then"));
         for op in &ops[k..] {
             engine_apply(&mut engine, op).unwrap();
         }

@@ -36,6 +36,9 @@ pub struct BenchArgs {
     /// Working-set size of the memory benchmarks, MiB.
     #[arg(long, default_value_t = 64)]
     pub mib: u64,
+    /// Records of the kv benchmarks (each runs its load and as many measured operations).
+    #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    pub kv_records: u64,
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -251,6 +254,22 @@ fn ssd_benches(args: &BenchArgs, out: &mut Vec<BenchResult>) -> Result<(), CliEr
     Ok(())
 }
 
+/// The key-value engines beside a `BTreeMap` doing the same operations, per benchmark.
+fn kv_benches(args: &BenchArgs, out: &mut Vec<BenchResult>) -> Result<(), CliError> {
+    crate::limits::check_memory("--kv-records", args.kv_records.saturating_mul(512))?;
+    let mut baseline: Option<BenchResult> = None;
+    for (name, ops, ns) in nvmdb_experiments::bench::kv::engines(args.kv_records, |n| selected(args, n)) {
+        let result = from_ns_per_op(&name, ops, ns);
+        if name.starts_with("kv/btreemap/") {
+            out.push(result.clone());
+            baseline = Some(result);
+        } else if let Some(base) = &baseline {
+            out.push(compared(result, base));
+        }
+    }
+    Ok(())
+}
+
 fn selected(args: &BenchArgs, name: &str) -> bool {
     args.filter.as_deref().is_none_or(|f| name.contains(f))
 }
@@ -282,6 +301,7 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
             .flatten()
             .map(|(name, ops, ns)| from_ns_per_op(&name, ops, ns)),
     );
+    kv_benches(args, &mut results)?;
     for (name, whole) in [("pcm-writeback/one-word-changed", false), ("pcm-writeback/random-line", true)] {
         if selected(args, name) {
             let mut rng = Xoshiro256PlusPlus::seed_from_u64(11);

@@ -4,3 +4,4 @@
 pub mod btree;
 pub mod envy;
 pub mod flash;
+pub mod kv;
