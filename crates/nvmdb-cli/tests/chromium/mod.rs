@@ -23,10 +23,23 @@ struct Process {
 }
 
 impl Drop for Process {
+    /// Gives Chromium a few seconds to exit (after `Browser.close`), then kills it; its
+    /// helper processes may still write into the profile for a moment, so the removal is
+    /// retried.
     fn drop(&mut self) {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while matches!(self.child.try_wait(), Ok(None)) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.profile);
+        for _ in 0..20 {
+            let _ = std::fs::remove_dir_all(&self.profile);
+            if !self.profile.exists() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
     }
 }
 
@@ -52,11 +65,20 @@ impl Process {
     }
 }
 
-/// A headless Chromium with one page.
+/// A headless Chromium with one page; closed on drop.
 pub struct Browser {
     socket: TcpStream,
     next_id: u64,
     _process: Process,
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        self.next_id += 1;
+        let message = serde_json::json!({ "id": self.next_id, "method": "Browser.close" });
+        // Never panics (a drop may run while a failed check unwinds); the kill follows.
+        let _ = self.socket.write_all(&text_frame(message.to_string().as_bytes()));
+    }
 }
 
 impl Browser {
@@ -194,8 +216,12 @@ fn websocket_connect(port: u16, path: &str) -> TcpStream {
     }
 }
 
-/// One masked text frame (a client must mask; the key may be any four bytes).
 fn send_text(stream: &mut TcpStream, payload: &[u8]) {
+    stream.write_all(&text_frame(payload)).unwrap();
+}
+
+/// One masked text frame (a client must mask; the key may be any four bytes).
+fn text_frame(payload: &[u8]) -> Vec<u8> {
     let mask = [0x5a, 0x17, 0xc3, 0x88];
     let mut frame = vec![0x81];
     match payload.len() {
@@ -211,7 +237,7 @@ fn send_text(stream: &mut TcpStream, payload: &[u8]) {
     }
     frame.extend_from_slice(&mask);
     frame.extend(payload.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
-    stream.write_all(&frame).unwrap();
+    frame
 }
 
 /// The next whole message, joining continuation frames; control frames are skipped.
