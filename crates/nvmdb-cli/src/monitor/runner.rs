@@ -61,7 +61,7 @@ pub fn run_jobs<T: Send + 'static>(
         terminal.refresh(board);
         std::thread::sleep(REFRESH);
     }
-    terminal.refresh(board);
+    terminal.finish(board);
     board.close();
     let results: Vec<Result<T, CliError>> = handles
         .into_iter()

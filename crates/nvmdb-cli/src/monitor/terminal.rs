@@ -78,6 +78,15 @@ impl Terminal {
             }
         }
     }
+
+    /// The last redraw; the bars stay on screen, and what is printed next starts on a line
+    /// of its own (the bars leave the cursor at the end of the last one).
+    pub fn finish(&mut self, board: &Board) {
+        self.refresh(board);
+        if self.tty {
+            eprintln!();
+        }
+    }
 }
 
 /// Operations per simulated second of a run so far.
