@@ -216,8 +216,8 @@ impl Experiment for Fig4 {
                  in random order and synced; the load is not measured. Each phase ends with a sync, which is."
                     .into(),
                 format!(
-                    "At quick scale the buffer pool keeps the seed's ratio of 1 MB per 1,000,000 records, at least \
-                     three pages ({} KB here).",
+                    "The buffer pool keeps the seed's ratio of 1 MB per 1,000,000 records, at least three pages \
+                     ({} KB here).",
                     buffer_bytes(n) >> 10
                 ),
                 format!(
