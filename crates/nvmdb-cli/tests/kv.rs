@@ -171,3 +171,42 @@ fn bad_files_and_flags_exit_2_naming_the_line_or_the_flag() {
     bad(&["kv", "run", "--engine", "ipl", "--workload", "insert"], &["--workload", "--records"]);
     bad(&["kv", "run", "--engine", "btree", "--workload", "insert", "--records", "1"], &["--engine"]);
 }
+
+#[test]
+fn a_cut_at_every_device_write_of_a_small_file_including_the_final_sync_loses_nothing() {
+    let load = file("small-load.txt", &(0..40).map(|k| format!("{k} v{k}\n")).collect::<String>());
+    let ops: String = (0..60)
+        .map(|i| match i % 6 {
+            0 => format!("I {} n{i}\n", 100 + i),
+            1 => format!("U {} u{i}\n", i % 40),
+            2 => format!("D {}\n", i % 50),
+            3 => format!("G {}\n", i % 45),
+            4 => format!("S {} {}\n", i % 30, i % 30 + 12),
+            _ => "C\n".to_string(),
+        })
+        .collect();
+    let ops = file("small-ops.txt", &ops);
+    for engine in ["flash-only", "ipl", "ipl-p"] {
+        let reference = dir().join(format!("small-{engine}.txt")).display().to_string();
+        let base =
+            ["kv", "run", "--engine", engine, "--load", &load, "--ops", &ops, "--page-kb", "1", "--buffer-kb", "3"];
+        let (code, _, stderr) = nvmdb(&[&base[..], &["--results", &reference]].concat());
+        assert_eq!(code, 0, "{stderr}");
+        let answers = std::fs::read_to_string(&reference).unwrap();
+        let mut cuts = 0;
+        for n in 1.. {
+            let results = dir().join(format!("small-{engine}-{n}.txt")).display().to_string();
+            let n = n.to_string();
+            let (code, stdout, stderr) =
+                nvmdb(&[&base[..], &["--results", &results, "--power-loss-at", &n, "--json"]].concat());
+            assert_eq!(code, 0, "{engine} cut {n}: {stderr}");
+            if json_field(&stdout, "power_lost") == false {
+                break;
+            }
+            cuts += 1;
+            assert_eq!(json_field(&stdout, "lost_synced_ops"), 0, "{engine} cut {n}");
+            assert_eq!(std::fs::read_to_string(&results).unwrap(), answers, "{engine} cut {n}");
+        }
+        assert!(cuts > 10, "{engine}: only {cuts} device writes");
+    }
+}

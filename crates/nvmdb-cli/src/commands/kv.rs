@@ -367,8 +367,10 @@ fn file_run(args: &RunArgs) -> Result<Report, CliError> {
     let mut last_sync = 0;
     let mut next = 0;
     let mut since_sync = 0u64;
-    while next < ops.len() {
-        let op = &ops[next];
+    // The operations, then the final sync (which a cut may also interrupt).
+    let final_sync = FileOp::Sync;
+    while next <= ops.len() {
+        let op = ops.get(next).unwrap_or(&final_sync);
         let outcome = apply(&mut engine, op, &mut results, model.as_mut()).and_then(|()| {
             since_sync = since_sync.saturating_add(1);
             if *op != FileOp::Sync && args.sync_every.is_some_and(|k| since_sync >= k) {
@@ -412,7 +414,6 @@ fn file_run(args: &RunArgs) -> Result<Report, CliError> {
             Err(e) => return Err(engine_error(e)),
         }
     }
-    engine.sync().map_err(engine_error)?;
     results.finish()?;
     measured = measured.plus(&engine.stats().since(&before));
     let mut report = report(args, "file", records, measured);
