@@ -6,6 +6,7 @@ mod commands;
 mod error;
 mod input;
 mod limits;
+mod monitor;
 mod output;
 
 use clap::{CommandFactory, Parser, Subcommand};

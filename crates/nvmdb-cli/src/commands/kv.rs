@@ -1,5 +1,5 @@
 //! `nvmdb kv run`: the IPL-P key-value engine (seed 002) on one of the seed's benchmarks,
-//! or on a load file and an operations file.
+//! or on a load file and an operations file. `nvmdb kv demo` is in [`crate::commands::kv_demo`].
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -11,6 +11,7 @@ use serde::Serialize;
 use nvmdb_kv::file_format::{self, FileOp, ParseError};
 use nvmdb_kv::{workload, Benchmark, DevicePreset, Engine, EngineConfig, EngineKind, KvError, Stats, WorkloadSpec};
 
+use crate::commands::kv_demo;
 use crate::error::CliError;
 use crate::output::Output;
 
@@ -33,6 +34,10 @@ pub enum KvCommand {
     ///
     /// ops_per_s is operations per simulated second.
     Run(RunArgs),
+    /// The seed's live performance monitor: the four engines side by side on the insert,
+    /// update and search benchmarks, with progress bars and a throughput line every second
+    /// on stderr, an optional web page (--serve), and the engines' reports on stdout.
+    Demo(kv_demo::DemoArgs),
 }
 
 /// Arguments of `nvmdb kv run`.
@@ -99,6 +104,7 @@ pub struct RunArgs {
 pub fn run(command: KvCommand) -> Result<(), CliError> {
     match command {
         KvCommand::Run(args) => run_kv(&args),
+        KvCommand::Demo(args) => kv_demo::run(&args),
     }
 }
 

@@ -6,6 +6,7 @@ pub mod envy;
 pub mod join;
 pub mod journal;
 pub mod kv;
+pub mod kv_demo;
 pub mod lab;
 pub mod pcm;
 pub mod ssd;
