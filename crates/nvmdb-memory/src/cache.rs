@@ -128,7 +128,16 @@ impl Level {
     #[inline]
     fn find(&self, line: u64) -> Option<usize> {
         let base = self.set_base(line);
-        self.slots[base..base + self.ways].iter().position(|way| way.tag == line).map(|w| base + w)
+        // A line is in at most one way; scanning every way without an early exit trades a
+        // few compares for no mispredicted loop exit.
+        let hit = self.slots[base..base + self.ways].iter().enumerate().fold(usize::MAX, |hit, (w, way)| {
+            if way.tag == line {
+                w
+            } else {
+                hit
+            }
+        });
+        (hit != usize::MAX).then_some(base + hit)
     }
 
     /// Marks an access to a present line at `clock`, keeping its dirtiness.
@@ -149,13 +158,15 @@ impl Level {
     #[inline]
     fn insert(&mut self, line: u64, clock: u64) -> (usize, Option<(u64, bool)>) {
         let base = self.set_base(line);
-        let set = &self.slots[base..base + self.ways];
-        let mut oldest = 0;
-        for (w, way) in set.iter().enumerate().skip(1) {
-            if way.stamp < set[oldest].stamp {
-                oldest = w;
-            }
-        }
+        // The first way with the least stamp; no stamp is u64::MAX.
+        let (oldest, _) =
+            self.slots[base..base + self.ways].iter().enumerate().fold((0, u64::MAX), |(oldest, least), (w, way)| {
+                if way.stamp < least {
+                    (w, way.stamp)
+                } else {
+                    (oldest, least)
+                }
+            });
         let slot = base + oldest;
         let old = std::mem::replace(&mut self.slots[slot], Way { tag: line, stamp: clock << 1 });
         (slot, (old.stamp != 0).then(|| (old.tag, old.dirty())))
