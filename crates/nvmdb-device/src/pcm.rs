@@ -5,7 +5,8 @@
 //! the new data with the cells and programs only the cells that change; a word counts as
 //! written when at least one of its cells (flip cells included) is programmed.
 //!
-//! Storage is sparse: 4 KB chunks are allocated on first write, and a line's wear
+//! Storage is sparse: chunks of 64 line records (a line's cells, flip cells and lowest
+//! wear plane together) are allocated on first write, and a line's wear
 //! counters grow with the writes it has seen (see [`crate::wear`]).
 
 use serde::{Deserialize, Serialize};
@@ -130,9 +131,13 @@ impl Encoding for WordFlip {
     fn logical(self, cells: u64, flips: u64) -> u64 {
         cells ^ 0u64.wrapping_sub(flips & 1)
     }
+    /// [`FlipNWrite::encode`] for one 64-bit group, without branches: plain costs
+    /// `changed + flip` and inverted `65 - changed - flip`, which never tie, so inverting
+    /// is cheaper exactly when `changed + flip > 32`.
     #[inline]
     fn encode(self, cells: u64, flips: u64, new: u64) -> (u64, u64) {
-        FlipNWrite::WORD.encode(cells, flips, new)
+        let invert = u64::from(u64::from((cells ^ new).count_ones()) + (flips & 1) > 32);
+        (new ^ 0u64.wrapping_sub(invert), invert)
     }
 }
 
@@ -237,22 +242,26 @@ pub struct LineWrite {
     pub word_mask: u8,
 }
 
+/// One line's cells, flip cells and lowest wear plane, kept together so that a write-back
+/// touches three adjacent host cache lines (plus the line's higher wear planes, if the
+/// carry reaches them).
+#[derive(Default)]
+struct LineRecord {
+    cells: [u64; WORDS_PER_LINE],
+    /// The flip cells of word `w` at bits `8w..8w + flips_per_word`.
+    flips: u64,
+    wear: LineWear,
+}
+
 struct Chunk {
-    cells: [u64; CHUNK_LINES * WORDS_PER_LINE],
-    /// Per line, the flip cells of word `w` at bits `8w..8w + flips_per_word`.
-    flips: [u64; CHUNK_LINES],
-    wear: Vec<LineWear>,
+    lines: [LineRecord; CHUNK_LINES],
+    /// Bit `slot` set once line `slot` has been written.
     written: u64,
 }
 
 impl Chunk {
     fn new() -> Box<Chunk> {
-        Box::new(Chunk {
-            cells: [0; CHUNK_LINES * WORDS_PER_LINE],
-            flips: [0; CHUNK_LINES],
-            wear: (0..CHUNK_LINES).map(|_| LineWear::default()).collect(),
-            written: 0,
-        })
+        Box::new(Chunk { lines: std::array::from_fn(|_| LineRecord::default()), written: 0 })
     }
 }
 
@@ -340,14 +349,27 @@ impl Pcm {
         self.tables.get(index / TABLE_CHUNKS)?.as_deref()?[index % TABLE_CHUNKS].as_deref()
     }
 
+    #[inline]
     fn chunk_mut(&mut self, physical_line: u64) -> &mut Chunk {
         let index = index(physical_line / CHUNK_LINES as u64);
+        if self.chunk(physical_line).is_none() {
+            self.allocate_chunk(index);
+        }
+        self.tables[index / TABLE_CHUNKS]
+            .as_deref_mut()
+            .and_then(|table| table[index % TABLE_CHUNKS].as_deref_mut())
+            .expect("the chunk was allocated above")
+    }
+
+    /// Allocates chunk `index` (and its directory table).
+    #[cold]
+    fn allocate_chunk(&mut self, index: usize) {
         let table = index / TABLE_CHUNKS;
         if table >= self.tables.len() {
             self.tables.resize_with(table + 1, || None);
         }
         let table = self.tables[table].get_or_insert_with(|| (0..TABLE_CHUNKS).map(|_| None).collect());
-        table[index % TABLE_CHUNKS].get_or_insert_with(Chunk::new)
+        table[index % TABLE_CHUNKS] = Some(Chunk::new());
     }
 
     fn all_chunks(&self) -> impl Iterator<Item = &Chunk> {
@@ -356,19 +378,19 @@ impl Pcm {
 
     /// The logical content of a physical line, without accounting.
     fn peek_physical(&self, physical_line: u64) -> [u64; WORDS_PER_LINE] {
-        let mut words = [0u64; WORDS_PER_LINE];
-        if let Some(chunk) = self.chunk(physical_line) {
-            let slot = index(physical_line % CHUNK_LINES as u64);
-            let flips = chunk.flips[slot];
-            for (w, word) in words.iter_mut().enumerate() {
-                let cells = chunk.cells[slot * WORDS_PER_LINE + w];
-                *word = match self.config.flip_n_write {
-                    Some(fnw) => cells ^ fnw.expand(flips >> (8 * w) & 0xff),
-                    None => cells,
-                };
-            }
+        match self.config.flip_n_write {
+            None => self.peek_encoded(physical_line, Plain),
+            Some(FlipNWrite { group_bits: 64 }) => self.peek_encoded(physical_line, WordFlip),
+            Some(fnw) => self.peek_encoded(physical_line, fnw),
         }
-        words
+    }
+
+    #[inline]
+    fn peek_encoded<E: Encoding>(&self, physical_line: u64, enc: E) -> [u64; WORDS_PER_LINE] {
+        self.chunk(physical_line).map_or([0; WORDS_PER_LINE], |chunk| {
+            let record = &chunk.lines[index(physical_line % CHUNK_LINES as u64)];
+            std::array::from_fn(|w| enc.logical(record.cells[w], record.flips >> (8 * w) & 0xff))
+        })
     }
 
     /// The logical content of a line, without accounting.
@@ -411,32 +433,33 @@ impl Pcm {
         let slot = index(physical_line % CHUNK_LINES as u64);
         let chunk = self.chunk_mut(physical_line);
         chunk.written |= 1 << slot;
-        let cells = &mut chunk.cells[slot * WORDS_PER_LINE..(slot + 1) * WORDS_PER_LINE];
-        let wear = &mut chunk.wear[slot];
-        let old_flips_all = chunk.flips[slot];
+        let LineRecord { cells, flips, wear } = &mut chunk.lines[slot];
+        let old_flips_all = *flips;
+        // An unchanged logical word programs nothing (its current encoding costs 0), and a
+        // changed one programs at least one cell or flip cell: so the words written are
+        // exactly the words whose logical value changes.
+        let changed = (0..WORDS_PER_LINE).fold(0u8, |mask, w| {
+            mask | u8::from(new[w] != enc.logical(cells[w], old_flips_all >> (8 * w) & 0xff)) << w
+        });
+        // Per lane, the cells this write programs.
+        let mut programmed = [0u64; LANES];
         let mut new_flips_all = old_flips_all;
-        let mut result = LineWrite::default();
-        for (w, (&value, cell)) in new.iter().zip(cells.iter_mut()).enumerate() {
+        let mut pending = changed;
+        while pending != 0 {
+            let w = pending.trailing_zeros() as usize % WORDS_PER_LINE;
+            pending &= pending - 1;
             let old_flips = old_flips_all >> (8 * w) & 0xff;
-            // An unchanged logical word programs nothing: its current encoding costs 0.
-            if value == enc.logical(*cell, old_flips) {
-                continue;
-            }
-            let (new_cells, new_flips) = enc.encode(*cell, old_flips, value);
-            let programmed = *cell ^ new_cells;
-            let flip_programmed = old_flips ^ new_flips;
-            *cell = new_cells;
-            wear.add(w, programmed);
-            new_flips_all ^= flip_programmed << (8 * w);
-            result.words += 1;
-            result.word_mask |= 1 << w;
-            result.bits += programmed.count_ones() + flip_programmed.count_ones();
+            let (new_cells, new_flips) = enc.encode(cells[w], old_flips, new[w]);
+            programmed[w] = cells[w] ^ new_cells;
+            cells[w] = new_cells;
+            new_flips_all ^= (old_flips ^ new_flips) << (8 * w);
         }
         let flip_programmed = old_flips_all ^ new_flips_all;
-        if flip_programmed != 0 {
-            chunk.flips[slot] = new_flips_all;
-            chunk.wear[slot].add(FLIP_LANE, flip_programmed);
-        }
+        programmed[FLIP_LANE] = flip_programmed;
+        *flips = new_flips_all;
+        wear.add_line(&programmed);
+        let bits = programmed.iter().map(|m| m.count_ones()).sum();
+        let result = LineWrite { words: changed.count_ones(), bits, word_mask: changed };
         self.stats.lines_written += 1;
         self.stats.words_written += u64::from(result.words);
         self.stats.bits_written += u64::from(result.bits);
@@ -513,7 +536,8 @@ impl Pcm {
     /// The exact program count of one physical cell: `lane` 0..8 are data words, 8 the
     /// flip cells (word `w`'s at bits `8w..`).
     pub fn cell_writes(&self, physical_line: u64, lane: usize, bit: u32) -> u64 {
-        self.chunk(physical_line).map_or(0, |c| c.wear[index(physical_line % CHUNK_LINES as u64)].count(lane, bit))
+        self.chunk(physical_line)
+            .map_or(0, |c| c.lines[index(physical_line % CHUNK_LINES as u64)].wear.count(lane, bit))
     }
 
     /// Summarises the wear of every line ever written.
@@ -528,7 +552,7 @@ impl Pcm {
             WearReport { max_cell_writes: 0, total_cell_writes: 0, cells_tracked: 0, histogram_log2: Vec::new() };
         for chunk in self.all_chunks() {
             for slot in (0..CHUNK_LINES).filter(|s| chunk.written >> s & 1 == 1) {
-                let wear = &chunk.wear[slot];
+                let wear = &chunk.lines[slot].wear;
                 report.max_cell_writes = report.max_cell_writes.max(wear.max());
                 report.total_cell_writes += wear.total();
                 report.cells_tracked += cells_per_line;
@@ -545,7 +569,7 @@ impl Pcm {
             + tables
             + self
                 .all_chunks()
-                .map(|c| std::mem::size_of::<Chunk>() + c.wear.iter().map(LineWear::heap_bytes).sum::<usize>())
+                .map(|c| std::mem::size_of::<Chunk>() + c.lines.iter().map(|l| l.wear.heap_bytes()).sum::<usize>())
                 .sum::<usize>()
     }
 }

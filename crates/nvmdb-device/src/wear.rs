@@ -1,11 +1,13 @@
 //! Exact per-cell program counters, stored bit-sliced.
 //!
 //! A line has 9 lanes of 64 cells: 8 data words and one lane holding the line's flip
-//! cells (up to 8 per word). Counter bit `k` of the 64 cells of a lane lives in
-//! `planes[k][lane]`, so one increment of every programmed cell of a word is a ripple
-//! carry over planes (two steps on average) instead of a loop over set bits. Planes are
-//! added only when some counter of the line overflows, so memory grows with the number
-//! of writes a line has seen, not with device size.
+//! cells (up to 8 per word). Counter bit `k` of the 64 cells of a lane is one `u64`, so
+//! one increment of every programmed cell of a lane is a ripple carry over these bit
+//! planes instead of a loop over set bits.
+//!
+//! Plane 0 is held inline, so that it sits in the line's record beside the cells. Planes
+//! 1 and up are on the heap, and are added only when some counter of the line overflows:
+//! memory grows with the number of writes a line has seen, not with device size.
 
 use serde::{Deserialize, Serialize};
 
@@ -17,15 +19,60 @@ pub const FLIP_LANE: usize = 8;
 /// Bit-sliced program counters of the 576 cells of one line.
 #[derive(Debug, Clone, Default)]
 pub struct LineWear {
-    planes: Vec<[u64; LANES]>,
+    /// Plane 0: the low bit of every counter.
+    low: [u64; LANES],
+    /// Planes 1 and up; a plane exists once some counter of the line has needed it.
+    high: Box<[[u64; LANES]]>,
 }
 
 impl LineWear {
     /// Adds one program to every cell whose bit is set in `mask`.
     #[inline]
     pub fn add(&mut self, lane: usize, mask: u64) {
-        let mut carry = mask;
-        for plane in self.planes.iter_mut() {
+        let bits = self.low[lane];
+        self.low[lane] = bits ^ mask;
+        let carry = bits & mask;
+        if carry != 0 {
+            self.carry_lane(lane, carry);
+        }
+    }
+
+    /// Adds one program to every cell whose bit is set in `masks[lane]`, in every lane.
+    /// A write that programs one or two lanes (a word and its flip cells) ripples lane
+    /// by lane; one that programs more ripples across all lanes at once, with one test
+    /// per plane.
+    #[inline]
+    pub fn add_line(&mut self, masks: &[u64; LANES]) {
+        let lanes = masks.iter().enumerate().fold(0u16, |set, (lane, &m)| set | u16::from(m != 0) << lane);
+        if lanes.count_ones() > 2 {
+            self.add_all_lanes(masks);
+            return;
+        }
+        let mut rest = lanes;
+        while rest != 0 {
+            let lane = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            self.add(lane, masks[lane]);
+        }
+    }
+
+    fn add_all_lanes(&mut self, masks: &[u64; LANES]) {
+        let mut carry = [0u64; LANES];
+        let mut any = 0u64;
+        for lane in 0..LANES {
+            let bits = self.low[lane];
+            self.low[lane] = bits ^ masks[lane];
+            carry[lane] = bits & masks[lane];
+            any |= carry[lane];
+        }
+        if any != 0 {
+            self.carry_lanes(carry);
+        }
+    }
+
+    /// Ripples one lane's carry out of plane 0 through the higher planes.
+    fn carry_lane(&mut self, lane: usize, mut carry: u64) {
+        for plane in self.high.iter_mut() {
             let bits = plane[lane];
             plane[lane] = bits ^ carry;
             carry &= bits;
@@ -33,19 +80,50 @@ impl LineWear {
                 return;
             }
         }
-        if carry != 0 {
-            let mut plane = [0u64; LANES];
-            plane[lane] = carry;
-            // Grow by exactly one plane: most lines never need more than a few, and a
-            // default-sized reservation would dominate the memory of large structures.
-            self.planes.reserve_exact(1);
-            self.planes.push(plane);
+        let mut top = [0u64; LANES];
+        top[lane] = carry;
+        self.push_plane(&top);
+    }
+
+    /// Ripples every lane's carry out of plane 0 through the higher planes.
+    fn carry_lanes(&mut self, mut carry: [u64; LANES]) {
+        for plane in self.high.iter_mut() {
+            let mut any = 0u64;
+            for (counter, c) in plane.iter_mut().zip(carry.iter_mut()) {
+                let bits = *counter;
+                *counter = bits ^ *c;
+                *c &= bits;
+                any |= *c;
+            }
+            if any == 0 {
+                return;
+            }
+        }
+        self.push_plane(&carry);
+    }
+
+    /// Adds a top plane holding `top`. Grows by exactly one plane: most lines never need
+    /// more than a few, and spare capacity would dominate the memory of large structures.
+    fn push_plane(&mut self, top: &[u64; LANES]) {
+        self.high = self.high.iter().chain(std::iter::once(top)).copied().collect();
+    }
+
+    /// Planes, plane 0 included.
+    fn plane_count(&self) -> usize {
+        1 + self.high.len()
+    }
+
+    /// Bit plane `k` of `lane`.
+    fn plane(&self, k: usize, lane: usize) -> u64 {
+        match k {
+            0 => self.low[lane],
+            _ => self.high[k - 1][lane],
         }
     }
 
     /// The exact program count of one cell.
     pub fn count(&self, lane: usize, bit: u32) -> u64 {
-        self.planes.iter().enumerate().map(|(k, p)| ((p[lane] >> bit) & 1) << k).sum()
+        (0..self.plane_count()).map(|k| ((self.plane(k, lane) >> bit) & 1) << k).sum()
     }
 
     /// The largest count in the line.
@@ -56,8 +134,8 @@ impl LineWear {
     fn lane_max(&self, lane: usize) -> u64 {
         let mut candidates = u64::MAX;
         let mut max = 0u64;
-        for (k, plane) in self.planes.iter().enumerate().rev() {
-            let with_bit = candidates & plane[lane];
+        for k in (0..self.plane_count()).rev() {
+            let with_bit = candidates & self.plane(k, lane);
             if with_bit != 0 {
                 candidates = with_bit;
                 max |= 1 << k;
@@ -68,7 +146,9 @@ impl LineWear {
 
     /// The sum of all counts in the line.
     pub fn total(&self) -> u64 {
-        self.planes.iter().enumerate().map(|(k, p)| p.iter().map(|w| u64::from(w.count_ones())).sum::<u64>() << k).sum()
+        (0..self.plane_count())
+            .map(|k| (0..LANES).map(|lane| u64::from(self.plane(k, lane).count_ones())).sum::<u64>() << k)
+            .sum()
     }
 
     /// Adds the line's cells, `cells_per_lane[lane]` valid cells in each lane, to a log2
@@ -77,15 +157,16 @@ impl LineWear {
     pub fn add_to_histogram(&self, valid: &[u64; LANES], histogram: &mut Vec<u64>) {
         for (lane, &valid_mask) in valid.iter().enumerate() {
             let mut above = 0u64;
-            for (k, plane) in self.planes.iter().enumerate().rev() {
-                let top_here = plane[lane] & !above & valid_mask;
+            for k in (0..self.plane_count()).rev() {
+                let plane = self.plane(k, lane);
+                let top_here = plane & !above & valid_mask;
                 if top_here != 0 {
                     if histogram.len() < k + 2 {
                         histogram.resize(k + 2, 0);
                     }
                     histogram[k + 1] += u64::from(top_here.count_ones());
                 }
-                above |= plane[lane];
+                above |= plane;
             }
             if histogram.is_empty() {
                 histogram.push(0);
@@ -94,9 +175,9 @@ impl LineWear {
         }
     }
 
-    /// Bytes of counter memory this line holds.
+    /// Bytes of counter memory this line holds on the heap (plane 0 is inline).
     pub fn heap_bytes(&self) -> usize {
-        self.planes.capacity() * std::mem::size_of::<[u64; LANES]>()
+        std::mem::size_of_val(&*self.high)
     }
 }
 

@@ -73,14 +73,31 @@ pub struct CacheLevelStats {
 /// Tag of an empty way (never a real line number). Empty ways also have stamp 0.
 const INVALID: u64 = u64::MAX;
 
+/// One way of a set: its tag beside its LRU stamp, so that a set's lookup and its LRU
+/// choice read the same few host cache lines.
+#[derive(Debug, Clone, Copy)]
+struct Way {
+    tag: u64,
+    /// `clock << 1 | dirty`, where `clock` is the time of the last access; 0 when empty.
+    /// Within a set the clocks differ, so the least stamp is the least recently used way.
+    stamp: u64,
+}
+
+impl Way {
+    const EMPTY: Way = Way { tag: INVALID, stamp: 0 };
+
+    fn dirty(self) -> bool {
+        self.stamp & 1 == 1
+    }
+}
+
 #[derive(Debug, Clone)]
 struct Level {
     sets: u64,
     ways: usize,
     latency_cycles: u64,
-    tags: Vec<u64>,
-    dirty: Vec<bool>,
-    stamps: Vec<u64>,
+    /// Set `s` is `slots[s * ways..(s + 1) * ways]`.
+    slots: Vec<Way>,
     stats: CacheLevelStats,
 }
 
@@ -98,9 +115,7 @@ impl Level {
             sets,
             ways,
             latency_cycles: config.latency_cycles,
-            tags: vec![INVALID; index(lines)],
-            dirty: vec![false; index(lines)],
-            stamps: vec![0; index(lines)],
+            slots: vec![Way::EMPTY; index(lines)],
             stats: CacheLevelStats::default(),
         }
     }
@@ -113,40 +128,61 @@ impl Level {
     #[inline]
     fn find(&self, line: u64) -> Option<usize> {
         let base = self.set_base(line);
-        self.tags[base..base + self.ways].iter().position(|&t| t == line).map(|w| base + w)
+        // A line is in at most one way; scanning every way without an early exit trades a
+        // few compares for no mispredicted loop exit.
+        let hit = self.slots[base..base + self.ways].iter().enumerate().fold(usize::MAX, |hit, (w, way)| {
+            if way.tag == line {
+                w
+            } else {
+                hit
+            }
+        });
+        (hit != usize::MAX).then_some(base + hit)
     }
 
-    /// Inserts a line that is not present into the least recently used way (an invalid
-    /// way has stamp 0, older than any valid one); returns the evicted line and its
-    /// dirtiness.
+    /// Marks an access to a present line at `clock`, keeping its dirtiness.
     #[inline]
-    fn insert(&mut self, line: u64, clock: u64) -> Option<(u64, bool)> {
+    fn touch(&mut self, slot: usize, clock: u64) {
+        let way = &mut self.slots[slot];
+        way.stamp = clock << 1 | way.stamp & 1;
+    }
+
+    #[inline]
+    fn mark_dirty(&mut self, slot: usize) {
+        self.slots[slot].stamp |= 1;
+    }
+
+    /// Inserts a line that is not present, clean, into the least recently used way (an
+    /// invalid way has stamp 0, older than any valid one); returns its slot, and the
+    /// evicted line and its dirtiness.
+    #[inline]
+    fn insert(&mut self, line: u64, clock: u64) -> (usize, Option<(u64, bool)>) {
         let base = self.set_base(line);
-        let stamps = &self.stamps[base..base + self.ways];
-        let mut oldest = 0;
-        for (w, &stamp) in stamps.iter().enumerate().skip(1) {
-            if stamp < stamps[oldest] {
-                oldest = w;
-            }
-        }
+        // The first way with the least stamp; no stamp is u64::MAX.
+        let (oldest, _) =
+            self.slots[base..base + self.ways].iter().enumerate().fold((0, u64::MAX), |(oldest, least), (w, way)| {
+                if way.stamp < least {
+                    (w, way.stamp)
+                } else {
+                    (oldest, least)
+                }
+            });
         let slot = base + oldest;
-        let victim = (self.stamps[slot] != 0).then(|| (self.tags[slot], self.dirty[slot]));
-        self.tags[slot] = line;
-        self.dirty[slot] = false;
-        self.stamps[slot] = clock;
-        victim
+        let old = std::mem::replace(&mut self.slots[slot], Way { tag: line, stamp: clock << 1 });
+        (slot, (old.stamp != 0).then(|| (old.tag, old.dirty())))
     }
 
     /// Removes a line if present; returns whether it was dirty.
     fn invalidate(&mut self, line: u64) -> bool {
-        match self.find(line) {
-            Some(slot) => {
-                self.tags[slot] = INVALID;
-                self.stamps[slot] = 0;
-                std::mem::take(&mut self.dirty[slot])
-            }
-            None => false,
-        }
+        self.find(line).is_some_and(|slot| std::mem::replace(&mut self.slots[slot], Way::EMPTY).dirty())
+    }
+
+    /// Clears the dirty bit of the way in `slot`; returns whether it was set.
+    fn take_dirty(&mut self, slot: usize) -> bool {
+        let way = &mut self.slots[slot];
+        let dirty = way.dirty();
+        way.stamp &= !1;
+        dirty
     }
 }
 
@@ -226,32 +262,34 @@ impl<D: LineDevice> CachedMemory<D> {
     fn access(&mut self, line: u64, write: bool) {
         self.clock += 1;
         let clock = self.clock;
-        let mut hit_level = None;
+        let mut hit = None;
         for (i, level) in self.levels.iter_mut().enumerate() {
             self.cycles += level.latency_cycles;
             if let Some(slot) = level.find(line) {
                 level.stats.hits += 1;
-                level.stamps[slot] = clock;
-                hit_level = Some(i);
+                level.touch(slot, clock);
+                hit = Some((i, slot));
                 break;
             }
             level.stats.misses += 1;
         }
-        let fill_from = match hit_level {
-            Some(i) => i,
+        let (fill_from, mut l1_slot) = match hit {
+            Some((i, slot)) => (i, slot),
             None => {
                 self.fetch(line);
-                self.levels.len()
+                (self.levels.len(), 0)
             }
         };
         for i in (0..fill_from).rev() {
-            if let Some((victim, dirty)) = self.levels[i].insert(line, clock) {
+            let (slot, victim) = self.levels[i].insert(line, clock);
+            l1_slot = slot;
+            if let Some((victim, dirty)) = victim {
                 self.evict(i, victim, dirty);
             }
         }
+        // Evictions touch only other lines' ways, so the line's L1 slot is still its own.
         if write {
-            let slot = self.levels[0].find(line).expect("accessed line is in L1");
-            self.levels[0].dirty[slot] = true;
+            self.levels[0].mark_dirty(l1_slot);
         }
     }
 
@@ -267,7 +305,7 @@ impl<D: LineDevice> CachedMemory<D> {
         match self.levels.get_mut(i + 1) {
             Some(lower) => {
                 let slot = lower.find(line).expect("inclusive hierarchy holds the line below");
-                lower.dirty[slot] = true;
+                lower.mark_dirty(slot);
             }
             None => self.write_back(line),
         }
@@ -334,15 +372,15 @@ impl<D: LineDevice> Memory for CachedMemory<D> {
     /// Writes back every dirty line, in order of the last level's slots.
     fn flush_all(&mut self) {
         let last = self.levels.len() - 1;
-        for slot in 0..self.levels[last].tags.len() {
-            let line = self.levels[last].tags[slot];
+        for slot in 0..self.levels[last].slots.len() {
+            let line = self.levels[last].slots[slot].tag;
             if line == INVALID {
                 continue;
             }
-            let mut dirty = std::mem::take(&mut self.levels[last].dirty[slot]);
+            let mut dirty = self.levels[last].take_dirty(slot);
             for upper in self.levels[..last].iter_mut() {
                 if let Some(s) = upper.find(line) {
-                    dirty |= std::mem::take(&mut upper.dirty[s]);
+                    dirty |= upper.take_dirty(s);
                 }
             }
             if dirty {

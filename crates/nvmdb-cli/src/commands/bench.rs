@@ -21,9 +21,12 @@ use crate::output::Output;
 /// Arguments of `nvmdb bench`.
 ///
 /// Benchmarks: ssd-1tb-rss, ssd-page-ftl-replay, ssd-pcm-log-replay (beside the plain
-/// FTL's rate when both run), memory-random-mix,
-/// memory-pointer-chase (native vs cached PCM), pcm-writeback/one-word-changed,
-/// pcm-writeback/random-line, btree-insert (native vs cached PCM).
+/// FTL's rate when both run), memory-random-mix, memory-pointer-chase (native vs cached
+/// PCM), pcm-writeback/one-word-changed and pcm-writeback/random-line (each beside
+/// line-diff/native/…, the same write-backs as XOR and popcount in plain memory),
+/// btree-insert (native vs cached PCM), envy-memory-random-mix (native vs eNVy). A
+/// benchmark with a baseline reports it and the ratio of their times per operation, both
+/// measured in the same run.
 #[derive(Debug, Args)]
 pub struct BenchArgs {
     /// Run only benchmarks whose name contains this text (ssd-1tb-rss reports the
@@ -51,8 +54,10 @@ pub struct BenchResult {
     ops: u64,
     ns_per_op: f64,
     ops_per_second: f64,
-    /// What the figure is compared with, and the ratio, where there is one.
+    /// The baseline measured in the same run, its time per operation, and this
+    /// benchmark's time per operation divided by it, where there is one.
     baseline: Option<String>,
+    baseline_ns_per_op: Option<f64>,
     ratio: Option<f64>,
     /// Peak resident memory of the process after the benchmark, where it is the figure.
     peak_memory_bytes: Option<u64>,
@@ -65,6 +70,7 @@ fn from_ns_per_op(name: &str, ops: u64, ns_per_op: f64) -> BenchResult {
         ns_per_op,
         ops_per_second: 1e9 / ns_per_op,
         baseline: None,
+        baseline_ns_per_op: None,
         ratio: None,
         peak_memory_bytes: None,
     }
@@ -79,6 +85,7 @@ fn measure(name: &str, ops: u64, run: impl FnOnce() -> u64) -> BenchResult {
 fn compared(mut result: BenchResult, baseline: &BenchResult) -> BenchResult {
     result.ratio = Some(result.ns_per_op / baseline.ns_per_op);
     result.baseline = Some(baseline.name.clone());
+    result.baseline_ns_per_op = Some(baseline.ns_per_op);
     result
 }
 
@@ -172,34 +179,105 @@ fn memory_benches(args: &BenchArgs, bytes: u64, out: &mut Vec<BenchResult>) -> R
 }
 
 /// A PCM device with Flip-N-Write over `bytes` (whole lines) of random data.
-fn filled_pcm(bytes: u64, rng: &mut Xoshiro256PlusPlus) -> Result<Pcm, CliError> {
+fn filled_pcm(bytes: u64, seed: u64) -> Result<Pcm, CliError> {
     let mut config = PcmConfig::new(bytes);
     config.flip_n_write = Some(FlipNWrite::WORD);
     let mut pcm = Pcm::new(config).map_err(|e| CliError::failed(e.to_string()))?;
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     for line in 0..bytes / 64 {
         pcm.write_line(line, &rng.gen::<[u64; WORDS_PER_LINE]>());
     }
     Ok(pcm)
 }
 
-/// Line write-backs with Flip-N-Write and per-cell wear: either one word of the line
-/// changes (a typical dirty line) or all of it is new random data.
-fn writebacks(pcm: &mut Pcm, rng: &mut Xoshiro256PlusPlus, ops: u64, whole_line: bool) -> u64 {
-    let lines = pcm.lines();
+/// Lines a write-back benchmark writes: the PCM model, or plain memory (the baseline).
+trait LineTarget {
+    fn lines(&self) -> u64;
+    fn peek(&self, line: u64) -> [u64; WORDS_PER_LINE];
+    /// Writes the line; returns the bits that differ from its old content.
+    fn write(&mut self, line: u64, new: &[u64; WORDS_PER_LINE]) -> u64;
+}
+
+impl LineTarget for Pcm {
+    fn lines(&self) -> u64 {
+        Pcm::lines(self)
+    }
+    fn peek(&self, line: u64) -> [u64; WORDS_PER_LINE] {
+        self.peek_line(line)
+    }
+    fn write(&mut self, line: u64, new: &[u64; WORDS_PER_LINE]) -> u64 {
+        u64::from(self.write_line(line, new).bits)
+    }
+}
+
+/// The physical limit of write-back accounting: the same lines in plain memory, where a
+/// write-back is an XOR and popcount against the old line, with no encoding and no wear.
+struct NativeLines(Vec<[u64; WORDS_PER_LINE]>);
+
+impl NativeLines {
+    /// The same random content as [`filled_pcm`] with the same seed.
+    fn filled(bytes: u64, seed: u64) -> NativeLines {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+        NativeLines((0..bytes / 64).map(|_| rng.gen()).collect())
+    }
+}
+
+impl LineTarget for NativeLines {
+    fn lines(&self) -> u64 {
+        self.0.len() as u64
+    }
+    fn peek(&self, line: u64) -> [u64; WORDS_PER_LINE] {
+        self.0[nvmdb_device::index(line)]
+    }
+    fn write(&mut self, line: u64, new: &[u64; WORDS_PER_LINE]) -> u64 {
+        let old = &mut self.0[nvmdb_device::index(line)];
+        let bits = old.iter().zip(new).map(|(o, n)| u64::from((o ^ n).count_ones())).sum();
+        *old = *new;
+        bits
+    }
+}
+
+/// Line write-backs: either one word of the line changes (a typical dirty line) or all
+/// of it is new random data. The same seed gives every target the same lines and data.
+fn writebacks(target: &mut impl LineTarget, seed: u64, ops: u64, whole_line: bool) -> u64 {
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    let lines = target.lines();
     let mut bits = 0u64;
     for _ in 0..ops {
         let line = rng.gen_range(0..lines);
         let data = if whole_line {
             rng.gen::<[u64; WORDS_PER_LINE]>()
         } else {
-            let mut data = pcm.peek_line(line);
+            let mut data = target.peek(line);
             data[rng.gen_range(0..WORDS_PER_LINE)] = rng.gen();
             data
         };
         // Only kept from being optimised away, like random_mix's sum.
-        bits = bits.wrapping_add(u64::from(pcm.write_line(line, &data).bits));
+        bits = bits.wrapping_add(target.write(line, &data));
     }
     bits
+}
+
+/// PCM line write-backs with Flip-N-Write (N = 64) and per-cell wear, each beside the
+/// same write-backs as plain XOR and popcount (`line-diff/native/…`) in the same run.
+fn writeback_benches(args: &BenchArgs, bytes: u64, out: &mut Vec<BenchResult>) -> Result<(), CliError> {
+    for (kind, whole) in [("one-word-changed", false), ("random-line", true)] {
+        let name = format!("pcm-writeback/{kind}");
+        let baseline_name = format!("line-diff/native/{kind}");
+        if !selected(args, &name) && !selected(args, &baseline_name) {
+            continue;
+        }
+        let mut native = NativeLines::filled(bytes, 11);
+        let n = measure(&baseline_name, args.ops, || writebacks(&mut native, 12, args.ops, whole));
+        drop(native);
+        let mut pcm = filled_pcm(bytes, 11)?;
+        let p = measure(&name, args.ops, || writebacks(&mut pcm, 12, args.ops, whole));
+        // The wear report is part of the accounting; keep it from being optimised away.
+        black_box(pcm.wear_report().max_cell_writes);
+        out.push(compared(p, &n));
+        out.push(n);
+    }
+    Ok(())
 }
 
 /// B+-tree inserts (unsorted-leaf-bitmap, 4-line nodes) on native and cached PCM memory.
@@ -240,16 +318,15 @@ fn ssd_benches(args: &BenchArgs, out: &mut Vec<BenchResult>) -> Result<(), CliEr
     }
     if selected(args, "ssd-pcm-log-replay") {
         let bench = nvmdb_experiments::bench::flash::pcm_log_replay(args.ops).map_err(fail)?;
-        let mut r = from_ns_per_op(
+        let r = from_ns_per_op(
             "ssd-pcm-log-replay",
             bench.requests,
             bench.elapsed.as_nanos() as f64 / bench.requests as f64,
         );
-        if let Some(base) = &page_ftl {
-            r.baseline = Some(base.name.clone());
-            r.ratio = Some(r.ns_per_op / base.ns_per_op);
-        }
-        out.push(r);
+        out.push(match &page_ftl {
+            Some(base) => compared(r, base),
+            None => r,
+        });
     }
     Ok(())
 }
@@ -294,23 +371,14 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
     ssd_benches(args, &mut results)?;
     memory_benches(args, bytes, &mut results)?;
     btree_benches(args, &mut results);
-    results.extend(
-        selected(args, "envy-memory-random-mix")
-            .then(|| nvmdb_experiments::bench::envy::memory_random_mix(args.ops, args.mib))
-            .into_iter()
-            .flatten()
-            .map(|(name, ops, ns)| from_ns_per_op(&name, ops, ns)),
-    );
-    kv_benches(args, &mut results)?;
-    for (name, whole) in [("pcm-writeback/one-word-changed", false), ("pcm-writeback/random-line", true)] {
-        if selected(args, name) {
-            let mut rng = Xoshiro256PlusPlus::seed_from_u64(11);
-            let mut pcm = filled_pcm(bytes, &mut rng)?;
-            results.push(measure(name, args.ops, || writebacks(&mut pcm, &mut rng, args.ops, whole)));
-            // The wear report is part of the accounting; keep it from being optimised away.
-            black_box(pcm.wear_report().max_cell_writes);
-        }
+    if selected(args, "envy-memory-random-mix") {
+        let [envy, native] = nvmdb_experiments::bench::envy::memory_random_mix(args.ops, args.mib)
+            .map(|(name, ops, ns)| from_ns_per_op(&name, ops, ns));
+        results.push(compared(envy, &native));
+        results.push(native);
     }
+    kv_benches(args, &mut results)?;
+    writeback_benches(args, bytes, &mut results)?;
     let mut out = Output::new();
     if args.json {
         return out.json(&results);

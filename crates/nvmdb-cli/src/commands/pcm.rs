@@ -63,9 +63,9 @@ pub fn run(command: PcmCommand) -> Result<(), CliError> {
 }
 
 /// The most a write of `len` bytes grows the sparse cell image: it touches at most
-/// len/4 KiB + 2 chunks of about 8 KiB each.
+/// len/4 KiB + 2 chunks of 64 line records, 10,248 bytes each (12 KiB here).
 fn growth_bound(len: usize) -> u64 {
-    (len as u64 / 4096).saturating_add(2).saturating_mul(8192)
+    (len as u64 / 4096).saturating_add(2).saturating_mul(12 << 10)
 }
 
 fn replay(args: &ReplayArgs) -> Result<(), CliError> {
@@ -85,8 +85,8 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
         // Writes allocate cells sparsely, so scattered writes grow the image; stop before
         // it outgrows the machine. Measuring walks the image, so it is measured only once
         // the writes since the last look could have grown it by a quarter (or by 1/64 of
-        // the machine's memory): a write touches at most len/4 KiB + 2 chunks of about
-        // 8 KiB each. The image can so pass half the memory by at most an eighth.
+        // the machine's memory): a write touches at most len/4 KiB + 2 chunks of at most
+        // 12 KiB each. The image can so pass half the memory by at most an eighth.
         if let PcmOp::Write { data, .. } = &op {
             unmeasured_growth = unmeasured_growth.saturating_add(growth_bound(data.len()));
         }

@@ -26,8 +26,9 @@ fn random_mix<M: Memory>(memory: &mut M, base: u64, words: u64, ops: u64) -> u64
 
 /// Nanoseconds per operation of the random mix over a `mib`-MiB working set on eNVy
 /// (80 % utilisation, hybrid cleaning, a 1/256 buffer; each page written once first, not
-/// timed) and on native memory: `[("envy-memory-random-mix/envy", ns), (…/native, ns)]`.
-pub fn memory_random_mix(ops: u64, mib: u64) -> Vec<(String, u64, f64)> {
+/// timed) and on native memory: `[("envy-memory-random-mix/envy", ops, ns), (…/native, ops,
+/// ns)]`.
+pub fn memory_random_mix(ops: u64, mib: u64) -> [(String, u64, f64); 2] {
     let bytes = mib << 20;
     let words = bytes / 8;
     let mut config = EnvyConfig::small(64, (bytes / 256 * 5 / 4 / 64).max(2) as u32, 8, 0.8);
@@ -38,14 +39,12 @@ pub fn memory_random_mix(ops: u64, mib: u64) -> Vec<(String, u64, f64)> {
     let envy = Envy::format(config).expect("the benchmark's configuration is valid");
     let mut envy = EnvyMemory::new(envy);
     let mut native = NativeMemory::new(bytes * 2);
-    let mut results = Vec::new();
-    for (name, memory) in [("envy", &mut envy as &mut dyn DynMemory), ("native", &mut native)] {
+    [("envy", &mut envy as &mut dyn DynMemory), ("native", &mut native)].map(|(name, memory)| {
         let base = memory.setup(bytes);
         let start = Instant::now();
         black_box(memory.mix(base, words, ops));
-        results.push((format!("envy-memory-random-mix/{name}"), ops, start.elapsed().as_nanos() as f64 / ops as f64));
-    }
-    results
+        (format!("envy-memory-random-mix/{name}"), ops, start.elapsed().as_nanos() as f64 / ops as f64)
+    })
 }
 
 /// The two memories behind one interface, each call monomorphised inside.
