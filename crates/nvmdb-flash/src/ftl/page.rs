@@ -8,11 +8,16 @@
 //! With deduplication, several logical pages may share one physical page: `refs` counts
 //! them, `p2l` names one owner and `extra_owners` the others, and the page is freed only
 //! when its last owner goes.
+//!
+//! Durability: every flash program and erase passes through the FTL's
+//! [`PowerSwitch`](nvmdb_device::PowerSwitch), which a log layer above shares for its PCM
+//! writes. A trim is durable: it programs a trim record. The recovery rules are on
+//! [`PageFtl::power_cycle`](crate::layer::PageStore::power_cycle) (see `impl PageStore`).
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
-use nvmdb_device::{FlashArray, FlashGeometry, PageData};
+use nvmdb_device::{FlashArray, FlashGeometry, PageContent, PageData, PowerSwitch};
 
 use crate::config::{GcPolicy, SsdConfig, WearLeveling};
 use crate::dedup::Dedup;
@@ -22,6 +27,9 @@ use crate::wear_level;
 
 /// Marks an unmapped entry of `l2p` / `p2l`.
 const UNMAPPED: u32 = u32::MAX;
+/// Set in a spare area's logical page (and in `p2l`) for a trim record: a page that says
+/// its logical page was trimmed at that write sequence number.
+const TRIM_BIT: u32 = 1 << 31;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum BlockState {
@@ -72,6 +80,11 @@ pub struct PageFtl {
     extra_owners: BTreeMap<u32, Vec<u32>>,
     /// Scratch list of GC candidates, reused.
     candidates: Vec<Candidate>,
+    /// Live trim records: trimmed logical page → the physical page recording the trim.
+    trims: BTreeMap<u32, u32>,
+    /// Every flash program and erase (and the deduplication's PCM writes) passes through
+    /// it; a log layer above passes its own PCM writes through it too ([`PageFtl::admit`]).
+    power: PowerSwitch,
     /// Sequence number of the next page write; each page's spare area holds its logical
     /// page and write sequence number ([`OOB_BYTES`]), from which [`PageFtl::reopen`]
     /// rebuilds the mapping.
@@ -114,6 +127,11 @@ impl PageFtl {
         }
         let flash = FlashArray::new(geometry, config.flash.timing.timing(), config.content)?;
         let logical_pages = config.logical_pages();
+        if logical_pages >= u64::from(TRIM_BIT) {
+            return Err(FlashError::Config(format!(
+                "{logical_pages} logical pages: the page FTL addresses at most 2^31 - 1"
+            )));
+        }
         let planes = geometry.planes();
         let ppb = u64::from(geometry.pages_per_block);
         // GC needs, per plane, the reserve plus an active block beyond the live data.
@@ -149,6 +167,8 @@ impl PageFtl {
             refs: Vec::new(),
             extra_owners: BTreeMap::new(),
             candidates: Vec::new(),
+            trims: BTreeMap::new(),
+            power: PowerSwitch::new(),
             write_seq: 1,
             config: config.clone(),
         };
@@ -206,6 +226,7 @@ impl PageFtl {
         now_ns: u64,
     ) -> Result<(u32, u64), FlashError> {
         let ppn = self.allocate(plane, now_ns)?;
+        self.admit()?;
         let timing = self.flash.program_page_with_spare(ppn, data, &oob(lpn, seq), now_ns)?;
         let block = self.geometry.block_of(ppn) as usize;
         self.blocks[block].valid_pages += 1;
@@ -235,6 +256,7 @@ impl PageFtl {
             let run = (mask >> sector).trailing_ones();
             let part = sector_slice(data, sector, run);
             let with = spare.take().unwrap_or(&[]);
+            self.admit()?;
             done_ns = done_ns.max(self.flash.program_sectors_with_spare(ppn, sector, &part, run, with, now_ns)?.end_ns);
             sector += run;
         }
@@ -306,6 +328,7 @@ impl PageFtl {
             self.stats.gc_page_copies += 1;
         }
         assert_eq!(self.blocks[victim as usize].valid_pages, 0, "an evacuated block holds no live page");
+        self.admit()?;
         let erase = self.flash.erase_block(u64::from(victim), now_ns)?;
         self.stats.gc_time_ns += gc_ns + (erase.end_ns - erase.start_ns);
         self.release(victim);
@@ -341,8 +364,12 @@ impl PageFtl {
     fn move_page(&mut self, old: u32, new: u32) {
         let owner = std::mem::replace(&mut self.p2l[old as usize], UNMAPPED);
         self.p2l[new as usize] = owner;
-        self.l2p[owner as usize] = new;
         self.blocks[self.geometry.block_of(u64::from(old)) as usize].valid_pages -= 1;
+        if owner & TRIM_BIT != 0 {
+            self.trims.insert(owner & !TRIM_BIT, new);
+            return;
+        }
+        self.l2p[owner as usize] = new;
         if let Some(dedup) = &mut self.dedup {
             self.refs[new as usize] = std::mem::take(&mut self.refs[old as usize]);
             if let Some(others) = self.extra_owners.remove(&old) {
@@ -392,6 +419,11 @@ impl PageFtl {
     fn map(&mut self, lpn: u32, ppn: u32) {
         self.l2p[lpn as usize] = ppn;
         self.mapped_pages += 1;
+        // A write supersedes the page's trim record, which becomes garbage.
+        if let Some(record) = self.trims.remove(&lpn) {
+            self.p2l[record as usize] = UNMAPPED;
+            self.blocks[self.geometry.block_of(u64::from(record)) as usize].valid_pages -= 1;
+        }
         if self.dedup.is_some() {
             self.refs[ppn as usize] += 1;
             if self.refs[ppn as usize] > 1 {
@@ -413,9 +445,10 @@ impl PageFtl {
 
     /// Writes a new physical copy of `lpn` on some plane, collecting garbage first.
     fn write_new(&mut self, lpn: u32, data: &PageData, now_ns: u64) -> Result<u64, FlashError> {
-        // The old copy is dead from now on, so garbage collection need not copy it.
-        let now_ns = now_ns + self.unmap(lpn);
+        // The old copy stays live while garbage collection makes room: it is the page's
+        // only durable copy until the new one is programmed.
         let plane = self.make_room(now_ns)?;
+        let now_ns = now_ns + self.unmap(lpn);
         let seq = self.next_write_seq();
         let (ppn, done_ns) = self.program(plane, lpn, seq, data, now_ns)?;
         self.map(lpn, ppn);
@@ -432,6 +465,7 @@ impl PageFtl {
             self.next_plane = (self.next_plane + 1) % planes;
             match self.collect(plane, now_ns) {
                 Ok(()) => return Ok(plane),
+                Err(e @ FlashError::PowerCut(_)) => return Err(e),
                 Err(e) => last_error = Some(e),
             }
         }
@@ -462,11 +496,7 @@ impl PageFtl {
     }
 
     /// Rebuilds the FTL after a power loss from what survives: the flash array (its pages'
-    /// out-of-band records and write pointers). The newest copy of each logical page (the
-    /// highest write sequence number) is mapped; every other programmed page is garbage.
-    /// Deduplication's sharing is not recoverable this way (a page's spare area names one
-    /// owner), so a deduplicating FTL refuses. Trims are not logged: a trimmed page comes
-    /// back with its last data.
+    /// out-of-band records and write pointers). See [`PageFtl::power_cycle`] for the rules.
     pub fn reopen(config: &SsdConfig, flash: FlashArray) -> Result<PageFtl, FlashError> {
         if config.dedup.enabled {
             return Err(FlashError::Config("a deduplicating FTL cannot be recovered after a power loss".into()));
@@ -475,26 +505,37 @@ impl PageFtl {
         let mut ftl = PageFtl::with_geometry(config, geometry)?;
         ftl.flash = flash;
         let ppb = u64::from(geometry.pages_per_block);
-        let mut newest: Vec<(u64, u32)> = vec![(0, UNMAPPED); ftl.logical_pages as usize];
+        // Per logical page, its newest record: (sequence number, programmed sectors,
+        // physical page, whether it is a trim record).
+        let mut newest: Vec<(u64, u32, u32, bool)> = vec![(0, 0, UNMAPPED, false); ftl.logical_pages as usize];
         let mut block_seq = vec![0u64; geometry.blocks() as usize];
         for block in 0..geometry.blocks() {
             for page in 0..u64::from(ftl.flash.write_pointer(block)) {
                 let ppn = block * ppb + page;
-                let Some((lpn, seq)) = ftl.flash.spare(ppn).and_then(parse_oob) else { continue };
+                let Some((raw, seq)) = ftl.flash.spare(ppn).and_then(parse_oob) else { continue };
                 block_seq[block as usize] = block_seq[block as usize].max(seq);
                 ftl.write_seq = ftl.write_seq.max(seq + 1);
-                if let Some(slot) = newest.get_mut(lpn as usize) {
-                    if seq > slot.0 {
-                        *slot = (seq, ppn as u32);
+                // Two copies with one sequence number are a page and its GC copy: the one
+                // with more programmed sectors is whole (a partial copy may be torn).
+                let sectors = ftl.flash.sector_mask(ppn).map_or(u32::MAX, u64::count_ones);
+                if let Some(slot) = newest.get_mut((raw & !TRIM_BIT) as usize) {
+                    if (seq, sectors) > (slot.0, slot.1) {
+                        *slot = (seq, sectors, ppn as u32, raw & TRIM_BIT != 0);
                     }
                 }
             }
         }
-        for (lpn, &(_, ppn)) in newest.iter().enumerate() {
-            if ppn != UNMAPPED {
-                ftl.map(lpn as u32, ppn);
-                ftl.blocks[geometry.block_of(u64::from(ppn)) as usize].valid_pages += 1;
+        for (lpn, &(_, _, ppn, trimmed)) in newest.iter().enumerate() {
+            if ppn == UNMAPPED {
+                continue;
             }
+            if trimmed {
+                ftl.p2l[ppn as usize] = lpn as u32 | TRIM_BIT;
+                ftl.trims.insert(lpn as u32, ppn);
+            } else {
+                ftl.map(lpn as u32, ppn);
+            }
+            ftl.blocks[geometry.block_of(u64::from(ppn)) as usize].valid_pages += 1;
         }
         // Every block with programmed pages is closed (its erased pages stay unused until
         // GC erases it); the others are free.
@@ -511,6 +552,28 @@ impl PageFtl {
             }
         }
         Ok(ftl)
+    }
+
+    /// Admits one device write through the store's power switch, or fails with
+    /// [`FlashError::PowerCut`] once the power is cut.
+    pub fn admit(&mut self) -> Result<(), FlashError> {
+        self.power.admit().map_err(FlashError::PowerCut)
+    }
+
+    /// Drops a logical page's mapping without recording it in flash (a log layer's own
+    /// pages, whose recovery tells a stale copy from a live one by itself). Returns PCM
+    /// time, ns.
+    pub fn discard(&mut self, lpn: u64) -> Result<u64, FlashError> {
+        let lpn = self.check_lpn(lpn)?;
+        Ok(self.unmap(lpn))
+    }
+
+    /// What a trim record's page holds: nothing (erased bytes in bytes mode).
+    fn trim_record_data(&self) -> PageData {
+        match self.flash.content_mode() {
+            PageContent::Bytes => PageData::Bytes(vec![0xFF; self.geometry.page_bytes as usize]),
+            _ => PageData::Empty,
+        }
     }
 
     /// The programmed-sector mask of a logical page opened by partial programming.
@@ -544,11 +607,15 @@ impl PageFtl {
         let mut done_ns = now_ns;
         for (lpn, data) in pages {
             let lpn = self.check_lpn(*lpn)?;
-            let now_ns = now_ns + self.unmap(lpn);
-            if self.collect(plane, now_ns).is_err() {
-                done_ns = done_ns.max(self.write_new(lpn, data, now_ns)?);
-                continue;
+            match self.collect(plane, now_ns) {
+                Ok(()) => {}
+                Err(e @ FlashError::PowerCut(_)) => return Err(e),
+                Err(_) => {
+                    done_ns = done_ns.max(self.write_new(lpn, data, now_ns)?);
+                    continue;
+                }
             }
+            let now_ns = now_ns + self.unmap(lpn);
             let seq = self.next_write_seq();
             let (ppn, t) = self.program(plane, lpn, seq, data, now_ns)?;
             self.map(lpn, ppn);
@@ -564,11 +631,13 @@ impl PageFtl {
         let lpn = self.check_lpn(lpn)?;
         let ppn = self.l2p[lpn as usize];
         if ppn != UNMAPPED {
+            self.admit()?;
             return Ok(self.flash.program_sectors(u64::from(ppn), sector, data, 1, now_ns)?.end_ns);
         }
         let plane = self.make_room(now_ns)?;
         let ppn = self.allocate(plane, now_ns)?;
         let seq = self.next_write_seq();
+        self.admit()?;
         let t = self.flash.program_sectors_with_spare(ppn, sector, data, 1, &oob(lpn, seq), now_ns)?;
         let block = self.geometry.block_of(ppn) as usize;
         self.blocks[block].valid_pages += 1;
@@ -675,7 +744,18 @@ impl PageStore for PageFtl {
     fn trim(&mut self, lpn: u64, now_ns: u64) -> Result<u64, FlashError> {
         let lpn = self.check_lpn(lpn)?;
         self.stats.host_page_trims += 1;
-        Ok(now_ns + self.unmap(lpn))
+        if self.l2p[lpn as usize] == UNMAPPED {
+            return Ok(now_ns);
+        }
+        // A trim record, newer than every copy of the page, makes the trim durable.
+        let plane = self.make_room(now_ns)?;
+        let seq = self.next_write_seq();
+        let data = self.trim_record_data();
+        let (ppn, done_ns) = self.program(plane, lpn | TRIM_BIT, seq, &data, now_ns)?;
+        let pcm_ns = self.unmap(lpn);
+        self.p2l[ppn as usize] = lpn | TRIM_BIT;
+        self.trims.insert(lpn, ppn);
+        Ok(done_ns.max(now_ns + pcm_ns))
     }
 
     fn stats(&self) -> StoreStats {
@@ -708,14 +788,22 @@ impl PageStore for PageFtl {
                 return Err(format!("logical page {lpn} maps to physical page {ppn}, which does not list it"));
             }
         }
+        let mut trim_records = vec![false; self.p2l.len()];
+        for (&lpn, &ppn) in &self.trims {
+            if self.l2p[lpn as usize] != UNMAPPED || self.p2l[ppn as usize] != lpn | TRIM_BIT {
+                return Err(format!("trim record of logical page {lpn} at {ppn} disagrees with the mapping"));
+            }
+            trim_records[ppn as usize] = true;
+        }
         for (block, meta) in self.blocks.iter().enumerate() {
-            let live = refs[block * ppb..(block + 1) * ppb].iter().filter(|&&r| r > 0).count() as u32;
+            let pages = block * ppb..(block + 1) * ppb;
+            let live = pages.filter(|&p| refs[p] > 0 || trim_records[p]).count() as u32;
             if live != meta.valid_pages {
                 return Err(format!("block {block}: valid count {} but {live} live pages", meta.valid_pages));
             }
         }
         for (ppn, &r) in refs.iter().enumerate() {
-            if (r == 0) != (self.p2l[ppn] == UNMAPPED) {
+            if (r == 0) != (self.p2l[ppn] == UNMAPPED || trim_records[ppn]) {
                 return Err(format!("physical page {ppn}: {r} mappings but p2l says {}", self.p2l[ppn]));
             }
             if self.dedup.is_some() && self.refs[ppn] != r {
@@ -732,11 +820,18 @@ impl PageStore for PageFtl {
         }
     }
 
+    /// Recovery rules: each programmed page's spare area names its logical page and write
+    /// sequence number (a trim record, a page written for a trim, names it with a flag).
+    /// The newest record of each logical page wins: a data copy is mapped, a trim record
+    /// leaves the page unmapped and stays live until the page is written again (GC copies
+    /// it). Every other programmed page is garbage. A page and its GC copy share a sequence
+    /// number; the one with more programmed sectors wins (a partial copy cut short is
+    /// torn). A write's old copy stays live while GC makes room for the new one, so no
+    /// erase can take a page's last durable copy before its replacement is programmed.
     fn power_cycle(&mut self) -> Result<(), FlashError> {
-        if self.config.dedup.enabled {
-            return Err(FlashError::Config("a deduplicating FTL cannot be recovered after a power loss".into()));
-        }
         let stats = self.stats;
+        let mut power = self.power.clone();
+        power.restore();
         let placeholder = FlashGeometry {
             packages: 1,
             planes_per_package: 1,
@@ -749,7 +844,12 @@ impl PageStore for PageFtl {
         let config = self.config.clone();
         *self = PageFtl::reopen(&config, flash)?;
         self.stats = stats;
+        self.power = power;
         Ok(())
+    }
+
+    fn power_switch(&mut self) -> Option<&mut PowerSwitch> {
+        Some(&mut self.power)
     }
 
     fn health(&self) -> StoreHealth {
