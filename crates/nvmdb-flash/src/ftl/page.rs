@@ -20,7 +20,7 @@ use std::collections::{BTreeMap, BinaryHeap};
 use nvmdb_device::{FlashArray, FlashGeometry, PageContent, PageData, PowerSwitch};
 
 use crate::config::{GcPolicy, SsdConfig, WearLeveling};
-use crate::dedup::Dedup;
+use crate::dedup::{Dedup, Share};
 use crate::gc::{self, Candidate};
 use crate::layer::{FlashError, PageStore, StoreHealth, StoreStats};
 use crate::wear_level;
@@ -78,6 +78,9 @@ pub struct PageFtl {
     refs: Vec<u32>,
     /// Owners of shared pages other than the one `p2l` names.
     extra_owners: BTreeMap<u32, Vec<u32>>,
+    /// Write sequence number of each logical page's mapping (deduplication only: a
+    /// shared page's spare area names another page's write).
+    map_seq: Vec<u64>,
     /// Scratch list of GC candidates, reused.
     candidates: Vec<Candidate>,
     /// Live trim records: trimmed logical page → the physical page recording the trim.
@@ -166,6 +169,7 @@ impl PageFtl {
             dedup: None,
             refs: Vec::new(),
             extra_owners: BTreeMap::new(),
+            map_seq: Vec::new(),
             candidates: Vec::new(),
             trims: BTreeMap::new(),
             power: PowerSwitch::new(),
@@ -176,8 +180,9 @@ impl PageFtl {
             ftl.release(block as u32);
         }
         if config.dedup.enabled {
-            ftl.dedup = Some(Dedup::new(&config.dedup, geometry.pages())?);
+            ftl.dedup = Some(Dedup::new(&config.dedup, geometry.pages(), logical_pages)?);
             ftl.refs = vec![0; geometry.pages() as usize];
+            ftl.map_seq = vec![0; logical_pages as usize];
         }
         Ok(ftl)
     }
@@ -324,7 +329,7 @@ impl PageFtl {
                 }
             };
             gc_ns += (read.end_ns - read.start_ns) + self.flash.timing().program_ns;
-            self.move_page(old as u32, new);
+            self.move_page(old as u32, new)?;
             self.stats.gc_page_copies += 1;
         }
         assert_eq!(self.blocks[victim as usize].valid_pages, 0, "an evacuated block holds no live page");
@@ -361,13 +366,13 @@ impl PageFtl {
     }
 
     /// Points every owner of `old` at `new` (GC copy).
-    fn move_page(&mut self, old: u32, new: u32) {
+    fn move_page(&mut self, old: u32, new: u32) -> Result<(), FlashError> {
         let owner = std::mem::replace(&mut self.p2l[old as usize], UNMAPPED);
         self.p2l[new as usize] = owner;
         self.blocks[self.geometry.block_of(u64::from(old)) as usize].valid_pages -= 1;
         if owner & TRIM_BIT != 0 {
             self.trims.insert(owner & !TRIM_BIT, new);
-            return;
+            return Ok(());
         }
         self.l2p[owner as usize] = new;
         if let Some(dedup) = &mut self.dedup {
@@ -378,17 +383,18 @@ impl PageFtl {
                 }
                 self.extra_owners.insert(new, others);
             }
-            let pcm_ns = dedup.relocate(old, new);
+            let pcm_ns = dedup.relocate(&mut self.power, old, new)?;
             self.stats.gc_time_ns += pcm_ns;
         }
+        Ok(())
     }
 
     /// Removes `lpn`'s mapping, freeing its physical page if no other page shares it.
     /// Returns PCM time spent updating the fingerprint store, ns.
-    fn unmap(&mut self, lpn: u32) -> u64 {
+    fn unmap(&mut self, lpn: u32) -> Result<u64, FlashError> {
         let ppn = std::mem::replace(&mut self.l2p[lpn as usize], UNMAPPED);
         if ppn == UNMAPPED {
-            return 0;
+            return Ok(0);
         }
         self.mapped_pages -= 1;
         if self.dedup.is_some() {
@@ -405,19 +411,26 @@ impl PageFtl {
                 self.extra_owners.remove(&ppn);
             }
             if self.refs[ppn as usize] > 0 {
-                return 0;
+                return Ok(0);
             }
         }
         assert!(self.p2l[ppn as usize] == UNMAPPED || self.p2l[ppn as usize] == lpn, "p2l names the owner");
         self.p2l[ppn as usize] = UNMAPPED;
         self.blocks[self.geometry.block_of(u64::from(ppn)) as usize].valid_pages -= 1;
         self.live_physical_pages -= 1;
-        self.dedup.as_mut().map_or(0, |d| d.forget(ppn))
+        match &mut self.dedup {
+            Some(dedup) => dedup.forget(&mut self.power, ppn),
+            None => Ok(0),
+        }
     }
 
-    /// Maps `lpn` to `ppn` (a fresh page, or with deduplication a shared one).
-    fn map(&mut self, lpn: u32, ppn: u32) {
+    /// Maps `lpn` to `ppn` (a fresh page, or with deduplication a shared one) by the write
+    /// numbered `seq`.
+    fn map(&mut self, lpn: u32, ppn: u32, seq: u64) {
         self.l2p[lpn as usize] = ppn;
+        if let Some(slot) = self.map_seq.get_mut(lpn as usize) {
+            *slot = seq;
+        }
         self.mapped_pages += 1;
         // A write supersedes the page's trim record, which becomes garbage.
         if let Some(record) = self.trims.remove(&lpn) {
@@ -448,10 +461,10 @@ impl PageFtl {
         // The old copy stays live while garbage collection makes room: it is the page's
         // only durable copy until the new one is programmed.
         let plane = self.make_room(now_ns)?;
-        let now_ns = now_ns + self.unmap(lpn);
+        let now_ns = now_ns + self.unmap(lpn)?;
         let seq = self.next_write_seq();
         let (ppn, done_ns) = self.program(plane, lpn, seq, data, now_ns)?;
-        self.map(lpn, ppn);
+        self.map(lpn, ppn, seq);
         Ok(done_ns)
     }
 
@@ -486,28 +499,45 @@ impl PageFtl {
         self.write_seq = self.write_seq.max(seq + 1);
     }
 
-    /// The write sequence number of a logical page's flash copy.
+    /// The write sequence number of a logical page's mapping: its flash copy's, or with
+    /// deduplication the hit's that made it share its page.
     pub fn page_seq(&self, lpn: u64) -> Option<u64> {
         let ppn = *self.l2p.get(lpn as usize)?;
         if ppn == UNMAPPED {
             return None;
         }
+        if let Some(&seq) = self.map_seq.get(lpn as usize) {
+            return Some(seq);
+        }
         self.flash.spare(u64::from(ppn)).and_then(parse_oob).map(|(_, seq)| seq)
     }
 
     /// Rebuilds the FTL after a power loss from what survives: the flash array (its pages'
-    /// out-of-band records and write pointers). See [`PageFtl::power_cycle`] for the rules.
-    pub fn reopen(config: &SsdConfig, flash: FlashArray) -> Result<PageFtl, FlashError> {
-        if config.dedup.enabled {
-            return Err(FlashError::Config("a deduplicating FTL cannot be recovered after a power loss".into()));
-        }
+    /// out-of-band records and write pointers) and, with deduplication, the PCM of
+    /// `dedup` (the engine from before the loss; its volatile parts are rebuilt). The
+    /// rebuild's own writes pass through `power`, which the FTL keeps. See
+    /// [`PageFtl::power_cycle`](crate::layer::PageStore::power_cycle) for the rules.
+    pub fn reopen(
+        config: &SsdConfig,
+        flash: FlashArray,
+        dedup: Option<Dedup>,
+        power: PowerSwitch,
+    ) -> Result<PageFtl, FlashError> {
         let geometry = *flash.geometry();
         let mut ftl = PageFtl::with_geometry(config, geometry)?;
         ftl.flash = flash;
+        ftl.power = power;
+        if ftl.dedup.is_some() {
+            ftl.dedup = Some(dedup.ok_or_else(|| {
+                FlashError::Config("a deduplicating FTL recovers with its fingerprint store's PCM".into())
+            })?);
+        }
         let ppb = u64::from(geometry.pages_per_block);
         // Per logical page, its newest record: (sequence number, programmed sectors,
         // physical page, whether it is a trim record).
         let mut newest: Vec<(u64, u32, u32, bool)> = vec![(0, 0, UNMAPPED, false); ftl.logical_pages as usize];
+        // Deduplication: each data page by its identity (logical page, sequence number).
+        let mut by_identity: std::collections::HashMap<(u32, u64), (u32, u32)> = std::collections::HashMap::new();
         let mut block_seq = vec![0u64; geometry.blocks() as usize];
         for block in 0..geometry.blocks() {
             for page in 0..u64::from(ftl.flash.write_pointer(block)) {
@@ -523,19 +553,46 @@ impl PageFtl {
                         *slot = (seq, sectors, ppn as u32, raw & TRIM_BIT != 0);
                     }
                 }
+                if ftl.dedup.is_some() && raw & TRIM_BIT == 0 {
+                    let known = by_identity.entry((raw, seq)).or_insert((sectors, ppn as u32));
+                    if sectors > known.0 {
+                        *known = (sectors, ppn as u32);
+                    }
+                }
             }
         }
-        for (lpn, &(_, _, ppn, trimmed)) in newest.iter().enumerate() {
+        // Deduplication: a share-map slot newer than every flash record of its page maps
+        // it to the page the slot names.
+        if let Some(dedup) = &mut ftl.dedup {
+            for (lpn, slot) in newest.iter_mut().enumerate() {
+                let Some(share) = dedup.share(lpn as u32)? else { continue };
+                ftl.write_seq = ftl.write_seq.max(share.seq + 1);
+                if share.seq > slot.0 {
+                    let &(_, ppn) = by_identity.get(&(share.owner, share.owner_seq)).ok_or_else(|| {
+                        FlashError::Config(format!(
+                            "recovery: logical page {lpn} shares a page (written for {} as write {}) that flash no longer holds",
+                            share.owner, share.owner_seq
+                        ))
+                    })?;
+                    *slot = (share.seq, 0, ppn, false);
+                }
+            }
+        }
+        for (lpn, &(seq, _, ppn, trimmed)) in newest.iter().enumerate() {
             if ppn == UNMAPPED {
                 continue;
             }
             if trimmed {
                 ftl.p2l[ppn as usize] = lpn as u32 | TRIM_BIT;
                 ftl.trims.insert(lpn as u32, ppn);
-            } else {
-                ftl.map(lpn as u32, ppn);
+                ftl.blocks[geometry.block_of(u64::from(ppn)) as usize].valid_pages += 1;
+                continue;
             }
-            ftl.blocks[geometry.block_of(u64::from(ppn)) as usize].valid_pages += 1;
+            let fresh = ftl.p2l[ppn as usize] == UNMAPPED;
+            ftl.map(lpn as u32, ppn, seq);
+            if fresh {
+                ftl.blocks[geometry.block_of(u64::from(ppn)) as usize].valid_pages += 1;
+            }
         }
         // Every block with programmed pages is closed (its erased pages stay unused until
         // GC erases it); the others are free.
@@ -551,7 +608,31 @@ impl PageFtl {
                 meta.closed_seq = block_seq[block as usize];
             }
         }
+        ftl.rebuild_fingerprints()?;
         Ok(ftl)
+    }
+
+    /// Deduplication after a power loss: the fingerprint store again holds every live
+    /// page written whole (not the partially programmed log pages of a layer above),
+    /// fingerprinted from its flash content, in physical order.
+    fn rebuild_fingerprints(&mut self) -> Result<(), FlashError> {
+        if self.dedup.is_none() {
+            return Ok(());
+        }
+        let mut pages = Vec::new();
+        for ppn in 0..self.p2l.len() as u32 {
+            let owner = self.p2l[ppn as usize];
+            if owner == UNMAPPED || owner & TRIM_BIT != 0 || self.flash.sector_mask(u64::from(ppn)).is_some() {
+                continue;
+            }
+            let (data, _) = self.flash.read_page(u64::from(ppn), 0)?;
+            if let Some(fingerprint) = Dedup::fingerprint(&data) {
+                pages.push((fingerprint, ppn));
+            }
+        }
+        let dedup = self.dedup.as_mut().expect("dedup is on");
+        dedup.rebuild(&mut self.power, pages)?;
+        Ok(())
     }
 
     /// Admits one device write through the store's power switch, or fails with
@@ -565,7 +646,7 @@ impl PageFtl {
     /// time, ns.
     pub fn discard(&mut self, lpn: u64) -> Result<u64, FlashError> {
         let lpn = self.check_lpn(lpn)?;
-        Ok(self.unmap(lpn))
+        self.unmap(lpn)
     }
 
     /// What a trim record's page holds: nothing (erased bytes in bytes mode).
@@ -615,10 +696,10 @@ impl PageFtl {
                     continue;
                 }
             }
-            let now_ns = now_ns + self.unmap(lpn);
+            let now_ns = now_ns + self.unmap(lpn)?;
             let seq = self.next_write_seq();
             let (ppn, t) = self.program(plane, lpn, seq, data, now_ns)?;
-            self.map(lpn, ppn);
+            self.map(lpn, ppn, seq);
             done_ns = done_ns.max(t);
         }
         Ok(done_ns)
@@ -642,7 +723,7 @@ impl PageFtl {
         let block = self.geometry.block_of(ppn) as usize;
         self.blocks[block].valid_pages += 1;
         self.blocks[block].last_write_ns = now_ns;
-        self.map(lpn, ppn as u32);
+        self.map(lpn, ppn as u32, seq);
         Ok(t.end_ns)
     }
 
@@ -710,8 +791,18 @@ impl PageStore for PageFtl {
             Some(ppn) => {
                 self.stats.dedup_pages_removed += 1;
                 if self.l2p[lpn as usize] != ppn {
-                    let pcm_ns = self.unmap(lpn);
-                    self.map(lpn, ppn);
+                    // The hit is durable once the page's share-map slot names the shared
+                    // page by its own write (logical page and sequence number).
+                    let (owner, owner_seq) = self
+                        .flash
+                        .spare(u64::from(ppn))
+                        .and_then(parse_oob)
+                        .expect("a stored page has its out-of-band record");
+                    let seq = self.next_write_seq();
+                    let mut pcm_ns = self.unmap(lpn)?;
+                    self.map(lpn, ppn, seq);
+                    let dedup = self.dedup.as_mut().expect("dedup is on");
+                    pcm_ns += dedup.set_share(&mut self.power, lpn, Share { owner, owner_seq, seq })?;
                     return Ok(now_ns + pcm_ns);
                 }
                 Ok(now_ns)
@@ -720,7 +811,7 @@ impl PageStore for PageFtl {
                 let done_ns = self.write_new(lpn, &data, now_ns)?;
                 let ppn = self.l2p[lpn as usize];
                 let dedup = self.dedup.as_mut().expect("dedup is on");
-                let insert_ns = dedup.insert(fingerprint, ppn)?;
+                let insert_ns = dedup.insert(&mut self.power, fingerprint, ppn)?;
                 Ok(done_ns.max(now_ns + insert_ns))
             }
         }
@@ -752,7 +843,7 @@ impl PageStore for PageFtl {
         let seq = self.next_write_seq();
         let data = self.trim_record_data();
         let (ppn, done_ns) = self.program(plane, lpn | TRIM_BIT, seq, &data, now_ns)?;
-        let pcm_ns = self.unmap(lpn);
+        let pcm_ns = self.unmap(lpn)?;
         self.p2l[ppn as usize] = lpn | TRIM_BIT;
         self.trims.insert(lpn, ppn);
         Ok(done_ns.max(now_ns + pcm_ns))
@@ -842,9 +933,9 @@ impl PageStore for PageFtl {
         let placeholder = FlashArray::new(placeholder, *self.flash.timing(), self.flash.content_mode())?;
         let flash = std::mem::replace(&mut self.flash, placeholder);
         let config = self.config.clone();
-        *self = PageFtl::reopen(&config, flash)?;
+        let dedup = self.dedup.take();
+        *self = PageFtl::reopen(&config, flash, dedup, power)?;
         self.stats = stats;
-        self.power = power;
         Ok(())
     }
 
