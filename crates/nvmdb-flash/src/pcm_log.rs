@@ -104,6 +104,8 @@ pub struct PcmLogArea {
     use_seq: u64,
     /// Set by [`PcmLogStore::set_offline_future`]: Belady's bound replaces the policy.
     oracle: Option<Oracle>,
+    /// Scratch rows for the replacement policy, reused.
+    rows: Vec<PBlockView>,
 }
 
 /// The PCM log buffer above the page-mapped FTL.
@@ -171,6 +173,7 @@ impl PcmLogArea {
             policy: params.config.buffer.replacement,
             use_seq: 0,
             oracle: None,
+            rows: Vec::new(),
         })
     }
 
@@ -246,7 +249,9 @@ impl PcmLogArea {
         if let Some(&p) = self.fmap.get(&lbn) {
             return Ok(p);
         }
-        if let Some(p) = self.pblocks.iter().position(|p| p.fblock.is_none()) {
+        // Every assigned P-block is in `fmap`: only look for a free one if there is one.
+        let free = (self.fmap.len() < self.pblocks.len()).then(|| self.pblocks.iter().position(|p| p.fblock.is_none()));
+        if let Some(p) = free.flatten() {
             self.pblocks[p].fblock = Some(lbn);
             self.fmap.insert(lbn, p as u32);
             return Ok(p as u32);
@@ -258,12 +263,10 @@ impl PcmLogArea {
                 choose_victim_offline(&next)
             }
             None => {
-                let rows: Vec<PBlockView> = self
-                    .pblocks
-                    .iter()
-                    .map(|p| PBlockView { popularity: p.popularity, last_use: p.last_use })
-                    .collect();
-                choose_victim(self.policy, &rows)
+                self.rows.clear();
+                self.rows
+                    .extend(self.pblocks.iter().map(|p| PBlockView { popularity: p.popularity, last_use: p.last_use }));
+                choose_victim(self.policy, &self.rows)
             }
         }
         .expect("at least one P-block");

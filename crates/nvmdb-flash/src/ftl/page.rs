@@ -83,6 +83,8 @@ pub struct PageFtl {
     map_seq: Vec<u64>,
     /// Scratch list of GC candidates, reused.
     candidates: Vec<Candidate>,
+    /// Valid pages per plane (the sum of its blocks' `valid_pages`).
+    plane_valid: Vec<u64>,
     /// Live trim records: trimmed logical page → the physical page recording the trim.
     trims: BTreeMap<u32, u32>,
     /// Every flash program and erase (and the deduplication's PCM writes) passes through
@@ -171,6 +173,7 @@ impl PageFtl {
             extra_owners: BTreeMap::new(),
             map_seq: Vec::new(),
             candidates: Vec::new(),
+            plane_valid: vec![0; planes as usize],
             trims: BTreeMap::new(),
             power: PowerSwitch::new(),
             write_seq: 1,
@@ -198,6 +201,18 @@ impl PageFtl {
         self.blocks[block as usize].state = BlockState::Free;
         let plane = self.plane_of(block);
         self.planes[plane].free.push(Reverse((key, block)));
+    }
+
+    /// One more (`up`) or one fewer valid page in `block`.
+    fn count_valid(&mut self, block: usize, up: bool) {
+        let plane = self.plane_of(block as u32);
+        if up {
+            self.blocks[block].valid_pages += 1;
+            self.plane_valid[plane] += 1;
+        } else {
+            self.blocks[block].valid_pages -= 1;
+            self.plane_valid[plane] -= 1;
+        }
     }
 
     /// The next free page of a plane, opening a new active block when needed.
@@ -234,7 +249,7 @@ impl PageFtl {
         self.admit()?;
         let timing = self.flash.program_page_with_spare(ppn, data, &oob(lpn, seq), now_ns)?;
         let block = self.geometry.block_of(ppn) as usize;
-        self.blocks[block].valid_pages += 1;
+        self.count_valid(block, true);
         self.blocks[block].last_write_ns = now_ns;
         Ok((ppn as u32, timing.end_ns))
     }
@@ -266,7 +281,7 @@ impl PageFtl {
             sector += run;
         }
         let block = self.geometry.block_of(ppn) as usize;
-        self.blocks[block].valid_pages += 1;
+        self.count_valid(block, true);
         self.blocks[block].last_write_ns = now_ns;
         Ok((ppn as u32, done_ns))
     }
@@ -369,7 +384,7 @@ impl PageFtl {
     fn move_page(&mut self, old: u32, new: u32) -> Result<(), FlashError> {
         let owner = std::mem::replace(&mut self.p2l[old as usize], UNMAPPED);
         self.p2l[new as usize] = owner;
-        self.blocks[self.geometry.block_of(u64::from(old)) as usize].valid_pages -= 1;
+        self.count_valid(self.geometry.block_of(u64::from(old)) as usize, false);
         if owner & TRIM_BIT != 0 {
             self.trims.insert(owner & !TRIM_BIT, new);
             return Ok(());
@@ -416,7 +431,7 @@ impl PageFtl {
         }
         assert!(self.p2l[ppn as usize] == UNMAPPED || self.p2l[ppn as usize] == lpn, "p2l names the owner");
         self.p2l[ppn as usize] = UNMAPPED;
-        self.blocks[self.geometry.block_of(u64::from(ppn)) as usize].valid_pages -= 1;
+        self.count_valid(self.geometry.block_of(u64::from(ppn)) as usize, false);
         self.live_physical_pages -= 1;
         match &mut self.dedup {
             Some(dedup) => dedup.forget(&mut self.power, ppn),
@@ -435,7 +450,7 @@ impl PageFtl {
         // A write supersedes the page's trim record, which becomes garbage.
         if let Some(record) = self.trims.remove(&lpn) {
             self.p2l[record as usize] = UNMAPPED;
-            self.blocks[self.geometry.block_of(u64::from(record)) as usize].valid_pages -= 1;
+            self.count_valid(self.geometry.block_of(u64::from(record)) as usize, false);
         }
         if self.dedup.is_some() {
             self.refs[ppn as usize] += 1;
@@ -585,13 +600,13 @@ impl PageFtl {
             if trimmed {
                 ftl.p2l[ppn as usize] = lpn as u32 | TRIM_BIT;
                 ftl.trims.insert(lpn as u32, ppn);
-                ftl.blocks[geometry.block_of(u64::from(ppn)) as usize].valid_pages += 1;
+                ftl.count_valid(geometry.block_of(u64::from(ppn)) as usize, true);
                 continue;
             }
             let fresh = ftl.p2l[ppn as usize] == UNMAPPED;
             ftl.map(lpn as u32, ppn, seq);
             if fresh {
-                ftl.blocks[geometry.block_of(u64::from(ppn)) as usize].valid_pages += 1;
+                ftl.count_valid(geometry.block_of(u64::from(ppn)) as usize, true);
             }
         }
         // Every block with programmed pages is closed (its erased pages stay unused until
@@ -671,20 +686,13 @@ impl PageFtl {
         self.l2p.get(lpn as usize).is_some_and(|&p| p != UNMAPPED)
     }
 
-    /// Live (valid) pages of a plane.
-    fn live_pages(&self, plane: usize) -> u64 {
-        let planes = self.planes.len();
-        (plane..self.blocks.len()).step_by(planes).map(|b| u64::from(self.blocks[b].valid_pages)).sum()
-    }
-
     /// Writes `pages` as one sequential run on one plane (a log layer's merge): the plane
     /// with the fewest live pages (see [`run_plane`]), and each page goes to its next free
     /// page, so the run fills its active block in order. Returns the completion time.
     pub fn write_run(&mut self, pages: &[(u64, PageData)], now_ns: u64) -> Result<u64, FlashError> {
         let Some(&(first, _)) = pages.first() else { return Ok(now_ns) };
         self.check_lpn(first)?;
-        let live: Vec<u64> = (0..self.planes.len()).map(|p| self.live_pages(p)).collect();
-        let plane = run_plane(&live);
+        let plane = run_plane(&self.plane_valid);
         let mut done_ns = now_ns;
         for (lpn, data) in pages {
             let lpn = self.check_lpn(*lpn)?;
@@ -721,7 +729,7 @@ impl PageFtl {
         self.admit()?;
         let t = self.flash.program_sectors_with_spare(ppn, sector, data, 1, &oob(lpn, seq), now_ns)?;
         let block = self.geometry.block_of(ppn) as usize;
-        self.blocks[block].valid_pages += 1;
+        self.count_valid(block, true);
         self.blocks[block].last_write_ns = now_ns;
         self.map(lpn, ppn as u32, seq);
         Ok(t.end_ns)
@@ -891,6 +899,15 @@ impl PageStore for PageFtl {
             let live = pages.filter(|&p| refs[p] > 0 || trim_records[p]).count() as u32;
             if live != meta.valid_pages {
                 return Err(format!("block {block}: valid count {} but {live} live pages", meta.valid_pages));
+            }
+        }
+        for (plane, &valid) in self.plane_valid.iter().enumerate() {
+            let sum: u64 = (plane..self.blocks.len())
+                .step_by(self.planes.len())
+                .map(|b| u64::from(self.blocks[b].valid_pages))
+                .sum();
+            if sum != valid {
+                return Err(format!("plane {plane}: {valid} valid pages counted but its blocks hold {sum}"));
             }
         }
         for (ppn, &r) in refs.iter().enumerate() {
