@@ -79,18 +79,55 @@ fn bad_input_exits_2_with_one_line_naming_the_place() {
 
 #[test]
 fn power_loss_at_recovers_and_verifies_every_written_page() {
-    let trace = temp_file("pl.trace", "W 0 4096\nW 4096 8192\nW 100 10\nR 0 4096\nW 200 30\nW 8192 4096\n");
+    // Page 0 is trimmed between the two cuts, page 4 (never written but by the pre-fill)
+    // after both.
+    let trace = temp_file(
+        "pl.trace",
+        "W 0 4096\nW 4096 8192\nW 100 10\nR 0 4096\nW 200 30\nW 8192 4096\nT 0 4096\nW 12288 4096\nT 16384 4096\n",
+    );
     for kind in ["none", "ipl", "dpram", "pcm-log"] {
-        let buffer = format!("buffer.kind={kind}");
-        let mut args = vec!["ssd", "replay", "--trace", &trace, "--format", "simple", "--json", "--power-loss-at", "3"];
-        args.extend(SMALL);
-        args.extend(["--set", "content=bytes", "--set", &buffer]);
-        let (code, stdout, stderr) = nvmdb(&args);
-        assert_eq!(code, 0, "{kind}: {stderr}");
-        let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-        assert_eq!(json["power_cycles"], 1, "{kind}");
-        assert_eq!(json["verified_pages"], 3, "{kind}");
-        assert_eq!((&json["lost_pages"], &json["corrupt_pages"]), (&0.into(), &0.into()), "{kind}");
+        for dedup in ["false", "true"] {
+            for cut in ["3", "7"] {
+                let what = format!("{kind}, dedup {dedup}, cut after {cut}");
+                let buffer = format!("buffer.kind={kind}");
+                let dedup = format!("dedup.enabled={dedup}");
+                let mut args =
+                    vec!["ssd", "replay", "--trace", &trace, "--format", "simple", "--json", "--power-loss-at", cut];
+                args.extend(SMALL);
+                args.extend(["--set", "content=bytes", "--set", &buffer, "--set", &dedup]);
+                let (code, stdout, stderr) = nvmdb(&args);
+                assert_eq!(code, 0, "{what}: {stderr}");
+                let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+                assert_eq!(json["power_cycles"], 1, "{what}");
+                assert_eq!(json["verified_pages"], 5, "{what}: pages 0 to 4");
+                assert_eq!((&json["lost_pages"], &json["corrupt_pages"]), (&0.into(), &0.into()), "{what}");
+            }
+        }
+    }
+    // Deduplication that shares pages (an FIU trace's content ids in fingerprint mode):
+    // pages 0 and 2 share, then 1 and 3, then 1 and 2.
+    let ids = ["a", "b", "a", "c", "b", "a"];
+    let pages = [0, 8, 16, 0, 24, 8];
+    let fiu: String = (0..6).map(|i| format!("{} 1 p {} 8 W 6 0 {:0>32}\n", i + 1, pages[i], ids[i])).collect();
+    let fiu = temp_file("pl.fiu", &fiu);
+    for kind in ["none", "dpram", "pcm-log"] {
+        for cut in ["0", "3", "5"] {
+            let what = format!("{kind}, dedup, fingerprint, cut after {cut}");
+            let buffer = format!("buffer.kind={kind}");
+            let mut args = vec!["ssd", "replay", "--trace", &fiu, "--format", "fiu", "--json", "--power-loss-at", cut];
+            args.extend(SMALL);
+            args.extend(["--set", "content=fingerprint", "--set", &buffer, "--set", "dedup.enabled=true"]);
+            if kind != "none" {
+                // A whole-page change is written out of place, through the deduplicating FTL.
+                args.extend(["--set", "buffer.delta=full-page"]);
+            }
+            let (code, stdout, stderr) = nvmdb(&args);
+            assert_eq!(code, 0, "{what}: {stderr}");
+            let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+            assert_eq!(json["verified_pages"], 4, "{what}");
+            assert_eq!(json["dedup_pages_removed"], 3, "{what}");
+            assert_eq!((&json["lost_pages"], &json["corrupt_pages"]), (&0.into(), &0.into()), "{what}");
+        }
     }
     // Metadata only: the pages must still be mapped.
     let mut args = vec!["ssd", "replay", "--trace", &trace, "--format", "simple", "--json", "--power-loss-at", "3"];
@@ -98,7 +135,11 @@ fn power_loss_at_recovers_and_verifies_every_written_page() {
     let (code, stdout, stderr) = nvmdb(&args);
     assert_eq!(code, 0, "{stderr}");
     let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-    assert_eq!((&json["verified_pages"], &json["lost_pages"]), (&3.into(), &0.into()));
+    assert_eq!(
+        (&json["verified_pages"], &json["lost_pages"]),
+        (&3.into(), &0.into()),
+        "pages 1 to 3: 0 and 4 are trimmed"
+    );
     // IPL does not recover in fingerprint mode: one line naming the flag, exit 2.
     args.extend(["--set", "content=fingerprint", "--set", "buffer.kind=ipl"]);
     let (code, _, stderr) = nvmdb(&args);

@@ -140,7 +140,7 @@ impl LogArea for DpramArea {
         Ok((out, done))
     }
 
-    fn append(&mut self, _ftl: &mut PageFtl, update: &Update, now_ns: u64) -> Result<Append, FlashError> {
+    fn append(&mut self, ftl: &mut PageFtl, update: &Update, now_ns: u64) -> Result<Append, FlashError> {
         let logged: u32 = self.logs.get(&update.lpn).map_or(0, |r| r.iter().map(|r| r.len).sum());
         if !fits(update.change, self.sector_bytes) || logged + record_bytes(update.change) > self.page_bytes {
             return Ok(Append::Unloggable);
@@ -161,6 +161,7 @@ impl LogArea for DpramArea {
             bytes.extend_from_slice(&[i as u8, needed as u8]);
             bytes.extend_from_slice(&(record.len() as u16).to_le_bytes());
             bytes.extend_from_slice(&record[i * payload..record.len().min((i + 1) * payload)]);
+            ftl.admit()?;
             let ns = self.pcm.storage_write(u64::from(unit) * u64::from(UNIT_BYTES), &bytes)?;
             ready_ns = self.pcm_op(ready_ns, ns);
         }

@@ -72,16 +72,19 @@ impl DramBuffer {
 
     /// Writes the least recently used page to the layer below.
     fn evict(&mut self, now_ns: u64) -> Result<u64, FlashError> {
-        let (_, lpn) = self.order.pop_first().expect("a full buffer has pages");
+        let (_, &lpn) = self.order.first_key_value().expect("a full buffer has pages");
         self.write_back(lpn, now_ns)
     }
 
+    /// Writes a buffered page to the layer below; it leaves the buffer only once written.
     fn write_back(&mut self, lpn: u64, now_ns: u64) -> Result<u64, FlashError> {
-        let (slot, data, used) = self.pages.remove(&lpn).expect("a buffered page has an entry");
-        self.order.remove(&used);
+        let (slot, data, used) = self.pages.get(&lpn).cloned().expect("a buffered page has an entry");
         let (data, t) = self.load(slot, data, now_ns)?;
+        let done_ns = self.inner.write(lpn, data, t)?;
+        self.pages.remove(&lpn);
+        self.order.remove(&used);
         self.free_slots.push(slot);
-        self.inner.write(lpn, data, t)
+        Ok(done_ns)
     }
 
     fn load(&mut self, slot: usize, data: PageData, now_ns: u64) -> Result<(PageData, u64), FlashError> {
@@ -153,11 +156,13 @@ impl PageStore for DramBuffer {
 
     fn trim(&mut self, lpn: u64, now_ns: u64) -> Result<u64, FlashError> {
         self.host.host_page_trims += 1;
+        // Trimmed below first: until then the buffered copy is the page's content.
+        let done_ns = self.inner.trim(lpn, now_ns)?;
         if let Some((slot, _, used)) = self.pages.remove(&lpn) {
             self.order.remove(&used);
             self.free_slots.push(slot);
         }
-        self.inner.trim(lpn, now_ns)
+        Ok(done_ns)
     }
 
     fn stats(&self) -> StoreStats {
@@ -182,7 +187,12 @@ impl PageStore for DramBuffer {
         self.inner.check_invariants()
     }
 
+    /// Without protection the buffered pages are lost. With it, the capacitors keep the
+    /// buffer alive while the layer below recovers from its devices, and then every
+    /// buffered page (including one whose write-back the cut interrupted: a page leaves
+    /// the buffer only once written below) is written to it, oldest first.
     fn power_cycle(&mut self) -> Result<(), FlashError> {
+        self.inner.power_cycle()?;
         if self.protected {
             let buffered: Vec<u64> = self.order.values().copied().collect();
             for lpn in buffered {
@@ -193,7 +203,11 @@ impl PageStore for DramBuffer {
         self.pages.clear();
         self.order.clear();
         self.free_slots = (0..self.capacity).rev().collect();
-        self.inner.power_cycle()
+        Ok(())
+    }
+
+    fn power_switch(&mut self) -> Option<&mut nvmdb_device::PowerSwitch> {
+        self.inner.power_switch()
     }
 
     fn health(&self) -> StoreHealth {

@@ -97,6 +97,31 @@ impl IplArea {
 }
 
 impl IplArea {
+    /// The log pages of `lbn` that survive a power loss, in order. A block's log pages are
+    /// opened one after another, each newer than the one before; a page beyond an unmapped
+    /// one, or older than its predecessor, is a stale copy from before a merge (whose
+    /// pages the merge discarded without a flash write) and is discarded again.
+    fn surviving_log_pages(&self, ftl: &mut PageFtl, lbn: u64) -> Result<Vec<u64>, FlashError> {
+        let mut pages = Vec::new();
+        let mut previous = 0;
+        let mut open = true;
+        for k in 0..self.log_pages {
+            let lpn = self.log_lpn(lbn, k);
+            let Some(seq) = ftl.page_seq(lpn) else {
+                open = false;
+                continue;
+            };
+            if !open || seq < previous {
+                open = false;
+                ftl.discard(lpn)?;
+                continue;
+            }
+            previous = seq;
+            pages.push(lpn);
+        }
+        Ok(pages)
+    }
+
     /// Metadata-mode recovery: each block's log keeps its programmed sectors, all dead.
     fn recover_spent(&mut self, ftl: &mut PageFtl) -> Result<(), FlashError> {
         self.logs.clear();
@@ -105,19 +130,14 @@ impl IplArea {
         for lbn in 0..self.host_pages / m {
             let mut used = 0u32;
             let mut open = true;
-            for k in 0..self.log_pages {
-                let lpn = self.log_lpn(lbn, k);
-                match ftl.sector_mask(lpn) {
-                    Some(mask) if open => {
-                        used += mask.count_ones();
-                        open = mask == full;
-                    }
-                    // A log page beyond a gap is a stale copy whose trim did not survive.
-                    Some(_) => {
-                        ftl.trim(lpn, 0)?;
-                    }
-                    None => open = false,
+            for lpn in self.surviving_log_pages(ftl, lbn)? {
+                let mask = ftl.sector_mask(lpn).unwrap_or(full);
+                if !open {
+                    ftl.discard(lpn)?;
+                    continue;
                 }
+                used += mask.count_ones();
+                open = mask == full;
             }
             if used > 0 {
                 let dead = LogRecord { offset: u32::MAX, len: 0, fingerprint: 0 };
@@ -211,7 +231,7 @@ impl LogArea for IplArea {
         let Some(records) = self.logs.remove(&lbn) else { return Ok(now_ns) };
         let mut done = now_ns;
         for k in 0..(records.len() as u32).div_ceil(self.sectors_per_page) {
-            done = done.max(ftl.trim(self.log_lpn(lbn, k), now_ns)?);
+            done = done.max(now_ns + ftl.discard(self.log_lpn(lbn, k))?);
         }
         Ok(done)
     }
@@ -274,15 +294,11 @@ impl LogArea for IplArea {
         for lbn in 0..self.host_pages / m {
             let mut records = Vec::new();
             let mut open = true;
-            for k in 0..self.log_pages {
-                let lpn = self.log_lpn(lbn, k);
-                if !ftl.is_mapped(lpn) {
-                    open = false;
-                    continue;
-                }
+            let pages = self.surviving_log_pages(ftl, lbn)?;
+            for &lpn in &pages {
                 if !open {
-                    // A log page beyond a gap is a stale copy whose trim did not survive.
-                    ftl.trim(lpn, 0)?;
+                    // A log page after one that is not full is a stale copy.
+                    ftl.discard(lpn)?;
                     continue;
                 }
                 let (PageData::Bytes(bytes), _) = ftl.read(lpn, 0)? else { unreachable!("bytes mode reads bytes") };
@@ -303,7 +319,12 @@ impl LogArea for IplArea {
                     records.push(LogRecord { offset, len: len as u32, fingerprint: 0 });
                 }
             }
-            if !records.is_empty() {
+            if records.iter().all(|r: &LogRecord| r.offset == u32::MAX) {
+                // Nothing in the log applies any more: it starts afresh in new pages.
+                for &lpn in &pages {
+                    ftl.discard(lpn)?;
+                }
+            } else {
                 self.logs.insert(lbn, records);
             }
         }

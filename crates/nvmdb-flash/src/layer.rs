@@ -6,7 +6,7 @@
 //! [`Pcm`](nvmdb_device::Pcm) in storage mode) and keep their counters in
 //! [`StoreStats`].
 
-use nvmdb_device::{DeviceError, PageData};
+use nvmdb_device::{DeviceError, PageData, PowerSwitch};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
@@ -24,6 +24,10 @@ pub enum FlashError {
     Config(String),
     #[error("bad request: {0}")]
     Request(String),
+    /// The store's [`PowerSwitch`] refused a device write: the power is cut, and the
+    /// store's volatile state is no longer trustworthy until [`PageStore::power_cycle`].
+    #[error("power cut: device write {0} refused")]
+    PowerCut(u64),
 }
 
 /// Counters every layer keeps. Units are last in the name; a layer leaves at zero what
@@ -179,6 +183,12 @@ pub trait PageStore {
     /// return [`FlashError::Config`] naming why.
     fn power_cycle(&mut self) -> Result<(), FlashError> {
         Err(FlashError::Config("this storage layer cannot recover from a power loss".into()))
+    }
+    /// The one switch every device write of the stack passes through (flash programs and
+    /// erases, PCM writes), for crash tests that cut the power before a given write; `None`
+    /// for layers that cannot recover. [`PageStore::power_cycle`] restores the power.
+    fn power_switch(&mut self) -> Option<&mut PowerSwitch> {
+        None
     }
     /// Wear and space figures (layers without flash of their own forward their inner
     /// layer's; the default reports nothing).

@@ -19,6 +19,14 @@
 //! the old copies become garbage that the FTL's GC reclaims. A merge's flash time (its
 //! reads and programs, and any GC it triggers beyond the FTL's own count) is counted in
 //! `gc_time_ns`, the same way for every scheme.
+//!
+//! Recovery after a power loss (which may cut any device write: the FTL's
+//! [`PowerSwitch`](nvmdb_device::PowerSwitch) is shared by the area's PCM writes) rests
+//! on one rule: every record carries a write sequence number from the FTL's counter, and
+//! it applies to a page only while it is newer than the page's flash copy (or trim
+//! record). So a merge writes the block's pages before it drops their records, an
+//! out-of-place write or a trim makes the page's records stale by writing to flash, and
+//! the FTL recovers first, then the area ([`LogArea::recover`]) keeps only what is newer.
 
 use nvmdb_device::{PageContent, PageData};
 use rand::{Rng, SeedableRng};
@@ -330,6 +338,10 @@ impl<A: LogArea> PageStore for LogStore<A> {
     fn power_cycle(&mut self) -> Result<(), FlashError> {
         self.ftl.power_cycle()?;
         self.area.recover(&mut self.ftl, self.host_pages)
+    }
+
+    fn power_switch(&mut self) -> Option<&mut nvmdb_device::PowerSwitch> {
+        self.ftl.power_switch()
     }
 
     fn stats(&self) -> StoreStats {

@@ -104,6 +104,8 @@ pub struct PcmLogArea {
     use_seq: u64,
     /// Set by [`PcmLogStore::set_offline_future`]: Belady's bound replaces the policy.
     oracle: Option<Oracle>,
+    /// Scratch rows for the replacement policy, reused.
+    rows: Vec<PBlockView>,
 }
 
 /// The PCM log buffer above the page-mapped FTL.
@@ -171,6 +173,7 @@ impl PcmLogArea {
             policy: params.config.buffer.replacement,
             use_seq: 0,
             oracle: None,
+            rows: Vec::new(),
         })
     }
 
@@ -198,12 +201,13 @@ impl PcmLogArea {
         self.pcm_free_at_ns
     }
 
-    fn write_table_row(&mut self, pblock: u32, now_ns: u64) -> Result<u64, FlashError> {
+    fn write_table_row(&mut self, ftl: &mut PageFtl, pblock: u32, now_ns: u64) -> Result<u64, FlashError> {
         let row = self.pblocks[pblock as usize];
         let mut bytes = [0u8; TABLE_ROW_BYTES as usize];
         bytes[0..4].copy_from_slice(&(row.fblock.map_or(0, |f| f + 1) as u32).to_le_bytes());
         bytes[4..8].copy_from_slice(&pblock.to_le_bytes());
         bytes[8..16].copy_from_slice(&row.popularity.to_le_bytes());
+        ftl.admit()?;
         let ns = self.pcm.storage_write(u64::from(pblock) * TABLE_ROW_BYTES, &bytes)?;
         Ok(self.pcm_op(now_ns, ns))
     }
@@ -245,7 +249,9 @@ impl PcmLogArea {
         if let Some(&p) = self.fmap.get(&lbn) {
             return Ok(p);
         }
-        if let Some(p) = self.pblocks.iter().position(|p| p.fblock.is_none()) {
+        // Every assigned P-block is in `fmap`: only look for a free one if there is one.
+        let free = (self.fmap.len() < self.pblocks.len()).then(|| self.pblocks.iter().position(|p| p.fblock.is_none()));
+        if let Some(p) = free.flatten() {
             self.pblocks[p].fblock = Some(lbn);
             self.fmap.insert(lbn, p as u32);
             return Ok(p as u32);
@@ -257,12 +263,10 @@ impl PcmLogArea {
                 choose_victim_offline(&next)
             }
             None => {
-                let rows: Vec<PBlockView> = self
-                    .pblocks
-                    .iter()
-                    .map(|p| PBlockView { popularity: p.popularity, last_use: p.last_use })
-                    .collect();
-                choose_victim(self.policy, &rows)
+                self.rows.clear();
+                self.rows
+                    .extend(self.pblocks.iter().map(|p| PBlockView { popularity: p.popularity, last_use: p.last_use }));
+                choose_victim(self.policy, &self.rows)
             }
         }
         .expect("at least one P-block");
@@ -287,7 +291,7 @@ impl LogArea for PcmLogArea {
         })
     }
 
-    fn append(&mut self, _ftl: &mut PageFtl, update: &Update, now_ns: u64) -> Result<Append, FlashError> {
+    fn append(&mut self, ftl: &mut PageFtl, update: &Update, now_ns: u64) -> Result<Append, FlashError> {
         // Case 3: the sector keeps the change against the flash copy.
         let (ranges, ready_ns) = match update.base_change {
             Some(base) => (base.to_vec(), now_ns),
@@ -313,6 +317,7 @@ impl LogArea for PcmLogArea {
         record.extend_from_slice(&update.seq.to_le_bytes());
         record.extend_from_slice(&(update.lpn as u32).to_le_bytes());
         record.extend(encode_record(&ranges, update.fingerprint, update.page, update.salt));
+        ftl.admit()?;
         let ns = self.pcm.storage_write(self.sector_addr(pblock, update.offset), &record)?;
         let index = self.sector_index(pblock, update.offset);
         self.sector_len[index] = record.len() as u16;
@@ -321,7 +326,7 @@ impl LogArea for PcmLogArea {
         let row = &mut self.pblocks[pblock as usize];
         row.popularity += 1;
         row.last_use = self.use_seq;
-        let done = done.max(self.write_table_row(pblock, done)?);
+        let done = done.max(self.write_table_row(ftl, pblock, done)?);
         let first = self.sector_index(pblock, 0);
         let all_altered = self.sector_len[first..first + self.sectors_per_pblock as usize].iter().all(|&l| l != 0);
         Ok(Append::Logged { done_ns: done, merge: all_altered.then_some(update.lbn) })
@@ -336,12 +341,12 @@ impl LogArea for PcmLogArea {
         Ok(now_ns)
     }
 
-    fn drop_block(&mut self, _ftl: &mut PageFtl, lbn: u64, now_ns: u64) -> Result<u64, FlashError> {
+    fn drop_block(&mut self, ftl: &mut PageFtl, lbn: u64, now_ns: u64) -> Result<u64, FlashError> {
         let Some(pblock) = self.fmap.remove(&lbn) else { return Ok(now_ns) };
         self.pblocks[pblock as usize] = PBlock::default();
         let first = self.sector_index(pblock, 0);
         self.sector_len[first..first + self.sectors_per_pblock as usize].fill(0);
-        self.write_table_row(pblock, now_ns)
+        self.write_table_row(ftl, pblock, now_ns)
     }
 
     fn logged_offsets(&self, lbn: u64) -> Vec<u32> {

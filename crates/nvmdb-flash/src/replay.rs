@@ -102,12 +102,12 @@ pub struct ReplayReport {
     pub power_cycles: u64,
     /// Pages written by the pre-fill (not in any other counter).
     pub prefilled_pages: u64,
-    /// Pages checked against the model of acknowledged writes (0 when no power loss was
-    /// asked for; in metadata-only mode only their being mapped is checked).
+    /// Pages checked against the model of acknowledged writes and trims (0 when no power
+    /// loss was asked for; in metadata-only mode only that written pages are mapped).
     pub verified_pages: u64,
     /// Checked pages that read as never written.
     pub lost_pages: u64,
-    /// Checked pages that read other data than last acknowledged.
+    /// Checked pages that read other data than last acknowledged (a trimmed page: any data).
     pub corrupt_pages: u64,
     /// Requests per simulated second.
     pub iops: f64,
@@ -359,8 +359,8 @@ struct Engine<'a> {
     last_completion_ns: u64,
     last_arrival_ns: u64,
     synthetic_id: u64,
-    /// What each written page must read back as (power-loss runs only).
-    model: Option<std::collections::BTreeMap<u64, PageData>>,
+    /// What each written page must read back as (power-loss runs only); `None`: trimmed.
+    model: Option<std::collections::BTreeMap<u64, Option<PageData>>>,
     power_cycles: u64,
     /// Added to every arrival time (the pre-fill's duration).
     time_offset_ns: u64,
@@ -488,7 +488,7 @@ impl<'a> Engine<'a> {
             Op::Read => Ok(self.store.read(lpn, now_ns)?.1),
             Op::Trim if whole => {
                 if let Some(model) = &mut self.model {
-                    model.remove(&lpn);
+                    model.insert(lpn, None);
                 }
                 self.store.trim(lpn, now_ns)
             }
@@ -574,7 +574,7 @@ impl<'a> Engine<'a> {
             }
             (_, d) => d.clone(),
         };
-        model.insert(lpn, expected);
+        model.insert(lpn, Some(expected));
     }
 
     fn synthetic(&mut self) -> PageData {
@@ -611,7 +611,7 @@ impl<'a> Engine<'a> {
 /// Reads every page of the model back after a power loss.
 struct Verifier<'a> {
     store: &'a mut dyn PageStore,
-    model: std::collections::BTreeMap<u64, PageData>,
+    model: std::collections::BTreeMap<u64, Option<PageData>>,
     content: PageContent,
 }
 
@@ -620,7 +620,7 @@ impl Verifier<'_> {
         if self.content == PageContent::None {
             // Metadata only: no content to compare, but every written page must still be
             // mapped.
-            report.verified_pages = self.model.len() as u64;
+            report.verified_pages = self.model.values().filter(|e| e.is_some()).count() as u64;
             report.lost_pages = report.verified_pages.saturating_sub(self.store.health().mapped_pages);
             return Ok(());
         }
@@ -630,6 +630,11 @@ impl Verifier<'_> {
             report.verified_pages += 1;
             let erased =
                 matches!(&data, PageData::Empty) || matches!(&data, PageData::Bytes(b) if b.iter().all(|&x| x == 0xFF));
+            let Some(expected) = expected else {
+                // Trimmed: the page must read as never written.
+                report.corrupt_pages += u64::from(!erased);
+                continue;
+            };
             if &data == expected {
                 continue;
             }

@@ -3,8 +3,8 @@
 //! the flash and PCM alone, finishes the trace, and checks every written page against a
 //! plain model of acknowledged writes. The trace mixes whole-page rewrites (out of
 //! place), small partial writes (logged), re-reads and enough traffic on a small flash to
-//! make the FTL collect garbage and the log schemes merge. Trims are left out: they are
-//! not durable (CONFIG.md).
+//! make the FTL collect garbage and the log schemes merge. Cuts at every device write,
+//! with trims, are in `power_cut.rs`.
 
 use nvmdb_device::{PageContent, PageData};
 use nvmdb_flash::config::{BufferKind, MergeKind};

@@ -8,17 +8,21 @@
 //! freed (overwrite, trim) or moved (garbage collection before an erase). The store can
 //! be bounded: beyond `dedup.max_entries` the least recently used fingerprint is dropped
 //! (its page stays, it just cannot be shared any more).
+//!
+//! After a power loss the FTL rebuilds the sharing from flash and the store's share map
+//! ([`store::Share`]), then the store itself from the live pages' contents
+//! ([`Dedup::rebuild`]).
 
 pub mod store;
 
 use std::collections::{BTreeMap, HashMap};
 
-use nvmdb_device::PageData;
+use nvmdb_device::{PageData, PowerSwitch};
 use sha1::{Digest, Sha1};
 
 use crate::config::DedupSection;
 use crate::layer::{FlashError, StoreStats};
-pub use store::{Fingerprint, FingerprintStore};
+pub use store::{Fingerprint, FingerprintStore, Share};
 
 /// The deduplication engine of one FTL.
 #[derive(Debug)]
@@ -35,12 +39,13 @@ pub struct Dedup {
 }
 
 impl Dedup {
-    /// A deduplication engine for a flash of `physical_pages`.
-    pub fn new(section: &DedupSection, physical_pages: u64) -> Result<Dedup, FlashError> {
+    /// A deduplication engine for a flash of `physical_pages` holding `logical_pages`.
+    pub fn new(section: &DedupSection, physical_pages: u64, logical_pages: u64) -> Result<Dedup, FlashError> {
         Ok(Dedup {
             store: FingerprintStore::new(
                 section.segments,
                 physical_pages,
+                logical_pages,
                 section.pcm_mb,
                 section.pcm_timing.timing(),
             )?,
@@ -109,9 +114,9 @@ impl Dedup {
 
     /// Records that physical page `ppn` now holds `fingerprint` (not stored before).
     /// Returns the PCM time, ns.
-    pub fn insert(&mut self, fingerprint: Fingerprint, ppn: u32) -> Result<u64, FlashError> {
-        let mut ns = self.store.insert(fingerprint, ppn)?;
-        ns += self.store.set_table(ppn, Some(&fingerprint))?;
+    pub fn insert(&mut self, power: &mut PowerSwitch, fingerprint: Fingerprint, ppn: u32) -> Result<u64, FlashError> {
+        let mut ns = self.store.insert(power, fingerprint, ppn)?;
+        ns += self.store.set_table(power, ppn, Some(&fingerprint))?;
         self.mark(ppn, true);
         self.touch(&fingerprint);
         if self.max_entries > 0 && self.store.entries() > self.max_entries {
@@ -120,39 +125,72 @@ impl Dedup {
             let (location, t) = self.store.lookup(&oldest)?;
             ns += t;
             let location = location.expect("an LRU fingerprint is stored");
-            ns += self.store.remove(&oldest, location)?.1;
-            ns += self.store.set_table(location, None)?;
+            ns += self.store.remove(power, &oldest, location)?.1;
+            ns += self.store.set_table(power, location, None)?;
             self.mark(location, false);
         }
         Ok(ns)
     }
 
     /// Physical page `ppn` was freed: drops its fingerprint. Returns the PCM time, ns.
-    pub fn forget(&mut self, ppn: u32) -> u64 {
+    pub fn forget(&mut self, power: &mut PowerSwitch, ppn: u32) -> Result<u64, FlashError> {
         if !self.has(ppn) {
-            return 0;
+            return Ok(0);
         }
-        let (fingerprint, mut ns) = self.store.table(ppn).expect("location table in range");
-        let (removed, t) = self.store.remove(&fingerprint, ppn).expect("fingerprint store in range");
+        let (fingerprint, mut ns) = self.store.table(ppn)?;
+        let (removed, t) = self.store.remove(power, &fingerprint, ppn)?;
         assert!(removed, "a page with a location-table entry has its fingerprint stored");
-        ns += t + self.store.set_table(ppn, None).expect("location table in range");
+        ns += t + self.store.set_table(power, ppn, None)?;
         self.mark(ppn, false);
         self.untouch(&fingerprint);
-        ns
+        Ok(ns)
     }
 
     /// Physical page `old` was copied to `new`. Returns the PCM time, ns.
-    pub fn relocate(&mut self, old: u32, new: u32) -> u64 {
+    pub fn relocate(&mut self, power: &mut PowerSwitch, old: u32, new: u32) -> Result<u64, FlashError> {
         if !self.has(old) {
-            return 0;
+            return Ok(0);
         }
-        let (fingerprint, mut ns) = self.store.table(old).expect("location table in range");
-        ns += self.store.set_location(&fingerprint, new).expect("fingerprint store in range");
-        ns += self.store.set_table(old, None).expect("location table in range");
-        ns += self.store.set_table(new, Some(&fingerprint)).expect("location table in range");
+        let (fingerprint, mut ns) = self.store.table(old)?;
+        ns += self.store.set_location(power, &fingerprint, new)?;
+        ns += self.store.set_table(power, old, None)?;
+        ns += self.store.set_table(power, new, Some(&fingerprint))?;
         self.mark(old, false);
         self.mark(new, true);
-        ns
+        Ok(ns)
+    }
+
+    /// Records in PCM that logical page `lpn` now shares the page `share` names (a hit).
+    /// Returns the PCM time, ns.
+    pub fn set_share(&mut self, power: &mut PowerSwitch, lpn: u32, share: Share) -> Result<u64, FlashError> {
+        self.store.set_share(power, lpn, share)
+    }
+
+    /// Logical page `lpn`'s share-map slot, read from PCM (recovery).
+    pub fn share(&mut self, lpn: u32) -> Result<Option<Share>, FlashError> {
+        Ok(self.store.share(lpn)?.0)
+    }
+
+    /// Rebuilds the store after a power loss from the live pages' fingerprints, in the
+    /// order given (a fingerprint seen twice keeps its first page). Returns the PCM time, ns.
+    pub fn rebuild(
+        &mut self,
+        power: &mut PowerSwitch,
+        pages: impl IntoIterator<Item = (Fingerprint, u32)>,
+    ) -> Result<u64, FlashError> {
+        self.store.clear();
+        self.has_entry.fill(0);
+        self.lru.clear();
+        self.lru_tick.clear();
+        let mut ns = 0;
+        for (fingerprint, ppn) in pages {
+            let (found, t) = self.store.lookup(&fingerprint)?;
+            ns += t;
+            if found.is_none() {
+                ns += self.insert(power, fingerprint, ppn)?;
+            }
+        }
+        Ok(ns)
     }
 
     /// Adds the engine's counters (lookups, comparisons, PCM) into `stats`.

@@ -4,6 +4,12 @@
 //! PCM layout (byte addresses):
 //! - `[0, physical_pages · 20)`: the location → fingerprint table, 20 bytes per physical
 //!   page (the reverse half of the bidirectional map).
+//! - `[share_base, share_base + logical_pages · 20)`: the share map, 20 bytes per logical
+//!   page: the identity of the physical page it last came to share by a deduplication hit
+//!   (that page's own logical page `u32` and write sequence number `u64`, as its spare
+//!   area says, which GC copies keep) and the sequence number of the hit (`u64`; 0 = none).
+//!   Recovery maps a logical page to the page its slot names when the slot is newer than
+//!   every flash record of the page.
 //! - after it, 4 KB buckets. A fingerprint `f` (its first 8 bytes, little-endian) lives
 //!   in segment `f mod N`; a segment is a list of buckets with disjoint fingerprint
 //!   ranges, in ascending order; a bucket holds up to 170 sorted 24-byte entries
@@ -13,11 +19,16 @@
 //! and largest fingerprints (kept in the controller's bucket headers), then binary
 //! searches the one bucket whose range holds the fingerprint, reading each probed entry
 //! from PCM. Every fingerprint comparison is counted.
+//!
+//! Every PCM write passes through the FTL's [`PowerSwitch`]. The bucket headers are the
+//! controller's, so after a power loss the buckets and the location table are rebuilt
+//! ([`FingerprintStore::clear`], then inserts) from the live pages' contents in flash;
+//! only the share map is read back.
 
 use std::cmp::Ordering;
 
 use nvmdb_device::pcm::{words_to_bytes, LINE_BYTES};
-use nvmdb_device::{Pcm, PcmConfig, PcmStorageTiming};
+use nvmdb_device::{Pcm, PcmConfig, PcmStorageTiming, PowerSwitch};
 
 use crate::layer::FlashError;
 
@@ -32,6 +43,20 @@ pub const BUCKET_BYTES: u64 = 4096;
 pub const BUCKET_ENTRIES: usize = (BUCKET_BYTES / ENTRY_BYTES) as usize;
 /// Bytes per location-table slot.
 const SLOT_BYTES: u64 = 20;
+/// Bytes per share-map slot.
+const SHARE_BYTES: u64 = 20;
+
+/// A share-map slot: the shared page's identity (its own logical page and write sequence
+/// number) and the hit's sequence number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Share {
+    /// The logical page the shared physical page was written for.
+    pub owner: u32,
+    /// Its write sequence number.
+    pub owner_seq: u64,
+    /// The hit's write sequence number.
+    pub seq: u64,
+}
 
 #[derive(Debug, Clone, Copy)]
 struct Bucket {
@@ -57,27 +82,35 @@ pub struct FingerprintStore {
     segments: Vec<Vec<Bucket>>,
     free_buckets: Vec<u64>,
     next_bucket_addr: u64,
+    share_base: u64,
+    bucket_base: u64,
     entries: u64,
     /// Fingerprint comparisons made by lookups.
     pub comparisons: u64,
 }
 
 impl FingerprintStore {
-    /// A store for a flash of `physical_pages`, with `bucket_mb` MiB of PCM for buckets.
+    /// A store for a flash of `physical_pages` holding `logical_pages`, with `bucket_mb`
+    /// MiB of PCM for buckets.
     pub fn new(
         segments: u32,
         physical_pages: u64,
+        logical_pages: u64,
         bucket_mb: u64,
         timing: PcmStorageTiming,
     ) -> Result<FingerprintStore, FlashError> {
         let table_bytes = (physical_pages * SLOT_BYTES).div_ceil(BUCKET_BYTES) * BUCKET_BYTES;
-        let mut config = PcmConfig::new(table_bytes + bucket_mb.max(1) * (1 << 20));
+        let share_bytes = (logical_pages * SHARE_BYTES).div_ceil(BUCKET_BYTES) * BUCKET_BYTES;
+        let bucket_base = table_bytes + share_bytes;
+        let mut config = PcmConfig::new(bucket_base + bucket_mb.max(1) * (1 << 20));
         config.storage = timing;
         Ok(FingerprintStore {
             pcm: Pcm::new(config)?,
             segments: vec![Vec::new(); segments as usize],
             free_buckets: Vec::new(),
-            next_bucket_addr: table_bytes,
+            next_bucket_addr: bucket_base,
+            share_base: table_bytes,
+            bucket_base,
             entries: 0,
             comparisons: 0,
         })
@@ -97,6 +130,40 @@ impl FingerprintStore {
     /// Fingerprints stored.
     pub fn entries(&self) -> u64 {
         self.entries
+    }
+
+    /// Forgets every bucket (their headers are volatile): the store is empty, its PCM
+    /// bytes left as they are, to be overwritten by later inserts.
+    pub fn clear(&mut self) {
+        self.segments.iter_mut().for_each(Vec::clear);
+        self.free_buckets.clear();
+        self.next_bucket_addr = self.bucket_base;
+        self.entries = 0;
+    }
+
+    /// Writes `bytes` at `addr`, admitted by `power`.
+    fn write(&mut self, power: &mut PowerSwitch, addr: u64, bytes: &[u8]) -> Result<u64, FlashError> {
+        power.admit().map_err(FlashError::PowerCut)?;
+        Ok(self.pcm.storage_write(addr, bytes)?)
+    }
+
+    /// Writes logical page `lpn`'s share-map slot. Returns the PCM time, ns.
+    pub fn set_share(&mut self, power: &mut PowerSwitch, lpn: u32, share: Share) -> Result<u64, FlashError> {
+        let mut bytes = [0u8; SHARE_BYTES as usize];
+        bytes[..4].copy_from_slice(&share.owner.to_le_bytes());
+        bytes[4..12].copy_from_slice(&share.owner_seq.to_le_bytes());
+        bytes[12..].copy_from_slice(&share.seq.to_le_bytes());
+        self.write(power, self.share_base + u64::from(lpn) * SHARE_BYTES, &bytes)
+    }
+
+    /// Reads logical page `lpn`'s share-map slot (`None` if it never shared); returns it and
+    /// the PCM time, ns.
+    pub fn share(&mut self, lpn: u32) -> Result<(Option<Share>, u64), FlashError> {
+        let (bytes, ns) = self.read(self.share_base + u64::from(lpn) * SHARE_BYTES, SHARE_BYTES)?;
+        let owner = u32::from_le_bytes(bytes[..4].try_into().expect("4 bytes"));
+        let owner_seq = u64::from_le_bytes(bytes[4..12].try_into().expect("8 bytes"));
+        let seq = u64::from_le_bytes(bytes[12..].try_into().expect("8 bytes"));
+        Ok(((seq != 0).then_some(Share { owner, owner_seq, seq }), ns))
     }
 
     fn segment_of(&self, fingerprint: &Fingerprint) -> usize {
@@ -161,6 +228,7 @@ impl FingerprintStore {
     /// Writes `entries[from..]` to a bucket at `addr`, clearing `clear` slots after them.
     fn write_entries(
         &mut self,
+        power: &mut PowerSwitch,
         addr: u64,
         entries: &[(Fingerprint, u32)],
         from: usize,
@@ -171,7 +239,7 @@ impl FingerprintStore {
         if bytes.is_empty() {
             return Ok(0);
         }
-        Ok(self.pcm.storage_write(addr + from as u64 * ENTRY_BYTES, &bytes)?)
+        self.write(power, addr + from as u64 * ENTRY_BYTES, &bytes)
     }
 
     fn new_bucket(&mut self) -> Result<u64, FlashError> {
@@ -187,7 +255,12 @@ impl FingerprintStore {
     }
 
     /// Inserts a fingerprint that is not stored; returns the PCM time, ns.
-    pub fn insert(&mut self, fingerprint: Fingerprint, location: u32) -> Result<u64, FlashError> {
+    pub fn insert(
+        &mut self,
+        power: &mut PowerSwitch,
+        fingerprint: Fingerprint,
+        location: u32,
+    ) -> Result<u64, FlashError> {
         let segment = self.segment_of(&fingerprint);
         if self.segments[segment].is_empty() {
             let addr = self.new_bucket()?;
@@ -202,17 +275,17 @@ impl FingerprintStore {
         entries.insert(at, (fingerprint, location));
         self.entries += 1;
         if entries.len() <= BUCKET_ENTRIES {
-            ns += self.write_entries(bucket.addr, &entries, at, 0)?;
+            ns += self.write_entries(power, bucket.addr, &entries, at, 0)?;
             self.segments[segment][b] = summarise(bucket.addr, &entries);
             return Ok(ns);
         }
         // Split: the upper half moves to a new bucket right after this one.
         let upper = entries.split_off(entries.len() / 2);
         let addr = self.new_bucket()?;
-        ns += self.write_entries(addr, &upper, 0, 0)?;
+        ns += self.write_entries(power, addr, &upper, 0, 0)?;
         let from = at.min(entries.len());
         // The bucket held `entries.len() + upper.len() - 1` entries before; clear the rest.
-        ns += self.write_entries(bucket.addr, &entries, from, upper.len() - 1)?;
+        ns += self.write_entries(power, bucket.addr, &entries, from, upper.len() - 1)?;
         self.segments[segment][b] = summarise(bucket.addr, &entries);
         self.segments[segment].insert(b + 1, summarise(addr, &upper));
         Ok(ns)
@@ -220,7 +293,12 @@ impl FingerprintStore {
 
     /// Removes a fingerprint if it is stored at `location`; returns whether it was, and
     /// the PCM time, ns.
-    pub fn remove(&mut self, fingerprint: &Fingerprint, location: u32) -> Result<(bool, u64), FlashError> {
+    pub fn remove(
+        &mut self,
+        power: &mut PowerSwitch,
+        fingerprint: &Fingerprint,
+        location: u32,
+    ) -> Result<(bool, u64), FlashError> {
         let (slot, mut ns) = self.find(fingerprint)?;
         let Some(slot) = slot.filter(|s| s.location == location) else {
             return Ok((false, ns));
@@ -230,7 +308,7 @@ impl FingerprintStore {
         ns += t;
         entries.remove(slot.index);
         self.entries -= 1;
-        ns += self.write_entries(bucket.addr, &entries, slot.index, 1)?;
+        ns += self.write_entries(power, bucket.addr, &entries, slot.index, 1)?;
         if entries.is_empty() {
             self.segments[slot.segment].remove(slot.bucket);
             self.free_buckets.push(bucket.addr);
@@ -241,20 +319,30 @@ impl FingerprintStore {
     }
 
     /// Changes a stored fingerprint's location; returns the PCM time, ns.
-    pub fn set_location(&mut self, fingerprint: &Fingerprint, location: u32) -> Result<u64, FlashError> {
+    pub fn set_location(
+        &mut self,
+        power: &mut PowerSwitch,
+        fingerprint: &Fingerprint,
+        location: u32,
+    ) -> Result<u64, FlashError> {
         let (slot, mut ns) = self.find(fingerprint)?;
         let slot = slot.expect("a relocated page's fingerprint is stored");
         let bucket = self.segments[slot.segment][slot.bucket];
         let addr = bucket.addr + slot.index as u64 * ENTRY_BYTES + SLOT_BYTES;
-        ns += self.pcm.storage_write(addr, &location.to_le_bytes())?;
+        ns += self.write(power, addr, &location.to_le_bytes())?;
         Ok(ns)
     }
 
     /// The location table's entry for a physical page: written with `Some`, cleared with
     /// `None`. Returns the PCM time, ns.
-    pub fn set_table(&mut self, location: u32, fingerprint: Option<&Fingerprint>) -> Result<u64, FlashError> {
+    pub fn set_table(
+        &mut self,
+        power: &mut PowerSwitch,
+        location: u32,
+        fingerprint: Option<&Fingerprint>,
+    ) -> Result<u64, FlashError> {
         let bytes = fingerprint.copied().unwrap_or([0; 20]);
-        Ok(self.pcm.storage_write(u64::from(location) * SLOT_BYTES, &bytes)?)
+        self.write(power, u64::from(location) * SLOT_BYTES, &bytes)
     }
 
     /// Reads the location table's entry for a physical page; returns it and the PCM time.
@@ -346,11 +434,12 @@ mod tests {
 
     #[test]
     fn insert_lookup_remove_across_bucket_splits() {
-        let mut store = FingerprintStore::new(4, 1024, 1, PcmStorageTiming::THESIS_TABLE_2_2).unwrap();
+        let mut store = FingerprintStore::new(4, 1024, 512, 1, PcmStorageTiming::THESIS_TABLE_2_2).unwrap();
+        let power = &mut PowerSwitch::new();
         let n = 2_000u64;
         for i in 0..n {
             let f = fp(i * 7919 % n);
-            store.insert(f, i as u32).unwrap();
+            store.insert(power, f, i as u32).unwrap();
         }
         store.check().unwrap();
         assert_eq!(store.entries(), n);
@@ -363,16 +452,16 @@ mod tests {
         // Range checks over a few buckets plus about log2(170) probes.
         let per_lookup = store.comparisons - before;
         assert!((2..40).contains(&per_lookup), "{per_lookup} comparisons");
-        store.set_location(&fp(3), 77).unwrap();
+        store.set_location(power, &fp(3), 77).unwrap();
         assert_eq!(store.lookup(&fp(3)).unwrap().0, Some(77));
-        assert!(!store.remove(&fp(3), 76).unwrap().0);
-        assert!(store.remove(&fp(3), 77).unwrap().0);
+        assert!(!store.remove(power, &fp(3), 76).unwrap().0);
+        assert!(store.remove(power, &fp(3), 77).unwrap().0);
         let mut removed = 1;
         for i in 0..n / 2 {
             let f = fp(i * 7919 % n);
             let (location, _) = store.lookup(&f).unwrap();
             if let Some(location) = location {
-                assert!(store.remove(&f, location).unwrap().0);
+                assert!(store.remove(power, &f, location).unwrap().0);
                 removed += 1;
             }
         }
@@ -384,11 +473,21 @@ mod tests {
 
     #[test]
     fn location_table_round_trips_in_pcm() {
-        let mut store = FingerprintStore::new(2, 100, 1, PcmStorageTiming::THESIS_TABLE_2_2).unwrap();
-        store.set_table(42, Some(&fp(9))).unwrap();
+        let mut store = FingerprintStore::new(2, 100, 50, 1, PcmStorageTiming::THESIS_TABLE_2_2).unwrap();
+        let power = &mut PowerSwitch::new();
+        store.set_table(power, 42, Some(&fp(9))).unwrap();
         assert_eq!(store.table(42).unwrap().0, fp(9));
         assert_eq!(store.peek_table(42), fp(9));
-        store.set_table(42, None).unwrap();
+        store.set_table(power, 42, None).unwrap();
         assert_eq!(store.table(42).unwrap().0, [0; 20]);
+        assert_eq!(store.share(7).unwrap().0, None);
+        let share = Share { owner: 3, owner_seq: 11, seq: 12 };
+        store.set_share(power, 7, share).unwrap();
+        assert_eq!(store.share(7).unwrap().0, Some(share));
+        // A cut refuses the write and leaves the slot as it was.
+        power.cut_before(power.writes());
+        let newer = Share { seq: 13, ..share };
+        assert_eq!(store.set_share(power, 7, newer), Err(FlashError::PowerCut(power.writes())));
+        assert_eq!(store.share(7).unwrap().0, Some(share));
     }
 }

@@ -8,20 +8,28 @@
 //! With deduplication, several logical pages may share one physical page: `refs` counts
 //! them, `p2l` names one owner and `extra_owners` the others, and the page is freed only
 //! when its last owner goes.
+//!
+//! Durability: every flash program and erase passes through the FTL's
+//! [`PowerSwitch`](nvmdb_device::PowerSwitch), which a log layer above shares for its PCM
+//! writes. A trim is durable: it programs a trim record. The recovery rules are on
+//! [`PageFtl::power_cycle`](crate::layer::PageStore::power_cycle) (see `impl PageStore`).
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
-use nvmdb_device::{FlashArray, FlashGeometry, PageData};
+use nvmdb_device::{FlashArray, FlashGeometry, PageContent, PageData, PowerSwitch};
 
 use crate::config::{GcPolicy, SsdConfig, WearLeveling};
-use crate::dedup::Dedup;
+use crate::dedup::{Dedup, Share};
 use crate::gc::{self, Candidate};
 use crate::layer::{FlashError, PageStore, StoreHealth, StoreStats};
 use crate::wear_level;
 
 /// Marks an unmapped entry of `l2p` / `p2l`.
 const UNMAPPED: u32 = u32::MAX;
+/// Set in a spare area's logical page (and in `p2l`) for a trim record: a page that says
+/// its logical page was trimmed at that write sequence number.
+const TRIM_BIT: u32 = 1 << 31;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum BlockState {
@@ -70,8 +78,18 @@ pub struct PageFtl {
     refs: Vec<u32>,
     /// Owners of shared pages other than the one `p2l` names.
     extra_owners: BTreeMap<u32, Vec<u32>>,
+    /// Write sequence number of each logical page's mapping (deduplication only: a
+    /// shared page's spare area names another page's write).
+    map_seq: Vec<u64>,
     /// Scratch list of GC candidates, reused.
     candidates: Vec<Candidate>,
+    /// Valid pages per plane (the sum of its blocks' `valid_pages`).
+    plane_valid: Vec<u64>,
+    /// Live trim records: trimmed logical page → the physical page recording the trim.
+    trims: BTreeMap<u32, u32>,
+    /// Every flash program and erase (and the deduplication's PCM writes) passes through
+    /// it; a log layer above passes its own PCM writes through it too ([`PageFtl::admit`]).
+    power: PowerSwitch,
     /// Sequence number of the next page write; each page's spare area holds its logical
     /// page and write sequence number ([`OOB_BYTES`]), from which [`PageFtl::reopen`]
     /// rebuilds the mapping.
@@ -117,6 +135,11 @@ impl PageFtl {
         }
         let flash = FlashArray::new(geometry, config.flash.timing.timing(), config.content)?;
         let logical_pages = config.logical_pages();
+        if logical_pages >= u64::from(TRIM_BIT) {
+            return Err(FlashError::Config(format!(
+                "{logical_pages} logical pages: the page FTL addresses at most 2^31 - 1"
+            )));
+        }
         let planes = geometry.planes();
         let ppb = u64::from(geometry.pages_per_block);
         // GC needs, per plane, the reserve plus an active block beyond the live data.
@@ -151,7 +174,11 @@ impl PageFtl {
             dedup: None,
             refs: Vec::new(),
             extra_owners: BTreeMap::new(),
+            map_seq: Vec::new(),
             candidates: Vec::new(),
+            plane_valid: vec![0; planes as usize],
+            trims: BTreeMap::new(),
+            power: PowerSwitch::new(),
             write_seq: 1,
             last_data_lpn: None,
             config: config.clone(),
@@ -160,8 +187,9 @@ impl PageFtl {
             ftl.release(block as u32);
         }
         if config.dedup.enabled {
-            ftl.dedup = Some(Dedup::new(&config.dedup, geometry.pages())?);
+            ftl.dedup = Some(Dedup::new(&config.dedup, geometry.pages(), logical_pages)?);
             ftl.refs = vec![0; geometry.pages() as usize];
+            ftl.map_seq = vec![0; logical_pages as usize];
         }
         Ok(ftl)
     }
@@ -177,6 +205,18 @@ impl PageFtl {
         self.blocks[block as usize].state = BlockState::Free;
         let plane = self.plane_of(block);
         self.planes[plane].free.push(Reverse((key, block)));
+    }
+
+    /// One more (`up`) or one fewer valid page in `block`.
+    fn count_valid(&mut self, block: usize, up: bool) {
+        let plane = self.plane_of(block as u32);
+        if up {
+            self.blocks[block].valid_pages += 1;
+            self.plane_valid[plane] += 1;
+        } else {
+            self.blocks[block].valid_pages -= 1;
+            self.plane_valid[plane] -= 1;
+        }
     }
 
     /// The next free page of a plane, opening a new active block when needed.
@@ -210,9 +250,10 @@ impl PageFtl {
         now_ns: u64,
     ) -> Result<(u32, u64), FlashError> {
         let ppn = self.allocate(plane, now_ns)?;
+        self.admit()?;
         let timing = self.flash.program_page_with_spare(ppn, data, &oob(lpn, seq), now_ns)?;
         let block = self.geometry.block_of(ppn) as usize;
-        self.blocks[block].valid_pages += 1;
+        self.count_valid(block, true);
         self.blocks[block].last_write_ns = now_ns;
         Ok((ppn as u32, timing.end_ns))
     }
@@ -239,11 +280,12 @@ impl PageFtl {
             let run = (mask >> sector).trailing_ones();
             let part = sector_slice(data, sector, run);
             let with = spare.take().unwrap_or(&[]);
+            self.admit()?;
             done_ns = done_ns.max(self.flash.program_sectors_with_spare(ppn, sector, &part, run, with, now_ns)?.end_ns);
             sector += run;
         }
         let block = self.geometry.block_of(ppn) as usize;
-        self.blocks[block].valid_pages += 1;
+        self.count_valid(block, true);
         self.blocks[block].last_write_ns = now_ns;
         Ok((ppn as u32, done_ns))
     }
@@ -306,10 +348,11 @@ impl PageFtl {
                 }
             };
             gc_ns += (read.end_ns - read.start_ns) + self.flash.timing().program_ns;
-            self.move_page(old as u32, new);
+            self.move_page(old as u32, new)?;
             self.stats.gc_page_copies += 1;
         }
         assert_eq!(self.blocks[victim as usize].valid_pages, 0, "an evacuated block holds no live page");
+        self.admit()?;
         let erase = self.flash.erase_block(u64::from(victim), now_ns)?;
         self.stats.gc_time_ns += gc_ns + (erase.end_ns - erase.start_ns);
         self.release(victim);
@@ -342,11 +385,15 @@ impl PageFtl {
     }
 
     /// Points every owner of `old` at `new` (GC copy).
-    fn move_page(&mut self, old: u32, new: u32) {
+    fn move_page(&mut self, old: u32, new: u32) -> Result<(), FlashError> {
         let owner = std::mem::replace(&mut self.p2l[old as usize], UNMAPPED);
         self.p2l[new as usize] = owner;
+        self.count_valid(self.geometry.block_of(u64::from(old)) as usize, false);
+        if owner & TRIM_BIT != 0 {
+            self.trims.insert(owner & !TRIM_BIT, new);
+            return Ok(());
+        }
         self.l2p[owner as usize] = new;
-        self.blocks[self.geometry.block_of(u64::from(old)) as usize].valid_pages -= 1;
         if let Some(dedup) = &mut self.dedup {
             self.refs[new as usize] = std::mem::take(&mut self.refs[old as usize]);
             if let Some(others) = self.extra_owners.remove(&old) {
@@ -355,17 +402,18 @@ impl PageFtl {
                 }
                 self.extra_owners.insert(new, others);
             }
-            let pcm_ns = dedup.relocate(old, new);
+            let pcm_ns = dedup.relocate(&mut self.power, old, new)?;
             self.stats.gc_time_ns += pcm_ns;
         }
+        Ok(())
     }
 
     /// Removes `lpn`'s mapping, freeing its physical page if no other page shares it.
     /// Returns PCM time spent updating the fingerprint store, ns.
-    fn unmap(&mut self, lpn: u32) -> u64 {
+    fn unmap(&mut self, lpn: u32) -> Result<u64, FlashError> {
         let ppn = std::mem::replace(&mut self.l2p[lpn as usize], UNMAPPED);
         if ppn == UNMAPPED {
-            return 0;
+            return Ok(0);
         }
         self.mapped_pages -= 1;
         if self.dedup.is_some() {
@@ -382,20 +430,32 @@ impl PageFtl {
                 self.extra_owners.remove(&ppn);
             }
             if self.refs[ppn as usize] > 0 {
-                return 0;
+                return Ok(0);
             }
         }
         assert!(self.p2l[ppn as usize] == UNMAPPED || self.p2l[ppn as usize] == lpn, "p2l names the owner");
         self.p2l[ppn as usize] = UNMAPPED;
-        self.blocks[self.geometry.block_of(u64::from(ppn)) as usize].valid_pages -= 1;
+        self.count_valid(self.geometry.block_of(u64::from(ppn)) as usize, false);
         self.live_physical_pages -= 1;
-        self.dedup.as_mut().map_or(0, |d| d.forget(ppn))
+        match &mut self.dedup {
+            Some(dedup) => dedup.forget(&mut self.power, ppn),
+            None => Ok(0),
+        }
     }
 
-    /// Maps `lpn` to `ppn` (a fresh page, or with deduplication a shared one).
-    fn map(&mut self, lpn: u32, ppn: u32) {
+    /// Maps `lpn` to `ppn` (a fresh page, or with deduplication a shared one) by the write
+    /// numbered `seq`.
+    fn map(&mut self, lpn: u32, ppn: u32, seq: u64) {
         self.l2p[lpn as usize] = ppn;
+        if let Some(slot) = self.map_seq.get_mut(lpn as usize) {
+            *slot = seq;
+        }
         self.mapped_pages += 1;
+        // A write supersedes the page's trim record, which becomes garbage.
+        if let Some(record) = self.trims.remove(&lpn) {
+            self.p2l[record as usize] = UNMAPPED;
+            self.count_valid(self.geometry.block_of(u64::from(record)) as usize, false);
+        }
         if self.dedup.is_some() {
             self.refs[ppn as usize] += 1;
             if self.refs[ppn as usize] > 1 {
@@ -417,12 +477,13 @@ impl PageFtl {
 
     /// Writes a new physical copy of `lpn` on some plane, collecting garbage first.
     fn write_new(&mut self, lpn: u32, data: &PageData, now_ns: u64) -> Result<u64, FlashError> {
-        // The old copy is dead from now on, so garbage collection need not copy it.
-        let now_ns = now_ns + self.unmap(lpn);
+        // The old copy stays live while garbage collection makes room: it is the page's
+        // only durable copy until the new one is programmed.
         let plane = self.make_room(now_ns)?;
+        let now_ns = now_ns + self.unmap(lpn)?;
         let seq = self.next_write_seq();
         let (ppn, done_ns) = self.program(plane, lpn, seq, data, now_ns)?;
-        self.map(lpn, ppn);
+        self.map(lpn, ppn, seq);
         self.note_data_write(lpn);
         Ok(done_ns)
     }
@@ -447,6 +508,7 @@ impl PageFtl {
             self.next_plane = (self.next_plane + 1) % planes;
             match self.collect(plane, now_ns) {
                 Ok(()) => return Ok(plane),
+                Err(e @ FlashError::PowerCut(_)) => return Err(e),
                 Err(e) => last_error = Some(e),
             }
         }
@@ -467,48 +529,99 @@ impl PageFtl {
         self.write_seq = self.write_seq.max(seq + 1);
     }
 
-    /// The write sequence number of a logical page's flash copy.
+    /// The write sequence number of a logical page's mapping: its flash copy's, or with
+    /// deduplication the hit's that made it share its page.
     pub fn page_seq(&self, lpn: u64) -> Option<u64> {
         let ppn = *self.l2p.get(lpn as usize)?;
         if ppn == UNMAPPED {
             return None;
         }
+        if let Some(&seq) = self.map_seq.get(lpn as usize) {
+            return Some(seq);
+        }
         self.flash.spare(u64::from(ppn)).and_then(parse_oob).map(|(_, seq)| seq)
     }
 
     /// Rebuilds the FTL after a power loss from what survives: the flash array (its pages'
-    /// out-of-band records and write pointers). The newest copy of each logical page (the
-    /// highest write sequence number) is mapped; every other programmed page is garbage.
-    /// Deduplication's sharing is not recoverable this way (a page's spare area names one
-    /// owner), so a deduplicating FTL refuses. Trims are not logged: a trimmed page comes
-    /// back with its last data.
-    pub fn reopen(config: &SsdConfig, flash: FlashArray) -> Result<PageFtl, FlashError> {
-        if config.dedup.enabled {
-            return Err(FlashError::Config("a deduplicating FTL cannot be recovered after a power loss".into()));
-        }
+    /// out-of-band records and write pointers) and, with deduplication, the PCM of
+    /// `dedup` (the engine from before the loss; its volatile parts are rebuilt). The
+    /// rebuild's own writes pass through `power`, which the FTL keeps. See
+    /// [`PageFtl::power_cycle`](crate::layer::PageStore::power_cycle) for the rules.
+    pub fn reopen(
+        config: &SsdConfig,
+        flash: FlashArray,
+        dedup: Option<Dedup>,
+        power: PowerSwitch,
+    ) -> Result<PageFtl, FlashError> {
         let geometry = *flash.geometry();
         let mut ftl = PageFtl::with_geometry(config, geometry)?;
         ftl.flash = flash;
+        ftl.power = power;
+        if ftl.dedup.is_some() {
+            ftl.dedup = Some(dedup.ok_or_else(|| {
+                FlashError::Config("a deduplicating FTL recovers with its fingerprint store's PCM".into())
+            })?);
+        }
         let ppb = u64::from(geometry.pages_per_block);
-        let mut newest: Vec<(u64, u32)> = vec![(0, UNMAPPED); ftl.logical_pages as usize];
+        // Per logical page, its newest record: (sequence number, programmed sectors,
+        // physical page, whether it is a trim record).
+        let mut newest: Vec<(u64, u32, u32, bool)> = vec![(0, 0, UNMAPPED, false); ftl.logical_pages as usize];
+        // Deduplication: each data page by its identity (logical page, sequence number).
+        let mut by_identity: std::collections::HashMap<(u32, u64), (u32, u32)> = std::collections::HashMap::new();
         let mut block_seq = vec![0u64; geometry.blocks() as usize];
         for block in 0..geometry.blocks() {
             for page in 0..u64::from(ftl.flash.write_pointer(block)) {
                 let ppn = block * ppb + page;
-                let Some((lpn, seq)) = ftl.flash.spare(ppn).and_then(parse_oob) else { continue };
+                let Some((raw, seq)) = ftl.flash.spare(ppn).and_then(parse_oob) else { continue };
                 block_seq[block as usize] = block_seq[block as usize].max(seq);
                 ftl.write_seq = ftl.write_seq.max(seq + 1);
-                if let Some(slot) = newest.get_mut(lpn as usize) {
-                    if seq > slot.0 {
-                        *slot = (seq, ppn as u32);
+                // Two copies with one sequence number are a page and its GC copy: the one
+                // with more programmed sectors is whole (a partial copy may be torn).
+                let sectors = ftl.flash.sector_mask(ppn).map_or(u32::MAX, u64::count_ones);
+                if let Some(slot) = newest.get_mut((raw & !TRIM_BIT) as usize) {
+                    if (seq, sectors) > (slot.0, slot.1) {
+                        *slot = (seq, sectors, ppn as u32, raw & TRIM_BIT != 0);
+                    }
+                }
+                if ftl.dedup.is_some() && raw & TRIM_BIT == 0 {
+                    let known = by_identity.entry((raw, seq)).or_insert((sectors, ppn as u32));
+                    if sectors > known.0 {
+                        *known = (sectors, ppn as u32);
                     }
                 }
             }
         }
-        for (lpn, &(_, ppn)) in newest.iter().enumerate() {
-            if ppn != UNMAPPED {
-                ftl.map(lpn as u32, ppn);
-                ftl.blocks[geometry.block_of(u64::from(ppn)) as usize].valid_pages += 1;
+        // Deduplication: a share-map slot newer than every flash record of its page maps
+        // it to the page the slot names.
+        if let Some(dedup) = &mut ftl.dedup {
+            for (lpn, slot) in newest.iter_mut().enumerate() {
+                let Some(share) = dedup.share(lpn as u32)? else { continue };
+                ftl.write_seq = ftl.write_seq.max(share.seq + 1);
+                if share.seq > slot.0 {
+                    let &(_, ppn) = by_identity.get(&(share.owner, share.owner_seq)).ok_or_else(|| {
+                        FlashError::Config(format!(
+                            "recovery: logical page {lpn} shares a page (written for {} as write {}) that flash no longer holds",
+                            share.owner, share.owner_seq
+                        ))
+                    })?;
+                    *slot = (share.seq, 0, ppn, false);
+                }
+            }
+        }
+        for (lpn, &(seq, _, ppn, trimmed)) in newest.iter().enumerate() {
+            if ppn == UNMAPPED {
+                continue;
+            }
+            if trimmed {
+                ftl.p2l[ppn as usize] = lpn as u32 | TRIM_BIT;
+                ftl.trims.insert(lpn as u32, ppn);
+                ftl.count_valid(geometry.block_of(u64::from(ppn)) as usize, true);
+                continue;
+            }
+            let fresh = ftl.p2l[ppn as usize] == UNMAPPED;
+            ftl.map(lpn as u32, ppn, seq);
+            if fresh {
+                ftl.count_valid(geometry.block_of(u64::from(ppn)) as usize, true);
             }
         }
         // Every block with programmed pages is closed (its erased pages stay unused until
@@ -525,7 +638,53 @@ impl PageFtl {
                 meta.closed_seq = block_seq[block as usize];
             }
         }
+        ftl.rebuild_fingerprints()?;
         Ok(ftl)
+    }
+
+    /// Deduplication after a power loss: the fingerprint store again holds every live
+    /// page written whole (not the partially programmed log pages of a layer above),
+    /// fingerprinted from its flash content, in physical order.
+    fn rebuild_fingerprints(&mut self) -> Result<(), FlashError> {
+        if self.dedup.is_none() {
+            return Ok(());
+        }
+        let mut pages = Vec::new();
+        for ppn in 0..self.p2l.len() as u32 {
+            let owner = self.p2l[ppn as usize];
+            if owner == UNMAPPED || owner & TRIM_BIT != 0 || self.flash.sector_mask(u64::from(ppn)).is_some() {
+                continue;
+            }
+            let (data, _) = self.flash.read_page(u64::from(ppn), 0)?;
+            if let Some(fingerprint) = Dedup::fingerprint(&data) {
+                pages.push((fingerprint, ppn));
+            }
+        }
+        let dedup = self.dedup.as_mut().expect("dedup is on");
+        dedup.rebuild(&mut self.power, pages)?;
+        Ok(())
+    }
+
+    /// Admits one device write through the store's power switch, or fails with
+    /// [`FlashError::PowerCut`] once the power is cut.
+    pub fn admit(&mut self) -> Result<(), FlashError> {
+        self.power.admit().map_err(FlashError::PowerCut)
+    }
+
+    /// Drops a logical page's mapping without recording it in flash (a log layer's own
+    /// pages, whose recovery tells a stale copy from a live one by itself). Returns PCM
+    /// time, ns.
+    pub fn discard(&mut self, lpn: u64) -> Result<u64, FlashError> {
+        let lpn = self.check_lpn(lpn)?;
+        self.unmap(lpn)
+    }
+
+    /// What a trim record's page holds: nothing (erased bytes in bytes mode).
+    fn trim_record_data(&self) -> PageData {
+        match self.flash.content_mode() {
+            PageContent::Bytes => PageData::Bytes(vec![0xFF; self.geometry.page_bytes as usize]),
+            _ => PageData::Empty,
+        }
     }
 
     /// The programmed-sector mask of a logical page opened by partial programming.
@@ -542,31 +701,28 @@ impl PageFtl {
         self.l2p.get(lpn as usize).is_some_and(|&p| p != UNMAPPED)
     }
 
-    /// Live (valid) pages of a plane.
-    fn live_pages(&self, plane: usize) -> u64 {
-        let planes = self.planes.len();
-        (plane..self.blocks.len()).step_by(planes).map(|b| u64::from(self.blocks[b].valid_pages)).sum()
-    }
-
     /// Writes `pages` as one sequential run on one plane (a log layer's merge): the plane
     /// with the fewest live pages (see [`run_plane`]), and each page goes to its next free
     /// page, so the run fills its active block in order. Returns the completion time.
     pub fn write_run(&mut self, pages: &[(u64, PageData)], now_ns: u64) -> Result<u64, FlashError> {
         let Some(&(first, _)) = pages.first() else { return Ok(now_ns) };
         self.check_lpn(first)?;
-        let live: Vec<u64> = (0..self.planes.len()).map(|p| self.live_pages(p)).collect();
-        let plane = run_plane(&live);
+        let plane = run_plane(&self.plane_valid);
         let mut done_ns = now_ns;
         for (lpn, data) in pages {
             let lpn = self.check_lpn(*lpn)?;
-            let now_ns = now_ns + self.unmap(lpn);
-            if self.collect(plane, now_ns).is_err() {
-                done_ns = done_ns.max(self.write_new(lpn, data, now_ns)?);
-                continue;
+            match self.collect(plane, now_ns) {
+                Ok(()) => {}
+                Err(e @ FlashError::PowerCut(_)) => return Err(e),
+                Err(_) => {
+                    done_ns = done_ns.max(self.write_new(lpn, data, now_ns)?);
+                    continue;
+                }
             }
+            let now_ns = now_ns + self.unmap(lpn)?;
             let seq = self.next_write_seq();
             let (ppn, t) = self.program(plane, lpn, seq, data, now_ns)?;
-            self.map(lpn, ppn);
+            self.map(lpn, ppn, seq);
             self.note_data_write(lpn);
             done_ns = done_ns.max(t);
         }
@@ -581,16 +737,18 @@ impl PageFtl {
         self.last_data_lpn = None;
         let ppn = self.l2p[lpn as usize];
         if ppn != UNMAPPED {
+            self.admit()?;
             return Ok(self.flash.program_sectors(u64::from(ppn), sector, data, 1, now_ns)?.end_ns);
         }
         let plane = self.make_room(now_ns)?;
         let ppn = self.allocate(plane, now_ns)?;
         let seq = self.next_write_seq();
+        self.admit()?;
         let t = self.flash.program_sectors_with_spare(ppn, sector, data, 1, &oob(lpn, seq), now_ns)?;
         let block = self.geometry.block_of(ppn) as usize;
-        self.blocks[block].valid_pages += 1;
+        self.count_valid(block, true);
         self.blocks[block].last_write_ns = now_ns;
-        self.map(lpn, ppn as u32);
+        self.map(lpn, ppn as u32, seq);
         Ok(t.end_ns)
     }
 
@@ -658,8 +816,18 @@ impl PageStore for PageFtl {
             Some(ppn) => {
                 self.stats.dedup_pages_removed += 1;
                 if self.l2p[lpn as usize] != ppn {
-                    let pcm_ns = self.unmap(lpn);
-                    self.map(lpn, ppn);
+                    // The hit is durable once the page's share-map slot names the shared
+                    // page by its own write (logical page and sequence number).
+                    let (owner, owner_seq) = self
+                        .flash
+                        .spare(u64::from(ppn))
+                        .and_then(parse_oob)
+                        .expect("a stored page has its out-of-band record");
+                    let seq = self.next_write_seq();
+                    let mut pcm_ns = self.unmap(lpn)?;
+                    self.map(lpn, ppn, seq);
+                    let dedup = self.dedup.as_mut().expect("dedup is on");
+                    pcm_ns += dedup.set_share(&mut self.power, lpn, Share { owner, owner_seq, seq })?;
                     return Ok(now_ns + pcm_ns);
                 }
                 Ok(now_ns)
@@ -668,7 +836,7 @@ impl PageStore for PageFtl {
                 let done_ns = self.write_new(lpn, &data, now_ns)?;
                 let ppn = self.l2p[lpn as usize];
                 let dedup = self.dedup.as_mut().expect("dedup is on");
-                let insert_ns = dedup.insert(fingerprint, ppn)?;
+                let insert_ns = dedup.insert(&mut self.power, fingerprint, ppn)?;
                 Ok(done_ns.max(now_ns + insert_ns))
             }
         }
@@ -692,7 +860,18 @@ impl PageStore for PageFtl {
     fn trim(&mut self, lpn: u64, now_ns: u64) -> Result<u64, FlashError> {
         let lpn = self.check_lpn(lpn)?;
         self.stats.host_page_trims += 1;
-        Ok(now_ns + self.unmap(lpn))
+        if self.l2p[lpn as usize] == UNMAPPED {
+            return Ok(now_ns);
+        }
+        // A trim record, newer than every copy of the page, makes the trim durable.
+        let plane = self.make_room(now_ns)?;
+        let seq = self.next_write_seq();
+        let data = self.trim_record_data();
+        let (ppn, done_ns) = self.program(plane, lpn | TRIM_BIT, seq, &data, now_ns)?;
+        let pcm_ns = self.unmap(lpn)?;
+        self.p2l[ppn as usize] = lpn | TRIM_BIT;
+        self.trims.insert(lpn, ppn);
+        Ok(done_ns.max(now_ns + pcm_ns))
     }
 
     fn stats(&self) -> StoreStats {
@@ -725,14 +904,31 @@ impl PageStore for PageFtl {
                 return Err(format!("logical page {lpn} maps to physical page {ppn}, which does not list it"));
             }
         }
+        let mut trim_records = vec![false; self.p2l.len()];
+        for (&lpn, &ppn) in &self.trims {
+            if self.l2p[lpn as usize] != UNMAPPED || self.p2l[ppn as usize] != lpn | TRIM_BIT {
+                return Err(format!("trim record of logical page {lpn} at {ppn} disagrees with the mapping"));
+            }
+            trim_records[ppn as usize] = true;
+        }
         for (block, meta) in self.blocks.iter().enumerate() {
-            let live = refs[block * ppb..(block + 1) * ppb].iter().filter(|&&r| r > 0).count() as u32;
+            let pages = block * ppb..(block + 1) * ppb;
+            let live = pages.filter(|&p| refs[p] > 0 || trim_records[p]).count() as u32;
             if live != meta.valid_pages {
                 return Err(format!("block {block}: valid count {} but {live} live pages", meta.valid_pages));
             }
         }
+        for (plane, &valid) in self.plane_valid.iter().enumerate() {
+            let sum: u64 = (plane..self.blocks.len())
+                .step_by(self.planes.len())
+                .map(|b| u64::from(self.blocks[b].valid_pages))
+                .sum();
+            if sum != valid {
+                return Err(format!("plane {plane}: {valid} valid pages counted but its blocks hold {sum}"));
+            }
+        }
         for (ppn, &r) in refs.iter().enumerate() {
-            if (r == 0) != (self.p2l[ppn] == UNMAPPED) {
+            if (r == 0) != (self.p2l[ppn] == UNMAPPED || trim_records[ppn]) {
                 return Err(format!("physical page {ppn}: {r} mappings but p2l says {}", self.p2l[ppn]));
             }
             if self.dedup.is_some() && self.refs[ppn] != r {
@@ -749,11 +945,18 @@ impl PageStore for PageFtl {
         }
     }
 
+    /// Recovery rules: each programmed page's spare area names its logical page and write
+    /// sequence number (a trim record, a page written for a trim, names it with a flag).
+    /// The newest record of each logical page wins: a data copy is mapped, a trim record
+    /// leaves the page unmapped and stays live until the page is written again (GC copies
+    /// it). Every other programmed page is garbage. A page and its GC copy share a sequence
+    /// number; the one with more programmed sectors wins (a partial copy cut short is
+    /// torn). A write's old copy stays live while GC makes room for the new one, so no
+    /// erase can take a page's last durable copy before its replacement is programmed.
     fn power_cycle(&mut self) -> Result<(), FlashError> {
-        if self.config.dedup.enabled {
-            return Err(FlashError::Config("a deduplicating FTL cannot be recovered after a power loss".into()));
-        }
         let stats = self.stats;
+        let mut power = self.power.clone();
+        power.restore();
         let placeholder = FlashGeometry {
             packages: 1,
             planes_per_package: 1,
@@ -764,9 +967,14 @@ impl PageStore for PageFtl {
         let placeholder = FlashArray::new(placeholder, *self.flash.timing(), self.flash.content_mode())?;
         let flash = std::mem::replace(&mut self.flash, placeholder);
         let config = self.config.clone();
-        *self = PageFtl::reopen(&config, flash)?;
+        let dedup = self.dedup.take();
+        *self = PageFtl::reopen(&config, flash, dedup, power)?;
         self.stats = stats;
         Ok(())
+    }
+
+    fn power_switch(&mut self) -> Option<&mut PowerSwitch> {
+        Some(&mut self.power)
     }
 
     fn health(&self) -> StoreHealth {
