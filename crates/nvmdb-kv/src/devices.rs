@@ -132,7 +132,8 @@ impl Devices {
             let timing = config.preset.flash_timing(config.flash_page_bytes());
             let array = FlashArray::new(geometry, timing, PageContent::Bytes)?;
             // Opening the FTL over an erased array builds it with the preset's timing.
-            Some(PageFtl::reopen(&ssd, array)?)
+            // The engine gates its own device writes with `switch`; the FTL's switch never cuts.
+            Some(PageFtl::reopen(&ssd, array, None, PowerSwitch::new())?)
         } else {
             None
         };
