@@ -10,8 +10,29 @@ pub fn machine_memory_bytes() -> u64 {
 
 /// MemTotal of a /proc/meminfo text, bytes.
 fn mem_total(meminfo: &str) -> Option<u64> {
-    let line = meminfo.lines().find(|l| l.starts_with("MemTotal:"))?;
-    let kib: u64 = line.trim_start_matches("MemTotal:").trim().trim_end_matches("kB").trim().parse().ok()?;
+    kib_field(meminfo, "MemTotal:")
+}
+
+/// This process's resident memory now (VmRSS of /proc/self/status), bytes; `None` where
+/// it cannot be read.
+pub fn resident_bytes() -> Option<u64> {
+    status_kib("VmRSS:")
+}
+
+/// This process's peak resident memory so far (VmHWM of /proc/self/status), bytes.
+pub fn peak_resident_bytes() -> Option<u64> {
+    status_kib("VmHWM:")
+}
+
+fn status_kib(field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    kib_field(&status, field)
+}
+
+/// The `field` line of a /proc text in kB, bytes.
+fn kib_field(text: &str, field: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with(field))?;
+    let kib: u64 = line.trim_start_matches(field).trim().trim_end_matches("kB").trim().parse().ok()?;
     kib.checked_mul(1024)
 }
 
@@ -39,6 +60,7 @@ mod tests {
         assert_eq!(mem_total("MemTotal: lots\n"), None);
         assert_eq!(mem_total(""), None);
         assert!(machine_memory_bytes() > 0);
+        assert_eq!(kib_field("Name: x\nVmRSS:\t  2048 kB\n", "VmRSS:"), Some(2 << 20));
         assert!(check_memory("--x", u64::MAX).unwrap_err().message.starts_with("--x: needs about"));
         assert!(check_memory("--x", 1).is_ok());
     }

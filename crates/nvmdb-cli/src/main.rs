@@ -53,7 +53,7 @@ enum Command {
     /// Run one experiment and write its results.
     Run(commands::lab::RunArgs),
     /// Run every experiment and write the report (REPORT.md, index.html).
-    Reproduce(commands::lab::RunOptions),
+    Reproduce(commands::lab::ReproduceArgs),
     /// Measure the simulator's own speed (results go to BENCHMARKS.md by hand).
     Bench(commands::bench::BenchArgs),
 }
@@ -70,7 +70,7 @@ fn dispatch(command: Command) -> Result<(), CliError> {
         Command::Trace(c) => commands::trace::run(c),
         Command::List => commands::lab::list(),
         Command::Run(args) => commands::lab::run(&args),
-        Command::Reproduce(options) => commands::lab::reproduce(&options),
+        Command::Reproduce(args) => commands::lab::reproduce(&args),
         Command::Bench(args) => commands::bench::run(&args),
     }
 }

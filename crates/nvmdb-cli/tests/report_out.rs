@@ -46,3 +46,52 @@ fn run_writes_results_into_out() {
     assert_eq!(json["id"], "cidr-fig5");
     assert!(String::from_utf8_lossy(&output.stdout).contains("Scorecard"));
 }
+
+/// Every file under `dir`, by its path relative to `dir`, with its bytes.
+fn files(dir: &std::path::Path) -> std::collections::BTreeMap<std::path::PathBuf, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.insert(path.strip_prefix(dir).unwrap().to_path_buf(), std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// The whole quick-scale reproduction writes the same bytes, report and every
+/// experiment's files, whether its experiments run one or two at a time.
+#[test]
+fn reproduce_writes_the_same_report_on_one_or_two_threads() {
+    let runs: Vec<_> = ["1", "2"]
+        .iter()
+        .map(|jobs| {
+            let dir = scratch(&format!("jobs-{jobs}"));
+            let output = nvmdb(&["reproduce", "--jobs", jobs, "--out", dir.to_str().unwrap()]);
+            assert!(output.status.success(), "--jobs {jobs}: {}", String::from_utf8_lossy(&output.stderr));
+            files(&dir)
+        })
+        .collect();
+    assert!(runs[0].contains_key(std::path::Path::new("REPORT.md")));
+    assert!(runs[0].len() > 50, "{} files", runs[0].len());
+    assert_eq!(runs[0].keys().collect::<Vec<_>>(), runs[1].keys().collect::<Vec<_>>());
+    for (path, bytes) in &runs[0] {
+        assert!(bytes == &runs[1][path], "{} differs between --jobs 1 and --jobs 2", path.display());
+    }
+}
+
+#[test]
+fn zero_jobs_is_refused() {
+    let dir = scratch("jobs-0");
+    let output = nvmdb(&["reproduce", "--jobs", "0", "--out", dir.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("--jobs"), "{stderr}");
+    assert!(std::fs::read_dir(&dir).unwrap().next().is_none(), "nothing written");
+}

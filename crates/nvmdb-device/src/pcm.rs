@@ -165,6 +165,11 @@ pub struct PcmConfig {
     pub storage: PcmStorageTiming,
     /// Start-Gap: gap moves once every this many line writes; off when `None`.
     pub start_gap_interval: Option<u64>,
+    /// Start-Gap's static address randomiser: the seed of a Feistel permutation of the
+    /// line addresses applied before Start-Gap (Qureshi et al., MICRO 2009); off when
+    /// `None`. Needs `start_gap_interval`.
+    #[serde(default)]
+    pub start_gap_randomiser_seed: Option<u64>,
 }
 
 impl PcmConfig {
@@ -176,6 +181,7 @@ impl PcmConfig {
             metrics: PcmMetrics::CIDR2011,
             storage: PcmStorageTiming::default(),
             start_gap_interval: None,
+            start_gap_randomiser_seed: None,
         }
     }
 }
@@ -295,10 +301,15 @@ impl Pcm {
         if let Some(fnw) = config.flip_n_write {
             FlipNWrite::new(fnw.group_bits)?;
         }
-        let start_gap = match config.start_gap_interval {
-            Some(0) => return Err(DeviceError::Config("Start-Gap interval must be at least 1".into())),
-            Some(interval) => Some(StartGap::new(config.capacity_bytes / LINE_BYTES as u64, interval)),
-            None => None,
+        let lines = config.capacity_bytes / LINE_BYTES as u64;
+        let start_gap = match (config.start_gap_interval, config.start_gap_randomiser_seed) {
+            (Some(0), _) => return Err(DeviceError::Config("Start-Gap interval must be at least 1".into())),
+            (Some(interval), None) => Some(StartGap::new(lines, interval)),
+            (Some(interval), Some(seed)) => Some(StartGap::randomised(lines, interval, seed)),
+            (None, Some(_)) => {
+                return Err(DeviceError::Config("the Start-Gap randomiser needs a Start-Gap interval".into()))
+            }
+            (None, None) => None,
         };
         Ok(Pcm { config, tables: Vec::new(), stats: PcmStats::default(), start_gap })
     }

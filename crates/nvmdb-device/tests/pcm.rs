@@ -156,6 +156,34 @@ fn start_gap_spreads_a_hot_line() {
     assert!(with * 4 < without, "Start-Gap max wear {with} vs {without}");
 }
 
+/// The randomised mapping keeps every line's data through many gap moves, and costs the
+/// same copies as plain Start-Gap.
+#[test]
+fn randomised_start_gap_keeps_every_line() {
+    let lines = 37u64;
+    let mut config = PcmConfig::new(64 * lines);
+    config.start_gap_interval = Some(3);
+    config.start_gap_randomiser_seed = Some(11);
+    let mut p = Pcm::new(config).unwrap();
+    let mut expected = vec![0u64; lines as usize];
+    for i in 0..5_000u64 {
+        let la = i * 7 % lines;
+        expected[la as usize] = i + 1;
+        p.write_line(la, &line(i + 1));
+    }
+    for la in 0..lines {
+        assert_eq!(p.peek_line(la), line(expected[la as usize]), "line {la}");
+    }
+    assert_eq!(p.stats().start_gap_moves, 5_000 / 3);
+}
+
+#[test]
+fn start_gap_randomiser_needs_start_gap() {
+    let mut config = PcmConfig::new(64 * 16);
+    config.start_gap_randomiser_seed = Some(1);
+    assert!(Pcm::new(config).is_err());
+}
+
 proptest! {
     #[test]
     fn fnw_never_costs_more_than_plain_plus_one_per_word(

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use nvmdb_lab::{Cell, Experiment, LabError, Outcome, Plot, RunContext, Table};
+use nvmdb_lab::{Cell, Experiment, Footprint, LabError, Outcome, Plot, RunContext, Scale, Table};
 use serde_json::json;
 
 use nvmdb_btree::workload::{
@@ -107,6 +107,12 @@ fn ratio(a: u64, b: u64) -> f64 {
 impl Experiment for Fig6 {
     fn id(&self) -> &'static str {
         "cidr-fig6"
+    }
+    /// Measured on the 2-core machine of BENCHMARKS.md: quick scale 39 s (of a loaded
+    /// machine); paper scale 383 s, and 8.7 GB, the largest resident peak of the serial
+    /// paper-scale reproduction.
+    fn footprint(&self, scale: Scale) -> Footprint {
+        scale.pick(Footprint::new(512, 40.0), Footprint::new(8_704, 383.0))
     }
     fn title(&self) -> &'static str {
         "B+-tree node organisations on PCM: wear, energy and time of inserts, deletes and searches"

@@ -8,9 +8,11 @@
 mod chart;
 pub mod outcome;
 pub mod report;
+pub mod runner;
 pub mod scorecard;
 
 pub use outcome::{AxisScale, Cell, Outcome, Plot, Series, Table};
+pub use runner::{run_experiments, Exclusive, Footprint, Pool, RunEvents};
 pub use scorecard::{claim, scorecard, Claim, Measured, ScoreRow, Stated, Tolerance, Verdict};
 
 use std::io::IsTerminal;
@@ -71,7 +73,8 @@ impl Scale {
     }
 }
 
-/// What an experiment gets to run with.
+/// What an experiment gets to run with. One context serves experiments running in
+/// parallel: their progress bars share one display.
 #[derive(Debug)]
 pub struct RunContext {
     /// The scale.
@@ -79,12 +82,25 @@ pub struct RunContext {
     /// The one seed of the run.
     pub seed: u64,
     show_progress: bool,
+    bars: indicatif::MultiProgress,
 }
 
 impl RunContext {
     /// A context; progress bars are shown only when stderr is a terminal.
     pub fn new(scale: Scale, seed: u64) -> RunContext {
-        RunContext { scale, seed, show_progress: std::io::stderr().is_terminal() }
+        RunContext {
+            scale,
+            seed,
+            show_progress: std::io::stderr().is_terminal(),
+            bars: indicatif::MultiProgress::new(),
+        }
+    }
+
+    /// Prints a line on stderr, above the progress bars when they are shown.
+    pub fn log(&self, line: &str) {
+        if !self.show_progress || self.bars.println(line).is_err() {
+            eprintln!("{line}");
+        }
     }
 
     /// An independent, reproducible PRNG for one part of the experiment.
@@ -101,7 +117,7 @@ impl RunContext {
         if !self.show_progress {
             return indicatif::ProgressBar::hidden();
         }
-        let bar = indicatif::ProgressBar::new(total);
+        let bar = self.bars.add(indicatif::ProgressBar::new(total));
         let style = indicatif::ProgressStyle::with_template("{prefix:>24} [{bar:30}] {pos}/{len} {elapsed}")
             .expect("static template")
             .progress_chars("=> ");
@@ -121,6 +137,15 @@ pub trait Experiment: Send + Sync {
     fn source(&self) -> &'static str;
     /// Runs it.
     fn run(&self, ctx: &RunContext) -> Result<Outcome, LabError>;
+    /// What a run at `scale` needs, for scheduling runs in parallel.
+    fn footprint(&self, _scale: Scale) -> Footprint {
+        Footprint::DEFAULT
+    }
+    /// Experiments that name the same group share state of the process and are run one
+    /// at a time (see [`runner::Exclusive`]).
+    fn exclusive_group(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 /// Finds an experiment by id.

@@ -1,11 +1,15 @@
 //! `nvmdb list`, `nvmdb run` and `nvmdb reproduce`.
 
+use std::collections::BTreeMap;
+use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 use nvmdb_lab::report::{write_experiment, write_report, Finished, RunMeta};
-use nvmdb_lab::{Experiment, RunContext, Scale};
+use nvmdb_lab::{Claim, Experiment, LabError, Pool, RunContext, RunEvents, Scale};
 
 use crate::error::CliError;
 use crate::output::Output;
@@ -52,6 +56,21 @@ pub struct RunArgs {
     pub options: RunOptions,
 }
 
+/// Arguments of `nvmdb reproduce`.
+#[derive(Debug, Args)]
+pub struct ReproduceArgs {
+    #[command(flatten)]
+    pub options: RunOptions,
+    /// Experiments run at once (default: the machine's cores). The report is the same
+    /// for any number; experiments start longest first, and only while their measured
+    /// memory footprints together stay within 10 GiB (or half the machine's memory).
+    #[arg(long)]
+    pub jobs: Option<NonZeroUsize>,
+}
+
+/// Most memory the footprints of experiments running at once may add up to.
+const MEMORY_BUDGET_BYTES: u64 = 10 << 30;
+
 /// `nvmdb list`.
 pub fn list() -> Result<(), CliError> {
     let mut out = Output::new();
@@ -61,12 +80,60 @@ pub fn list() -> Result<(), CliError> {
     out.finish()
 }
 
-fn run_one(experiment: &dyn Experiment, ctx: &RunContext) -> Result<Finished, CliError> {
-    eprintln!("running {} ({})", experiment.id(), experiment.title());
-    let started = Instant::now();
-    let outcome = experiment.run(ctx)?;
-    eprintln!("  {} done in {:.1} s", experiment.id(), started.elapsed().as_secs_f64());
-    Ok(Finished::new(experiment, outcome))
+/// Writes each experiment's files as it ends and reports on stderr how long it took and
+/// how much resident memory the process held while it ran (sampled).
+struct Reporter<'a> {
+    ctx: &'a RunContext,
+    out: &'a Path,
+    meta: &'a RunMeta,
+    claims: &'a [Claim],
+    /// Running experiments and the most resident memory sampled since each started.
+    resident_peaks: Mutex<BTreeMap<&'static str, u64>>,
+}
+
+impl Reporter<'_> {
+    fn sample(&self) {
+        let Some(now) = crate::limits::resident_bytes() else { return };
+        for peak in self.resident_peaks.lock().expect("no panics while locked").values_mut() {
+            *peak = (*peak).max(now);
+        }
+    }
+
+    /// Runs `experiments` on `pool`, sampling resident memory every 100 ms meanwhile.
+    fn run(&self, experiments: &[&dyn Experiment], pool: Pool) -> Result<Vec<Finished>, LabError> {
+        let done = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                while !done.load(Ordering::Relaxed) {
+                    self.sample();
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+            });
+            let result = nvmdb_lab::run_experiments(experiments, self.ctx, pool, self);
+            done.store(true, Ordering::Relaxed);
+            result
+        })
+    }
+}
+
+impl RunEvents for Reporter<'_> {
+    fn started(&self, experiment: &dyn Experiment) {
+        let now = crate::limits::resident_bytes().unwrap_or(0);
+        self.resident_peaks.lock().expect("no panics while locked").insert(experiment.id(), now);
+        self.ctx.log(&format!("running {} ({})", experiment.id(), experiment.title()));
+    }
+
+    fn finished(&self, finished: &Finished, wall: Duration) -> Result<(), LabError> {
+        self.sample();
+        let peak = self.resident_peaks.lock().expect("no panics while locked").remove(finished.id.as_str());
+        write_experiment(self.out, finished, self.meta, self.claims)?;
+        let memory = match peak {
+            Some(bytes) if bytes > 0 => format!(", process resident memory up to {} MiB meanwhile", bytes >> 20),
+            _ => String::new(),
+        };
+        self.ctx.log(&format!("  {} done in {:.1} s{memory}", finished.id, wall.as_secs_f64()));
+        Ok(())
+    }
 }
 
 /// Makes sure `--out` is a directory we can write before any experiment runs, so a long
@@ -92,28 +159,34 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
     let meta = RunMeta::new(ctx.seed, ctx.scale);
     check_out_dir(&args.options.out)?;
     let claims = registry::papers::all();
-    let finished = run_one(experiment, &ctx)?;
-    let dir = write_experiment(&args.options.out, &finished, &meta, &claims)?;
-    let rows = nvmdb_lab::scorecard(&claims, std::slice::from_ref(&finished))?;
-    eprintln!("wrote {}", dir.display());
+    let reporter =
+        Reporter { ctx: &ctx, out: &args.options.out, meta: &meta, claims: &claims, resident_peaks: Mutex::default() };
+    let finished = reporter.run(&[experiment], Pool { jobs: 1, memory_budget_bytes: u64::MAX })?;
+    let rows = nvmdb_lab::scorecard(&claims, &finished)?;
+    eprintln!("wrote {}", args.options.out.join(experiment.id()).display());
     let mut out = Output::new();
-    out.line(nvmdb_lab::report::markdown(std::slice::from_ref(&finished), &meta, &rows))?;
+    out.line(nvmdb_lab::report::markdown(&finished, &meta, &rows))?;
     out.finish()
 }
 
-/// `nvmdb reproduce`: every experiment, then the combined report.
-pub fn reproduce(options: &RunOptions) -> Result<(), CliError> {
+/// `nvmdb reproduce`: every experiment, `--jobs` at a time, then the combined report.
+pub fn reproduce(args: &ReproduceArgs) -> Result<(), CliError> {
+    let options = &args.options;
     let ctx = RunContext::new(options.scale.into(), options.seed);
     let meta = RunMeta::new(ctx.seed, ctx.scale);
     check_out_dir(&options.out)?;
     let claims = registry::papers::all();
-    let mut finished = Vec::new();
-    for experiment in registry::all() {
-        let f = run_one(experiment.as_ref(), &ctx)?;
-        write_experiment(&options.out, &f, &meta, &claims)?;
-        finished.push(f);
-    }
+    let all = registry::all();
+    let experiments: Vec<&dyn Experiment> = all.iter().map(|e| e.as_ref()).collect();
+    let jobs = args.jobs.or_else(|| std::thread::available_parallelism().ok()).map_or(1, NonZeroUsize::get);
+    let pool = Pool { jobs, memory_budget_bytes: MEMORY_BUDGET_BYTES.min(crate::limits::machine_memory_bytes() / 2) };
+    let reporter =
+        Reporter { ctx: &ctx, out: &options.out, meta: &meta, claims: &claims, resident_peaks: Mutex::default() };
+    let finished = reporter.run(&experiments, pool)?;
     write_report(&options.out, &finished, &meta, &claims)?;
     eprintln!("wrote {}/REPORT.md and {}/index.html", options.out.display(), options.out.display());
+    if let Some(peak) = crate::limits::peak_resident_bytes() {
+        eprintln!("{} experiments, {jobs} at a time; peak resident memory {} MiB", finished.len(), peak >> 20);
+    }
     Ok(())
 }

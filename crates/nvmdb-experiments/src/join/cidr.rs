@@ -4,7 +4,7 @@
 #![warn(clippy::cast_possible_truncation, clippy::unwrap_used)]
 
 use nvmdb_device::PcmMetrics;
-use nvmdb_lab::{Cell, Experiment, LabError, Outcome, Plot, RunContext, Stated, Table};
+use nvmdb_lab::{Cell, Experiment, Footprint, LabError, Outcome, Plot, RunContext, Scale, Stated, Table};
 use serde_json::json;
 
 use super::{ratio, run_synthetic, Machine, Measurement};
@@ -245,6 +245,11 @@ fn ratio_plot(title: &str, x_label: &str, points: &[Point], paper: &SweepClaims)
 impl Experiment for Fig7 {
     fn id(&self) -> &'static str {
         "cidr-fig7"
+    }
+    /// Measured on the 2-core machine of BENCHMARKS.md: quick scale 79 s (of a loaded
+    /// machine); paper scale 276 s and 3.4 GB.
+    fn footprint(&self, scale: Scale) -> Footprint {
+        scale.pick(Footprint::new(512, 80.0), Footprint::new(3_584, 276.0))
     }
     fn title(&self) -> &'static str {
         "Hash joins on PCM: wear, energy and time by record size and MatchPerR"

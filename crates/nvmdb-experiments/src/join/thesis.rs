@@ -5,7 +5,7 @@
 #![warn(clippy::cast_possible_truncation, clippy::unwrap_used)]
 
 use nvmdb_device::{Pcm, PcmConfig, PcmStats};
-use nvmdb_lab::{Cell, Experiment, LabError, Outcome, Plot, RunContext, Table};
+use nvmdb_lab::{Cell, Experiment, Footprint, LabError, Outcome, Plot, RunContext, Scale, Table};
 use nvmdb_memory::{CachedMemory, Memory};
 use serde_json::json;
 
@@ -120,6 +120,11 @@ fn gain(traditional: u64, modified: u64) -> f64 {
 impl Experiment for ThesisHashJoin {
     fn id(&self) -> &'static str {
         "thesis-hashjoin"
+    }
+    /// Measured on the 2-core machine of BENCHMARKS.md: quick scale 125 s (of a loaded
+    /// machine); paper scale 164 s and 0.9 GB.
+    fn footprint(&self, scale: Scale) -> Footprint {
+        scale.pick(Footprint::new(512, 120.0), Footprint::new(1_024, 164.0))
     }
     fn title(&self) -> &'static str {
         "Traditional vs modified hash joins on SSB: row/column stores, PCM as disk and as main memory"
