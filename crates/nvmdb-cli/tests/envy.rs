@@ -149,6 +149,17 @@ fn run_reports_cleaning_of_a_bimodal_workload() {
     let report = json(&out);
     assert_eq!(report["workload"], "90/10");
     assert!(report["cleaning_cost"].as_f64().unwrap() > 0.0, "{report}");
+    // The flash energy is the 1994 preset's per-operation energies over the operations
+    // counted: programs (flushes and cleaning) at 4,756,250 pJ, erases at 16,500,000 pJ,
+    // and the rest whole reads at 593,750 pJ.
+    let energy = &report["energy"];
+    let flash = energy["flash_pj"].as_u64().unwrap();
+    let written =
+        report["flash_programs"].as_u64().unwrap() * 4_756_250 + report["erases"].as_u64().unwrap() * 16_500_000;
+    assert!(flash >= written, "{report}");
+    assert_eq!((flash - written) % 593_750, 0, "{report}");
+    assert!(energy["sram_pj"].as_u64().unwrap() > 0, "{report}");
+    assert!(energy["per_operation_pj"].as_f64().unwrap() > 0.0, "{report}");
 }
 
 /// Three transactions (committed, aborted, committed) and reads between them.

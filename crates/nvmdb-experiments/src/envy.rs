@@ -459,13 +459,24 @@ impl Experiment for TpcaThroughput {
                 tpca.accounts,
                 (config.flash_pages() * u64::from(config.page_bytes)) >> 20
             ),
-            &["offered TPS", "throughput TPS", "mean read ns", "mean write ns", "mean response µs", "cleaning cost"],
+            &[
+                "offered TPS",
+                "throughput TPS",
+                "mean read ns",
+                "mean write ns",
+                "mean response µs",
+                "cleaning cost",
+                "flash µJ / transaction",
+                "SRAM µJ / transaction",
+            ],
         );
         let mut rng = ctx.rng(3);
         let bar = ctx.progress(self.id(), (rates.len() + 6) as u64);
         let mut reports: Vec<TpcaReport> = Vec::new();
         for (i, &rate) in rates.iter().enumerate() {
             let r = db.run(rate, warm, measured, &mut rng).map_err(failed(self.id()))?;
+            let energy = db.with_envy(Envy::energy);
+            let per_txn_uj = |pj: u64| pj as f64 / 1e6 / r.transactions as f64;
             by_rate.row(vec![
                 rate.into(),
                 r.throughput_tps.into(),
@@ -473,6 +484,8 @@ impl Experiment for TpcaThroughput {
                 r.mean_write_ns.into(),
                 (r.mean_response_ns / 1e3).into(),
                 r.cleaning_cost.into(),
+                per_txn_uj(energy.flash_pj).into(),
+                per_txn_uj(energy.sram_pj).into(),
             ]);
             reports.push(r);
             bar.set_position(i as u64 + 1);

@@ -230,6 +230,8 @@ struct Report {
     power_loss_at: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     transactions: Option<TransactionCounts>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    energy: Option<EnergyReport>,
     cleaning_cost: f64,
     flash_programs: u64,
     flush_programs: u64,
@@ -241,6 +243,23 @@ struct Report {
     throughput_tps: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     offered_tps: Option<f64>,
+}
+
+/// Device energy of the measured part of a run.
+#[derive(Debug, Serialize)]
+struct EnergyReport {
+    flash_pj: u64,
+    sram_pj: u64,
+    /// (flash + SRAM) / the run's operations (transactions for TPC-A).
+    per_operation_pj: f64,
+}
+
+impl EnergyReport {
+    fn new(envy: &Envy, operations: u64) -> EnergyReport {
+        let e = envy.energy();
+        let total = e.flash_pj.saturating_add(e.sram_pj);
+        EnergyReport { flash_pj: e.flash_pj, sram_pj: e.sram_pj, per_operation_pj: total as f64 / operations as f64 }
+    }
 }
 
 /// What became of a replay's transactions.
@@ -269,6 +288,7 @@ impl Report {
             lost_bytes: None,
             power_loss_at: None,
             transactions: None,
+            energy: None,
             cleaning_cost: s.cleaning_cost(),
             flash_programs: s.flush_programs.saturating_add(s.clean_programs),
             flush_programs: s.flush_programs,
@@ -316,6 +336,7 @@ fn run_workload(args: &RunArgs) -> Result<(), CliError> {
             db.age(config.flash_pages().saturating_mul(2), &mut rng);
             let r = db.run(args.tps, args.transactions, args.transactions, &mut rng).map_err(envy_failed)?;
             let mut report = db.with_envy(|e| Report::new("tpca", e, args.transactions));
+            report.energy = Some(db.with_envy(|e| EnergyReport::new(e, args.transactions)));
             report.throughput_tps = Some(r.throughput_tps);
             report.offered_tps = Some(args.tps);
             report
@@ -341,7 +362,9 @@ fn run_workload(args: &RunArgs) -> Result<(), CliError> {
             envy.reset_stats();
             workload::update(&mut envy, dist, updates, &mut rng).map_err(envy_failed)?;
             let name = if matches!(args.workload, Workload::Uniform) { "uniform".into() } else { dist.label() };
-            Report::new(&name, &envy, updates)
+            let mut report = Report::new(&name, &envy, updates);
+            report.energy = Some(EnergyReport::new(&envy, updates));
+            report
         }
     };
     Output::new().report(&report, args.json)
