@@ -100,6 +100,10 @@ fn bad_input_is_one_line_and_exit_2() {
         ("op.trace", "X 1 2\n", ":1:"),
         ("zero.trace", "R 0 0\n", ":1:"),
         ("huge.trace", "R 0 18446744073709551615\n", ":1:"),
+        ("nested.trace", "B\nW 0 01\nB\n", ":3:"),
+        ("commit.trace", "W 0 01\nC\n", ":2:"),
+        ("abort.trace", "A\n", ":1:"),
+        ("operand.trace", "B 7\n", ":1:"),
     ];
     for (name, contents, at) in cases {
         let trace = temp(name, contents);
@@ -109,6 +113,15 @@ fn bad_input_is_one_line_and_exit_2() {
         assert_eq!(err.trim().lines().count(), 1, "{name}: {err}");
         assert!(err.contains(name) && err.contains(at), "{name}: {err}");
     }
+    // A transaction writing more pages than it may shadow names the write's line.
+    let big: String =
+        std::iter::once("B\n".to_string()).chain((0..100).map(|p| format!("W {} 01\n", p * 256))).collect();
+    let trace = temp("big-txn.trace", &big);
+    let out = nvmdb(&["envy", "replay", "--trace", trace.to_str().unwrap(), "--size-mb", "1"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("big-txn.trace:66:"), "{err}");
     let trace = temp("ok.trace", "R 0 1\n");
     let t = trace.to_str().unwrap();
     for (args, flag) in [
@@ -136,4 +149,119 @@ fn run_reports_cleaning_of_a_bimodal_workload() {
     let report = json(&out);
     assert_eq!(report["workload"], "90/10");
     assert!(report["cleaning_cost"].as_f64().unwrap() > 0.0, "{report}");
+    // The flash energy is the 1994 preset's per-operation energies over the operations
+    // counted: programs (flushes and cleaning) at 4,756,250 pJ, erases at 16,500,000 pJ,
+    // and the rest whole reads at 593,750 pJ.
+    let energy = &report["energy"];
+    let flash = energy["flash_pj"].as_u64().unwrap();
+    let written =
+        report["flash_programs"].as_u64().unwrap() * 4_756_250 + report["erases"].as_u64().unwrap() * 16_500_000;
+    assert!(flash >= written, "{report}");
+    assert_eq!((flash - written) % 593_750, 0, "{report}");
+    assert!(energy["sram_pj"].as_u64().unwrap() > 0, "{report}");
+    assert!(energy["per_operation_pj"].as_f64().unwrap() > 0.0, "{report}");
+}
+
+/// Three transactions (committed, aborted, committed) and reads between them.
+const TRANSACTIONS: &str = "W 0 11\nB\nW 0 22\nW 0x12c 33\nC\nR 0 1\nB\nW 0 44\nA\nR 0 1\n# the third\n\
+                            B\nW 0 55\nW 0x200 66\nR 0 1\nC\nR 0 1\nR 0x200 1\n";
+
+#[test]
+fn transactions_commit_abort_and_roll_back_at_every_cut() {
+    let trace = temp("txn.trace", TRANSACTIONS);
+    let trace = trace.to_str().unwrap();
+    let base = ["envy", "replay", "--trace", trace, "--size-mb", "1", "--json"];
+    let out = nvmdb(&base);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let reads: Vec<&str> = text.lines().take(5).collect();
+    assert_eq!(reads, ["22", "22", "55", "55", "66"]);
+    let report = json(&out);
+    assert_eq!(report["transactions"]["committed_transactions"], 2);
+    assert_eq!(report["transactions"]["aborted_transactions"], 1);
+    assert_eq!(report["transactions"]["rolled_back_transactions"], 0);
+    // A cut after every operation (17 of them), at every policy.
+    let mut tried = 0;
+    for cleaning in ["greedy", "fifo", "locality", "hybrid"] {
+        for cut in 1..=17u64 {
+            let cut_text = cut.to_string();
+            let mut args = base.to_vec();
+            args.extend(["--cleaning", cleaning, "--power-loss-at", &cut_text]);
+            let out = nvmdb(&args);
+            assert!(out.status.success(), "{cleaning} at {cut}: {}", String::from_utf8_lossy(&out.stderr));
+            let report = json(&out);
+            assert_eq!(report["lost_bytes"], 0, "{cleaning} at {cut}: {report}");
+            // Open at the cut: after B (2, 7, 11) up to the operation before C or A.
+            let open = (2..=4).contains(&cut) || (7..=8).contains(&cut) || (11..=14).contains(&cut);
+            let t = &report["transactions"];
+            assert_eq!(t["rolled_back_transactions"], u64::from(open), "{cleaning} at {cut}: {report}");
+            let skipped = match cut {
+                2..=4 => 5 - cut,
+                7..=8 => 9 - cut,
+                11..=14 => 15 - cut,
+                _ => 0,
+            };
+            assert_eq!(t["skipped_operations"], skipped, "{cleaning} at {cut}: {report}");
+            let text = String::from_utf8_lossy(&out.stdout);
+            let lines: Vec<&str> = text.lines().filter(|l| !l.contains(['{', '}', ':'])).collect();
+            let last = &lines[lines.len() - 2..];
+            if (11..=14).contains(&cut) {
+                assert_eq!(last, ["22", "00"], "{cleaning} at {cut}: the third transaction rolled back");
+            } else {
+                assert_eq!(last, ["55", "66"], "{cleaning} at {cut}");
+            }
+            if (2..=4).contains(&cut) {
+                assert_eq!(lines[0], "11", "{cleaning} at {cut}: the first transaction rolled back");
+            }
+            tried += 1;
+        }
+    }
+    assert_eq!(tried, 68);
+}
+
+#[test]
+fn a_cut_inside_a_transaction_while_cleaning_rolls_it_back() {
+    // The long trace in transactions of six operations: B, six lines, C (eight lines).
+    let mut trace = String::new();
+    for (i, line) in long_trace().lines().enumerate() {
+        if i % 6 == 0 {
+            trace.push_str("B\n");
+        }
+        trace.push_str(line);
+        trace.push('\n');
+        if i % 6 == 5 {
+            trace.push_str("C\n");
+        }
+    }
+    let trace = temp("long-txn.trace", &trace);
+    for cleaning in ["greedy", "fifo", "locality", "hybrid"] {
+        // Operation 7003 is the second operation of the 876th transaction (7001 is its B).
+        let out = nvmdb(&[
+            "envy",
+            "replay",
+            "--trace",
+            trace.to_str().unwrap(),
+            "--size-mb",
+            "1",
+            "--utilization",
+            "0.9",
+            "--cleaning",
+            cleaning,
+            "--sram-mb",
+            "0.01",
+            "--power-loss-at",
+            "7003",
+            "--reads",
+            temp(&format!("txn-reads-{cleaning}.txt"), "").to_str().unwrap(),
+            "--json",
+        ]);
+        assert!(out.status.success(), "{cleaning}: {}", String::from_utf8_lossy(&out.stderr));
+        let report = json(&out);
+        assert_eq!(report["lost_bytes"], 0, "{cleaning}: {report}");
+        assert!(report["erases"].as_u64().unwrap() > 100, "{cleaning}: the trace must clean: {report}");
+        let t = &report["transactions"];
+        assert_eq!(t["rolled_back_transactions"], 1, "{cleaning}: {report}");
+        assert_eq!(t["skipped_operations"], 5, "{cleaning}: {report}");
+        assert_eq!(t["committed_transactions"], 1_999, "{cleaning}: {report}");
+    }
 }

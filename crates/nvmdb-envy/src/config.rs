@@ -96,6 +96,15 @@ pub struct EnvyConfig {
     pub endurance_cycles: u64,
     /// Most pages one transaction may shadow (bounds the persistent shadow list).
     pub max_transaction_pages: u32,
+    /// Locality gathering's redistribution step: a clean moves the victim's live pages
+    /// divided by this (at least one) between neighbouring partitions; 0 turns the
+    /// redistribution off. 8 is nvmdb's choice (the paper gives no step).
+    #[serde(default = "default_redistribution_divisor")]
+    pub redistribution_divisor: u32,
+}
+
+fn default_redistribution_divisor() -> u32 {
+    EnvyConfig::PAPER_2GB.redistribution_divisor
 }
 
 /// Flash timing of the 1994 preset (see [`EnvyConfig::flash`]).
@@ -129,6 +138,7 @@ impl EnvyConfig {
         suspend_ns: 1_000,
         endurance_cycles: 100_000,
         max_transaction_pages: 4_096,
+        redistribution_divisor: 8,
     };
 
     /// A small system for tests and quick experiments: `segments` segments of

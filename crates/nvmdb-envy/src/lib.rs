@@ -53,4 +53,4 @@ pub use devices::Devices;
 pub use engine::{Envy, RecoveryFailure};
 pub use error::EnvyError;
 pub use memory::EnvyMemory;
-pub use stats::EnvyStats;
+pub use stats::{EnvyEnergy, EnvyStats};

@@ -77,22 +77,27 @@ pub struct Room {
 /// Locality gathering's free-space redistribution for a clean of partition `victim`
 /// whose victim segment holds `live` of `pages_per_segment` pages: the partition's
 /// cleaning frequency × cost is steered towards the average over partitions cleaned so
-/// far. Above it, an eighth of the live pages (at least one) leave, half each way, as far
+/// far. Above it, `live / divisor` of the live pages (at least one) leave, half each way, as far
 /// as the neighbours' free pages allow; below it, as many come in from the neighbours,
 /// as far as the victim's free pages allow while leaving one free for the flush waiting.
-/// A partition without a neighbour on a side moves nothing that way.
+/// A partition without a neighbour on a side moves nothing that way, and a `divisor`
+/// of 0 moves nothing.
 pub fn redistribute(
     costs: &[PartitionCost],
     victim: usize,
     live: u32,
     pages_per_segment: u32,
+    divisor: u32,
     room: Room,
 ) -> Redistribution {
+    if divisor == 0 {
+        return Redistribution::default();
+    }
     let total: u64 = costs.iter().map(|c| c.cleans).sum();
     let products: Vec<f64> = costs.iter().filter_map(|c| c.product(total)).collect();
     let Some(mine) = costs[victim].product(total) else { return Redistribution::default() };
     let average = products.iter().sum::<f64>() / products.len() as f64;
-    let moving = (live / 8).max(1);
+    let moving = (live / divisor).max(1);
     let split = |has_down: bool, has_up: bool| match (has_down, has_up) {
         (true, true) => (moving.div_ceil(2), moving / 2),
         (true, false) => (moving, 0),
@@ -167,19 +172,22 @@ mod tests {
     fn redistribution_steers_towards_the_average_product() {
         // Partition 1 is cleaned most often at the highest cost: pages leave it.
         let costs = [cost(1, 10, 10), cost(6, 60, 20), cost(1, 5, 15)];
-        assert_eq!(redistribute(&costs, 1, 80, 128, room(100, 100, 0, 0)), out(5, 5));
+        assert_eq!(redistribute(&costs, 1, 80, 128, 8, room(100, 100, 0, 0)), out(5, 5));
+        // The step follows the divisor; 0 turns the redistribution off.
+        assert_eq!(redistribute(&costs, 1, 80, 128, 4, room(100, 100, 0, 0)), out(10, 10));
+        assert_eq!(redistribute(&costs, 1, 80, 128, 0, room(100, 100, 0, 0)), Redistribution::default());
         // Limited by the neighbours' free pages.
-        assert_eq!(redistribute(&costs, 1, 80, 128, room(2, 0, 0, 0)), out(2, 0));
+        assert_eq!(redistribute(&costs, 1, 80, 128, 8, room(2, 0, 0, 0)), out(2, 0));
         // Partition 2 is below the average: pages come in, within its free pages.
-        assert_eq!(redistribute(&costs, 2, 80, 128, room(0, 0, 50, 0)), pull(10, 0));
-        assert_eq!(redistribute(&costs, 2, 80, 84, room(0, 0, 50, 0)), pull(3, 0));
-        assert_eq!(redistribute(&costs, 0, 80, 128, room(0, 0, 0, 4)), pull(0, 4));
+        assert_eq!(redistribute(&costs, 2, 80, 128, 8, room(0, 0, 50, 0)), pull(10, 0));
+        assert_eq!(redistribute(&costs, 2, 80, 84, 8, room(0, 0, 50, 0)), pull(3, 0));
+        assert_eq!(redistribute(&costs, 0, 80, 128, 8, room(0, 0, 0, 4)), pull(0, 4));
         // Edges send everything the one way they can.
         let costs = [cost(6, 60, 20), cost(1, 10, 10)];
-        assert_eq!(redistribute(&costs, 0, 16, 128, room(100, 100, 0, 0)), out(0, 2));
+        assert_eq!(redistribute(&costs, 0, 16, 128, 8, room(100, 100, 0, 0)), out(0, 2));
         // Never cleaned: no product, nothing moves.
         let costs = [cost(0, 0, 0), cost(1, 1, 1)];
-        assert_eq!(redistribute(&costs, 0, 16, 128, room(9, 9, 9, 9)), Redistribution::default());
+        assert_eq!(redistribute(&costs, 0, 16, 128, 8, room(9, 9, 9, 9)), Redistribution::default());
     }
 
     #[test]

@@ -71,3 +71,14 @@ impl EnvyStats {
         self.host_write_ns as f64 / self.host_page_writes as f64
     }
 }
+
+/// Device energy of one eNVy system since it was opened (or since `reset_stats`), from
+/// the device presets' per-operation energies: flash reads, programs and erases, and
+/// battery-backed SRAM accesses (page table, write buffer, cleaning state).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EnvyEnergy {
+    /// Flash energy, pJ.
+    pub flash_pj: u64,
+    /// SRAM energy, pJ.
+    pub sram_pj: u64,
+}

@@ -8,7 +8,8 @@ use nvmdb_device::index;
 use nvmdb_envy::tpca::{accounts_to_fill, Tpca, TpcaConfig};
 use nvmdb_envy::workload::{self, Bimodal};
 use nvmdb_envy::{CleaningPolicy, Envy, EnvyConfig, EnvyError};
-use nvmdb_workload::pcm_trace::{PcmOp, PcmTraceReader};
+use nvmdb_workload::lines::{quote, Lines};
+use nvmdb_workload::pcm_trace::{self, PcmOp};
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::Serialize;
@@ -26,6 +27,9 @@ pub enum EnvyCommand {
     /// One operation per line; `#` starts a comment; addresses are decimal or 0x hex.
     /// `R <addr> <len>` reads len bytes and prints them as lowercase hex, one line per
     /// read; `W <addr> <hexbytes>` writes the bytes. Never-written bytes read as 00.
+    /// `B`, `C` and `A` begin, commit and abort a shadow-copy transaction (one open at a
+    /// time, at most 64 pages written in it). A power cut rolls an open transaction back;
+    /// the trace's remaining lines of that transaction, to its `C` or `A`, are skipped.
     Replay(ReplayArgs),
 }
 
@@ -115,7 +119,8 @@ pub struct ReplayArgs {
     pub size_mb: u64,
     #[command(flatten)]
     pub system: SystemArgs,
-    /// Cut the power after the N-th operation, then recover and continue.
+    /// Cut the power after the N-th operation (every R, W, B, C and A line counts), then
+    /// recover and continue; an open transaction rolls back.
     #[arg(long)]
     pub power_loss_at: Option<u64>,
     /// Write the reads' hex lines to FILE instead of stdout.
@@ -223,6 +228,10 @@ struct Report {
     lost_bytes: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     power_loss_at: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    transactions: Option<TransactionCounts>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    energy: Option<EnergyReport>,
     cleaning_cost: f64,
     flash_programs: u64,
     flush_programs: u64,
@@ -234,6 +243,34 @@ struct Report {
     throughput_tps: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     offered_tps: Option<f64>,
+}
+
+/// Device energy of the measured part of a run.
+#[derive(Debug, Serialize)]
+struct EnergyReport {
+    flash_pj: u64,
+    sram_pj: u64,
+    /// (flash + SRAM) / the run's operations (transactions for TPC-A).
+    per_operation_pj: f64,
+}
+
+impl EnergyReport {
+    fn new(envy: &Envy, operations: u64) -> EnergyReport {
+        let e = envy.energy();
+        let total = e.flash_pj.saturating_add(e.sram_pj);
+        EnergyReport { flash_pj: e.flash_pj, sram_pj: e.sram_pj, per_operation_pj: total as f64 / operations as f64 }
+    }
+}
+
+/// What became of a replay's transactions.
+#[derive(Debug, Default, Serialize)]
+struct TransactionCounts {
+    committed_transactions: u64,
+    aborted_transactions: u64,
+    /// Open at the power cut, rolled back by recovery.
+    rolled_back_transactions: u64,
+    /// Lines of a rolled-back transaction after the cut, to its `C` or `A`.
+    skipped_operations: u64,
 }
 
 impl Report {
@@ -250,6 +287,8 @@ impl Report {
             operations,
             lost_bytes: None,
             power_loss_at: None,
+            transactions: None,
+            energy: None,
             cleaning_cost: s.cleaning_cost(),
             flash_programs: s.flush_programs.saturating_add(s.clean_programs),
             flush_programs: s.flush_programs,
@@ -297,6 +336,7 @@ fn run_workload(args: &RunArgs) -> Result<(), CliError> {
             db.age(config.flash_pages().saturating_mul(2), &mut rng);
             let r = db.run(args.tps, args.transactions, args.transactions, &mut rng).map_err(envy_failed)?;
             let mut report = db.with_envy(|e| Report::new("tpca", e, args.transactions));
+            report.energy = Some(db.with_envy(|e| EnergyReport::new(e, args.transactions)));
             report.throughput_tps = Some(r.throughput_tps);
             report.offered_tps = Some(args.tps);
             report
@@ -322,7 +362,9 @@ fn run_workload(args: &RunArgs) -> Result<(), CliError> {
             envy.reset_stats();
             workload::update(&mut envy, dist, updates, &mut rng).map_err(envy_failed)?;
             let name = if matches!(args.workload, Workload::Uniform) { "uniform".into() } else { dist.label() };
-            Report::new(&name, &envy, updates)
+            let mut report = Report::new(&name, &envy, updates);
+            report.energy = Some(EnergyReport::new(&envy, updates));
+            report
         }
     };
     Output::new().report(&report, args.json)
@@ -335,6 +377,41 @@ fn hex_line(bytes: &[u8]) -> String {
     }
     s.push('\n');
     s
+}
+
+/// One line of a replay trace: a `pcm replay` operation or a transaction boundary.
+#[derive(Debug, PartialEq, Eq)]
+enum ReplayOp {
+    Plain(PcmOp),
+    Begin,
+    Commit,
+    Abort,
+}
+
+/// Parses one replay line: `B`, `C` or `A` alone, or a `pcm replay` line; `Ok(None)` for
+/// a blank or comment line.
+fn parse_replay_line(line: &str, capacity_bytes: u64) -> Result<Option<ReplayOp>, String> {
+    let content = line.split('#').next().unwrap_or("").trim();
+    let mut tokens = content.split_whitespace();
+    let boundary = match tokens.next() {
+        Some("B") => ReplayOp::Begin,
+        Some("C") => ReplayOp::Commit,
+        Some("A") => ReplayOp::Abort,
+        _ => return Ok(pcm_trace::parse_line(line, capacity_bytes)?.map(ReplayOp::Plain)),
+    };
+    match tokens.next() {
+        Some(extra) => {
+            Err(format!("{} takes no operand, found {}", content.chars().next().unwrap_or('?'), quote(extra)))
+        }
+        None => Ok(Some(boundary)),
+    }
+}
+
+/// Undoes a transaction's writes to the model, newest first.
+fn roll_back(model: &mut [u8], undo: Vec<(usize, Vec<u8>)>) {
+    for (start, old) in undo.into_iter().rev() {
+        model[start..start.saturating_add(old.len())].copy_from_slice(&old);
+    }
 }
 
 fn replay(args: &ReplayArgs) -> Result<(), CliError> {
@@ -352,7 +429,7 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
     let config = system_config(logical, &args.system, "--size-mb")?;
     let capacity = config.logical_bytes();
     let file = File::open(&args.trace).map_err(|e| CliError::input(format!("{}: cannot read: {e}", args.trace)))?;
-    let reader = PcmTraceReader::new(BufReader::new(file), capacity);
+    let mut lines = Lines::new(BufReader::new(file));
     let mut out: Box<dyn Write> = match &args.reads {
         Some(path) => Box::new(std::io::BufWriter::new(
             File::create(path).map_err(|e| CliError::failed(format!("{path}: cannot write: {e}")))?,
@@ -360,33 +437,81 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
         None => Box::new(std::io::BufWriter::new(std::io::stdout())),
     };
     let mut envy = Envy::format(config).map_err(envy_failed)?;
-    // The model the recovery is checked against (the size was checked above).
+    // The model the recovery is checked against (the size was checked above), and the
+    // open transaction's pre-images in it, newest last.
     let mut model = vec![0u8; index(capacity)];
+    let mut undo: Option<Vec<(usize, Vec<u8>)>> = None;
+    let mut counts = TransactionCounts::default();
+    // Skipping the rest of a transaction the cut rolled back.
+    let mut skipping = false;
     let mut operations = 0u64;
     let mut lost_bytes = None;
-    for op in reader {
-        let op = op.map_err(|e| CliError::at_line(&args.trace, e.line, e.message))?;
-        match op {
-            PcmOp::Read { addr, len } => {
-                let mut buf = vec![0u8; index(len)];
-                let ns = envy.read(addr, &mut buf).map_err(envy_failed)?;
-                envy.advance_to(envy.now_ns().saturating_add(ns));
-                out.write_all(hex_line(&buf).as_bytes()).map_err(|e| CliError::failed(format!("reads: {e}")))?;
-            }
-            PcmOp::Write { addr, data } => {
-                let ns = envy.write(addr, &data).map_err(envy_failed)?;
-                envy.advance_to(envy.now_ns().saturating_add(ns));
-                // The reader checked that the write ends inside the space the model spans.
-                let start = index(addr);
-                model[start..start.saturating_add(data.len())].copy_from_slice(&data);
+    while let Some(text) = lines.next_line() {
+        let parsed = match text {
+            Ok(text) => parse_replay_line(text, capacity),
+            Err(e) => Err(e.to_string()),
+        };
+        let at_line = |message: String| CliError::at_line(&args.trace, lines.line(), message);
+        let Some(op) = parsed.map_err(at_line)? else { continue };
+        operations = operations.saturating_add(1);
+        if skipping {
+            counts.skipped_operations = counts.skipped_operations.saturating_add(1);
+            skipping = !matches!(op, ReplayOp::Commit | ReplayOp::Abort);
+        } else {
+            match op {
+                ReplayOp::Plain(PcmOp::Read { addr, len }) => {
+                    let mut buf = vec![0u8; index(len)];
+                    let ns = envy.read(addr, &mut buf).map_err(envy_failed)?;
+                    envy.advance_to(envy.now_ns().saturating_add(ns));
+                    out.write_all(hex_line(&buf).as_bytes()).map_err(|e| CliError::failed(format!("reads: {e}")))?;
+                }
+                ReplayOp::Plain(PcmOp::Write { addr, data }) => {
+                    let ns = envy.write(addr, &data).map_err(|e| match e {
+                        EnvyError::Transaction(why) => at_line(why.to_string()),
+                        e => envy_failed(e),
+                    })?;
+                    envy.advance_to(envy.now_ns().saturating_add(ns));
+                    // The parser checked that the write ends inside the space the model spans.
+                    let range = index(addr)..index(addr).saturating_add(data.len());
+                    if let Some(undo) = &mut undo {
+                        undo.push((range.start, model[range.clone()].to_vec()));
+                    }
+                    model[range].copy_from_slice(&data);
+                }
+                ReplayOp::Begin => {
+                    if undo.is_some() {
+                        return Err(at_line("B inside an open transaction".into()));
+                    }
+                    envy.begin().map_err(envy_failed)?;
+                    undo = Some(Vec::new());
+                }
+                ReplayOp::Commit => {
+                    if undo.take().is_none() {
+                        return Err(at_line("C without an open transaction".into()));
+                    }
+                    envy.commit().map_err(envy_failed)?;
+                    counts.committed_transactions = counts.committed_transactions.saturating_add(1);
+                }
+                ReplayOp::Abort => {
+                    let Some(undo) = undo.take() else {
+                        return Err(at_line("A without an open transaction".into()));
+                    };
+                    envy.abort().map_err(envy_failed)?;
+                    roll_back(&mut model, undo);
+                    counts.aborted_transactions = counts.aborted_transactions.saturating_add(1);
+                }
             }
         }
-        operations = operations.saturating_add(1);
         if args.power_loss_at == Some(operations) {
             let stats = *envy.stats();
             let mut devices = envy.into_devices();
             devices.power_cycle();
             envy = Envy::open(config, devices).map_err(envy_failed)?;
+            if let Some(undo) = undo.take() {
+                roll_back(&mut model, undo);
+                counts.rolled_back_transactions = counts.rolled_back_transactions.saturating_add(1);
+                skipping = true;
+            }
             let mut now = vec![0u8; index(capacity)];
             envy.read(0, &mut now).map_err(envy_failed)?;
             lost_bytes = Some(now.iter().zip(&model).filter(|(a, b)| a != b).count() as u64);
@@ -399,5 +524,6 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
     let mut report = Report::new("replay", &envy, operations);
     report.lost_bytes = Some(lost_bytes.unwrap_or(0));
     report.power_loss_at = args.power_loss_at;
+    report.transactions = Some(counts);
     Output::new().report(&report, args.json)
 }

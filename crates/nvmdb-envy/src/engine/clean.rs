@@ -93,7 +93,14 @@ impl Envy {
         let live_of = |p: Option<u32>| p.map_or(0, |p| self.live[self.segment_of[p as usize] as usize]);
         let room =
             Room { free_down: free(down), free_up: free(up), live_down: live_of(down_source), live_up: live_of(up) };
-        let red = policy::redistribute(&self.costs, q, live, self.config.pages_per_segment, room);
+        let red = policy::redistribute(
+            &self.costs,
+            q,
+            live,
+            self.config.pages_per_segment,
+            self.config.redistribution_divisor,
+            room,
+        );
         Plan { red, down, up, down_source, room }
     }
 
@@ -101,7 +108,14 @@ impl Envy {
     /// let it move.
     fn count_redistribution(&mut self, q: usize, live: u32, plan: &Plan) {
         let unlimited = Room { free_down: u32::MAX, free_up: u32::MAX, ..plan.room };
-        let wanted = policy::redistribute(&self.costs, q, live, self.config.pages_per_segment, unlimited);
+        let wanted = policy::redistribute(
+            &self.costs,
+            q,
+            live,
+            self.config.pages_per_segment,
+            self.config.redistribution_divisor,
+            unlimited,
+        );
         let sum = |r: Redistribution| u64::from(r.down + r.up + r.from_down + r.from_up);
         self.stats.redistribution_wanted_pages += sum(wanted);
         self.stats.redistributed_pages += sum(plan.red);

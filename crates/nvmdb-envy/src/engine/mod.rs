@@ -14,7 +14,7 @@ use crate::devices::Devices;
 use crate::error::EnvyError;
 use crate::layout::{header, Entry, Layout, CLEAN_RECORD, MAGIC, PHASE_COPYING, PHASE_IDLE};
 use crate::policy::{PartitionCost, Redistribution, Room};
-use crate::stats::EnvyStats;
+use crate::stats::{EnvyEnergy, EnvyStats};
 
 /// Not a position: the spare segment.
 const SPARE_POSITION: u32 = u32::MAX;
@@ -86,6 +86,8 @@ pub struct Envy {
     controller_free_ns: u64,
     now_ns: u64,
     stats: EnvyStats,
+    /// The devices' energy counters when `stats` started.
+    energy_base: EnvyEnergy,
 }
 
 impl Envy {
@@ -182,10 +184,12 @@ impl Envy {
             controller_free_ns: 0,
             now_ns: 0,
             stats: EnvyStats::default(),
+            energy_base: EnvyEnergy::default(),
             config,
             dev,
         };
         envy.rebuild_tables();
+        envy.energy_base = envy.device_energy();
         Ok(envy)
     }
 
@@ -261,6 +265,21 @@ impl Envy {
     /// Zeroes the counters.
     pub fn reset_stats(&mut self) {
         self.stats = EnvyStats::default();
+        self.energy_base = self.device_energy();
+    }
+
+    /// Device energy since the system was opened or its counters were last reset
+    /// (`restore_stats` does not restore it).
+    pub fn energy(&self) -> EnvyEnergy {
+        let now = self.device_energy();
+        EnvyEnergy {
+            flash_pj: now.flash_pj.saturating_sub(self.energy_base.flash_pj),
+            sram_pj: now.sram_pj.saturating_sub(self.energy_base.sram_pj),
+        }
+    }
+
+    fn device_energy(&self) -> EnvyEnergy {
+        EnvyEnergy { flash_pj: self.dev.flash().stats().energy_pj, sram_pj: self.dev.sram().stats().energy_pj }
     }
 
     /// The devices.
