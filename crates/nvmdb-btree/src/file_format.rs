@@ -6,44 +6,14 @@
 
 use std::io::BufRead;
 
-use thiserror::Error;
-
-use nvmdb_text::{quote, Lines};
+use nvmdb_text::{for_each_line, quote};
 
 use crate::workload::Op;
 /// The longest line accepted, bytes, terminator excluded (1 MiB, as for every text input).
 pub use nvmdb_text::MAX_LINE_BYTES;
 
 /// A line of a keys or operations file that could not be read or parsed.
-#[derive(Debug, Error, Clone, PartialEq, Eq)]
-#[error("line {line}: {message}")]
-#[non_exhaustive]
-pub struct ParseError {
-    /// The line, from 1.
-    pub line: u64,
-    /// What is wrong with it, one line of text.
-    pub message: String,
-}
-
-impl ParseError {
-    /// An error at `line`.
-    pub fn new(line: u64, message: impl Into<String>) -> ParseError {
-        ParseError { line, message: message.into() }
-    }
-}
-
-/// Calls `each(line_number, text)` for every line of `input`, stopping at the first error.
-fn for_each_line(input: impl BufRead, mut each: impl FnMut(u64, &str) -> Result<(), String>) -> Result<(), ParseError> {
-    let mut lines = Lines::new(input);
-    let mut number = 0u64;
-    while let Some(line) = lines.next_line() {
-        number = number.saturating_add(1);
-        line.map_err(|e| e.to_string())
-            .and_then(|text| each(number, text))
-            .map_err(|message| ParseError::new(number, message))?;
-    }
-    Ok(())
-}
+pub use nvmdb_text::ParseError;
 
 fn parse_u64(token: &str, what: &str) -> Result<u64, String> {
     token.parse::<u64>().map_err(|_| format!("{what} {} is not a u64 decimal", quote(token)))

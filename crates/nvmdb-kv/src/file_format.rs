@@ -7,22 +7,12 @@
 
 use std::io::BufRead;
 
-use thiserror::Error;
-
-use nvmdb_text::{quote, Lines};
+use nvmdb_text::quote;
 
 use crate::page::MAX_VALUE_BYTES;
 
 /// A line that could not be read or parsed.
-#[derive(Debug, Error, Clone, PartialEq, Eq)]
-#[error("line {line}: {message}")]
-#[non_exhaustive]
-pub struct ParseError {
-    /// The line, from 1.
-    pub line: u64,
-    /// What is wrong with it, one line of text.
-    pub message: String,
-}
+pub use nvmdb_text::ParseError;
 
 /// One operation of an operations file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,21 +31,8 @@ pub enum FileOp {
     Sync,
 }
 
-/// Calls `each(line_number, text)` for every line of `input`, stopping at the first error.
-pub fn for_each_line(
-    input: impl BufRead,
-    mut each: impl FnMut(u64, &str) -> Result<(), String>,
-) -> Result<(), ParseError> {
-    let mut lines = Lines::new(input);
-    let mut number = 0u64;
-    while let Some(line) = lines.next_line() {
-        number = number.saturating_add(1);
-        line.map_err(|e| e.to_string())
-            .and_then(|text| each(number, text))
-            .map_err(|message| ParseError { line: number, message })?;
-    }
-    Ok(())
-}
+/// Calls `each(line_number, text)` for every line, stopping at the first error.
+pub use nvmdb_text::for_each_line;
 
 fn parse_key(token: &str, what: &str) -> Result<u32, String> {
     token.parse::<u32>().map_err(|_| format!("{what} {} is not a u32 decimal", quote(token)))
@@ -128,10 +105,7 @@ pub fn check_load(input: impl BufRead, max_records: u64) -> Result<u64, ParseErr
     })?;
     keys.sort_unstable();
     if let Some(w) = keys.windows(2).find(|w| w[0].0 == w[1].0) {
-        return Err(ParseError {
-            line: w[1].1,
-            message: format!("duplicate key {} (first on line {})", w[0].0, w[0].1),
-        });
+        return Err(ParseError::new(w[1].1, format!("duplicate key {} (first on line {})", w[0].0, w[0].1)));
     }
     Ok(keys.len() as u64)
 }
@@ -183,23 +157,17 @@ mod tests {
         );
         assert_eq!(
             parse_ops(&b"G 1\nG 2\n"[..], 1),
-            Err(ParseError {
-                line: 2,
-                message: "more than 1 operations: the simulation would not fit in memory".into()
-            })
+            Err(ParseError::new(2, "more than 1 operations: the simulation would not fit in memory"))
         );
         assert_eq!(
             parse_ops(&b"G 1\n\nX\n"[..], 10),
-            Err(ParseError { line: 3, message: "unknown operation 'X' (expected I, U, D, G, S or C)".into() })
+            Err(ParseError::new(3, "unknown operation 'X' (expected I, U, D, G, S or C)"))
         );
         assert_eq!(check_load(&b"7 a\n\n3 b\n"[..], 10), Ok(2));
         assert_eq!(
             check_load(&b"7 a\n3 b\n7 c\n"[..], 10),
-            Err(ParseError { line: 3, message: "duplicate key 7 (first on line 1)".into() })
+            Err(ParseError::new(3, "duplicate key 7 (first on line 1)"))
         );
-        assert_eq!(
-            check_load(&b"7\n"[..], 10),
-            Err(ParseError { line: 1, message: "expected 'key value', found 1 fields".into() })
-        );
+        assert_eq!(check_load(&b"7\n"[..], 10), Err(ParseError::new(1, "expected 'key value', found 1 fields")));
     }
 }

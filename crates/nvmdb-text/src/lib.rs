@@ -167,3 +167,38 @@ mod tests {
         assert!(quoted.ends_with("…'"));
     }
 }
+
+/// A line of a text input that could not be read or parsed.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[error("line {line}: {message}")]
+#[non_exhaustive]
+pub struct ParseError {
+    /// The line, from 1.
+    pub line: u64,
+    /// What is wrong with it, one line of text.
+    pub message: String,
+}
+
+impl ParseError {
+    /// An error at `line`.
+    pub fn new(line: u64, message: impl Into<String>) -> ParseError {
+        ParseError { line, message: message.into() }
+    }
+}
+
+/// Calls `each(line_number, text)` for every line of `input`, numbered from 1, stopping at
+/// the first error: an unreadable line or what `each` returns, as a [`ParseError`].
+pub fn for_each_line(
+    input: impl BufRead,
+    mut each: impl FnMut(u64, &str) -> Result<(), String>,
+) -> Result<(), ParseError> {
+    let mut lines = Lines::new(input);
+    let mut number = 0u64;
+    while let Some(line) = lines.next_line() {
+        number = number.saturating_add(1);
+        line.map_err(|e| e.to_string())
+            .and_then(|text| each(number, text))
+            .map_err(|message| ParseError::new(number, message))?;
+    }
+    Ok(())
+}
