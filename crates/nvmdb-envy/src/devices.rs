@@ -1,7 +1,7 @@
 //! The persistent devices of an eNVy system, behind one write counter that can cut the
 //! power before any device write.
 
-use nvmdb_device::{FlashArray, FlashGeometry, PageContent, PageData, PowerLoss, Volatile, VolatileKind};
+use nvmdb_device::{FlashArray, FlashGeometry, PageContent, PageData, PowerLoss, PowerSwitch, Volatile, VolatileKind};
 
 use crate::config::EnvyConfig;
 use crate::error::EnvyError;
@@ -12,8 +12,7 @@ use crate::layout::Layout;
 pub struct Devices {
     flash: FlashArray,
     sram: Volatile,
-    device_writes: u64,
-    cut_at: Option<u64>,
+    power: PowerSwitch,
 }
 
 impl Devices {
@@ -35,24 +34,24 @@ impl Devices {
         let bytes = Layout::new(config).total_bytes;
         let bytes = usize::try_from(bytes).map_err(|_| EnvyError::Config(format!("{bytes} B of SRAM")))?;
         let sram = Volatile::new(VolatileKind::BatterySram, config.sram, bytes);
-        Ok(Devices { flash, sram, device_writes: 0, cut_at: None })
+        Ok(Devices { flash, sram, power: PowerSwitch::new() })
     }
 
     /// Device writes (SRAM writes, flash programs and erases) so far.
     pub fn device_writes(&self) -> u64 {
-        self.device_writes
+        self.power.writes()
     }
 
     /// Cuts the power before device write number `index` (0-based, counted over the
     /// devices' life): that write and every later one fail with [`EnvyError::PowerCut`].
     pub fn cut_power_before(&mut self, index: u64) {
-        self.cut_at = Some(index);
+        self.power.cut_before(index);
     }
 
     /// Loses power and restores it: the SRAM is battery-backed and flash is
     /// non-volatile, so both keep their contents; the cut is cleared.
     pub fn power_cycle(&mut self) {
-        self.cut_at = None;
+        self.power.restore();
         self.flash.power_loss();
         self.sram.power_loss();
     }
@@ -68,11 +67,7 @@ impl Devices {
     }
 
     fn permit(&mut self) -> Result<(), EnvyError> {
-        if self.cut_at.is_some_and(|cut| self.device_writes >= cut) {
-            return Err(EnvyError::PowerCut { device_writes: self.device_writes });
-        }
-        self.device_writes += 1;
-        Ok(())
+        self.power.admit().map_err(|device_writes| EnvyError::PowerCut { device_writes })
     }
 
     pub(crate) fn sram_read(&mut self, addr: u64, buf: &mut [u8]) {
