@@ -17,15 +17,8 @@ pub fn small_config(kind: EngineKind) -> EngineConfig {
     config
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Op {
-    Insert(u32, Vec<u8>),
-    Update(u32, Vec<u8>),
-    Delete(u32),
-    Get(u32),
-    Scan(u32, u32),
-    Sync,
-}
+/// The operations of the tests are those of `nvmdb kv run`'s operations files.
+pub use nvmdb_kv::file_format::FileOp as Op;
 
 pub type Model = BTreeMap<u32, Vec<u8>>;
 
