@@ -1,6 +1,8 @@
 //! The engine's persistent devices and where things live on them. Every device write
-//! passes the one [`PowerSwitch`] first; simulated time advances serially (the engine
-//! waits for each device operation).
+//! passes the one [`PowerSwitch`] first: the page-mapped FTL's when there is flash (its
+//! own programs, garbage-collection copies, erases and trim records pass it, and the
+//! engine's PCM writes pass it through [`PageFtl::admit`]), otherwise the devices' own.
+//! Simulated time advances serially (the engine waits for each device operation).
 //!
 //! Flash (through the page-mapped FTL) holds, as logical pages: the page image slots
 //! (slot `s` is flash pages `s·f .. (s+1)·f` for `f` flash pages per tree page), then the
@@ -29,8 +31,8 @@ pub struct Devices {
     pub flash: Option<PageFtl>,
     /// PCM in storage mode (`pcm-only`, `ipl-p`).
     pub pcm: Option<Pcm>,
-    /// The power switch every device write passes.
-    pub switch: PowerSwitch,
+    /// The power switch of devices without flash (with flash, the FTL's is the one).
+    switch: PowerSwitch,
     /// Simulated time when the devices were last handed back, ns: time goes on across a
     /// power loss (a plane busy before it is busy after it).
     pub clock_ns: u64,
@@ -131,8 +133,8 @@ impl Devices {
             let geometry = ssd.flash.geometry();
             let timing = config.preset.flash_timing(config.flash_page_bytes());
             let array = FlashArray::new(geometry, timing, PageContent::Bytes)?;
-            // Opening the FTL over an erased array builds it with the preset's timing.
-            // The engine gates its own device writes with `switch`; the FTL's switch never cuts.
+            // Opening the FTL over an erased array builds it with the preset's timing. Its
+            // switch is the one every device write passes.
             Some(PageFtl::reopen(&ssd, array, None, PowerSwitch::new())?)
         } else {
             None
@@ -145,6 +147,36 @@ impl Devices {
             None
         };
         Ok(Devices { flash, pcm, switch: PowerSwitch::new(), clock_ns: 0 })
+    }
+
+    /// The one switch every device write passes.
+    fn switch(&mut self) -> &mut PowerSwitch {
+        match &mut self.flash {
+            Some(ftl) => ftl.power_switch().expect("the page-mapped FTL has a power switch"),
+            None => &mut self.switch,
+        }
+    }
+
+    /// Device writes (flash page and sector programs, erases, PCM writes) admitted so far.
+    pub fn device_writes(&mut self) -> u64 {
+        self.switch().writes()
+    }
+
+    /// Cuts the power before device write number `index` (0-based, counted over the
+    /// devices' life): that write and every later one are refused.
+    pub fn cut_power_before(&mut self, index: u64) {
+        self.switch().cut_before(index);
+    }
+
+    /// A power loss and the power back: the cut is cleared and the FTL, whose tables are
+    /// volatile, rebuilds them from the flash alone ([`PageFtl::reopen`]).
+    pub(crate) fn power_cycle(&mut self) {
+        match &mut self.flash {
+            // The FTL reopens over the array it built, without deduplication: only a
+            // configuration it already accepted could fail.
+            Some(ftl) => ftl.power_cycle().expect("the FTL reopens over its own flash"),
+            None => self.switch.restore(),
+        }
     }
 }
 
@@ -182,8 +214,13 @@ pub(crate) struct Store {
 }
 
 impl Store {
-    fn admit(&mut self) -> Result<(), KvError> {
-        self.dev.switch.admit().map_err(|_| KvError::PowerCut)
+    /// Admits one PCM write (the FTL admits its own flash operations).
+    fn admit_pcm(&mut self) -> Result<(), KvError> {
+        match &mut self.dev.flash {
+            Some(ftl) => ftl.admit()?,
+            None => self.dev.switch.admit().map_err(|_| KvError::PowerCut)?,
+        }
+        Ok(())
     }
 
     fn ftl(&mut self) -> &mut PageFtl {
@@ -195,7 +232,6 @@ impl Store {
     }
 
     fn flash_write(&mut self, lpn: u64, bytes: Vec<u8>) -> Result<(), KvError> {
-        self.admit()?;
         let now = self.now_ns;
         self.now_ns = self.ftl().write(lpn, PageData::Bytes(bytes), now)?;
         Ok(())
@@ -215,7 +251,7 @@ impl Store {
     }
 
     fn pcm_write(&mut self, addr: u64, bytes: &[u8]) -> Result<(), KvError> {
-        self.admit()?;
+        self.admit_pcm()?;
         self.now_ns += self.pcm().storage_write(addr, bytes)?;
         self.pcm_bytes_written += bytes.len() as u64;
         Ok(())
@@ -274,8 +310,8 @@ impl Store {
         }
     }
 
-    /// Tells the FTL an image slot's flash pages are garbage (not persistent: a slot no
-    /// committed metadata names is never read).
+    /// Tells the FTL an image slot's flash pages are garbage (the FTL records the trim in
+    /// flash; a slot no committed metadata names is never read either way).
     pub fn trim_image(&mut self, slot: u32) -> Result<(), KvError> {
         if self.layout.kind == EngineKind::PcmOnly {
             return Ok(());
@@ -303,7 +339,6 @@ impl Store {
     /// `ipl`: programs log sector `sector` of a block (512 B, partial programming).
     pub fn flash_log_program(&mut self, block: u32, sector: u32, bytes: Vec<u8>) -> Result<(), KvError> {
         debug_assert_eq!(bytes.len(), SECTOR_BYTES as usize);
-        self.admit()?;
         let spp = self.layout.sectors_per_log_page;
         let lpn = self.layout.log_lpn(block, sector / spp);
         let now = self.now_ns;

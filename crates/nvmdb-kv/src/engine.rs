@@ -199,6 +199,15 @@ impl Stats {
     }
 }
 
+/// An [`Engine::recover`] that failed, with the devices it was given.
+#[derive(Debug)]
+pub struct RecoveryFailure {
+    /// Why it failed ([`KvError::PowerCut`]: the power was cut during recovery).
+    pub error: KvError,
+    /// The devices, as the failure left them.
+    pub devices: Devices,
+}
+
 /// The key-value engine.
 #[derive(Debug)]
 pub struct Engine {
@@ -229,36 +238,47 @@ impl Engine {
     /// A new, empty engine on fresh devices.
     pub fn new(config: EngineConfig) -> Result<Engine, KvError> {
         let devices = Devices::new(&config)?;
-        Engine::start(config, devices)
+        Engine::start(config, devices).map_err(|failure| failure.error)
     }
 
-    /// Reopens an engine after a power loss from what its devices hold: every volatile
-    /// structure (buffer pool, page table, free slots, log indexes) is rebuilt from the
-    /// committed metadata and the log areas. The time this takes is [`Engine::recovery_ns`].
-    pub fn open(config: EngineConfig, mut devices: Devices) -> Result<Engine, KvError> {
-        config.validate()?;
-        if let Some(ftl) = devices.flash.as_mut() {
-            ftl.power_cycle()?;
+    /// Reopens an engine after a power loss from what its devices hold (the devices
+    /// [`Engine::crash`] handed back): every volatile structure (buffer pool, page table,
+    /// free slots, log indexes) is rebuilt from the committed metadata and the log areas.
+    /// The time this takes is [`Engine::recovery_ns`].
+    pub fn open(config: EngineConfig, devices: Devices) -> Result<Engine, KvError> {
+        Engine::recover(config, devices).map_err(|failure| failure.error)
+    }
+
+    /// [`Engine::open`], giving the devices back when it fails: a power cut during
+    /// recovery (its trims, an `ipl` block's merge) leaves them, power restored, to be
+    /// opened again.
+    pub fn recover(config: EngineConfig, devices: Devices) -> Result<Engine, Box<RecoveryFailure>> {
+        if let Err(error) = config.validate() {
+            return Err(Box::new(RecoveryFailure { error, devices }));
         }
-        devices.switch.restore();
         Engine::start(config, devices)
     }
 
     /// Cuts the power before device write number `index` of the devices' lives: that write
     /// and every later one fail with [`KvError::PowerCut`].
     pub fn cut_power_before(&mut self, index: u64) {
-        self.store.dev.switch.cut_before(index);
+        self.store.dev.cut_power_before(index);
     }
 
-    /// Device writes made so far (the index the next write would have).
-    pub fn device_writes(&self) -> u64 {
-        self.store.dev.switch.writes()
+    /// Device writes made so far (the index the next write would have), counting the
+    /// FTL's garbage-collection copies, erases and trim records.
+    pub fn device_writes(&mut self) -> u64 {
+        self.store.dev.device_writes()
     }
 
-    /// Drops every volatile structure, as a power loss does, and hands back the devices.
+    /// Drops every volatile structure, as a power loss does, and hands back the devices
+    /// with the power restored: the cut is cleared, and the FTL has rebuilt its mapping
+    /// from the flash alone ([`nvmdb_flash::ftl::PageFtl::reopen`]), since its tables are
+    /// volatile too.
     pub fn crash(self) -> Devices {
         let mut dev = self.store.dev;
         dev.clock_ns = self.store.now_ns;
+        dev.power_cycle();
         dev
     }
 
@@ -272,7 +292,7 @@ impl Engine {
         &self.config
     }
 
-    fn start(config: EngineConfig, dev: Devices) -> Result<Engine, KvError> {
+    fn start(config: EngineConfig, dev: Devices) -> Result<Engine, Box<RecoveryFailure>> {
         let layout = Layout::new(&config);
         let now_ns = dev.clock_ns;
         let mut engine = Engine {
@@ -296,8 +316,10 @@ impl Engine {
             cut: false,
             config,
         };
-        engine.recover().inspect_err(|e| engine.cut |= *e == KvError::PowerCut)?;
-        Ok(engine)
+        match engine.recover_state() {
+            Ok(()) => Ok(engine),
+            Err(error) => Err(Box::new(RecoveryFailure { error, devices: engine.crash() })),
+        }
     }
 
     fn blocks_used(&self, pages: u32) -> usize {
@@ -312,7 +334,7 @@ impl Engine {
         (page / self.config.pages_per_block()) as usize
     }
 
-    fn recover(&mut self) -> Result<(), KvError> {
+    fn recover_state(&mut self) -> Result<(), KvError> {
         let start_ns = self.store.now_ns;
         let mut newest: Option<(u64, Vec<u8>)> = None;
         for slot in 0..2 {
@@ -342,9 +364,9 @@ impl Engine {
             }
         }
         self.free_slots = (0..self.store.layout.image_slots).rev().filter(|&s| !used[s as usize]).collect();
-        // Slots no committed metadata names may still hold pages the FTL maps (its trims
-        // do not survive a power loss): trim them again so garbage collection can reclaim
-        // them.
+        // Slots no committed metadata names may still hold pages the FTL maps (images
+        // written after the last commit, or a power loss between a commit and the trims
+        // after it): trim them again so garbage collection can reclaim them.
         if self.config.kind.has_flash() {
             for slot in self.free_slots.clone() {
                 self.store.trim_image(slot)?;
@@ -355,7 +377,7 @@ impl Engine {
         self.committed = meta;
         if self.config.kind == EngineKind::Ipl {
             // Log pages of blocks the committed state does not have may still be mapped
-            // (trims do not survive a power loss); new sectors must go to erased pages.
+            // (a power loss before their trims); new sectors must go to erased pages.
             for block in self.logs.len()..self.store.layout.blocks as usize {
                 self.store.flash_log_trim(block as u32)?;
             }

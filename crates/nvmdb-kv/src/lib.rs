@@ -19,7 +19,7 @@ pub mod workload;
 
 pub use config::{DevicePreset, EngineConfig, EngineKind};
 pub use devices::Devices;
-pub use engine::{Engine, Stats};
+pub use engine::{Engine, RecoveryFailure, Stats};
 pub use workload::{Benchmark, Phase, Progress, Run, RunReport, WorkloadSpec};
 
 use thiserror::Error;
@@ -53,6 +53,7 @@ impl From<nvmdb_flash::FlashError> for KvError {
     fn from(e: nvmdb_flash::FlashError) -> KvError {
         match e {
             nvmdb_flash::FlashError::Full(what) => KvError::Full(what),
+            nvmdb_flash::FlashError::PowerCut(_) => KvError::PowerCut,
             other => KvError::Device(other.to_string()),
         }
     }

@@ -1,13 +1,16 @@
-//! A power cut before every device write of a short workload, for every engine: after
-//! recovery nothing synced is lost, the tree passes its invariant check, and the state
-//! is the synced state plus whole unsynced operations. The operations after it then run
-//! on the recovered engine, are cut a second time a few writes in, recovered again and
-//! checked the same way, and run to the end, which must be the model's final state.
+//! A power cut before every device write of a short workload, for every engine, on a
+//! device small enough that the FTL collects garbage (its copies and erases are cut
+//! points too): after recovery nothing synced is lost, the tree passes its invariant
+//! check, and the state is the synced state plus whole unsynced operations. The
+//! operations after it then run on the recovered engine, are cut a second time a few
+//! writes in, recovered again and checked the same way, and run to the end, which must be
+//! the model's final state. Each recovery is also cut before every device write it makes,
+//! and recovered again.
 
 mod common;
 
 use common::{contents, engine_apply, model_apply, small_config, Model, Op};
-use nvmdb_kv::{Engine, EngineKind, KvError};
+use nvmdb_kv::{Devices, Engine, EngineConfig, EngineKind, KvError};
 use rand::{Rng, SeedableRng};
 
 fn workload(seed: u64, len: usize) -> Vec<Op> {
@@ -67,26 +70,59 @@ fn recovered_prefix(engine: &mut Engine, states: &[Model], synced: usize, failed
         .unwrap_or_else(|| panic!("{what}: state after recovery is no prefix in {synced}..={failed_at}"))
 }
 
-fn crash_every_write(kind: EngineKind) -> u64 {
-    let config = small_config(kind);
-    let ops = workload(11, 240);
+/// The small configuration on a device small enough that the FTL collects garbage
+/// within the workload: image slots for 24 tree pages behind the FTL.
+fn small_device(kind: EngineKind) -> EngineConfig {
+    let mut config = small_config(kind);
+    config.capacity_pages = 24;
+    config
+}
+
+/// Runs `ops` with the power cut before device write `cut`; returns the length of the
+/// synced prefix, the interrupted operation and the devices after the loss.
+fn cut_run(config: &EngineConfig, ops: &[Op], cut: u64) -> (usize, usize, Devices) {
+    let mut engine = Engine::new(config.clone()).unwrap();
+    engine.cut_power_before(cut);
+    let (synced, failed_at) = run_until_cut(&mut engine, ops, 0);
+    assert!(failed_at < ops.len(), "{:?}: the cut before write {cut} was never reached", config.kind);
+    (synced, failed_at, engine.crash())
+}
+
+/// Cut points tried for one engine.
+struct Tried {
+    /// Cuts in the workload (every device write of the uncut run).
+    workload: u64,
+    /// Cuts in the recovery after one of those (every device write it made).
+    recovery: u64,
+    /// Flash erases (garbage collection) in the uncut run.
+    erases: u64,
+}
+
+fn crash_every_write(kind: EngineKind) -> Tried {
+    let config = small_device(kind);
+    let ops = workload(11, 360);
     let states = prefix_states(&ops);
     let mut clean = Engine::new(config.clone()).unwrap();
     for op in &ops {
         engine_apply(&mut clean, op).unwrap();
     }
     let writes = clean.device_writes();
+    let erases = clean.stats().flash_erases;
     assert!(writes > 50, "{kind:?}: only {writes} device writes");
+    if kind.has_flash() {
+        assert!(erases > 0, "{kind:?}: the FTL never collected garbage, so no cut fell inside it");
+    }
+    let mut recovery_cuts = 0;
     for cut in 0..writes {
-        let mut engine = Engine::new(config.clone()).unwrap();
-        engine.cut_power_before(cut);
-        let (synced, failed_at) = run_until_cut(&mut engine, &ops, 0);
-        assert!(failed_at < ops.len(), "{kind:?}: the cut before write {cut} was never reached");
-        let mut engine = Engine::open(config.clone(), engine.crash()).unwrap();
+        let (synced, failed_at, mut devices) = cut_run(&config, &ops, cut);
+        let before = devices.device_writes();
+        let mut engine = Engine::open(config.clone(), devices).unwrap();
+        let recovery_writes = engine.device_writes() - before;
         let k = recovered_prefix(&mut engine, &states, synced, failed_at, &format!("{kind:?} cut {cut}"));
         // A second cut, a few writes into the rest, then the rest again: recovery must also
         // hold on what a recovered engine writes (dead log sectors, reused slots).
-        engine.cut_power_before(engine.device_writes() + 1 + cut % 13);
+        let second = engine.device_writes() + 1 + cut % 13;
+        engine.cut_power_before(second);
         let (synced, failed_at) = run_until_cut(&mut engine, &ops, k);
         let mut engine = Engine::open(config.clone(), engine.crash()).unwrap();
         let k = recovered_prefix(&mut engine, &states, synced.max(k), failed_at, &format!("{kind:?} cuts {cut}, then"));
@@ -95,14 +131,37 @@ fn crash_every_write(kind: EngineKind) -> u64 {
         }
         engine.check().unwrap_or_else(|e| panic!("{kind:?} cut {cut}, after the rest: {e}"));
         assert_eq!(contents(&mut engine), states[ops.len()], "{kind:?} cut {cut}: the rest of the ops");
+        // A cut at every device write of the recovery itself (trims, merges, the FTL's
+        // garbage collection), then a recovery that runs to its end.
+        for in_recovery in 0..recovery_writes {
+            let (synced, failed_at, mut devices) = cut_run(&config, &ops, cut);
+            let at = devices.device_writes() + in_recovery;
+            devices.cut_power_before(at);
+            let failure = Engine::recover(config.clone(), devices).expect_err("the cut falls inside recovery");
+            assert_eq!(failure.error, KvError::PowerCut, "{kind:?} cut {cut}, recovery write {in_recovery}");
+            let what = format!("{kind:?} cut {cut}, then recovery write {in_recovery}");
+            let mut engine = Engine::open(config.clone(), failure.devices).unwrap();
+            recovered_prefix(&mut engine, &states, synced, failed_at, &what);
+            recovery_cuts += 1;
+        }
     }
-    writes
+    Tried { workload: writes, recovery: recovery_cuts, erases }
 }
 
 #[test]
 fn a_power_cut_at_every_device_write_loses_nothing_synced() {
+    let mut recovery_cuts = 0;
     for kind in EngineKind::ALL {
         let tried = crash_every_write(kind);
-        eprintln!("{}: power cut at each of {tried} device writes", kind.name());
+        eprintln!(
+            "{}: power cut at each of {} device writes ({} flash erases in the uncut run), and at each of {} \
+             device writes of their recoveries",
+            kind.name(),
+            tried.workload,
+            tried.erases,
+            tried.recovery
+        );
+        recovery_cuts += tried.recovery;
     }
+    assert!(recovery_cuts > 0, "no recovery wrote to a device, so no cut fell inside one");
 }

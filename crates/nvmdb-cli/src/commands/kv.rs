@@ -361,7 +361,8 @@ fn file_run(args: &RunArgs) -> Result<Report, CliError> {
     let mut before = engine.stats();
     let mut measured = Stats::default();
     if let Some(n) = args.power_loss_at {
-        engine.cut_power_before(engine.device_writes().saturating_add(n).saturating_sub(1));
+        let at = engine.device_writes().saturating_add(n).saturating_sub(1);
+        engine.cut_power_before(at);
     }
     let (mut lost_synced_ops, mut recovery_ns) = (None, None);
     let mut last_sync = 0;
