@@ -91,6 +91,9 @@ struct BlockLog {
 struct Frame {
     page: Page,
     dirty: bool,
+    /// Changed without log records (a merge or a rotation between siblings): written
+    /// whole at the next write-back, not logged until then.
+    whole: bool,
     /// Encoded records not yet written (the in-memory log sector).
     log: Vec<u8>,
     tick: u64,
@@ -221,6 +224,8 @@ pub struct Engine {
     committed: Meta,
     meta_seq: u64,
     free_slots: Vec<u32>,
+    /// Page ids below `next_page` that no tree page uses (freed by merges); reused first.
+    free_pages: Vec<u32>,
     logs: Vec<BlockLog>,
     frames: HashMap<u32, Frame>,
     lru: BTreeMap<u64, u32>,
@@ -304,6 +309,7 @@ impl Engine {
             committed: Meta::default(),
             meta_seq: 0,
             free_slots: Vec::new(),
+            free_pages: Vec::new(),
             logs: Vec::new(),
             frames: HashMap::new(),
             lru: BTreeMap::new(),
@@ -364,6 +370,9 @@ impl Engine {
             }
         }
         self.free_slots = (0..self.store.layout.image_slots).rev().filter(|&s| !used[s as usize]).collect();
+        // Every page of the committed tree has an image (a sync writes every dirty page
+        // first), so the pages without one are the free pages.
+        self.free_pages = (0..self.next_page).rev().filter(|&p| self.table[p as usize] == NO_SLOT).collect();
         // Slots no committed metadata names may still hold pages the FTL maps (images
         // written after the last commit, or a power loss between a commit and the trims
         // after it): trim them again so garbage collection can reclaim them.
@@ -507,7 +516,7 @@ impl Engine {
     fn install(&mut self, page: Page, dirty: bool) -> Result<(), KvError> {
         self.make_room()?;
         let id = page.id;
-        self.frames.insert(id, Frame { page, dirty, log: Vec::new(), tick: 0 });
+        self.frames.insert(id, Frame { page, dirty, whole: false, log: Vec::new(), tick: 0 });
         self.touch(id);
         Ok(())
     }
@@ -582,7 +591,7 @@ impl Engine {
         if !frame.dirty {
             return Ok(());
         }
-        if self.config.kind.logs() && self.table[id as usize] != NO_SLOT {
+        if self.config.kind.logs() && self.table[id as usize] != NO_SLOT && !frame.whole {
             self.flush_log(id)?;
         } else {
             let image = frame.page.encode(self.config.page_bytes as usize);
@@ -590,6 +599,7 @@ impl Engine {
         }
         let frame = self.frames.get_mut(&id).expect("resident");
         frame.dirty = false;
+        frame.whole = false;
         frame.log.clear();
         Ok(())
     }
@@ -617,6 +627,9 @@ impl Engine {
     }
 
     fn alloc_page(&mut self) -> Result<u32, KvError> {
+        if let Some(id) = self.free_pages.pop() {
+            return Ok(id);
+        }
         if self.next_page >= self.config.capacity_pages {
             return Err(KvError::Full(format!("the tree needs more than {} pages", self.config.capacity_pages)));
         }
@@ -694,7 +707,10 @@ impl Engine {
         let mut new_committed = Vec::new();
         for id in pages {
             let old_committed = self.committed_slot(id);
-            let has_committed = self.logs[block].units.iter().any(|u| u.page == id && u.at < committed_len);
+            // A page the committed tree does not have (freed, or allocated since) has no
+            // committed state to rebuild.
+            let has_committed =
+                old_committed != NO_SLOT && self.logs[block].units.iter().any(|u| u.page == id && u.at < committed_len);
             let mut committed_page = None;
             let mut committed_slot = old_committed;
             if has_committed {
@@ -704,6 +720,11 @@ impl Engine {
                 committed_page = Some(page);
             }
             let current = self.table[id as usize];
+            if current == NO_SLOT {
+                // Freed, or reused for a page not written yet: its records are dead.
+                new_committed.push((id, old_committed, committed_slot));
+                continue;
+            }
             let has_uncommitted = self.logs[block].units.iter().any(|u| u.page == id && u.at >= committed_len);
             if current == old_committed {
                 if has_uncommitted {
@@ -756,6 +777,33 @@ impl Engine {
         Ok(())
     }
 
+    /// Takes a page out of the tree: out of the pool, its uncommitted image slot freed
+    /// (the committed one is freed by the next commit), its id free for reuse.
+    fn free_page(&mut self, id: u32) -> Result<(), KvError> {
+        if let Some(frame) = self.frames.remove(&id) {
+            self.lru.remove(&frame.tick);
+        }
+        let slot = std::mem::replace(&mut self.table[id as usize], NO_SLOT);
+        if slot != NO_SLOT && slot != self.committed_slot(id) {
+            self.free_slot(slot)?;
+        }
+        self.free_pages.push(id);
+        Ok(())
+    }
+
+    /// Replaces a resident page's entries without log records: the page is written whole
+    /// at its next write-back (a merge's entries would not fit a log sector).
+    fn rewrite(&mut self, id: u32, node: Node) -> Result<(), KvError> {
+        let lsn = self.next_lsn;
+        self.next_lsn += 1;
+        let frame = self.fetch(id)?;
+        frame.page = Page::new(id, lsn, node);
+        frame.dirty = true;
+        frame.whole = true;
+        frame.log.clear();
+        Ok(())
+    }
+
     fn write_meta(&mut self, meta: &Meta) -> Result<(), KvError> {
         let seq = self.meta_seq + 1;
         let body = meta.encode();
@@ -771,12 +819,12 @@ impl Engine {
     fn change(&mut self, id: u32, change: Change) -> Result<(), KvError> {
         let lsn = self.next_lsn;
         self.next_lsn += 1;
-        let logged = self.config.kind.logs() && self.table[id as usize] != NO_SLOT;
-        let record = logged.then(|| Record { lsn, page: id, change: change.clone() });
+        let logs = self.config.kind.logs() && self.table[id as usize] != NO_SLOT;
         let frame = self.fetch(id)?;
         frame.page.apply(lsn, &change);
         frame.dirty = true;
-        if let Some(record) = record {
+        if logs && !frame.whole {
+            let record = Record { lsn, page: id, change };
             if frame.log.len() + record.encoded_len() > LOG_ROOM {
                 self.flush_log(id)?;
             }
@@ -857,6 +905,79 @@ impl Engine {
         }
     }
 
+    /// Underflow after a delete, from page `id` (reached by `path`) up. A leaf that is empty
+    /// merges with a sibling (always possible: the sibling alone fits a page), and a leaf
+    /// under a quarter of a page merges when the two fit in three quarters of one (so
+    /// that the next insert does not split them again). An inner page left without keys
+    /// (one child) merges with a sibling, the parent's separator pulled down between
+    /// them, or, when the sibling is too full for that, takes one child from it through
+    /// the parent. A merge keeps the left page, written whole, frees the right one and
+    /// removes their separator from the parent, which may then underflow in turn; a root
+    /// left with one child gives way to it. Every page involved is in the pool, and the
+    /// whole change commits at the next sync (or not at all), like a split.
+    fn rebalance(&mut self, mut id: u32, mut path: Vec<(u32, u16)>) -> Result<(), KvError> {
+        let page_bytes = self.config.page_bytes as usize;
+        while let Some((parent, child)) = path.pop() {
+            let page = &self.fetch(id)?.page;
+            let (is_leaf, must) = (matches!(page.node, Node::Leaf { .. }), page.is_empty());
+            let underfull = must || (is_leaf && page.size < page_bytes / 4);
+            if !underfull {
+                return Ok(());
+            }
+            let child = usize::from(child);
+            let Node::Inner { keys, children } = &self.fetch(parent)?.page.node else {
+                unreachable!("a path holds inner pages")
+            };
+            let (sep_slot, left, right) =
+                if child > 0 { (child - 1, children[child - 1], id) } else { (0, id, children[1]) };
+            let separator = keys[sep_slot];
+            let left_page = self.fetch(left)?.page.clone();
+            let right_page = self.fetch(right)?.page.clone();
+            let merged = left_page.merged_with(&right_page, separator, 0);
+            let limit = if must { page_bytes } else { page_bytes * 3 / 4 };
+            if merged.size <= limit {
+                self.rewrite(left, merged.node)?;
+                self.free_page(right)?;
+                self.change(parent, Change::InnerDelete { slot: sep_slot as u16 })?;
+                id = parent;
+                continue;
+            }
+            if !must {
+                return Ok(());
+            }
+            // An inner page without keys beside a sibling too full to take its child:
+            // one child moves over from the sibling, its separator up to the parent.
+            assert!(!is_leaf, "an empty leaf always fits beside its sibling");
+            let (Node::Inner { keys: lk, children: lc }, Node::Inner { keys: rk, children: rc }) =
+                (&left_page.node, &right_page.node)
+            else {
+                unreachable!("siblings of an inner page are inner pages")
+            };
+            if left == id {
+                let node = Node::Inner { keys: vec![separator], children: vec![lc[0], rc[0]] };
+                let rest = Node::Inner { keys: rk[1..].to_vec(), children: rc[1..].to_vec() };
+                self.change(parent, Change::InnerSetKey { slot: sep_slot as u16, key: rk[0] })?;
+                self.rewrite(left, node)?;
+                self.rewrite(right, rest)?;
+            } else {
+                let last = lk.len() - 1;
+                let node = Node::Inner { keys: vec![separator], children: vec![lc[last + 1], rc[0]] };
+                self.change(parent, Change::InnerSetKey { slot: sep_slot as u16, key: lk[last] })?;
+                self.change(left, Change::Truncate { keep: last as u16 })?;
+                self.rewrite(right, node)?;
+            }
+            return Ok(());
+        }
+        // `id` is the root: a root inner page with one child gives way to it.
+        if let Node::Inner { keys, children } = &self.fetch(id)?.page.node {
+            if keys.is_empty() {
+                self.root = children[0];
+                self.free_page(id)?;
+            }
+        }
+        Ok(())
+    }
+
     fn check_value(value: &[u8]) -> Result<(), KvError> {
         if value.is_empty() || value.len() > MAX_VALUE_BYTES {
             return Err(KvError::Value(value.len()));
@@ -897,15 +1018,16 @@ impl Engine {
         })
     }
 
-    /// Deletes a key; returns whether it was present. Pages are not merged: a leaf may
-    /// become empty and stays in the tree.
+    /// Deletes a key; returns whether it was present. A leaf left empty, or small enough
+    /// to share a page with a sibling, is merged into it (see [`Engine::rebalance`]).
     pub fn delete(&mut self, key: u32) -> Result<bool, KvError> {
         self.guarded(|e| {
-            let (leaf, _) = e.descend(key)?;
+            let (leaf, path) = e.descend(key)?;
             let Node::Leaf { keys, .. } = &e.fetch(leaf)?.page.node else { unreachable!("descend ends at a leaf") };
             let found = keys.binary_search(&key);
             if let Ok(slot) = found {
                 e.change(leaf, Change::LeafDelete { slot: slot as u16 })?;
+                e.rebalance(leaf, path)?;
             }
             e.ops += 1;
             Ok(found.is_ok())
@@ -1021,7 +1143,7 @@ impl Engine {
 
     /// Pages the tree has.
     pub fn pages(&self) -> u32 {
-        self.next_page
+        self.next_page - self.free_pages.len() as u32
     }
 
     /// Operations done so far.
@@ -1031,17 +1153,27 @@ impl Engine {
 
     /// Checks the tree and the engine's tables: keys ascending in every page and within
     /// the bounds the parent gives, every page at most a page long and every inner page
-    /// with at least two children, all leaves at one depth, every allocated page reachable
-    /// exactly once, and every image slot committed, current or free (and only one of
-    /// those unless committed and current agree). Returns the first violation.
+    /// with at least two children, no empty leaf but the root, all leaves at one depth,
+    /// every allocated page either free or reachable exactly once, and every image slot
+    /// committed, current or free (and only one of those unless committed and current
+    /// agree). Returns the first violation.
     pub fn check(&mut self) -> Result<(), String> {
         let mut seen = vec![false; self.next_page as usize];
+        for &id in &self.free_pages {
+            if self.table[id as usize] != NO_SLOT || self.frames.contains_key(&id) {
+                return Err(format!("free page {id} has an image slot or a frame"));
+            }
+            // A free page reached from the root is then reported as reachable twice.
+            if std::mem::replace(&mut seen[id as usize], true) {
+                return Err(format!("page {id} is free twice"));
+            }
+        }
         let mut leaf_depth = None;
         let mut stack = vec![(self.root, 0usize, None::<u32>, None::<u32>)];
         while let Some((id, depth, lo, hi)) = stack.pop() {
             let seen_slot = seen.get_mut(id as usize).ok_or_else(|| format!("page {id} beyond {}", self.next_page))?;
             if std::mem::replace(seen_slot, true) {
-                return Err(format!("page {id} is reachable twice"));
+                return Err(format!("page {id} is reachable twice, or free and reachable"));
             }
             let page = self.fetch(id).map_err(|e| format!("page {id}: {e}"))?.page.clone();
             if page.size > self.config.page_bytes as usize {
@@ -1057,7 +1189,10 @@ impl Engine {
                 return Err(format!("page {id}: a key outside its parent's bounds [{lo:?}, {hi:?})"));
             }
             match &page.node {
-                Node::Leaf { .. } => {
+                Node::Leaf { keys, .. } => {
+                    if keys.is_empty() && id != self.root {
+                        return Err(format!("leaf {id} is empty and not the root"));
+                    }
                     if *leaf_depth.get_or_insert(depth) != depth {
                         return Err(format!("leaf {id} at depth {depth}, another at {leaf_depth:?}"));
                     }
@@ -1097,5 +1232,91 @@ impl Engine {
             ftl.check_invariants()?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Key counts of the root's children when the root is an inner page with two inner
+    /// children.
+    fn two_inner_children(engine: &mut Engine) -> Option<(usize, usize)> {
+        let Node::Inner { children, .. } = engine.fetch(engine.root).unwrap().page.node.clone() else { return None };
+        if children.len() != 2 {
+            return None;
+        }
+        let mut counts = [0; 2];
+        for (count, id) in counts.iter_mut().zip(children) {
+            let page = &engine.fetch(id).unwrap().page;
+            if matches!(page.node, Node::Leaf { .. }) {
+                return None;
+            }
+            *count = page.len();
+        }
+        Some((counts[0], counts[1]))
+    }
+
+    /// Fills one inner page beside another, then deletes the other's keys until it has
+    /// none: being unable to merge with its full sibling, it takes one child from it.
+    /// `ascending` fills the right inner page and empties the left one; otherwise the
+    /// reverse.
+    fn an_inner_page_without_keys_takes_a_child_from_a_full_sibling(kind: EngineKind, ascending: bool) {
+        let mut config = EngineConfig::new(kind, 0, 0);
+        config.page_bytes = 1024;
+        config.buffer_bytes = 8 * 1024;
+        config.erase_block_bytes = 4 * 1024;
+        config.log_area_bytes = 1024;
+        config.capacity_pages = 600;
+        let mut engine = Engine::new(config).unwrap();
+        let full = (1024 - PAGE_HEADER_BYTES_INNER) / 8;
+        let mut model = BTreeMap::new();
+        let value = [b'v'; 64];
+        let key_at = |i: u32| if ascending { i } else { 1_000_000 - i };
+        let mut i = 0;
+        loop {
+            engine.insert(key_at(i), &value).unwrap();
+            model.insert(key_at(i), value.to_vec());
+            i += 1;
+            let counts = two_inner_children(&mut engine);
+            let filled = if ascending { counts.map(|c| c.1) } else { counts.map(|c| c.0) };
+            if filled == Some(full) {
+                break;
+            }
+            assert!(i < 5000, "{kind:?}: no inner page filled up");
+        }
+        engine.sync().unwrap();
+        let mut rotated = false;
+        for j in 0..i {
+            let key = if ascending { key_at(j) } else { key_at(i - 1 - j) };
+            assert!(engine.delete(key).unwrap());
+            model.remove(&key);
+            engine.check().unwrap_or_else(|e| panic!("{kind:?} after deleting {key}: {e}"));
+            let counts = two_inner_children(&mut engine);
+            let filled = if ascending { counts.map(|c| c.1) } else { counts.map(|c| c.0) };
+            if filled == Some(full - 1) {
+                rotated = true;
+                break;
+            }
+        }
+        assert!(rotated, "{kind:?}: the emptied inner page never took a child from its full sibling");
+        let got: BTreeMap<u32, Vec<u8>> = engine.scan(0, u32::MAX).unwrap().into_iter().collect();
+        assert_eq!(got, model);
+        engine.sync().unwrap();
+        let mut engine = Engine::open(engine.config().clone(), engine.crash()).unwrap();
+        engine.check().unwrap();
+        let got: BTreeMap<u32, Vec<u8>> = engine.scan(0, u32::MAX).unwrap().into_iter().collect();
+        assert_eq!(got, model, "{kind:?}: after a power loss");
+    }
+
+    /// Page header and the first child of an inner page, bytes.
+    const PAGE_HEADER_BYTES_INNER: usize = crate::page::PAGE_HEADER_BYTES + 4;
+
+    #[test]
+    fn an_inner_page_without_keys_takes_a_child_from_either_full_sibling() {
+        for kind in EngineKind::ALL {
+            an_inner_page_without_keys_takes_a_child_from_a_full_sibling(kind, true);
+            an_inner_page_without_keys_takes_a_child_from_a_full_sibling(kind, false);
+        }
     }
 }

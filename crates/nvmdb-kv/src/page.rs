@@ -83,6 +83,11 @@ pub enum Change {
     /// Keeps the first `keep` entries (a split's left half): a leaf's first `keep` keys,
     /// an inner page's first `keep` keys and `keep + 1` children.
     Truncate { keep: u16 },
+    /// Removes separator `slot` of an inner page and the child right of it (a merge of
+    /// two children).
+    InnerDelete { slot: u16 },
+    /// Replaces separator `slot` of an inner page (a child moved between two siblings).
+    InnerSetKey { slot: u16, key: u32 },
 }
 
 /// A logged change: the log sequence number orders it against the page's image.
@@ -141,6 +146,25 @@ impl Page {
         self.len() == 0
     }
 
+    /// The page `self` and its right sibling `right` make together (a merge): a leaf's
+    /// entries in order, or an inner page's keys with `separator` (the parent's key between
+    /// the two) pulled down between them. The result is not a log record: the merged page
+    /// is written whole.
+    pub fn merged_with(&self, right: &Page, separator: u32, lsn: u64) -> Page {
+        let node = match (&self.node, &right.node) {
+            (Node::Leaf { keys, values }, Node::Leaf { keys: rk, values: rv }) => Node::Leaf {
+                keys: keys.iter().chain(rk).copied().collect(),
+                values: values.iter().chain(rv).copied().collect(),
+            },
+            (Node::Inner { keys, children }, Node::Inner { keys: rk, children: rc }) => Node::Inner {
+                keys: keys.iter().chain([&separator]).chain(rk).copied().collect(),
+                children: children.iter().chain(rc).copied().collect(),
+            },
+            _ => panic!("page {} and page {} are not siblings of one level", self.id, right.id),
+        };
+        Page::new(self.id, lsn, node)
+    }
+
     /// Applies a change (a broken precondition, such as a slot out of range, is a broken
     /// invariant of the log and panics).
     pub fn apply(&mut self, lsn: u64, change: &Change) {
@@ -176,6 +200,12 @@ impl Page {
                 keys.truncate(keep);
                 children.truncate(keep + 1);
             }
+            (Node::Inner { keys, children }, Change::InnerDelete { slot }) => {
+                keys.remove(usize::from(*slot));
+                children.remove(usize::from(*slot) + 1);
+                self.size -= 8;
+            }
+            (Node::Inner { keys, .. }, Change::InnerSetKey { slot, key }) => keys[usize::from(*slot)] = *key,
             (node, change) => panic!("log record {change:?} does not apply to {node:?}"),
         }
         self.lsn = lsn;
@@ -287,6 +317,8 @@ const TAG_LEAF_UPDATE: u8 = 2;
 const TAG_LEAF_DELETE: u8 = 3;
 const TAG_INNER_INSERT: u8 = 4;
 const TAG_TRUNCATE: u8 = 5;
+const TAG_INNER_DELETE: u8 = 6;
+const TAG_INNER_SET_KEY: u8 = 7;
 
 impl Record {
     /// Appends the record's bytes to `out`.
@@ -321,6 +353,15 @@ impl Record {
                 out.push(TAG_TRUNCATE);
                 out.extend_from_slice(&keep.to_le_bytes());
             }
+            Change::InnerDelete { slot } => {
+                out.push(TAG_INNER_DELETE);
+                out.extend_from_slice(&slot.to_le_bytes());
+            }
+            Change::InnerSetKey { slot, key } => {
+                out.push(TAG_INNER_SET_KEY);
+                out.extend_from_slice(&slot.to_le_bytes());
+                out.extend_from_slice(&key.to_le_bytes());
+            }
         }
     }
 
@@ -330,7 +371,8 @@ impl Record {
             + match &self.change {
                 Change::LeafInsert { value, .. } => 7 + value.len(),
                 Change::LeafUpdate { value, .. } => 3 + value.len(),
-                Change::LeafDelete { .. } | Change::Truncate { .. } => 2,
+                Change::LeafDelete { .. } | Change::Truncate { .. } | Change::InnerDelete { .. } => 2,
+                Change::InnerSetKey { .. } => 6,
                 Change::InnerInsert { .. } => 10,
             }
     }
@@ -363,6 +405,8 @@ impl Record {
             TAG_LEAF_DELETE => Change::LeafDelete { slot: r.u16()? },
             TAG_INNER_INSERT => Change::InnerInsert { slot: r.u16()?, key: r.u32()?, child: r.u32()? },
             TAG_TRUNCATE => Change::Truncate { keep: r.u16()? },
+            TAG_INNER_DELETE => Change::InnerDelete { slot: r.u16()? },
+            TAG_INNER_SET_KEY => Change::InnerSetKey { slot: r.u16()?, key: r.u32()? },
             _ => return None,
         };
         Some(Record { lsn, page, change })
@@ -403,7 +447,24 @@ mod tests {
         assert_eq!(Page::decode(&image), Some(page.clone()));
         assert_eq!(rebuilt, page);
         let inner = Page::new(3, 4, Node::Inner { keys: vec![10, 20], children: vec![1, 2, 4] });
-        assert_eq!(Page::decode(&inner.encode(64)), Some(inner));
+        assert_eq!(Page::decode(&inner.encode(64)), Some(inner.clone()));
+        let mut log = Vec::new();
+        for change in [Change::InnerDelete { slot: 0 }, Change::InnerSetKey { slot: 0, key: 15 }] {
+            let record = Record { lsn: 9, page: 3, change };
+            record.encode_into(&mut log);
+        }
+        let mut changed = inner.clone();
+        for record in Record::decode_all(&log).unwrap() {
+            changed.apply(record.lsn, &record.change);
+        }
+        assert_eq!(changed.node, Node::Inner { keys: vec![15], children: vec![1, 4] });
+        assert_eq!(changed, Page::new(3, 9, changed.node.clone()), "the size follows the changes");
+        let right = Page::new(5, 2, Node::Inner { keys: vec![40], children: vec![6, 7] });
+        let merged = changed.merged_with(&right, 30, 10);
+        assert_eq!(merged.node, Node::Inner { keys: vec![15, 30, 40], children: vec![1, 4, 6, 7] });
+        assert_eq!(merged.size, changed.size + right.size - PAGE_HEADER_BYTES - 4 + 8);
+        let leaf = page.merged_with(&rebuilt, 0, 11);
+        assert_eq!(leaf.size, 2 * page.size - PAGE_HEADER_BYTES);
         assert_eq!(Page::decode(&[0u8; 64]), None);
     }
 }

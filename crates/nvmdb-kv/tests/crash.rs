@@ -13,6 +13,10 @@ use common::{contents, engine_apply, model_apply, small_config, Model, Op};
 use nvmdb_kv::{Devices, Engine, EngineConfig, EngineKind, KvError};
 use rand::{Rng, SeedableRng};
 
+/// Keys below `len / 3`; a sync every ninth operation; in the middle third deletes
+/// sweeping up the keys, which takes nine in ten of them (leaves empty and merge, pages
+/// are freed, the root shrinks), around it mostly inserts and updates (the last third
+/// re-inserts into freed pages).
 fn workload(seed: u64, len: usize) -> Vec<Op> {
     let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
     (0..len)
@@ -20,8 +24,11 @@ fn workload(seed: u64, len: usize) -> Vec<Op> {
             if i % 9 == 8 {
                 return Op::Sync;
             }
-            let key = rng.gen_range(0..200u32);
+            let key = rng.gen_range(0..len as u32 / 3);
             let value = vec![b'a' + (i % 26) as u8; rng.gen_range(1..=64)];
+            if (len / 3..2 * len / 3).contains(&i) {
+                return Op::Delete((i - len / 3) as u32);
+            }
             match rng.gen_range(0..10) {
                 0..=5 => Op::Insert(key, value),
                 6 | 7 => Op::Update(key, value),
@@ -96,16 +103,23 @@ struct Tried {
     recovery: u64,
     /// Flash erases (garbage collection) in the uncut run.
     erases: u64,
+    /// Tree pages in the uncut run: the most, and the most freed below that by deletes.
+    pages_max: u32,
+    pages_freed: u32,
 }
 
 fn crash_every_write(kind: EngineKind) -> Tried {
     let config = small_device(kind);
-    let ops = workload(11, 360);
+    let ops = workload(11, 600);
     let states = prefix_states(&ops);
     let mut clean = Engine::new(config.clone()).unwrap();
+    let (mut pages_max, mut pages_freed) = (0, 0);
     for op in &ops {
         engine_apply(&mut clean, op).unwrap();
+        pages_max = pages_max.max(clean.pages());
+        pages_freed = pages_freed.max(pages_max - clean.pages());
     }
+    assert!(pages_freed > 1, "{kind:?}: the deletes freed {pages_freed} pages");
     let writes = clean.device_writes();
     let erases = clean.stats().flash_erases;
     assert!(writes > 50, "{kind:?}: only {writes} device writes");
@@ -145,7 +159,7 @@ fn crash_every_write(kind: EngineKind) -> Tried {
             recovery_cuts += 1;
         }
     }
-    Tried { workload: writes, recovery: recovery_cuts, erases }
+    Tried { workload: writes, recovery: recovery_cuts, erases, pages_max, pages_freed }
 }
 
 #[test]
@@ -154,11 +168,13 @@ fn a_power_cut_at_every_device_write_loses_nothing_synced() {
     for kind in EngineKind::ALL {
         let tried = crash_every_write(kind);
         eprintln!(
-            "{}: power cut at each of {} device writes ({} flash erases in the uncut run), and at each of {} \
-             device writes of their recoveries",
+            "{}: power cut at each of {} device writes (the uncut run: {} flash erases, {} of {} tree pages \
+             freed by deletes), and at each of {} device writes of their recoveries",
             kind.name(),
             tried.workload,
             tried.erases,
+            tried.pages_freed,
+            tried.pages_max,
             tried.recovery
         );
         recovery_cuts += tried.recovery;

@@ -31,6 +31,30 @@ fn step() -> impl Strategy<Value = Step> {
     ]
 }
 
+/// Mostly deletes, with gets, scans, syncs and power losses among them.
+fn delete_step() -> impl Strategy<Value = Step> {
+    let key = 0u32..300;
+    prop_oneof![
+        12 => key.clone().prop_map(|k| Step::Op(Op::Delete(k))),
+        2 => key.clone().prop_map(|k| Step::Op(Op::Get(k))),
+        1 => (key.clone(), key).prop_map(|(lo, hi)| Step::Op(Op::Scan(lo, hi))),
+        1 => Just(Step::Op(Op::Sync)),
+        1 => Just(Step::PowerLoss),
+    ]
+}
+
+/// Fill, delete most keys (leaves empty and merge, inner pages lose children, the root
+/// shrinks), then the ordinary mix, which re-inserts into the freed pages.
+fn fill_empty_refill() -> impl Strategy<Value = Vec<Step>> {
+    let fill = (0u32..300, value()).prop_map(|(k, v)| Step::Op(Op::Insert(k, v)));
+    (
+        prop::collection::vec(fill, 100..400),
+        prop::collection::vec(delete_step(), 200..800),
+        prop::collection::vec(step(), 0..300),
+    )
+        .prop_map(|(a, b, c)| a.into_iter().chain(b).chain(c).collect())
+}
+
 fn run(kind: EngineKind, steps: &[Step]) -> Result<(), TestCaseError> {
     let config = small_config(kind);
     let mut engine = Engine::new(config.clone()).unwrap();
@@ -82,7 +106,32 @@ proptest! {
     }
 }
 
-/// The small configuration does make the events the differential test is for happen.
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    #[test]
+    fn flash_only_matches_a_btreemap_when_most_keys_go(steps in fill_empty_refill()) {
+        run(EngineKind::FlashOnly, &steps)?;
+    }
+
+    #[test]
+    fn pcm_only_matches_a_btreemap_when_most_keys_go(steps in fill_empty_refill()) {
+        run(EngineKind::PcmOnly, &steps)?;
+    }
+
+    #[test]
+    fn ipl_matches_a_btreemap_when_most_keys_go(steps in fill_empty_refill()) {
+        run(EngineKind::Ipl, &steps)?;
+    }
+
+    #[test]
+    fn ipl_p_matches_a_btreemap_when_most_keys_go(steps in fill_empty_refill()) {
+        run(EngineKind::IplP, &steps)?;
+    }
+}
+
+/// The small configuration does make the events the differential test is for happen:
+/// splits, evictions, log merges and, after deletes, page merges.
 #[test]
 fn the_small_configuration_splits_evicts_and_merges() {
     use rand::{Rng, SeedableRng};
@@ -101,5 +150,21 @@ fn the_small_configuration_splits_evicts_and_merges() {
         if kind.logs() {
             assert!(stats.merges > 0, "{kind:?} never merged");
         }
+        // Deleting all but every tenth key frees most pages, and the freed pages are used
+        // again when the keys come back.
+        let full = engine.pages();
+        for k in (0..300u32).filter(|k| k % 10 != 0) {
+            engine.delete(k).unwrap();
+        }
+        engine.sync().unwrap();
+        engine.check().unwrap_or_else(|e| panic!("{kind:?}: {e}"));
+        let emptied = engine.pages();
+        assert!(emptied * 3 < full, "{kind:?}: {full} pages, still {emptied} after deleting 90% of the keys");
+        for k in 0..300u32 {
+            engine.insert(k, &[b'b'; 30]).unwrap();
+        }
+        engine.sync().unwrap();
+        engine.check().unwrap_or_else(|e| panic!("{kind:?}: {e}"));
+        assert_eq!(contents(&mut engine).len(), 300);
     }
 }
