@@ -1078,7 +1078,9 @@ impl Engine {
     }
 
     /// Group commit: writes every dirty page's changes and then the metadata. Every
-    /// operation before a completed sync survives a power loss.
+    /// operation before a completed sync survives a power loss. The metadata write is the
+    /// commit point: a sync whose commit was written returns `Ok` even when the power is
+    /// cut in the trims after it (the engine then refuses every later operation).
     pub fn sync(&mut self) -> Result<(), KvError> {
         self.guarded(|e| {
             let mut dirty: Vec<u32> = e.frames.iter().filter(|(_, f)| f.dirty).map(|(&id, _)| id).collect();
@@ -1094,13 +1096,20 @@ impl Engine {
                 logs: e.logs.iter().map(|l| (l.generation, l.used)).collect(),
             };
             e.write_meta(&meta)?;
+            e.syncs += 1;
             let old = std::mem::replace(&mut e.committed, meta);
             for (id, &slot) in old.table.iter().enumerate() {
                 if slot != NO_SLOT && slot != e.table[id] {
-                    e.free_slot(slot)?;
+                    match e.free_slot(slot) {
+                        Ok(()) => {}
+                        Err(KvError::PowerCut) => {
+                            e.cut = true;
+                            return Ok(());
+                        }
+                        Err(error) => return Err(error),
+                    }
                 }
             }
-            e.syncs += 1;
             Ok(())
         })
     }

@@ -5,7 +5,11 @@
 //!
 //! A [`Run`] advances in steps ([`Run::step`]), so a monitor can drive several engines
 //! side by side and sample [`Progress`] (operations done, simulated time) as they go;
-//! [`run`] drives one engine to the end with a callback.
+//! [`run`] drives one engine to the end with a callback, and [`run_with_power_loss`] cuts
+//! the power once in the measured phase, recovers and finishes.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
@@ -114,18 +118,23 @@ pub struct RunReport {
     pub ops_per_s: f64,
 }
 
-/// A benchmark run in progress.
-#[derive(Debug)]
+/// A benchmark run in progress. A clone is the run at that point: run on an engine in
+/// the same state, it makes the same operations.
+#[derive(Debug, Clone)]
 pub struct Run {
     spec: WorkloadSpec,
     phase: Phase,
-    /// Insertion order of the keys.
-    order: Vec<u32>,
+    /// Insertion order of the keys (shared by clones).
+    order: Arc<[u32]>,
     rng: Xoshiro256PlusPlus,
     done: u64,
     since_sync: u64,
     phase_start: Stats,
     phase_start_ns: u64,
+    /// Syncs the run has completed.
+    syncs: u64,
+    /// When kept: the writes (key, value) since the last completed sync.
+    writes: Option<Vec<(u32, Option<Vec<u8>>)>>,
 }
 
 /// Exponent of the self-similar 80-20 distribution: `rank = N · u^(ln 0.2 / ln 0.8)` puts
@@ -141,6 +150,7 @@ impl Run {
         let records = u32::try_from(spec.records).unwrap_or(u32::MAX);
         let mut order: Vec<u32> = (0..records).collect();
         order.shuffle(&mut rng);
+        let order = Arc::from(order);
         let phase = if spec.benchmark == Benchmark::Insert { Phase::Measure } else { Phase::Load };
         Run {
             spec: spec.clone(),
@@ -151,7 +161,15 @@ impl Run {
             since_sync: 0,
             phase_start: engine.stats(),
             phase_start_ns: engine.sim_ns(),
+            syncs: 0,
+            writes: None,
         }
+    }
+
+    fn sync(&mut self, engine: &mut Engine) -> Result<(), KvError> {
+        engine.sync()?;
+        self.syncs += 1;
+        Ok(())
     }
 
     fn value(&mut self) -> Vec<u8> {
@@ -187,7 +205,7 @@ impl Run {
         let mut left = max_ops;
         while left > 0 && self.phase != Phase::Done {
             if self.done == self.phase_total() {
-                engine.sync()?;
+                self.sync(engine)?;
                 self.next_phase(engine);
                 continue;
             }
@@ -197,13 +215,13 @@ impl Run {
             if self.phase == Phase::Measure {
                 self.since_sync += 1;
                 if self.spec.sync_every.is_some_and(|k| self.since_sync >= k) {
-                    engine.sync()?;
+                    self.sync(engine)?;
                     self.since_sync = 0;
                 }
             }
         }
         if self.phase != Phase::Done && self.done == self.phase_total() {
-            engine.sync()?;
+            self.sync(engine)?;
             self.next_phase(engine);
         }
         Ok(self.progress(engine))
@@ -232,11 +250,14 @@ impl Run {
                 let key = self.order[self.done as usize];
                 let value = self.value();
                 engine.insert(key, &value)?;
+                self.note_write(key, value);
             }
             (Phase::Measure, Benchmark::Update) => {
                 let key = self.update_key();
                 let value = self.value();
-                engine.update(key, &value)?;
+                if engine.update(key, &value)? {
+                    self.note_write(key, value);
+                }
             }
             (Phase::Measure, Benchmark::Search) => {
                 let key = self.rng.gen_range(0..n) as u32;
@@ -245,6 +266,12 @@ impl Run {
             (Phase::Done, _) => {}
         }
         Ok(())
+    }
+
+    fn note_write(&mut self, key: u32, value: Vec<u8>) {
+        if let Some(writes) = &mut self.writes {
+            writes.push((key, Some(value)));
+        }
     }
 
     /// The next update's key: rank `N · u^(ln 0.2 / ln 0.8)` of the `N` keys.
@@ -282,6 +309,111 @@ pub fn run(
     Ok(run.report(engine))
 }
 
+/// Synced writes a recovered state does not show: keys whose value at the last completed
+/// sync (`synced`) the recovered state (`recovered`, ascending) neither holds nor replaced
+/// by one of the writes since (`pending`: key and value, or `None` for a delete), and keys
+/// it holds that neither the synced state nor those writes put there. A recovered state
+/// may hold unsynced writes: a sync cut after its commit point was not acknowledged, but
+/// its writes are durable.
+pub fn lost_synced(
+    synced: &BTreeMap<u32, Vec<u8>>,
+    pending: &[(u32, Option<Vec<u8>>)],
+    recovered: &[(u32, Vec<u8>)],
+) -> u64 {
+    let mut later: BTreeMap<u32, Vec<Option<&[u8]>>> = BTreeMap::new();
+    for (key, value) in pending {
+        later.entry(*key).or_default().push(value.as_deref());
+    }
+    let explained = |key: &u32, value: Option<&[u8]>| later.get(key).is_some_and(|values| values.contains(&value));
+    let held: BTreeMap<u32, &[u8]> = recovered.iter().map(|(k, v)| (*k, v.as_slice())).collect();
+    let lost = synced
+        .iter()
+        .filter(|(k, v)| {
+            let now = held.get(k).copied();
+            now != Some(v.as_slice()) && !explained(k, now)
+        })
+        .count();
+    let stray = held.iter().filter(|(k, v)| !synced.contains_key(k) && !explained(k, Some(v))).count();
+    (lost + stray) as u64
+}
+
+/// What [`run_with_power_loss`] measured.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PowerLossReport {
+    /// The measured operations' counters, before the cut and after recovery (operations
+    /// the cut made the run repeat count twice); recovery itself is left out.
+    pub stats: Stats,
+    /// Whether the run reached the cut (false when it made fewer device writes).
+    pub power_lost: bool,
+    /// Keys whose value at the last completed sync recovery lost, or keys it holds that
+    /// the synced state does not (0 when the engine keeps its contract).
+    pub lost_synced_ops: u64,
+    /// Simulated time recovery took, ns (0 without a cut).
+    pub recovery_ns: u64,
+}
+
+/// Runs `spec` on a fresh `engine` with the power cut before the `power_loss_at`-th device
+/// write (from 1) of the measured phase: the engine is dropped and reopened from its
+/// devices, its contents are checked against the state at the last completed sync, and
+/// the run goes on from that sync to the end. Returns the engine at the end.
+pub fn run_with_power_loss(
+    mut engine: Engine,
+    spec: &WorkloadSpec,
+    power_loss_at: u64,
+) -> Result<(Engine, PowerLossReport), KvError> {
+    let mut run = Run::new(spec, &engine);
+    run.writes = Some(Vec::new());
+    let mut synced: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
+    // The writes a completed sync made durable join the synced state.
+    let fold = |run: &mut Run, synced: &mut BTreeMap<u32, Vec<u8>>| {
+        for (key, value) in run.writes.as_mut().map(std::mem::take).unwrap_or_default() {
+            synced.insert(key, value.expect("benchmarks insert and update"));
+        }
+    };
+    while run.phase == Phase::Load {
+        run.step(&mut engine, 1)?;
+    }
+    fold(&mut run, &mut synced);
+    let at = engine.device_writes().saturating_add(power_loss_at).saturating_sub(1);
+    engine.cut_power_before(at);
+    let mut at_sync = run.clone();
+    let mut before = engine.stats();
+    let mut measured = Stats::default();
+    let mut outcome =
+        PowerLossReport { stats: Stats::default(), power_lost: false, lost_synced_ops: 0, recovery_ns: 0 };
+    while !run.is_done() {
+        match run.step(&mut engine, 1) {
+            Ok(_) => {
+                if run.syncs > at_sync.syncs {
+                    fold(&mut run, &mut synced);
+                    at_sync = run.clone();
+                }
+            }
+            Err(KvError::PowerCut) => {
+                // A step syncs only after its operation, so a sync it completed before
+                // the cut made all its writes durable, and the run stands just after it.
+                if run.syncs > at_sync.syncs {
+                    fold(&mut run, &mut synced);
+                    at_sync = run.clone();
+                }
+                measured = measured.plus(&engine.stats().since(&before));
+                let config = engine.config().clone();
+                engine = Engine::open(config, engine.crash())?;
+                outcome.power_lost = true;
+                outcome.recovery_ns = engine.recovery_ns();
+                let recovered = engine.scan(0, u32::MAX)?;
+                let pending = run.writes.as_deref().unwrap_or_default();
+                outcome.lost_synced_ops = lost_synced(&synced, pending, &recovered);
+                before = engine.stats();
+                run = at_sync.clone();
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    outcome.stats = measured.plus(&engine.stats().since(&before));
+    Ok((engine, outcome))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -296,5 +428,59 @@ mod tests {
         let hot = (0..draws).filter(|_| u64::from(run.update_key()) < n / 5).count();
         let share = hot as f64 / f64::from(draws);
         assert!((0.79..=0.81).contains(&share), "{share}");
+    }
+
+    /// A cut anywhere in the measured phase (in an operation, a sync every 50 operations,
+    /// the final sync) loses nothing synced, and the run finishes with the state of an
+    /// uncut run.
+    #[test]
+    fn a_power_loss_in_the_measured_phase_loses_nothing_synced_and_the_run_finishes() {
+        for kind in EngineKind::ALL {
+            for benchmark in [Benchmark::Insert, Benchmark::Update] {
+                let mut config = EngineConfig::new(kind, 600, 26);
+                config.page_bytes = 1024;
+                config.buffer_bytes = 4 * 1024;
+                config.size_for(600, 26);
+                let spec = WorkloadSpec { sync_every: Some(50), ..WorkloadSpec::seed_benchmark(benchmark, 600, 5) };
+                // The uncut run, and the device writes of its measured phase.
+                let mut clean = Engine::new(config.clone()).unwrap();
+                let mut clean_run = Run::new(&spec, &clean);
+                while clean_run.phase == Phase::Load {
+                    clean_run.step(&mut clean, 1).unwrap();
+                }
+                let load_writes = clean.device_writes();
+                while !clean_run.is_done() {
+                    clean_run.step(&mut clean, 64).unwrap();
+                }
+                let writes = clean.device_writes() - load_writes;
+                let want = clean.scan(0, u32::MAX).unwrap();
+                let (mut engine, report) = run_with_power_loss(Engine::new(config.clone()).unwrap(), &spec, 1).unwrap();
+                assert!(report.power_lost, "{kind:?} {benchmark:?}: the first write was not cut");
+                for at in [2, 37, writes / 3, writes - 1, writes] {
+                    let (mut cut, report) =
+                        run_with_power_loss(Engine::new(config.clone()).unwrap(), &spec, at).unwrap();
+                    assert_eq!(report.lost_synced_ops, 0, "{kind:?} {benchmark:?} cut at {at}");
+                    assert!(report.power_lost, "{kind:?} {benchmark:?} cut at {at}");
+                    // Once something was committed, recovery reads it.
+                    assert!(at < writes / 3 || report.recovery_ns > 0, "{kind:?} {benchmark:?} cut at {at}");
+                    cut.check().unwrap();
+                    assert_eq!(cut.scan(0, u32::MAX).unwrap(), want, "{kind:?} {benchmark:?} cut at {at}");
+                }
+                assert_eq!(engine.scan(0, u32::MAX).unwrap(), want);
+                let (_, report) = run_with_power_loss(Engine::new(config).unwrap(), &spec, u64::MAX).unwrap();
+                assert!(!report.power_lost && report.recovery_ns == 0);
+            }
+        }
+    }
+
+    #[test]
+    fn lost_synced_counts_what_neither_the_sync_nor_a_later_write_explains() {
+        let synced: BTreeMap<u32, Vec<u8>> = [(1, b"a".to_vec()), (2, b"b".to_vec())].into();
+        let pending = [(2, Some(b"c".to_vec())), (1, None), (5, Some(b"e".to_vec()))];
+        let state = |entries: &[(u32, &[u8])]| entries.iter().map(|(k, v)| (*k, v.to_vec())).collect::<Vec<_>>();
+        assert_eq!(lost_synced(&synced, &pending, &state(&[(1, b"a"), (2, b"b")])), 0);
+        assert_eq!(lost_synced(&synced, &pending, &state(&[(2, b"c"), (5, b"e")])), 0);
+        assert_eq!(lost_synced(&synced, &[], &state(&[(2, b"b")])), 1);
+        assert_eq!(lost_synced(&synced, &pending, &state(&[(1, b"x"), (2, b"b"), (4, b"y")])), 2);
     }
 }

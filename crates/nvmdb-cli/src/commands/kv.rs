@@ -67,11 +67,11 @@ pub struct RunArgs {
     /// Sync after every K operations (besides the final sync, and C lines in file mode).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub sync_every: Option<u64>,
-    /// File mode: cut the power before the N-th device write of the operations (from 1),
-    /// recover from the devices, and finish the operations from the last completed sync;
-    /// the JSON reports power_lost (whether the run reached the cut), lost_synced_ops (keys
-    /// whose synced value recovery lost; must be 0) and recovery_ns. The other figures
-    /// cover the run before the cut and after recovery.
+    /// Cut the power before the N-th device write (from 1) of the operations (file mode)
+    /// or of the measured phase (benchmark mode), recover from the devices, and finish from
+    /// the last completed sync; the JSON reports power_lost (whether the run reached the
+    /// cut), lost_synced_ops (synced writes recovery lost; must be 0) and recovery_ns. The
+    /// other figures cover the run before the cut and after recovery.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub power_loss_at: Option<u64>,
     /// Device timing: board (IPL-P Table 2) or chips (IPL-P Table 1).
@@ -192,16 +192,22 @@ fn benchmark_run(args: &RunArgs) -> Result<Report, CliError> {
     let (Some(benchmark), Some(records)) = (args.workload, args.records) else {
         return Err(CliError::input("benchmark mode needs --workload and --records"));
     };
-    if args.power_loss_at.is_some() {
-        return Err(CliError::input("--power-loss-at runs in file mode (--load and --ops)"));
-    }
     crate::limits::check_memory("--records", records.saturating_mul(BYTES_PER_RECORD))?;
     let config = config(args, records)?;
     let mut engine = Engine::new(config).map_err(engine_error)?;
     let spec =
         WorkloadSpec { sync_every: args.sync_every, ..WorkloadSpec::seed_benchmark(benchmark, records, args.seed) };
-    let result = workload::run(&mut engine, &spec, 4096, &mut |_| {}).map_err(engine_error)?;
-    Ok(report(args, benchmark.name(), records, result.stats))
+    let Some(at) = args.power_loss_at else {
+        let result = workload::run(&mut engine, &spec, 4096, &mut |_| {}).map_err(engine_error)?;
+        return Ok(report(args, benchmark.name(), records, result.stats));
+    };
+    let (_, outcome) = workload::run_with_power_loss(engine, &spec, at).map_err(engine_error)?;
+    let mut report = report(args, benchmark.name(), records, outcome.stats);
+    report.power_loss_at = Some(at);
+    report.power_lost = Some(outcome.power_lost);
+    report.lost_synced_ops = Some(outcome.lost_synced_ops);
+    report.recovery_ns = Some(outcome.recovery_ns);
+    Ok(report)
 }
 
 fn report(args: &RunArgs, mode: &'static str, records: u64, stats: Stats) -> Report {
@@ -397,16 +403,9 @@ fn file_run(args: &RunArgs) -> Result<Report, CliError> {
                 engine = Engine::open(config.clone(), engine.crash()).map_err(engine_error)?;
                 recovery_ns = Some(engine.recovery_ns());
                 let m = model.as_mut().expect("a power cut is only set with a model");
+                let recovered = engine.scan(0, u32::MAX).map_err(engine_error)?;
+                lost_synced_ops = Some(workload::lost_synced(&m.synced, &m.unsynced, &recovered));
                 m.unsynced.clear();
-                let recovered: BTreeMap<u32, Vec<u8>> =
-                    engine.scan(0, u32::MAX).map_err(engine_error)?.into_iter().collect();
-                let lost = m
-                    .synced
-                    .iter()
-                    .filter(|(k, v)| recovered.get(k) != Some(v))
-                    .count()
-                    .saturating_add(recovered.keys().filter(|k| !m.synced.contains_key(k)).count());
-                lost_synced_ops = Some(lost as u64);
                 before = engine.stats();
                 results.pending.clear();
                 next = last_sync;
