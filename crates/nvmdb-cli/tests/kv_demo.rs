@@ -1,5 +1,5 @@
 //! `nvmdb kv demo`: its flags' errors, its event stream read over a plain TCP connection,
-//! and its page in headless Chromium while the runs progress. Without Chromium the
+//! its end on Ctrl-C, and its page in headless Chromium while the runs progress. Without Chromium the
 //! browser test is skipped, unless `NVMDB_REQUIRE_CHROMIUM` is set (as in CI), when it
 //! fails. With `NVMDB_SCREENSHOT_DIR` set (an absolute path), the browser test writes
 //! screenshots of the page there: mid-run (`kv-demo.png`) and at the end
@@ -344,4 +344,40 @@ fn the_page_shows_numbers_that_change_while_the_runs_progress() {
     for (shown, engine) in shown.iter().zip(&searches) {
         assert!((shown - engine).abs() <= 1.0, "gauge {shown} vs the engine's {engine}");
     }
+}
+
+/// Ctrl-C (SIGINT, sent with `kill -INT`) ends a serving demo in the middle of its runs
+/// at once, and its port is free again.
+#[cfg(unix)]
+#[test]
+fn ctrl_c_ends_a_serving_demo_and_frees_its_port() {
+    use std::os::unix::process::ExitStatusExt;
+
+    // Enough records that the runs are far from over when the signal comes.
+    let mut demo = Demo::start("200000");
+    let mut stream = TcpStream::connect(&demo.addr).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    stream.write_all(b"GET /events HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    let mut reader = BufReader::new(stream);
+    let mut line = String::new();
+    while !line.starts_with("event: progress") {
+        line.clear();
+        assert!(reader.read_line(&mut line).unwrap() > 0, "the stream ended before any progress");
+    }
+    assert!(demo.child.try_wait().unwrap().is_none(), "the demo ended before the signal");
+    let kill = Command::new("kill").args(["-INT", &demo.child.id().to_string()]).status().expect("kill runs");
+    assert!(kill.success());
+    let sent = Instant::now();
+    let status = loop {
+        if let Some(status) = demo.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(sent.elapsed() < Duration::from_secs(10), "the demo still runs 10 s after SIGINT");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.signal(), Some(2), "{status}");
+    // The event stream ends, and the address can be bound again.
+    let mut rest = String::new();
+    let _ = reader.read_to_string(&mut rest);
+    TcpListener::bind(&demo.addr).unwrap_or_else(|e| panic!("{} is still taken: {e}", demo.addr));
 }
