@@ -101,6 +101,9 @@ struct Tried {
     workload: u64,
     /// Cuts in the recovery after one of those (every device write it made).
     recovery: u64,
+    /// Recoveries that merged a block's log (`ipl`: sectors written after the last
+    /// commit), and so were cut inside a merge too.
+    merging_recoveries: u64,
     /// Flash erases (garbage collection) in the uncut run.
     erases: u64,
     /// Tree pages in the uncut run: the most, and the most freed below that by deletes.
@@ -126,12 +129,13 @@ fn crash_every_write(kind: EngineKind) -> Tried {
     if kind.has_flash() {
         assert!(erases > 0, "{kind:?}: the FTL never collected garbage, so no cut fell inside it");
     }
-    let mut recovery_cuts = 0;
+    let (mut recovery_cuts, mut merging_recoveries) = (0, 0);
     for cut in 0..writes {
         let (synced, mut devices) = cut_run(&config, &ops, cut);
         let before = devices.device_writes();
         let mut engine = Engine::open(config.clone(), devices).unwrap();
         let recovery_writes = engine.device_writes() - before;
+        merging_recoveries += u64::from(engine.stats().merges > 0);
         check_recovered(&mut engine, &states, synced, &format!("{kind:?} cut {cut}"));
         let k = synced;
         // A second cut, a few writes into the rest, then the rest again: recovery must also
@@ -161,7 +165,10 @@ fn crash_every_write(kind: EngineKind) -> Tried {
             recovery_cuts += 1;
         }
     }
-    Tried { workload: writes, recovery: recovery_cuts, erases, pages_max, pages_freed }
+    if kind == EngineKind::Ipl {
+        assert!(merging_recoveries > 0, "no ipl recovery merged a block, so no cut fell inside such a merge");
+    }
+    Tried { workload: writes, recovery: recovery_cuts, merging_recoveries, erases, pages_max, pages_freed }
 }
 
 #[test]
@@ -171,13 +178,14 @@ fn a_power_cut_at_every_device_write_loses_nothing_synced() {
         let tried = crash_every_write(kind);
         eprintln!(
             "{}: power cut at each of {} device writes (the uncut run: {} flash erases, {} of {} tree pages \
-             freed by deletes), and at each of {} device writes of their recoveries",
+             freed by deletes), and at each of {} device writes of their recoveries ({} recoveries merged a block)",
             kind.name(),
             tried.workload,
             tried.erases,
             tried.pages_freed,
             tried.pages_max,
-            tried.recovery
+            tried.recovery,
+            tried.merging_recoveries
         );
         recovery_cuts += tried.recovery;
     }
