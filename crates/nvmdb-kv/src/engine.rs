@@ -1321,6 +1321,48 @@ mod tests {
     /// Page header and the first child of an inner page, bytes.
     const PAGE_HEADER_BYTES_INNER: usize = crate::page::PAGE_HEADER_BYTES + 4;
 
+    /// Levels of the tree.
+    fn depth(engine: &mut Engine) -> usize {
+        let mut id = engine.root;
+        let mut levels = 1;
+        while let Node::Inner { children, .. } = &engine.fetch(id).unwrap().page.node {
+            id = children[0];
+            levels += 1;
+        }
+        levels
+    }
+
+    /// Deleting the low 97% of a three-level tree's keys in order empties whole inner
+    /// pages: they merge with their siblings, and the tree loses a level.
+    #[test]
+    fn inner_pages_merge_and_the_tree_loses_a_level() {
+        for kind in EngineKind::ALL {
+            let mut config = EngineConfig::new(kind, 0, 0);
+            config.page_bytes = 1024;
+            config.buffer_bytes = 8 * 1024;
+            config.erase_block_bytes = 4 * 1024;
+            config.log_area_bytes = 1024;
+            config.capacity_pages = 1200;
+            let mut engine = Engine::new(config).unwrap();
+            for k in 0..4000 {
+                engine.insert(k, &[b'v'; 64]).unwrap();
+            }
+            engine.sync().unwrap();
+            assert_eq!(depth(&mut engine), 3, "{kind:?}");
+            for k in 0..3880 {
+                assert!(engine.delete(k).unwrap());
+                if k % 97 == 0 {
+                    engine.check().unwrap_or_else(|e| panic!("{kind:?} after deleting {k}: {e}"));
+                }
+            }
+            engine.sync().unwrap();
+            engine.check().unwrap();
+            assert_eq!(depth(&mut engine), 2, "{kind:?}: {} pages", engine.pages());
+            let keys: Vec<u32> = engine.scan(0, u32::MAX).unwrap().into_iter().map(|(k, _)| k).collect();
+            assert_eq!(keys, (3880..4000).collect::<Vec<_>>());
+        }
+    }
+
     #[test]
     fn an_inner_page_without_keys_takes_a_child_from_either_full_sibling() {
         for kind in EngineKind::ALL {
