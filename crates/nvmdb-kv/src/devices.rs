@@ -1,6 +1,6 @@
 //! The engine's persistent devices and where things live on them. Every device write
 //! passes the one [`PowerSwitch`] first: the page-mapped FTL's when there is flash (its
-//! own programs, garbage-collection copies, erases and trim records pass it, and the
+//! own programs, garbage-collection copies and erases pass it, and the
 //! engine's PCM writes pass it through [`PageFtl::admit`]), otherwise the devices' own.
 //! Simulated time advances serially (the engine waits for each device operation).
 //!
@@ -310,16 +310,17 @@ impl Store {
         }
     }
 
-    /// Tells the FTL an image slot's flash pages are garbage (the FTL records the trim in
-    /// flash; a slot no committed metadata names is never read either way).
-    pub fn trim_image(&mut self, slot: u32) -> Result<(), KvError> {
+    /// Tells the FTL an image slot's flash pages are garbage. The FTL forgets them
+    /// (`PageFtl::discard`) without writing a trim record: a slot no committed metadata
+    /// names is never read, and recovery discards every such slot again, so the engine
+    /// needs no durable trim and pays no flash program for one.
+    pub fn discard_image(&mut self, slot: u32) -> Result<(), KvError> {
         if self.layout.kind == EngineKind::PcmOnly {
             return Ok(());
         }
         let f = self.layout.flash_per_page;
-        let now = self.now_ns;
         for i in 0..f {
-            self.ftl().trim(u64::from(slot) * f + i, now)?;
+            self.ftl().discard(u64::from(slot) * f + i)?;
         }
         Ok(())
     }
@@ -358,11 +359,12 @@ impl Store {
     }
 
     /// `ipl`: drops a block's log pages after a merge (new sectors go to fresh pages).
-    pub fn flash_log_trim(&mut self, block: u32) -> Result<(), KvError> {
-        let now = self.now_ns;
+    /// Like [`Self::discard_image`], the FTL forgets them without a trim record: recovery
+    /// tells a stale generation's sectors apart and discards them again.
+    pub fn flash_log_discard(&mut self, block: u32) -> Result<(), KvError> {
         for k in 0..self.layout.log_pages {
             let lpn = self.layout.log_lpn(block, k);
-            self.ftl().trim(lpn, now)?;
+            self.ftl().discard(lpn)?;
         }
         Ok(())
     }

@@ -255,7 +255,7 @@ impl Engine {
     }
 
     /// [`Engine::open`], giving the devices back when it fails: a power cut during
-    /// recovery (its trims, an `ipl` block's merge) leaves them, power restored, to be
+    /// recovery (an `ipl` block's merge) leaves them, power restored, to be
     /// opened again.
     pub fn recover(config: EngineConfig, devices: Devices) -> Result<Engine, Box<RecoveryFailure>> {
         if let Err(error) = config.validate() {
@@ -271,7 +271,7 @@ impl Engine {
     }
 
     /// Device writes made so far (the index the next write would have), counting the
-    /// FTL's garbage-collection copies, erases and trim records.
+    /// FTL's garbage-collection copies and erases.
     pub fn device_writes(&mut self) -> u64 {
         self.store.dev.device_writes()
     }
@@ -374,11 +374,11 @@ impl Engine {
         // first), so the pages without one are the free pages.
         self.free_pages = (0..self.next_page).rev().filter(|&p| self.table[p as usize] == NO_SLOT).collect();
         // Slots no committed metadata names may still hold pages the FTL maps (images
-        // written after the last commit, or a power loss between a commit and the trims
-        // after it): trim them again so garbage collection can reclaim them.
+        // written after the last commit, or freed slots whose discard the FTL forgot in
+        // the power loss): discard them again so garbage collection can reclaim them.
         if self.config.kind.has_flash() {
             for slot in self.free_slots.clone() {
-                self.store.trim_image(slot)?;
+                self.store.discard_image(slot)?;
             }
         }
         self.logs =
@@ -386,9 +386,10 @@ impl Engine {
         self.committed = meta;
         if self.config.kind == EngineKind::Ipl {
             // Log pages of blocks the committed state does not have may still be mapped
-            // (a power loss before their trims); new sectors must go to erased pages.
+            // (their discards are forgotten in a power loss); new sectors must go to
+            // erased pages.
             for block in self.logs.len()..self.store.layout.blocks as usize {
-                self.store.flash_log_trim(block as u32)?;
+                self.store.flash_log_discard(block as u32)?;
             }
         }
         let mut stale_blocks = Vec::new();
@@ -765,14 +766,14 @@ impl Engine {
             }
         }
         if self.config.kind == EngineKind::Ipl {
-            self.store.flash_log_trim(block as u32)?;
+            self.store.flash_log_discard(block as u32)?;
         }
         self.logs[block] = BlockLog { generation, used: 0, units: Vec::new() };
         Ok(())
     }
 
     fn free_slot(&mut self, slot: u32) -> Result<(), KvError> {
-        self.store.trim_image(slot)?;
+        self.store.discard_image(slot)?;
         self.free_slots.push(slot);
         Ok(())
     }
@@ -1079,8 +1080,8 @@ impl Engine {
 
     /// Group commit: writes every dirty page's changes and then the metadata. Every
     /// operation before a completed sync survives a power loss. The metadata write is the
-    /// commit point: a sync whose commit was written returns `Ok` even when the power is
-    /// cut in the trims after it (the engine then refuses every later operation).
+    /// commit point, and the last device write of a sync: freeing the slots the old
+    /// committed state named only discards them in the FTL, which writes nothing.
     pub fn sync(&mut self) -> Result<(), KvError> {
         self.guarded(|e| {
             let mut dirty: Vec<u32> = e.frames.iter().filter(|(_, f)| f.dirty).map(|(&id, _)| id).collect();
@@ -1100,14 +1101,7 @@ impl Engine {
             let old = std::mem::replace(&mut e.committed, meta);
             for (id, &slot) in old.table.iter().enumerate() {
                 if slot != NO_SLOT && slot != e.table[id] {
-                    match e.free_slot(slot) {
-                        Ok(()) => {}
-                        Err(KvError::PowerCut) => {
-                            e.cut = true;
-                            return Ok(());
-                        }
-                        Err(error) => return Err(error),
-                    }
+                    e.free_slot(slot)?;
                 }
             }
             Ok(())

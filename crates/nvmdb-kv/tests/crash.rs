@@ -54,8 +54,7 @@ fn prefix_states(ops: &[Op]) -> Vec<Model> {
 
 /// Runs `ops[from..]` until the power is cut; returns the length of the prefix of `ops`
 /// ending at the last completed sync (at least `from`), and the index of the operation
-/// the cut interrupted (`ops.len()` when none was). A sync whose commit was written is
-/// complete even if the cut falls in its trims after it.
+/// the cut interrupted (`ops.len()` when none was).
 fn run_until_cut(engine: &mut Engine, ops: &[Op], from: usize) -> (usize, usize) {
     let mut synced = from;
     for (i, op) in ops.iter().enumerate().skip(from) {
@@ -78,10 +77,16 @@ fn check_recovered(engine: &mut Engine, states: &[Model], synced: usize, what: &
 }
 
 /// The small configuration on a device small enough that the FTL collects garbage
-/// within the workload: image slots for 24 tree pages behind the FTL.
+/// within the workload: image slots for 24 tree pages behind the FTL. `ipl-p` writes
+/// images to flash only when a block merges, so it gets 512 B log areas (more merges)
+/// and slots for 8 tree pages.
 fn small_device(kind: EngineKind) -> EngineConfig {
     let mut config = small_config(kind);
     config.capacity_pages = 24;
+    if kind == EngineKind::IplP {
+        config.capacity_pages = 8;
+        config.log_area_bytes = 512;
+    }
     config
 }
 
@@ -151,8 +156,8 @@ fn crash_every_write(kind: EngineKind) -> Tried {
         }
         engine.check().unwrap_or_else(|e| panic!("{kind:?} cut {cut}, after the rest: {e}"));
         assert_eq!(contents(&mut engine), states[ops.len()], "{kind:?} cut {cut}: the rest of the ops");
-        // A cut at every device write of the recovery itself (trims, merges, the FTL's
-        // garbage collection), then a recovery that runs to its end.
+        // A cut at every device write of the recovery itself (an `ipl` block's merge and
+        // the FTL's garbage collection it causes), then a recovery that runs to its end.
         for in_recovery in 0..recovery_writes {
             let (synced, mut devices) = cut_run(&config, &ops, cut);
             let at = devices.device_writes() + in_recovery;
