@@ -9,6 +9,8 @@
 
 use std::collections::BTreeMap;
 
+use serde::Serialize;
+
 use crate::config::JournalConfig;
 use crate::devices::Devices;
 use crate::error::JournalError;
@@ -76,6 +78,29 @@ pub struct Recovery {
     pub time_ns: u64,
 }
 
+/// What the frame copies at the reuse limit copied: the isolating counters behind the
+/// frame-copy terms of Figures 10 and 17.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct CopyStats {
+    /// Header frames copied.
+    pub header_frames: u64,
+    /// PCM bit updates of the header-frame copies.
+    pub header_bits: u64,
+    /// Data frames copied.
+    pub data_frames: u64,
+    /// PCM bit updates of the data-frame copies.
+    pub data_bits: u64,
+    /// Portions of the copied data frames that the journal's descriptors point at (a
+    /// page image of the current journal or a reuse candidate), summed over copies.
+    pub data_portions: u64,
+    /// Copies into a frame that had not been allocated before (since the area was
+    /// created or last recovered).
+    pub onto_unused: u64,
+    /// Copies of a frame that stayed in the reuse state through a garbage-collection run
+    /// (only `INVp` keeps reuse-state frames through one).
+    pub kept_through_gc: u64,
+}
+
 /// The PCM journal manager.
 #[derive(Debug, Clone)]
 pub struct PcmJournal {
@@ -93,6 +118,12 @@ pub struct PcmJournal {
     pub frame_copies: u64,
     /// Garbage-collection runs.
     pub gc_runs: u64,
+    /// What the frame copies copied.
+    pub copies: CopyStats,
+    /// Allocations of each frame since the area was created or recovered.
+    allocations: Vec<u32>,
+    /// Frames kept in the reuse state through a GC run since their last allocation.
+    kept: Vec<bool>,
 }
 
 impl PcmJournal {
@@ -113,6 +144,9 @@ impl PcmJournal {
             journals: BTreeMap::new(),
             frame_copies: 0,
             gc_runs: 0,
+            copies: CopyStats::default(),
+            allocations: vec![0; frames],
+            kept: vec![false; frames],
         })
     }
 
@@ -232,6 +266,8 @@ impl PcmJournal {
         self.cursor = frame + 1;
         self.set_state(frame, FrameState::Active);
         self.owner[frame] = owner;
+        self.allocations[frame] = self.allocations[frame].saturating_add(1);
+        self.kept[frame] = false;
         Ok(frame)
     }
 
@@ -262,6 +298,9 @@ impl PcmJournal {
                 }
             }
             self.set_state(f, FrameState::Invalid);
+        }
+        for f in 1..self.layout.frames {
+            self.kept[f] |= self.state[f] == FrameState::Reuse;
         }
         self.persist_states(dev, &freed)
     }
@@ -311,7 +350,7 @@ impl PcmJournal {
                 // At the reuse limit: copy the frame to a new one.
                 self.set_state(h, FrameState::Active);
                 let new = self.allocate_frame(dev, Owner::Header(slot))?;
-                self.copy_frame(dev, h, new)?;
+                self.copy_frame(dev, h, new, None)?;
                 for d in 1..self.layout.frames {
                     if self.owner[d] == Owner::Data(h) {
                         self.owner[d] = Owner::Data(new);
@@ -359,11 +398,37 @@ impl PcmJournal {
         Ok(j)
     }
 
-    fn copy_frame(&mut self, dev: &mut Devices, from: usize, to: usize) -> Result<(), JournalError> {
+    /// Copies frame `from` to the newly allocated `to`: a data frame with the number of
+    /// `portions` its journal points at, a header frame with `None`.
+    fn copy_frame(
+        &mut self,
+        dev: &mut Devices,
+        from: usize,
+        to: usize,
+        portions: Option<usize>,
+    ) -> Result<(), JournalError> {
         self.frame_copies += 1;
+        let c = &mut self.copies;
+        c.onto_unused += u64::from(self.allocations[to] == 1);
+        c.kept_through_gc += u64::from(self.kept[from]);
+        let before = dev.pcm.stats().bits_written;
         let mut bytes = vec![0u8; FRAME_BYTES as usize];
         dev.pcm_read(Field::FrameCopy, self.layout.frame_addr(from), &mut bytes)?;
-        dev.pcm_write(Field::FrameCopy, self.layout.frame_addr(to), &bytes)
+        let written = dev.pcm_write(Field::FrameCopy, self.layout.frame_addr(to), &bytes);
+        let bits = dev.pcm.stats().bits_written - before;
+        let c = &mut self.copies;
+        match portions {
+            Some(p) => {
+                c.data_frames += 1;
+                c.data_bits += bits;
+                c.data_portions += p as u64;
+            }
+            None => {
+                c.header_frames += 1;
+                c.header_bits += bits;
+            }
+        }
+        written
     }
 
     /// Deletes the journal of `db`: the commit point of a transaction in DELETE mode.
@@ -575,7 +640,9 @@ impl PcmJournal {
         }
         self.set_state(frame, FrameState::Active);
         let new = self.allocate_frame(dev, Owner::Data(header_frame))?;
-        self.copy_frame(dev, frame, new)?;
+        let j = self.journals.values().find(|j| j.frame == Some(header_frame)).expect("owner journal");
+        let portions = j.descs.values().filter(|d| d.frame == frame).count();
+        self.copy_frame(dev, frame, new, Some(portions))?;
         let j = self.journals.values_mut().find(|j| j.frame == Some(header_frame)).expect("owner journal");
         let moved: Vec<usize> = j.descs.iter().filter(|(_, d)| d.frame == frame).map(|(&i, _)| i).collect();
         for i in moved {
@@ -957,6 +1024,11 @@ mod tests {
         assert_eq!(j.frame_copies, 0, "two reuses of each frame are allowed");
         journal(&mut j, &mut dev, "a.db", &[(1, 1)]);
         assert_eq!(j.frame_copies, 2, "the third reuse copies the header and the data frame");
+        let c = j.copies;
+        assert_eq!((c.header_frames, c.data_frames, c.data_portions), (1, 1, 1), "{c:?}");
+        assert_eq!((c.onto_unused, c.kept_through_gc), (2, 0), "{c:?}: frames 3 and 4 were never used, no GC ran");
+        // The page image is 1 KB of 0x01 bytes, copied onto a frame never written.
+        assert!(c.data_bits >= 1024 && c.header_bits > 0, "{c:?}: a copy programs the page image");
     }
 
     #[test]

@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::config::JournalConfig;
 use crate::devices::{DeviceParams, Devices};
 use crate::error::JournalError;
-use crate::journal::{PcmJournal, Recovery};
+use crate::journal::{CopyStats, PcmJournal, Recovery};
 use crate::vfs::{Registration, Shared};
 
 /// The DB page size the runs use (Section 6.1: 1 KB).
@@ -95,6 +95,8 @@ pub struct RunStats {
     pub frame_copies: u64,
     /// Journal garbage-collection runs.
     pub gc_runs: u64,
+    /// What the frame copies copied.
+    pub copies: CopyStats,
 }
 
 impl Simulation {
@@ -206,6 +208,7 @@ impl Simulation {
             storage_pages_written: s.devices.storage.stats().pages_written,
             frame_copies: s.journal.frame_copies,
             gc_runs: s.journal.gc_runs,
+            copies: s.journal.copies,
         })
     }
 
