@@ -62,7 +62,8 @@ pub enum JournalMode {
 }
 
 impl JournalMode {
-    fn pragma(self) -> &'static str {
+    /// The mode's name as SQLite's `PRAGMA journal_mode` takes it.
+    pub fn name(self) -> &'static str {
         match self {
             JournalMode::Delete => "DELETE",
             JournalMode::Truncate => "TRUNCATE",
@@ -162,7 +163,7 @@ impl Simulation {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags_and_vfs(name, flags, self.registration.name())?;
         conn.pragma_update(None, "page_size", PAGE_SIZE)?;
-        conn.pragma_update(None, "journal_mode", mode.pragma())?;
+        conn.pragma_update(None, "journal_mode", mode.name())?;
         conn.pragma_update(None, "synchronous", "FULL")?;
         Ok(Db { conn, _sim: PhantomData })
     }
