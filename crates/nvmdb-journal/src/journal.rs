@@ -50,6 +50,16 @@ struct Desc {
     reused: bool,
 }
 
+/// A journal header segment after the first: SQLite writes a new header, at a sector
+/// boundary after the last page record, when its page cache spills within a transaction.
+#[derive(Debug, Clone, Copy)]
+struct Segment {
+    /// The header's offset in the journal file.
+    offset: u64,
+    /// The index of the segment's first page record.
+    first: usize,
+}
+
 /// DRAM view of one DB file's journal (its header frame).
 #[derive(Debug, Clone, Default)]
 struct Journal {
@@ -65,6 +75,20 @@ struct Journal {
     file_end: u64,
     /// Descriptors initialised in this header frame (`HF_DESC_HWM`).
     hwm: usize,
+    /// Header segments after the first, in file order (`HF_SEGMENTS` and its table).
+    segments: Vec<Segment>,
+}
+
+impl Journal {
+    /// The segment holding file offset `pos` (`None`: the first, whose header is at 0):
+    /// its header offset, first record and records.
+    fn segment_of(&self, pos: u64) -> (Option<usize>, u64, usize, usize) {
+        let s = self.segments.iter().rposition(|g| g.offset <= pos);
+        let (offset, first) = s.map_or((0, 0), |s| (self.segments[s].offset, self.segments[s].first));
+        let next = s.map_or(0, |s| s + 1);
+        let end = self.segments.get(next).map_or(self.records.len(), |g| g.first);
+        (s, offset, first, end.saturating_sub(first))
+    }
 }
 
 /// What one recovery did.
@@ -366,7 +390,7 @@ impl PcmJournal {
                 // A new header frame starts with its flag and header slots zeroed.
                 let base = self.layout.frame_addr(new);
                 dev.pcm_write(Field::HeaderReset, base + HF_HOT, &[0])?;
-                dev.pcm_write(Field::HeaderReset, base + HF_DESC_HWM, &[0, 0])?;
+                dev.pcm_write(Field::HeaderReset, base + HF_DESC_HWM, &[0; 4])?;
                 dev.pcm_write(
                     Field::HeaderReset,
                     base + HF_SLOTS,
@@ -386,6 +410,7 @@ impl PcmJournal {
         j.descs.retain(|_, d| owner[d.frame] == Owner::Data(frame));
         j.active = false;
         j.records.clear();
+        j.segments.clear();
         j.fresh = None;
         j.file_end = 0;
         if !self.config.s2 {
@@ -447,6 +472,9 @@ impl PcmJournal {
             self.set_flag(dev, Field::DataDescriptorValid, self.layout.desc_addr(frame, i) + DD_VALID, false)?;
         }
         self.set_flag(dev, Field::HeaderDescriptorValid, mgr_desc(slot) + DESC_VALID, false)?;
+        if !j.segments.is_empty() {
+            dev.pcm_write(Field::SegmentHeader, base + HF_SEGMENTS, &[0, 0])?;
+        }
         let reuse = self.config.data_reuse_limit() != Some(0);
         let next = if reuse { FrameState::Reuse } else { FrameState::Invalid };
         let mut changed = vec![frame];
@@ -461,6 +489,7 @@ impl PcmJournal {
         let j = self.journals.get_mut(&slot).expect("journal looked up above");
         j.active = false;
         j.records.clear();
+        j.segments.clear();
         j.fresh = None;
         j.file_end = 0;
         if reuse {
@@ -513,9 +542,28 @@ impl PcmJournal {
         if j.page_size == 0 {
             return Err(unsupported("a page record before the page size is known"));
         }
+        let sector = offset.is_multiple_of(JOURNAL_HEADER_BYTES) && data.len() as u64 == JOURNAL_HEADER_BYTES;
+        if sector && offset >= j.file_end {
+            return self.begin_segment(dev, slot, offset, data);
+        }
+        let (segment, base, first, _) = j.segment_of(offset);
+        if offset < base + JOURNAL_HEADER_BYTES {
+            let s = segment.expect("the first segment's header is handled above");
+            if offset + data.len() as u64 > base + JOURNAL_HEADER_BYTES {
+                return Err(unsupported("a header write past the header sector"));
+            }
+            let within = (offset - base) as usize;
+            let split = SQLITE_HEADER_BYTES.saturating_sub(within).min(data.len());
+            if data[split..].iter().any(|&b| b != 0) {
+                return Err(unsupported("non-zero header padding"));
+            }
+            let frame = j.frame.expect("active journal has a frame");
+            let addr = self.layout.segment_addr(frame, s) + SEG_HEADER + within as u64;
+            return dev.pcm_write(Field::SegmentHeader, addr, &data[..split]);
+        }
         let record_bytes = j.page_size + 8;
-        let record = ((offset - JOURNAL_HEADER_BYTES) / record_bytes) as usize;
-        let within = (offset - JOURNAL_HEADER_BYTES) % record_bytes;
+        let record = first + ((offset - base - JOURNAL_HEADER_BYTES) / record_bytes) as usize;
+        let within = (offset - base - JOURNAL_HEADER_BYTES) % record_bytes;
         match (within, data.len() as u64) {
             (0, 4) => self.write_pgno(dev, slot, record, data)?,
             (4, n) if n == j.page_size && record < j.records.len() => {
@@ -573,6 +621,38 @@ impl PcmJournal {
             self.set_flag(dev, Field::HeaderDescriptorValid, mgr_desc(slot) + DESC_VALID, true)?;
             self.set_flag(dev, Field::HotFlag, self.layout.frame_addr(frame) + HF_HOT, true)?;
         }
+        Ok(())
+    }
+
+    /// Starts a header segment after the first at file `offset` (SQLite's cache spill):
+    /// its entry, then the segment count, so a cut between the two leaves it uncounted.
+    fn begin_segment(&mut self, dev: &mut Devices, slot: usize, offset: u64, data: &[u8]) -> Result<(), JournalError> {
+        let unsupported = |why: String| JournalError::Unsupported(format!("{why} (header at {offset})"));
+        let j = &self.journals[&slot];
+        let frame = j.frame.expect("active journal has a frame");
+        let s = j.segments.len();
+        if s >= MAX_SEGMENTS {
+            return Err(unsupported(format!("more than {} journal header segments", MAX_SEGMENTS + 1)));
+        }
+        let Ok(at) = u32::try_from(offset) else { return Err(unsupported("a journal over 4 GB".into())) };
+        if data[SQLITE_HEADER_BYTES..].iter().any(|&b| b != 0) {
+            return Err(unsupported("non-zero header padding".into()));
+        }
+        let page_size = u64::from(u32::from_be_bytes(data[24..28].try_into().expect("4 bytes")));
+        if page_size != j.page_size {
+            return Err(unsupported(format!("a header segment of page size {page_size}")));
+        }
+        let first = j.records.len();
+        let mut entry = [0u8; SEG_HEADER as usize + SQLITE_HEADER_BYTES];
+        entry[SEG_OFFSET as usize..][..4].copy_from_slice(&at.to_le_bytes());
+        entry[SEG_FIRST as usize..][..2].copy_from_slice(&(first as u16).to_le_bytes());
+        entry[SEG_HEADER as usize..].copy_from_slice(&data[..SQLITE_HEADER_BYTES]);
+        dev.pcm_write(Field::SegmentHeader, self.layout.segment_addr(frame, s), &entry)?;
+        let count = (s + 1) as u16;
+        dev.pcm_write(Field::SegmentHeader, self.layout.frame_addr(frame) + HF_SEGMENTS, &count.to_le_bytes())?;
+        let j = self.journals.get_mut(&slot).expect("active");
+        j.segments.push(Segment { offset, first });
+        j.file_end = j.file_end.max(offset + JOURNAL_HEADER_BYTES);
         Ok(())
     }
 
@@ -716,9 +796,23 @@ impl PcmJournal {
             dev.pcm_read(Field::JournalHeader, addr, &mut header[..SQLITE_HEADER_BYTES])?;
             return Ok((0, header));
         }
+        let (segment, base, first, records) = j.segment_of(pos);
+        if pos < base + JOURNAL_HEADER_BYTES {
+            let s = segment.expect("the first segment's header is handled above");
+            let mut header = vec![0u8; JOURNAL_HEADER_BYTES as usize];
+            let addr = self.layout.segment_addr(frame, s) + SEG_HEADER;
+            dev.pcm_read(Field::SegmentHeader, addr, &mut header[..SQLITE_HEADER_BYTES])?;
+            return Ok((base, header));
+        }
         let record_bytes = j.page_size + 8;
-        let record = ((pos - JOURNAL_HEADER_BYTES) / record_bytes) as usize;
-        let start = JOURNAL_HEADER_BYTES + record as u64 * record_bytes;
+        let records_end = base + JOURNAL_HEADER_BYTES + records as u64 * record_bytes;
+        if pos >= records_end {
+            // Padding up to the next segment's header sector.
+            let next = j.segments.get(segment.map_or(0, |s| s + 1)).map_or(j.file_end, |g| g.offset);
+            return Ok((records_end, vec![0u8; next.saturating_sub(records_end).max(1) as usize]));
+        }
+        let record = first + ((pos - base - JOURNAL_HEADER_BYTES) / record_bytes) as usize;
+        let start = base + JOURNAL_HEADER_BYTES + (record - first) as u64 * record_bytes;
         let within = pos - start;
         let index = j.records[record];
         let d = j.descs[&index];
@@ -866,7 +960,19 @@ impl PcmJournal {
                 },
             );
         }
-        j.file_end = JOURNAL_HEADER_BYTES + records.len() as u64 * (j.page_size + 8);
+        let mut count = [0u8; 2];
+        dev.pcm_read(Field::SegmentHeader, self.layout.frame_addr(frame) + HF_SEGMENTS, &mut count)?;
+        for s in 0..usize::from(u16::from_le_bytes(count)).min(MAX_SEGMENTS) {
+            let mut entry = [0u8; 8];
+            dev.pcm_read(Field::SegmentHeader, self.layout.segment_addr(frame, s), &mut entry)?;
+            let offset = u64::from(u32::from_le_bytes(entry[..4].try_into().expect("4 bytes")));
+            let first = usize::from(u16::from_le_bytes([entry[SEG_FIRST as usize], entry[SEG_FIRST as usize + 1]]));
+            let last = j.segments.last().map_or((0, 0), |g| (g.offset, g.first));
+            assert!(offset > last.0 && first >= last.1 && first <= records.len(), "segment {s} out of order");
+            j.segments.push(Segment { offset, first });
+        }
+        let (base, first) = j.segments.last().map_or((0, 0), |g| (g.offset, g.first));
+        j.file_end = base + JOURNAL_HEADER_BYTES + (records.len() - first) as u64 * (j.page_size + 8);
         j.records = records;
         Ok(j)
     }

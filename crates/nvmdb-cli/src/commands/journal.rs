@@ -516,8 +516,9 @@ mod tests {
     /// it: each recovery must pass `PRAGMA integrity_check` and dump the state after the
     /// last committed transaction (or the next, if its COMMIT was cut after its commit
     /// point). Returns the crash points tried and the rows of the uncut run.
-    fn crash_everywhere(script: &str, config: &str, mode: SqlJournalMode) -> (u64, Vec<String>) {
-        let dir = std::env::temp_dir().join(format!("nvmdb-journal-cuts-{}-{config}-{mode:?}", std::process::id()));
+    fn crash_everywhere(test: &str, script: &str, config: &str, mode: SqlJournalMode) -> (u64, Vec<String>) {
+        let id = std::process::id();
+        let dir = std::env::temp_dir().join(format!("nvmdb-journal-cuts-{id}-{test}-{config}-{mode:?}"));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("s.sql"), script).unwrap();
         let path = |name: &str| dir.join(name).to_string_lossy().into_owned();
@@ -563,12 +564,29 @@ mod tests {
                       INSERT INTO t VALUES(3, 'c');\nCOMMIT;\n";
         for mode in [SqlJournalMode::Delete, SqlJournalMode::Truncate, SqlJournalMode::Persist] {
             for config in ["RR-S2X", "RU20-S2X-WH64"] {
-                let (tried, rows) = crash_everywhere(script, config, mode);
+                let (tried, rows) = crash_everywhere("modes", script, config, mode);
                 // SQLite itself names the mode it runs in.
                 assert_eq!(rows, [mode.mode().name().to_lowercase()], "{config} {mode:?}");
                 assert!(tried > 20, "{config} {mode:?}: only {tried} writes");
                 println!("journal sql, {config} {mode:?}: {tried} crash points tried");
             }
+        }
+    }
+
+    #[test]
+    fn sql_runs_transactions_larger_than_the_page_cache_and_recovers_from_a_cut_at_every_write() {
+        // A 10-page cache: SQLite spills dirty pages within the transactions and writes a
+        // new journal header segment before each spill.
+        let script = "PRAGMA cache_size = 10;\nBEGIN;\nCREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT);\nCOMMIT;\n\
+                      BEGIN;\nWITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 120)\n\
+                      INSERT INTO t SELECT x, printf('%.200c', 'a') FROM c;\nCOMMIT;\n\
+                      BEGIN;\nUPDATE t SET v = printf('%.180c', 'b') WHERE id % 2 = 0;\n\
+                      DELETE FROM t WHERE id % 7 = 0;\nCOMMIT;\nSELECT count(*), sum(length(v)) FROM t;\n";
+        for config in ["RR-S2X", "RU20-S2X-WH64"] {
+            let (tried, rows) = crash_everywhere("spill", script, config, SqlJournalMode::Delete);
+            assert_eq!(rows, ["103|19560"], "{config}");
+            assert!(tried > 200, "{config}: only {tried} writes");
+            println!("journal sql, {config}, spilling script: {tried} crash points tried");
         }
     }
 
