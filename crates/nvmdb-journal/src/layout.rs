@@ -91,8 +91,8 @@ pub enum Field {
     HeaderDescriptor,
     /// Manager frame: a header-frame descriptor's valid flag.
     HeaderDescriptorValid,
-    /// Header frame: zeroing the hot flag, descriptor count and journal header slots
-    /// of a newly allocated header frame.
+    /// Header frame: zeroing the hot flag, descriptor and segment counts and journal
+    /// header slots of a newly allocated header frame.
     HeaderReset,
     /// Header frame: the hot-journal flag.
     HotFlag,
