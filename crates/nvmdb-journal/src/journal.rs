@@ -9,6 +9,8 @@
 
 use std::collections::BTreeMap;
 
+use serde::Serialize;
+
 use crate::config::JournalConfig;
 use crate::devices::Devices;
 use crate::error::JournalError;
@@ -48,6 +50,16 @@ struct Desc {
     reused: bool,
 }
 
+/// A journal header segment after the first: SQLite writes a new header, at a sector
+/// boundary after the last page record, when its page cache spills within a transaction.
+#[derive(Debug, Clone, Copy)]
+struct Segment {
+    /// The header's offset in the journal file.
+    offset: u64,
+    /// The index of the segment's first page record.
+    first: usize,
+}
+
 /// DRAM view of one DB file's journal (its header frame).
 #[derive(Debug, Clone, Default)]
 struct Journal {
@@ -63,6 +75,20 @@ struct Journal {
     file_end: u64,
     /// Descriptors initialised in this header frame (`HF_DESC_HWM`).
     hwm: usize,
+    /// Header segments after the first, in file order (`HF_SEGMENTS` and its table).
+    segments: Vec<Segment>,
+}
+
+impl Journal {
+    /// The segment holding file offset `pos` (`None`: the first, whose header is at 0):
+    /// its header offset, first record and records.
+    fn segment_of(&self, pos: u64) -> (Option<usize>, u64, usize, usize) {
+        let s = self.segments.iter().rposition(|g| g.offset <= pos);
+        let (offset, first) = s.map_or((0, 0), |s| (self.segments[s].offset, self.segments[s].first));
+        let next = s.map_or(0, |s| s + 1);
+        let end = self.segments.get(next).map_or(self.records.len(), |g| g.first);
+        (s, offset, first, end.saturating_sub(first))
+    }
 }
 
 /// What one recovery did.
@@ -74,6 +100,29 @@ pub struct Recovery {
     pub finished_deletions: u64,
     /// Simulated PCM time of the recovery, ns.
     pub time_ns: u64,
+}
+
+/// What the frame copies at the reuse limit copied: the isolating counters behind the
+/// frame-copy terms of Figures 10 and 17.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct CopyStats {
+    /// Header frames copied.
+    pub header_frames: u64,
+    /// PCM bit updates of the header-frame copies.
+    pub header_bits: u64,
+    /// Data frames copied.
+    pub data_frames: u64,
+    /// PCM bit updates of the data-frame copies.
+    pub data_bits: u64,
+    /// Portions of the copied data frames that the journal's descriptors point at (a
+    /// page image of the current journal or a reuse candidate), summed over copies.
+    pub data_portions: u64,
+    /// Copies into a frame that had not been allocated before (since the area was
+    /// created or last recovered).
+    pub onto_unused: u64,
+    /// Copies of a frame that stayed in the reuse state through a garbage-collection run
+    /// (only `INVp` keeps reuse-state frames through one).
+    pub kept_through_gc: u64,
 }
 
 /// The PCM journal manager.
@@ -93,6 +142,12 @@ pub struct PcmJournal {
     pub frame_copies: u64,
     /// Garbage-collection runs.
     pub gc_runs: u64,
+    /// What the frame copies copied.
+    pub copies: CopyStats,
+    /// Allocations of each frame since the area was created or recovered.
+    allocations: Vec<u32>,
+    /// Frames kept in the reuse state through a GC run since their last allocation.
+    kept: Vec<bool>,
 }
 
 impl PcmJournal {
@@ -113,6 +168,9 @@ impl PcmJournal {
             journals: BTreeMap::new(),
             frame_copies: 0,
             gc_runs: 0,
+            copies: CopyStats::default(),
+            allocations: vec![0; frames],
+            kept: vec![false; frames],
         })
     }
 
@@ -232,6 +290,8 @@ impl PcmJournal {
         self.cursor = frame + 1;
         self.set_state(frame, FrameState::Active);
         self.owner[frame] = owner;
+        self.allocations[frame] = self.allocations[frame].saturating_add(1);
+        self.kept[frame] = false;
         Ok(frame)
     }
 
@@ -262,6 +322,9 @@ impl PcmJournal {
                 }
             }
             self.set_state(f, FrameState::Invalid);
+        }
+        for f in 1..self.layout.frames {
+            self.kept[f] |= self.state[f] == FrameState::Reuse;
         }
         self.persist_states(dev, &freed)
     }
@@ -311,7 +374,7 @@ impl PcmJournal {
                 // At the reuse limit: copy the frame to a new one.
                 self.set_state(h, FrameState::Active);
                 let new = self.allocate_frame(dev, Owner::Header(slot))?;
-                self.copy_frame(dev, h, new)?;
+                self.copy_frame(dev, h, new, None)?;
                 for d in 1..self.layout.frames {
                     if self.owner[d] == Owner::Data(h) {
                         self.owner[d] = Owner::Data(new);
@@ -327,7 +390,7 @@ impl PcmJournal {
                 // A new header frame starts with its flag and header slots zeroed.
                 let base = self.layout.frame_addr(new);
                 dev.pcm_write(Field::HeaderReset, base + HF_HOT, &[0])?;
-                dev.pcm_write(Field::HeaderReset, base + HF_DESC_HWM, &[0, 0])?;
+                dev.pcm_write(Field::HeaderReset, base + HF_DESC_HWM, &[0; 4])?;
                 dev.pcm_write(
                     Field::HeaderReset,
                     base + HF_SLOTS,
@@ -347,6 +410,7 @@ impl PcmJournal {
         j.descs.retain(|_, d| owner[d.frame] == Owner::Data(frame));
         j.active = false;
         j.records.clear();
+        j.segments.clear();
         j.fresh = None;
         j.file_end = 0;
         if !self.config.s2 {
@@ -359,11 +423,37 @@ impl PcmJournal {
         Ok(j)
     }
 
-    fn copy_frame(&mut self, dev: &mut Devices, from: usize, to: usize) -> Result<(), JournalError> {
+    /// Copies frame `from` to the newly allocated `to`: a data frame with the number of
+    /// `portions` its journal points at, a header frame with `None`.
+    fn copy_frame(
+        &mut self,
+        dev: &mut Devices,
+        from: usize,
+        to: usize,
+        portions: Option<usize>,
+    ) -> Result<(), JournalError> {
         self.frame_copies += 1;
+        let c = &mut self.copies;
+        c.onto_unused += u64::from(self.allocations[to] == 1);
+        c.kept_through_gc += u64::from(self.kept[from]);
+        let before = dev.pcm.stats().bits_written;
         let mut bytes = vec![0u8; FRAME_BYTES as usize];
         dev.pcm_read(Field::FrameCopy, self.layout.frame_addr(from), &mut bytes)?;
-        dev.pcm_write(Field::FrameCopy, self.layout.frame_addr(to), &bytes)
+        let written = dev.pcm_write(Field::FrameCopy, self.layout.frame_addr(to), &bytes);
+        let bits = dev.pcm.stats().bits_written - before;
+        let c = &mut self.copies;
+        match portions {
+            Some(p) => {
+                c.data_frames += 1;
+                c.data_bits += bits;
+                c.data_portions += p as u64;
+            }
+            None => {
+                c.header_frames += 1;
+                c.header_bits += bits;
+            }
+        }
+        written
     }
 
     /// Deletes the journal of `db`: the commit point of a transaction in DELETE mode.
@@ -382,6 +472,9 @@ impl PcmJournal {
             self.set_flag(dev, Field::DataDescriptorValid, self.layout.desc_addr(frame, i) + DD_VALID, false)?;
         }
         self.set_flag(dev, Field::HeaderDescriptorValid, mgr_desc(slot) + DESC_VALID, false)?;
+        if !j.segments.is_empty() {
+            dev.pcm_write(Field::SegmentHeader, base + HF_SEGMENTS, &[0, 0])?;
+        }
         let reuse = self.config.data_reuse_limit() != Some(0);
         let next = if reuse { FrameState::Reuse } else { FrameState::Invalid };
         let mut changed = vec![frame];
@@ -396,6 +489,7 @@ impl PcmJournal {
         let j = self.journals.get_mut(&slot).expect("journal looked up above");
         j.active = false;
         j.records.clear();
+        j.segments.clear();
         j.fresh = None;
         j.file_end = 0;
         if reuse {
@@ -448,9 +542,28 @@ impl PcmJournal {
         if j.page_size == 0 {
             return Err(unsupported("a page record before the page size is known"));
         }
+        let sector = offset.is_multiple_of(JOURNAL_HEADER_BYTES) && data.len() as u64 == JOURNAL_HEADER_BYTES;
+        if sector && offset >= j.file_end {
+            return self.begin_segment(dev, slot, offset, data);
+        }
+        let (segment, base, first, _) = j.segment_of(offset);
+        if offset < base + JOURNAL_HEADER_BYTES {
+            let s = segment.expect("the first segment's header is handled above");
+            if offset + data.len() as u64 > base + JOURNAL_HEADER_BYTES {
+                return Err(unsupported("a header write past the header sector"));
+            }
+            let within = (offset - base) as usize;
+            let split = SQLITE_HEADER_BYTES.saturating_sub(within).min(data.len());
+            if data[split..].iter().any(|&b| b != 0) {
+                return Err(unsupported("non-zero header padding"));
+            }
+            let frame = j.frame.expect("active journal has a frame");
+            let addr = self.layout.segment_addr(frame, s) + SEG_HEADER + within as u64;
+            return dev.pcm_write(Field::SegmentHeader, addr, &data[..split]);
+        }
         let record_bytes = j.page_size + 8;
-        let record = ((offset - JOURNAL_HEADER_BYTES) / record_bytes) as usize;
-        let within = (offset - JOURNAL_HEADER_BYTES) % record_bytes;
+        let record = first + ((offset - base - JOURNAL_HEADER_BYTES) / record_bytes) as usize;
+        let within = (offset - base - JOURNAL_HEADER_BYTES) % record_bytes;
         match (within, data.len() as u64) {
             (0, 4) => self.write_pgno(dev, slot, record, data)?,
             (4, n) if n == j.page_size && record < j.records.len() => {
@@ -508,6 +621,38 @@ impl PcmJournal {
             self.set_flag(dev, Field::HeaderDescriptorValid, mgr_desc(slot) + DESC_VALID, true)?;
             self.set_flag(dev, Field::HotFlag, self.layout.frame_addr(frame) + HF_HOT, true)?;
         }
+        Ok(())
+    }
+
+    /// Starts a header segment after the first at file `offset` (SQLite's cache spill):
+    /// its entry, then the segment count, so a cut between the two leaves it uncounted.
+    fn begin_segment(&mut self, dev: &mut Devices, slot: usize, offset: u64, data: &[u8]) -> Result<(), JournalError> {
+        let unsupported = |why: String| JournalError::Unsupported(format!("{why} (header at {offset})"));
+        let j = &self.journals[&slot];
+        let frame = j.frame.expect("active journal has a frame");
+        let s = j.segments.len();
+        if s >= MAX_SEGMENTS {
+            return Err(unsupported(format!("more than {} journal header segments", MAX_SEGMENTS + 1)));
+        }
+        let Ok(at) = u32::try_from(offset) else { return Err(unsupported("a journal over 4 GB".into())) };
+        if data[SQLITE_HEADER_BYTES..].iter().any(|&b| b != 0) {
+            return Err(unsupported("non-zero header padding".into()));
+        }
+        let page_size = u64::from(u32::from_be_bytes(data[24..28].try_into().expect("4 bytes")));
+        if page_size != j.page_size {
+            return Err(unsupported(format!("a header segment of page size {page_size}")));
+        }
+        let first = j.records.len();
+        let mut entry = [0u8; SEG_HEADER as usize + SQLITE_HEADER_BYTES];
+        entry[SEG_OFFSET as usize..][..4].copy_from_slice(&at.to_le_bytes());
+        entry[SEG_FIRST as usize..][..2].copy_from_slice(&(first as u16).to_le_bytes());
+        entry[SEG_HEADER as usize..].copy_from_slice(&data[..SQLITE_HEADER_BYTES]);
+        dev.pcm_write(Field::SegmentHeader, self.layout.segment_addr(frame, s), &entry)?;
+        let count = (s + 1) as u16;
+        dev.pcm_write(Field::SegmentHeader, self.layout.frame_addr(frame) + HF_SEGMENTS, &count.to_le_bytes())?;
+        let j = self.journals.get_mut(&slot).expect("active");
+        j.segments.push(Segment { offset, first });
+        j.file_end = j.file_end.max(offset + JOURNAL_HEADER_BYTES);
         Ok(())
     }
 
@@ -575,7 +720,9 @@ impl PcmJournal {
         }
         self.set_state(frame, FrameState::Active);
         let new = self.allocate_frame(dev, Owner::Data(header_frame))?;
-        self.copy_frame(dev, frame, new)?;
+        let j = self.journals.values().find(|j| j.frame == Some(header_frame)).expect("owner journal");
+        let portions = j.descs.values().filter(|d| d.frame == frame).count();
+        self.copy_frame(dev, frame, new, Some(portions))?;
         let j = self.journals.values_mut().find(|j| j.frame == Some(header_frame)).expect("owner journal");
         let moved: Vec<usize> = j.descs.iter().filter(|(_, d)| d.frame == frame).map(|(&i, _)| i).collect();
         for i in moved {
@@ -649,9 +796,23 @@ impl PcmJournal {
             dev.pcm_read(Field::JournalHeader, addr, &mut header[..SQLITE_HEADER_BYTES])?;
             return Ok((0, header));
         }
+        let (segment, base, first, records) = j.segment_of(pos);
+        if pos < base + JOURNAL_HEADER_BYTES {
+            let s = segment.expect("the first segment's header is handled above");
+            let mut header = vec![0u8; JOURNAL_HEADER_BYTES as usize];
+            let addr = self.layout.segment_addr(frame, s) + SEG_HEADER;
+            dev.pcm_read(Field::SegmentHeader, addr, &mut header[..SQLITE_HEADER_BYTES])?;
+            return Ok((base, header));
+        }
         let record_bytes = j.page_size + 8;
-        let record = ((pos - JOURNAL_HEADER_BYTES) / record_bytes) as usize;
-        let start = JOURNAL_HEADER_BYTES + record as u64 * record_bytes;
+        let records_end = base + JOURNAL_HEADER_BYTES + records as u64 * record_bytes;
+        if pos >= records_end {
+            // Padding up to the next segment's header sector.
+            let next = j.segments.get(segment.map_or(0, |s| s + 1)).map_or(j.file_end, |g| g.offset);
+            return Ok((records_end, vec![0u8; next.saturating_sub(records_end).max(1) as usize]));
+        }
+        let record = first + ((pos - base - JOURNAL_HEADER_BYTES) / record_bytes) as usize;
+        let start = base + JOURNAL_HEADER_BYTES + (record - first) as u64 * record_bytes;
         let within = pos - start;
         let index = j.records[record];
         let d = j.descs[&index];
@@ -799,7 +960,19 @@ impl PcmJournal {
                 },
             );
         }
-        j.file_end = JOURNAL_HEADER_BYTES + records.len() as u64 * (j.page_size + 8);
+        let mut count = [0u8; 2];
+        dev.pcm_read(Field::SegmentHeader, self.layout.frame_addr(frame) + HF_SEGMENTS, &mut count)?;
+        for s in 0..usize::from(u16::from_le_bytes(count)).min(MAX_SEGMENTS) {
+            let mut entry = [0u8; 8];
+            dev.pcm_read(Field::SegmentHeader, self.layout.segment_addr(frame, s), &mut entry)?;
+            let offset = u64::from(u32::from_le_bytes(entry[..4].try_into().expect("4 bytes")));
+            let first = usize::from(u16::from_le_bytes([entry[SEG_FIRST as usize], entry[SEG_FIRST as usize + 1]]));
+            let last = j.segments.last().map_or((0, 0), |g| (g.offset, g.first));
+            assert!(offset > last.0 && first >= last.1 && first <= records.len(), "segment {s} out of order");
+            j.segments.push(Segment { offset, first });
+        }
+        let (base, first) = j.segments.last().map_or((0, 0), |g| (g.offset, g.first));
+        j.file_end = base + JOURNAL_HEADER_BYTES + (records.len() - first) as u64 * (j.page_size + 8);
         j.records = records;
         Ok(j)
     }
@@ -957,6 +1130,11 @@ mod tests {
         assert_eq!(j.frame_copies, 0, "two reuses of each frame are allowed");
         journal(&mut j, &mut dev, "a.db", &[(1, 1)]);
         assert_eq!(j.frame_copies, 2, "the third reuse copies the header and the data frame");
+        let c = j.copies;
+        assert_eq!((c.header_frames, c.data_frames, c.data_portions), (1, 1, 1), "{c:?}");
+        assert_eq!((c.onto_unused, c.kept_through_gc), (2, 0), "{c:?}: frames 3 and 4 were never used, no GC ran");
+        // The page image is 1 KB of 0x01 bytes, copied onto a frame never written.
+        assert!(c.data_bits >= 1024 && c.header_bits > 0, "{c:?}: a copy programs the page image");
     }
 
     #[test]

@@ -43,8 +43,25 @@ pub const HF_REUSE_COUNT: u64 = 4;
 /// Header frame: descriptors initialised since the frame was allocated (u16): recovery
 /// reads only these, since a new header frame's other bytes are left from earlier use.
 pub const HF_DESC_HWM: u64 = 8;
+/// Header frame: journal header segments after the first (u16): SQLite writes a new
+/// journal header when its page cache spills within a transaction.
+pub const HF_SEGMENTS: u64 = 10;
 /// Header frame: the journal header slots, `m` of them under WHm.
 pub const HF_SLOTS: u64 = 64;
+/// The journal header segments after the first that a journal may hold.
+pub const MAX_SEGMENTS: usize = 64;
+/// Bytes per segment entry at the end of the header frame: the segment header's offset
+/// in the journal file (u32), its first page record's index (u16), two unused bytes and
+/// the 28 header bytes, in a 64-byte line of its own.
+pub const SEG_BYTES: u64 = 64;
+/// Segment entry: the header's offset in the journal file.
+pub const SEG_OFFSET: u64 = 0;
+/// Segment entry: the index of the segment's first page record.
+pub const SEG_FIRST: u64 = 4;
+/// Segment entry: the header bytes.
+pub const SEG_HEADER: u64 = 8;
+/// Header frame: the first segment entry; the entries fill the frame's last 4 KB.
+pub const HF_SEG_TABLE: u64 = FRAME_BYTES - MAX_SEGMENTS as u64 * SEG_BYTES;
 
 /// Bytes per data-frame descriptor.
 pub const DESC_BYTES: usize = 16;
@@ -74,8 +91,8 @@ pub enum Field {
     HeaderDescriptor,
     /// Manager frame: a header-frame descriptor's valid flag.
     HeaderDescriptorValid,
-    /// Header frame: zeroing the hot flag, descriptor count and journal header slots
-    /// of a newly allocated header frame.
+    /// Header frame: zeroing the hot flag, descriptor and segment counts and journal
+    /// header slots of a newly allocated header frame.
     HeaderReset,
     /// Header frame: the hot-journal flag.
     HotFlag,
@@ -87,6 +104,8 @@ pub enum Field {
     DescriptorCount,
     /// Header frame: the journal header slots.
     JournalHeader,
+    /// Header frame: the segment count and entries of later journal header segments.
+    SegmentHeader,
     /// Header frame: a data-frame descriptor's PgNo, PTR and record index.
     DataDescriptor,
     /// Header frame: a data-frame descriptor's checksum.
@@ -103,7 +122,7 @@ pub enum Field {
 
 impl Field {
     /// Every field, in layout order.
-    pub const ALL: [Field; 16] = [
+    pub const ALL: [Field; 17] = [
         Field::StateBits,
         Field::ReuseCounters,
         Field::HeaderDescriptor,
@@ -114,6 +133,7 @@ impl Field {
         Field::HeaderReuseCount,
         Field::DescriptorCount,
         Field::JournalHeader,
+        Field::SegmentHeader,
         Field::DataDescriptor,
         Field::Checksum,
         Field::DataDescriptorValid,
@@ -135,6 +155,7 @@ impl Field {
             Field::HeaderReuseCount => "header: reuse count",
             Field::DescriptorCount => "header: descriptor count",
             Field::JournalHeader => "header: journal header slots",
+            Field::SegmentHeader => "header: later header segments (cache spill)",
             Field::DataDescriptor => "header: data descriptor (PgNo, PTR, record)",
             Field::Checksum => "header: data descriptor CkSum",
             Field::DataDescriptorValid => "header: data descriptor valid flag",
@@ -180,7 +201,7 @@ impl Layout {
         assert!((1..=MAX_HEADER_COPIES).contains(&header_copies));
         let slot_bytes = if header_copies > 1 { 32 } else { SQLITE_HEADER_BYTES as u64 };
         let desc_base = (HF_SLOTS + slot_bytes * u64::from(header_copies)).next_multiple_of(64);
-        let descriptors = ((FRAME_BYTES - desc_base) / DESC_BYTES as u64) as usize;
+        let descriptors = ((HF_SEG_TABLE - desc_base) / DESC_BYTES as u64) as usize;
         Ok(Layout { frames: frames as usize, header_copies: header_copies as usize, descriptors, desc_base })
     }
 
@@ -204,6 +225,12 @@ impl Layout {
     pub fn desc_addr(&self, frame: usize, index: usize) -> u64 {
         assert!(index < self.descriptors);
         self.frame_addr(frame) + self.desc_base + (index * DESC_BYTES) as u64
+    }
+
+    /// The PCM address of segment entry `index` of header frame `frame`.
+    pub fn segment_addr(&self, frame: usize, index: usize) -> u64 {
+        assert!(index < MAX_SEGMENTS);
+        self.frame_addr(frame) + HF_SEG_TABLE + index as u64 * SEG_BYTES
     }
 
     /// The PCM address of a portion.
@@ -242,8 +269,10 @@ pub fn field_name(layout: &Layout, addr: u64, is_header: impl Fn(usize) -> bool)
         HF_HOT => "header frame: hot-journal flag".into(),
         o if (HF_FIRST_FREE..HF_REUSE_COUNT).contains(&o) => "header frame: first-free pointer".into(),
         o if (HF_REUSE_COUNT..HF_DESC_HWM).contains(&o) => "header frame: reuse count".into(),
-        o if (HF_DESC_HWM..HF_SLOTS).contains(&o) => "header frame: descriptor count".into(),
+        o if (HF_DESC_HWM..HF_SEGMENTS).contains(&o) => "header frame: descriptor count".into(),
+        o if (HF_SEGMENTS..HF_SLOTS).contains(&o) => "header frame: segment count".into(),
         o if (HF_SLOTS..slots_end).contains(&o) => "header frame: journal header".into(),
+        o if o >= HF_SEG_TABLE => "header frame: later header segment".into(),
         o if o >= layout.desc_base => match (o - layout.desc_base) % DESC_BYTES as u64 {
             0..4 => "header frame: descriptor PgNo".into(),
             4..8 => "header frame: descriptor CkSum".into(),
@@ -268,6 +297,9 @@ mod tests {
         assert_eq!(name(layout.desc_addr(3, 7) + DD_VALID), "header frame: descriptor valid flag");
         assert_eq!(name(layout.desc_addr(3, 7) + DD_CKSUM), "header frame: descriptor CkSum");
         assert_eq!(name(4 * FRAME_BYTES + HF_HOT), "data frame: page image");
+        assert_eq!(name(layout.segment_addr(3, 2) + SEG_HEADER), "header frame: later header segment");
+        assert_eq!(name(3 * FRAME_BYTES + HF_SEGMENTS), "header frame: segment count");
+        assert!(layout.desc_addr(3, layout.descriptors - 1) + DESC_BYTES as u64 <= layout.segment_addr(3, 0));
         assert!(Layout::new(2 << 20, 128).unwrap().descriptors > 3000);
         assert!(Layout::new(100, 1).is_err());
     }

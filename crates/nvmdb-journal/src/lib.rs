@@ -41,7 +41,7 @@ pub mod workload;
 pub use config::{Allocation, JournalConfig};
 pub use devices::{BlockTiming, DeviceParams, Devices, PAPER_BOARD_PCM};
 pub use error::JournalError;
-pub use journal::{FrameState, PcmJournal, Recovery};
+pub use journal::{CopyStats, FrameState, PcmJournal, Recovery};
 pub use layout::Field;
 pub use run::{run_workload, WorkloadRun};
 /// The SQLite binding the VFS runs, for callers that execute statements.

@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::config::JournalConfig;
 use crate::devices::{DeviceParams, Devices};
 use crate::error::JournalError;
-use crate::journal::{PcmJournal, Recovery};
+use crate::journal::{CopyStats, PcmJournal, Recovery};
 use crate::vfs::{Registration, Shared};
 
 /// The DB page size the runs use (Section 6.1: 1 KB).
@@ -62,7 +62,8 @@ pub enum JournalMode {
 }
 
 impl JournalMode {
-    fn pragma(self) -> &'static str {
+    /// The mode's name as SQLite's `PRAGMA journal_mode` takes it.
+    pub fn name(self) -> &'static str {
         match self {
             JournalMode::Delete => "DELETE",
             JournalMode::Truncate => "TRUNCATE",
@@ -95,6 +96,8 @@ pub struct RunStats {
     pub frame_copies: u64,
     /// Journal garbage-collection runs.
     pub gc_runs: u64,
+    /// What the frame copies copied.
+    pub copies: CopyStats,
 }
 
 impl Simulation {
@@ -160,7 +163,7 @@ impl Simulation {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags_and_vfs(name, flags, self.registration.name())?;
         conn.pragma_update(None, "page_size", PAGE_SIZE)?;
-        conn.pragma_update(None, "journal_mode", mode.pragma())?;
+        conn.pragma_update(None, "journal_mode", mode.name())?;
         conn.pragma_update(None, "synchronous", "FULL")?;
         Ok(Db { conn, _sim: PhantomData })
     }
@@ -206,6 +209,7 @@ impl Simulation {
             storage_pages_written: s.devices.storage.stats().pages_written,
             frame_copies: s.journal.frame_copies,
             gc_runs: s.journal.gc_runs,
+            copies: s.journal.copies,
         })
     }
 

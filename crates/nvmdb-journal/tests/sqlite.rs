@@ -255,3 +255,108 @@ fn power_cut_during_recovery_recovers_again() {
     println!("{tried} double cuts tried, {rollbacks} during a rollback's writes");
     assert!(rollbacks > 0, "no second cut fell inside a recovery");
 }
+
+/// Transactions larger than a 10-page cache: SQLite spills dirty pages mid-transaction
+/// and writes a new journal header segment before each spill.
+fn spill_script() -> Vec<String> {
+    let fill = |n: u32, c: char| format!("printf('%.{n}c', '{c}')");
+    vec![
+        "BEGIN;CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT);COMMIT;".to_string(),
+        format!(
+            "BEGIN;WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 120) \
+             INSERT INTO t SELECT x, {} FROM c;COMMIT;",
+            fill(200, 'a')
+        ),
+        format!("BEGIN;UPDATE t SET v = {} WHERE id % 2 = 0;DELETE FROM t WHERE id % 7 = 0;COMMIT;", fill(180, 'b')),
+        format!("BEGIN;UPDATE t SET v = {} WHERE id % 3 = 0;INSERT INTO t VALUES(500, 'z');COMMIT;", fill(150, 'c')),
+    ]
+}
+
+/// The state after the first `committed` spill transactions, on plain SQLite.
+fn spill_reference(committed: usize) -> Vec<String> {
+    let conn = Connection::open_in_memory().unwrap();
+    for t in &spill_script()[..committed] {
+        conn.execute_batch(t).unwrap();
+    }
+    dump(&conn)
+}
+
+/// Opens `main.db` with a 10-page cache and runs the spill script until an error;
+/// returns the transactions whose COMMIT returned.
+fn run_spill(sim: &Simulation) -> usize {
+    let Ok(db) = sim.open("main.db") else { return 0 };
+    if db.execute_batch("PRAGMA cache_size = 10").is_err() {
+        return 0;
+    }
+    spill_script().iter().take_while(|t| db.execute_batch(t).is_ok()).count()
+}
+
+/// PCM bit updates spent on header segments after the first.
+fn segment_bits(sim: &Simulation) -> u64 {
+    sim.with_shared(|s| s.devices.pcm_by_field()[nvmdb_journal::Field::SegmentHeader.index()].bits_written)
+}
+
+#[test]
+fn a_transaction_larger_than_the_page_cache_writes_header_segments_read_back_exactly() {
+    for name in ["RR-S2X", "RU20-S2X-WH64", "RU2-S2X-WH4-INV25"] {
+        let config = JournalConfig::parse(name).unwrap();
+        let sim = Simulation::new(config, &SMALL, 7).unwrap();
+        sim.with_shared(|s| s.shadow = Some(Shadow::default()));
+        {
+            let db = sim.open("main.db").unwrap();
+            db.execute_batch("PRAGMA cache_size = 10").unwrap();
+            let txs = spill_script();
+            db.execute_batch(&txs[0]).unwrap();
+            db.execute_batch(&txs[1]).unwrap();
+            // The third transaction spills, then is rolled back: SQLite reads every segment.
+            db.execute_batch(txs[2].trim_end_matches("COMMIT;")).unwrap();
+            db.execute_batch("ROLLBACK").unwrap();
+            db.execute_batch(&txs[3]).unwrap();
+            let check: String = db.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+            assert_eq!(check, "ok", "{name}");
+            let conn = Connection::open_in_memory().unwrap();
+            for t in [&txs[0], &txs[1], &txs[3]] {
+                conn.execute_batch(t).unwrap();
+            }
+            assert_eq!(dump(&db), dump(&conn), "{name}: the rolled-back transaction left a trace");
+        }
+        assert!(segment_bits(&sim) > 0, "{name}: no header segment after the first was written");
+        let shadow = sim.with_shared(|s| s.shadow.clone().unwrap());
+        assert!(shadow.reads > 10, "{name}: only {} journal reads", shadow.reads);
+        assert_eq!(shadow.mismatches, 0, "{name}: {} of {} journal reads differ", shadow.mismatches, shadow.reads);
+    }
+}
+
+#[test]
+fn power_cut_at_every_write_of_a_spilling_script_recovers() {
+    for name in ["RR-S2X", "RU20-S2X-WH64"] {
+        let config = JournalConfig::parse(name).unwrap();
+        let total = {
+            let sim = Simulation::new(config, &SMALL, 1).unwrap();
+            assert_eq!(run_spill(&sim), spill_script().len(), "{name}: {:?}", sim.with_shared(|s| s.take_error()));
+            assert!(segment_bits(&sim) > 0, "{name}: the script never spilled");
+            sim.stats().device_writes
+        };
+        let (mut hot, mut in_segments) = (0, 0);
+        for cut in 1..=total {
+            let sim = Simulation::new(config, &SMALL, 1).unwrap();
+            sim.cut_power_at(cut);
+            let committed = run_spill(&sim);
+            assert!(sim.is_cut(), "{name}: cut {cut} of {total} was not reached");
+            in_segments += u64::from(segment_bits(&sim) > 0);
+            let (sim, recovery) = Simulation::recover(config, sim.into_devices(), 2).unwrap();
+            hot += recovery.hot_journals;
+            let db = sim.open("main.db").unwrap();
+            let check: String = db.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+            assert_eq!(check, "ok", "{name}: cut at write {cut}");
+            let state = dump(&db);
+            let after = spill_reference((committed + 1).min(spill_script().len()));
+            assert!(
+                state == spill_reference(committed) || state == after,
+                "{name}: cut at write {cut}: {committed} committed, state differs"
+            );
+        }
+        assert!(in_segments > 0 && hot > total / 4, "{name}: {hot} hot, {in_segments} after a segment");
+        println!("{name}, spilling script: {total} crash points tried, {hot} with a hot journal, {in_segments} after a header segment was written");
+    }
+}

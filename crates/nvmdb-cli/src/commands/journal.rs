@@ -1,9 +1,9 @@
 //! `nvmdb journal`: real SQLite with its rollback journal in simulated PCM.
 
-use clap::{Args, Subcommand};
+use clap::{Args, Subcommand, ValueEnum};
 use nvmdb_journal::rusqlite::types::ValueRef;
 use nvmdb_journal::rusqlite::Connection;
-use nvmdb_journal::{generate, run_workload, App, DeviceParams, JournalConfig, Simulation};
+use nvmdb_journal::{generate, run_workload, App, DeviceParams, JournalConfig, JournalMode, Simulation};
 use serde::Serialize;
 
 use crate::error::CliError;
@@ -62,12 +62,38 @@ pub struct SqlArgs {
     /// by rowid, values joined by `|`.
     #[arg(long)]
     pub dump: Option<String>,
+    /// SQLite's rollback-journal mode: delete (the commit deletes the journal),
+    /// truncate (the commit truncates it to 0 bytes) or persist (the commit zeroes its
+    /// header and the journal stays).
+    #[arg(long, value_enum, default_value_t = SqlJournalMode::Delete)]
+    pub journal_mode: SqlJournalMode,
     /// The seed of SQLite's randomness (journal nonces).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Print one JSON object instead of the SELECT rows.
     #[arg(long)]
     pub json: bool,
+}
+
+/// The rollback-journal modes of `nvmdb journal sql`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SqlJournalMode {
+    /// `journal_mode=DELETE`: the commit deletes the journal.
+    Delete,
+    /// `journal_mode=TRUNCATE`: the commit truncates the journal to 0 bytes.
+    Truncate,
+    /// `journal_mode=PERSIST`: the commit zeroes the journal header; the journal stays.
+    Persist,
+}
+
+impl SqlJournalMode {
+    fn mode(self) -> JournalMode {
+        match self {
+            SqlJournalMode::Delete => JournalMode::Delete,
+            SqlJournalMode::Truncate => JournalMode::Truncate,
+            SqlJournalMode::Persist => JournalMode::Persist,
+        }
+    }
 }
 
 /// Runs a `journal` subcommand.
@@ -281,6 +307,7 @@ fn dump(conn: &Connection) -> Result<String, nvmdb_journal::rusqlite::Error> {
 #[derive(Debug, Serialize)]
 struct SqlReport {
     config: String,
+    journal_mode: &'static str,
     statements_run: usize,
     committed_transactions: u64,
     crashed: bool,
@@ -315,6 +342,19 @@ fn limit_steps(conn: &Connection) -> std::sync::Arc<std::sync::atomic::AtomicU64
 const DB_NAME: &str = "main.db";
 
 fn run_sql(args: &SqlArgs) -> Result<(), CliError> {
+    let report = sql_report(args)?;
+    let mut out = Output::new();
+    if args.json {
+        return out.json(&report);
+    }
+    for row in &report.rows {
+        out.line(row)?;
+    }
+    out.finish()
+}
+
+/// Runs the script of `args` and returns what the JSON reports.
+fn sql_report(args: &SqlArgs) -> Result<SqlReport, CliError> {
     let config = parse_config(&args.config)?;
     let dir = std::path::Path::new(&args.db_dir);
     if !dir.is_dir() {
@@ -351,7 +391,7 @@ fn run_sql(args: &SqlArgs) -> Result<(), CliError> {
     let mut committed = 0u64;
     let mut run = 0usize;
     {
-        let db = sim.open(DB_NAME).map_err(failed)?;
+        let db = sim.open_in_mode(DB_NAME, args.journal_mode.mode()).map_err(failed)?;
         let steps = limit_steps(&db);
         for statement in &statements {
             steps.store(0, std::sync::atomic::Ordering::Relaxed);
@@ -384,7 +424,7 @@ fn run_sql(args: &SqlArgs) -> Result<(), CliError> {
         (sim, 0)
     };
     let (integrity, dumped) = {
-        let db = sim.open(DB_NAME).map_err(failed)?;
+        let db = sim.open_in_mode(DB_NAME, args.journal_mode.mode()).map_err(failed)?;
         let check: String = db
             .query_row("PRAGMA integrity_check", [], |r| r.get(0))
             .map_err(|e| CliError::failed(format!("integrity_check: {e}")))?;
@@ -401,8 +441,9 @@ fn run_sql(args: &SqlArgs) -> Result<(), CliError> {
         std::fs::write(&image_path, bytes).map_err(|e| CliError::failed(format!("{image}: cannot write: {e}")))?;
     }
     let stats = sim.stats();
-    let report = SqlReport {
+    Ok(SqlReport {
         config: config.to_string(),
+        journal_mode: args.journal_mode.mode().name(),
         statements_run: run,
         committed_transactions: committed,
         crashed,
@@ -414,15 +455,7 @@ fn run_sql(args: &SqlArgs) -> Result<(), CliError> {
         recovery_ns,
         device_writes: stats.device_writes,
         rows,
-    };
-    let mut out = Output::new();
-    if args.json {
-        return out.json(&report);
-    }
-    for row in &report.rows {
-        out.line(row)?;
-    }
-    out.finish()
+    })
 }
 
 #[cfg(test)]
@@ -451,6 +484,7 @@ mod tests {
                 script: path("s.sql"),
                 power_loss_at: Some(cut),
                 dump: Some(path("dump.txt")),
+                journal_mode: SqlJournalMode::Delete,
                 seed: 1,
                 json: true,
             };
@@ -462,6 +496,98 @@ mod tests {
         }
         assert_eq!(cuts, 39);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// The database after each COMMIT of `script` on plain in-memory SQLite, in the
+    /// dump format; element 0 is the empty database.
+    fn committed_states(script: &str) -> Vec<String> {
+        let conn = Connection::open_in_memory().unwrap();
+        let mut states = vec![dump(&conn).unwrap()];
+        for statement in split_statements(script) {
+            execute(&conn, &statement.sql).unwrap();
+            if is_keyword(&statement.sql, &["COMMIT"]) {
+                states.push(dump(&conn).unwrap());
+            }
+        }
+        states
+    }
+
+    /// Runs `script` through `journal sql` with the power cut at every device write of
+    /// it: each recovery must pass `PRAGMA integrity_check` and dump the state after the
+    /// last committed transaction (or the next, if its COMMIT was cut after its commit
+    /// point). Returns the crash points tried and the rows of the uncut run.
+    fn crash_everywhere(test: &str, script: &str, config: &str, mode: SqlJournalMode) -> (u64, Vec<String>) {
+        let id = std::process::id();
+        let dir = std::env::temp_dir().join(format!("nvmdb-journal-cuts-{id}-{test}-{config}-{mode:?}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("s.sql"), script).unwrap();
+        let path = |name: &str| dir.join(name).to_string_lossy().into_owned();
+        let states = committed_states(script);
+        let args = |cut: Option<u64>| SqlArgs {
+            config: config.into(),
+            db_dir: dir.to_string_lossy().into_owned(),
+            script: path("s.sql"),
+            power_loss_at: cut,
+            dump: Some(path("dump.txt")),
+            journal_mode: mode,
+            seed: 1,
+            json: true,
+        };
+        let full = sql_report(&args(None)).unwrap();
+        assert!(!full.crashed && full.integrity_check == "ok", "{config} {mode:?}: {full:?}");
+        assert_eq!(usize::try_from(full.committed_transactions).unwrap(), states.len().saturating_sub(1));
+        assert_eq!(full.journal_mode, mode.mode().name());
+        let total = full.device_writes;
+        for cut in 1..=total {
+            // A cut before the first write to the database leaves no image behind.
+            let _ = std::fs::remove_file(dir.join(DB_NAME));
+            let report = sql_report(&args(Some(cut))).unwrap();
+            assert!(report.crashed, "{config} {mode:?}: cut {cut} of {total} not reached");
+            assert_eq!(report.integrity_check, "ok", "{config} {mode:?}: cut at write {cut}");
+            let committed = usize::try_from(report.committed_transactions).unwrap();
+            let dumped = std::fs::read_to_string(dir.join("dump.txt")).unwrap();
+            let (before, after) = (states.get(committed), states.get(committed.saturating_add(1)));
+            assert!(
+                before == Some(&dumped) || after == Some(&dumped),
+                "{config} {mode:?}: cut at write {cut}: {committed} committed, {dumped:?}"
+            );
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+        (total, full.rows)
+    }
+
+    #[test]
+    fn sql_runs_each_journal_mode_and_recovers_from_a_cut_at_every_write() {
+        let script = "PRAGMA journal_mode;\nBEGIN;\nCREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT);\n\
+                      INSERT INTO t VALUES(1, 'a');\nCOMMIT;\nBEGIN;\nINSERT INTO t VALUES(2, NULL);\n\
+                      UPDATE t SET v = 'b' WHERE id = 1;\nCOMMIT;\nBEGIN;\nDELETE FROM t WHERE id = 2;\n\
+                      INSERT INTO t VALUES(3, 'c');\nCOMMIT;\n";
+        for mode in [SqlJournalMode::Delete, SqlJournalMode::Truncate, SqlJournalMode::Persist] {
+            for config in ["RR-S2X", "RU20-S2X-WH64"] {
+                let (tried, rows) = crash_everywhere("modes", script, config, mode);
+                // SQLite itself names the mode it runs in.
+                assert_eq!(rows, [mode.mode().name().to_lowercase()], "{config} {mode:?}");
+                assert!(tried > 20, "{config} {mode:?}: only {tried} writes");
+                println!("journal sql, {config} {mode:?}: {tried} crash points tried");
+            }
+        }
+    }
+
+    #[test]
+    fn sql_runs_transactions_larger_than_the_page_cache_and_recovers_from_a_cut_at_every_write() {
+        // A 10-page cache: SQLite spills dirty pages within the transactions and writes a
+        // new journal header segment before each spill.
+        let script = "PRAGMA cache_size = 10;\nBEGIN;\nCREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT);\nCOMMIT;\n\
+                      BEGIN;\nWITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 120)\n\
+                      INSERT INTO t SELECT x, printf('%.200c', 'a') FROM c;\nCOMMIT;\n\
+                      BEGIN;\nUPDATE t SET v = printf('%.180c', 'b') WHERE id % 2 = 0;\n\
+                      DELETE FROM t WHERE id % 7 = 0;\nCOMMIT;\nSELECT count(*), sum(length(v)) FROM t;\n";
+        for config in ["RR-S2X", "RU20-S2X-WH64"] {
+            let (tried, rows) = crash_everywhere("spill", script, config, SqlJournalMode::Delete);
+            assert_eq!(rows, ["103|19560"], "{config}");
+            assert!(tried > 200, "{config}: only {tried} writes");
+            println!("journal sql, {config}, spilling script: {tried} crash points tried");
+        }
     }
 
     #[test]
