@@ -4,8 +4,8 @@
 use std::collections::HashSet;
 use std::str::FromStr;
 
-use nvmdb_device::{FlipNWrite, Pcm, PcmConfig, PcmStats};
-use nvmdb_memory::{CachedMemory, FlatMemory, Memory, MemoryError, MemoryReport, NativeMemory};
+use nvmdb_device::{FlipNWrite, Pcm, PcmConfig, PcmMetrics, PcmStats};
+use nvmdb_memory::{CacheConfig, CachedMemory, FlatMemory, Memory, MemoryError, MemoryReport, NativeMemory};
 use rand::Rng;
 use serde::Serialize;
 
@@ -69,15 +69,25 @@ impl AnyMemory {
     /// A fresh memory of [`CAPACITY_BYTES`], with Flip-N-Write (one flip cell per word)
     /// when asked.
     pub fn new(kind: MemoryKind, flip_n_write: bool) -> AnyMemory {
-        let mut config = PcmConfig::new(CAPACITY_BYTES);
-        config.flip_n_write = flip_n_write.then_some(FlipNWrite::WORD);
-        let pcm = || Pcm::new(config).expect("the capacity is a multiple of 64");
         match kind {
-            MemoryKind::Cached => AnyMemory::Cached(Box::new(CachedMemory::cidr2011(pcm()))),
-            MemoryKind::Flat => AnyMemory::Flat(Box::new(FlatMemory::new(pcm()))),
+            MemoryKind::Cached => AnyMemory::cached(CacheConfig::cidr2011(), PcmMetrics::CIDR2011),
+            MemoryKind::Flat => AnyMemory::Flat(Box::new(FlatMemory::new(pcm(flip_n_write, PcmMetrics::CIDR2011)))),
             MemoryKind::Native => AnyMemory::Native(NativeMemory::new(CAPACITY_BYTES)),
         }
     }
+
+    /// A cache hierarchy `config` over a fresh PCM of [`CAPACITY_BYTES`] with `metrics`
+    /// (no Flip-N-Write).
+    pub fn cached(config: CacheConfig, metrics: PcmMetrics) -> AnyMemory {
+        AnyMemory::Cached(Box::new(CachedMemory::new(pcm(false, metrics), config)))
+    }
+}
+
+fn pcm(flip_n_write: bool, metrics: PcmMetrics) -> Pcm {
+    let mut config = PcmConfig::new(CAPACITY_BYTES);
+    config.flip_n_write = flip_n_write.then_some(FlipNWrite::WORD);
+    config.metrics = metrics;
+    Pcm::new(config).expect("the capacity is a multiple of 64")
 }
 
 macro_rules! dispatch {
