@@ -124,6 +124,18 @@ impl Memory for AnyMemory {
     fn report(&self) -> MemoryReport {
         dispatch!(self, m => m.report())
     }
+    #[inline]
+    fn compute(&mut self, instructions: u64) {
+        dispatch!(self, m => m.compute(instructions))
+    }
+    #[inline]
+    fn begin_independent(&mut self) {
+        dispatch!(self, m => m.begin_independent())
+    }
+    #[inline]
+    fn end_independent(&mut self) {
+        dispatch!(self, m => m.end_independent())
+    }
 }
 
 /// The operation a generated run repeats.
@@ -269,6 +281,13 @@ pub struct RunReport {
     pub pcm_latency_cycles: u64,
     /// The cache model's memory time, cycles (0 without a cache).
     pub estimated_cycles: u64,
+    /// The CPU time model's time: instructions, DTLB misses and overlapped independent
+    /// misses beside the memory accesses, cycles (0 without a cache).
+    pub cpu_cycles: u64,
+    /// Instructions the CPU time model counted (0 without a cache).
+    pub instructions: u64,
+    /// DTLB misses (0 without a cache).
+    pub dtlb_misses: u64,
     /// Keys in the tree afterwards.
     pub entries_after: u64,
     /// Tree levels afterwards.
@@ -346,6 +365,9 @@ fn report<M: Memory>(tree: &BTree<M>, ops: u64, found: u64) -> RunReport {
         energy_pj: memory.energy_pj(),
         pcm_latency_cycles: memory.pcm_latency_cycles(),
         estimated_cycles: memory.estimated_cycles,
+        cpu_cycles: memory.cpu.cycles,
+        instructions: memory.cpu.instructions,
+        dtlb_misses: memory.cpu.dtlb_misses,
         entries_after: tree.len(),
         height: tree.height(),
     }
