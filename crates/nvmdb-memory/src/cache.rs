@@ -250,6 +250,20 @@ impl<D: LineDevice> CachedMemory<D> {
         }
     }
 
+    /// The same memory with another CPU time model (the default is
+    /// [`CpuConfig::CIDR2011`]); call before any access.
+    pub fn with_cpu(mut self, cpu: CpuConfig) -> CachedMemory<D> {
+        let metrics = self.device.metrics();
+        self.cpu = CpuTiming::new(
+            cpu,
+            metrics.t_l_cycles,
+            metrics.t_w_cycles,
+            self.config.ranks as usize,
+            self.config.write_queue as usize,
+        );
+        self
+    }
+
     /// The device.
     pub fn device(&self) -> &D {
         &self.device
