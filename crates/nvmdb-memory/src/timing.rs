@@ -65,8 +65,10 @@ pub struct CpuTimeStats {
 /// A fully associative LRU DTLB.
 #[derive(Debug, Clone)]
 struct Dtlb {
-    /// `(page, last use)`, at most `entries` long.
-    pages: Vec<(u64, u64)>,
+    /// Pages held, at most `entries`; `used[i]` is the last use of `pages[i]`. Two flat
+    /// arrays, so the lookup scans 64 contiguous words.
+    pages: Vec<u64>,
+    used: Vec<u64>,
     entries: usize,
     clock: u64,
     /// The entry of the last page looked up.
@@ -74,29 +76,39 @@ struct Dtlb {
 }
 
 impl Dtlb {
+    fn new(entries: usize) -> Dtlb {
+        Dtlb { pages: Vec::with_capacity(entries), used: Vec::with_capacity(entries), entries, clock: 0, last: 0 }
+    }
+
     /// Looks `page` up and installs it; returns whether it missed.
     #[inline]
     fn miss(&mut self, page: u64) -> bool {
         self.clock += 1;
         // Most accesses touch the page of the one before: check its entry first.
-        if self.pages.get(self.last).is_some_and(|&(p, _)| p == page) {
-            self.pages[self.last].1 = self.clock;
-            return false;
+        if self.pages.get(self.last) != Some(&page) {
+            match self.pages.iter().position(|&p| p == page) {
+                Some(i) => self.last = i,
+                None => {
+                    self.install(page);
+                    return true;
+                }
+            }
         }
-        if let Some(i) = self.pages.iter().position(|&(p, _)| p == page) {
-            self.pages[i].1 = self.clock;
-            self.last = i;
-            return false;
-        }
+        self.used[self.last] = self.clock;
+        false
+    }
+
+    fn install(&mut self, page: u64) {
         if self.pages.len() < self.entries {
             self.last = self.pages.len();
-            self.pages.push((page, self.clock));
+            self.pages.push(page);
+            self.used.push(self.clock);
         } else {
-            let (lru, _) = self.pages.iter().enumerate().min_by_key(|(_, &(_, used))| used).expect("entries > 0");
-            self.pages[lru] = (page, self.clock);
+            let (lru, _) = self.used.iter().enumerate().min_by_key(|&(_, &used)| used).expect("entries > 0");
+            self.pages[lru] = page;
+            self.used[lru] = self.clock;
             self.last = lru;
         }
-        true
     }
 }
 
@@ -131,7 +143,7 @@ impl CpuTiming {
             now: 0,
             group_end: None,
             in_flight: Vec::new(),
-            dtlb: Dtlb { pages: Vec::new(), entries: config.dtlb_entries as usize, clock: 0, last: 0 },
+            dtlb: Dtlb::new(config.dtlb_entries as usize),
             rank_writes: vec![VecDeque::new(); ranks],
             rank_write_end: vec![0; ranks],
             rank_read_free: vec![0; ranks],
@@ -225,6 +237,12 @@ impl CpuTiming {
             self.now = self.now.max(oldest);
         }
         let rank = self.rank(line);
+        // Writes done by now no longer delay a read: at most the queue's capacity stay.
+        let now = self.now;
+        let writes = &mut self.rank_writes[rank];
+        while writes.front().is_some_and(|&(_, end)| end <= now) {
+            writes.pop_front();
+        }
         let start = self.now.max(self.rank_write_end[rank]);
         let done = start + words * self.t_w_cycles;
         self.rank_write_end[rank] = done;
