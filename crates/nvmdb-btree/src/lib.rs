@@ -3,6 +3,7 @@
 
 pub mod code;
 pub mod file_format;
+pub mod insert_wear;
 mod tree;
 pub mod workload;
 

@@ -16,6 +16,29 @@ use crate::{code, BTreeError, Variant};
 const WORD: u64 = 8;
 const LINE_BYTES: u64 = 64;
 
+/// Instructions declared to the CPU time model beside each load and store (estimates of
+/// x86-64 instructions per step; see the crate docs).
+mod instructions {
+    /// A binary-search probe: midpoint, compare, branch, bound update.
+    pub const PROBE: u64 = 4;
+    /// A scanned slot: validity test, compare(s), branch, loop.
+    pub const SCAN_SLOT: u64 = 4;
+    /// Moving one entry: index arithmetic and loop.
+    pub const MOVE: u64 = 2;
+    /// Finding a bitmap slot or updating a header: not, and, trailing zeros, or.
+    pub const HEADER: u64 = 4;
+    /// A free slot's distance: xor, popcount, compare, select.
+    pub const NEAREST_SLOT: u64 = 5;
+    /// Encoding a weight-order code word: about four per bit position.
+    pub const ENCODE: u64 = 256;
+    /// Decoding one: about four per one bit of a typical word.
+    pub const DECODE: u64 = 64;
+    /// One comparison of a sort (`n log n` of them).
+    pub const SORT_COMPARE: u64 = 4;
+    /// One level of the descent: loop and path push.
+    pub const LEVEL: u64 = 2;
+}
+
 /// How a node keeps its entries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Format {
@@ -41,6 +64,14 @@ impl Format {
         match self {
             Format::Nearest => code::encode(key.wrapping_sub(base)),
             _ => key,
+        }
+    }
+    /// Instructions of one encode or decode of a key or pointer.
+    fn code_instructions(self, encode: bool) -> u64 {
+        match (self, encode) {
+            (Format::Nearest, true) => instructions::ENCODE,
+            (Format::Nearest, false) => instructions::DECODE,
+            _ => 0,
         }
     }
     fn decode_key(self, stored: u64, base: u64) -> u64 {
@@ -308,6 +339,7 @@ impl<M: Memory> BTree<M> {
             }
             let mut siblings = self.entries(parent, inner, 0);
             siblings.sort_unstable_by_key(|e| e.key);
+            self.mem.compute(sort_instructions(siblings.len()));
             let j = siblings.iter().position(|e| e.ptr == node).expect("a node is listed in its parent");
             let (left, right) = match j {
                 0 if siblings.len() > 1 => (siblings[0], siblings[1]),
@@ -323,6 +355,7 @@ impl<M: Memory> BTree<M> {
             }
             let mut moved = self.entries(right.ptr, format, right.key);
             moved.sort_unstable_by_key(|e| e.key);
+            self.mem.compute(sort_instructions(moved.len()));
             for e in moved {
                 self.insert_entry(left.ptr, format, left.key, e.key, e.ptr);
             }
@@ -352,11 +385,13 @@ impl<M: Memory> BTree<M> {
             let mut entries = self.entries(node, self.leaf_format(), base);
             entries.retain(|e| (lo..=hi).contains(&e.key));
             entries.sort_unstable_by_key(|e| e.key);
+            self.mem.compute(sort_instructions(entries.len()));
             out.extend(entries.iter().map(|e| (e.key, e.ptr)));
             return;
         }
         let mut children = self.entries(node, self.inner_format(), 0);
         children.sort_unstable_by_key(|e| e.key);
+        self.mem.compute(sort_instructions(children.len()));
         for (i, child) in children.iter().enumerate() {
             if child.key > hi {
                 break;
@@ -400,6 +435,7 @@ impl<M: Memory> BTree<M> {
 
     fn count(&mut self, node: u64, format: Format) -> usize {
         let header: u64 = self.mem.load(node);
+        self.mem.compute(1);
         if format.counted() {
             index(header)
         } else {
@@ -418,14 +454,21 @@ impl<M: Memory> BTree<M> {
 
     /// The decoded entries of a node whose separator is `base`.
     fn entries(&mut self, node: u64, format: Format, base: u64) -> Vec<Entry> {
-        self.valid_slots(node, format)
+        let slots = self.valid_slots(node, format);
+        self.mem.begin_independent();
+        let entries = slots
             .into_iter()
-            .map(|slot| Entry {
-                key: format.decode_key(self.mem.load(self.key_addr(node, slot)), base),
-                ptr: format.decode_ptr(self.mem.load(self.ptr_addr(node, slot))),
-                slot,
+            .map(|slot| {
+                self.mem.compute(instructions::MOVE + 2 * format.code_instructions(false));
+                Entry {
+                    key: format.decode_key(self.mem.load(self.key_addr(node, slot)), base),
+                    ptr: format.decode_ptr(self.mem.load(self.ptr_addr(node, slot))),
+                    slot,
+                }
             })
-            .collect()
+            .collect();
+        self.mem.end_independent();
+        entries
     }
 
     /// Follows separators from the root to the leaf for `key`, pushing inner nodes;
@@ -434,6 +477,7 @@ impl<M: Memory> BTree<M> {
         let (mut node, mut separator) = (self.root, 0);
         let format = self.inner_format();
         for _ in 1..self.height {
+            self.mem.compute(instructions::LEVEL);
             path.push(node);
             (node, separator) = self.route(node, format, key);
         }
@@ -448,6 +492,7 @@ impl<M: Memory> BTree<M> {
                 let (mut lo, mut hi) = (0, n);
                 while lo < hi {
                     let mid = (lo + hi) / 2;
+                    self.mem.compute(instructions::PROBE);
                     if self.mem.load::<u64>(self.key_addr(node, mid)) <= key {
                         lo = mid + 1;
                     } else {
@@ -458,12 +503,15 @@ impl<M: Memory> BTree<M> {
             }
             _ => {
                 let mut best: Option<(u64, usize)> = None;
+                self.mem.begin_independent();
                 for slot in 0..n {
+                    self.mem.compute(instructions::SCAN_SLOT);
                     let k: u64 = self.mem.load(self.key_addr(node, slot));
                     if k <= key && !matches!(best, Some((b, _)) if k <= b) {
                         best = Some((k, slot));
                     }
                 }
+                self.mem.end_independent();
                 best.map(|(_, slot)| slot)
             }
         };
@@ -477,6 +525,7 @@ impl<M: Memory> BTree<M> {
                 let (mut lo, mut hi) = (0, self.count(node, format));
                 while lo < hi {
                     let mid = (lo + hi) / 2;
+                    self.mem.compute(instructions::PROBE);
                     let k: u64 = self.mem.load(self.key_addr(node, mid));
                     match k.cmp(&key) {
                         std::cmp::Ordering::Less => lo = mid + 1,
@@ -488,11 +537,16 @@ impl<M: Memory> BTree<M> {
             }
             _ => {
                 let stored = format.encode_key(key, base);
+                self.mem.compute(format.code_instructions(true));
                 let header: u64 = self.mem.load(node);
                 let valid = |slot: usize| if format.counted() { slot < index(header) } else { header >> slot & 1 == 1 };
-                (0..self.cap)
-                    .filter(|&slot| valid(slot))
-                    .find(|&slot| self.mem.load::<u64>(self.key_addr(node, slot)) == stored)
+                self.mem.begin_independent();
+                let found = (0..self.cap).filter(|&slot| valid(slot)).find(|&slot| {
+                    self.mem.compute(instructions::SCAN_SLOT);
+                    self.mem.load::<u64>(self.key_addr(node, slot)) == stored
+                });
+                self.mem.end_independent();
+                found
             }
         }
     }
@@ -501,11 +555,14 @@ impl<M: Memory> BTree<M> {
     fn insert_entry(&mut self, node: u64, format: Format, base: u64, key: u64, ptr: u64) {
         let header: u64 = self.mem.load(node);
         let (stored_key, stored_ptr) = (format.encode_key(key, base), format.encode_ptr(ptr));
+        self.mem.compute(2 * format.code_instructions(true) + instructions::HEADER);
+        self.mem.begin_independent();
         let slot = match format {
             Format::Sorted => {
                 let n = index(header);
                 let mut pos = n;
                 while pos > 0 && self.mem.load::<u64>(self.key_addr(node, pos - 1)) > key {
+                    self.mem.compute(instructions::SCAN_SLOT);
                     pos -= 1;
                 }
                 for i in (pos..n).rev() {
@@ -522,6 +579,7 @@ impl<M: Memory> BTree<M> {
         self.mem.store(self.ptr_addr(node, slot), stored_ptr);
         let header = if format.counted() { header + 1 } else { header | 1 << slot };
         self.mem.store(node, header);
+        self.mem.end_independent();
     }
 
     /// The free slot whose stale key word differs from the new one in the fewest bits
@@ -531,11 +589,15 @@ impl<M: Memory> BTree<M> {
         let free = !bitmap & self.full_mask();
         (0..self.cap)
             .filter(|s| free >> s & 1 == 1)
-            .min_by_key(|&s| ((self.mem.load::<u64>(self.key_addr(node, s)) ^ stored_key).count_ones(), s))
+            .min_by_key(|&s| {
+                self.mem.compute(instructions::NEAREST_SLOT);
+                ((self.mem.load::<u64>(self.key_addr(node, s)) ^ stored_key).count_ones(), s)
+            })
             .expect("a node that is not full has a free slot")
     }
 
     fn move_entry(&mut self, node: u64, from: usize, to: usize) {
+        self.mem.compute(instructions::MOVE);
         let k: u64 = self.mem.load(self.key_addr(node, from));
         let p: u64 = self.mem.load(self.ptr_addr(node, from));
         self.mem.store(self.key_addr(node, to), k);
@@ -544,6 +606,8 @@ impl<M: Memory> BTree<M> {
 
     fn remove_entry(&mut self, node: u64, format: Format, slot: usize) {
         let header: u64 = self.mem.load(node);
+        self.mem.compute(instructions::HEADER);
+        self.mem.begin_independent();
         match format {
             Format::Sorted => {
                 for i in slot + 1..index(header) {
@@ -560,12 +624,14 @@ impl<M: Memory> BTree<M> {
             }
             Format::Bitmap | Format::Nearest => self.mem.store(node, header & !(1 << slot)),
         }
+        self.mem.end_independent();
     }
 
     /// Moves the upper half of a full node to a new node; returns `(separator, new)`.
     fn split(&mut self, node: u64, format: Format, base: u64) -> Result<(u64, u64), BTreeError> {
         let mut entries = self.entries(node, format, base);
         entries.sort_unstable_by_key(|e| e.key);
+        self.mem.compute(sort_instructions(entries.len()));
         let keep = entries.len() / 2;
         let separator = entries[keep].key;
         let right = self.alloc_node()?;
@@ -593,14 +659,23 @@ impl<M: Memory> BTree<M> {
     /// Fills a newly allocated node (separator `base`) with sorted entries in slots
     /// `0..n`, word by word.
     fn write_fresh(&mut self, node: u64, format: Format, entries: &[(u64, u64)], base: u64) {
+        self.mem.begin_independent();
         for (slot, &(key, ptr)) in entries.iter().enumerate() {
+            self.mem.compute(instructions::MOVE + 2 * format.code_instructions(true));
             self.mem.store(self.key_addr(node, slot), format.encode_key(key, base));
             self.mem.store(self.ptr_addr(node, slot), format.encode_ptr(ptr));
         }
         let n = entries.len();
         let header = if format.counted() { n as u64 } else { (1u64 << n) - 1 };
         self.mem.store(node, header);
+        self.mem.end_independent();
     }
+}
+
+/// Instructions of sorting `n` entries: `n log2 n` comparisons.
+fn sort_instructions(n: usize) -> u64 {
+    let n = n as u64;
+    n * u64::from(n.max(1).ilog2() + 1) * instructions::SORT_COMPARE
 }
 
 /// Entries per node of a bulk load: `fill` of `cap`, rounded, at least 1.

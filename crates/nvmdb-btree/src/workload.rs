@@ -4,8 +4,8 @@
 use std::collections::HashSet;
 use std::str::FromStr;
 
-use nvmdb_device::{FlipNWrite, Pcm, PcmConfig, PcmStats};
-use nvmdb_memory::{CachedMemory, FlatMemory, Memory, MemoryError, MemoryReport, NativeMemory};
+use nvmdb_device::{FlipNWrite, Pcm, PcmConfig, PcmMetrics, PcmStats};
+use nvmdb_memory::{CacheConfig, CachedMemory, FlatMemory, Memory, MemoryError, MemoryReport, NativeMemory};
 use rand::Rng;
 use serde::Serialize;
 
@@ -69,15 +69,25 @@ impl AnyMemory {
     /// A fresh memory of [`CAPACITY_BYTES`], with Flip-N-Write (one flip cell per word)
     /// when asked.
     pub fn new(kind: MemoryKind, flip_n_write: bool) -> AnyMemory {
-        let mut config = PcmConfig::new(CAPACITY_BYTES);
-        config.flip_n_write = flip_n_write.then_some(FlipNWrite::WORD);
-        let pcm = || Pcm::new(config).expect("the capacity is a multiple of 64");
         match kind {
-            MemoryKind::Cached => AnyMemory::Cached(Box::new(CachedMemory::cidr2011(pcm()))),
-            MemoryKind::Flat => AnyMemory::Flat(Box::new(FlatMemory::new(pcm()))),
+            MemoryKind::Cached => AnyMemory::cached(CacheConfig::cidr2011(), PcmMetrics::CIDR2011),
+            MemoryKind::Flat => AnyMemory::Flat(Box::new(FlatMemory::new(pcm(flip_n_write, PcmMetrics::CIDR2011)))),
             MemoryKind::Native => AnyMemory::Native(NativeMemory::new(CAPACITY_BYTES)),
         }
     }
+
+    /// A cache hierarchy `config` over a fresh PCM of [`CAPACITY_BYTES`] with `metrics`
+    /// (no Flip-N-Write).
+    pub fn cached(config: CacheConfig, metrics: PcmMetrics) -> AnyMemory {
+        AnyMemory::Cached(Box::new(CachedMemory::new(pcm(false, metrics), config)))
+    }
+}
+
+fn pcm(flip_n_write: bool, metrics: PcmMetrics) -> Pcm {
+    let mut config = PcmConfig::new(CAPACITY_BYTES);
+    config.flip_n_write = flip_n_write.then_some(FlipNWrite::WORD);
+    config.metrics = metrics;
+    Pcm::new(config).expect("the capacity is a multiple of 64")
 }
 
 macro_rules! dispatch {
@@ -113,6 +123,18 @@ impl Memory for AnyMemory {
     }
     fn report(&self) -> MemoryReport {
         dispatch!(self, m => m.report())
+    }
+    #[inline]
+    fn compute(&mut self, instructions: u64) {
+        dispatch!(self, m => m.compute(instructions))
+    }
+    #[inline]
+    fn begin_independent(&mut self) {
+        dispatch!(self, m => m.begin_independent())
+    }
+    #[inline]
+    fn end_independent(&mut self) {
+        dispatch!(self, m => m.end_independent())
     }
 }
 
@@ -259,6 +281,13 @@ pub struct RunReport {
     pub pcm_latency_cycles: u64,
     /// The cache model's memory time, cycles (0 without a cache).
     pub estimated_cycles: u64,
+    /// The CPU time model's time: instructions, DTLB misses and overlapped independent
+    /// misses beside the memory accesses, cycles (0 without a cache).
+    pub cpu_cycles: u64,
+    /// Instructions the CPU time model counted (0 without a cache).
+    pub instructions: u64,
+    /// DTLB misses (0 without a cache).
+    pub dtlb_misses: u64,
     /// Keys in the tree afterwards.
     pub entries_after: u64,
     /// Tree levels afterwards.
@@ -336,6 +365,9 @@ fn report<M: Memory>(tree: &BTree<M>, ops: u64, found: u64) -> RunReport {
         energy_pj: memory.energy_pj(),
         pcm_latency_cycles: memory.pcm_latency_cycles(),
         estimated_cycles: memory.estimated_cycles,
+        cpu_cycles: memory.cpu.cycles,
+        instructions: memory.cpu.instructions,
+        dtlb_misses: memory.cpu.dtlb_misses,
         entries_after: tree.len(),
         height: tree.height(),
     }

@@ -12,6 +12,10 @@
 //! modified word and sits in a FIFO write queue; when the queue is full the CPU waits
 //! for the oldest entry. This reproduces the paper's mechanism (write-backs stalling
 //! front-end fetches) without an out-of-order core.
+//!
+//! Beside it, [`timing`](crate::timing) keeps a CPU time (`cpu` in the report) with
+//! instructions, a DTLB and overlapped independent misses; the hierarchy reports each
+//! access, fetch and write-back to it and nothing else changes.
 
 use std::collections::VecDeque;
 
@@ -21,6 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::heap::Heap;
 use crate::image::Image;
+use crate::timing::{CpuConfig, CpuTiming};
 use crate::{Memory, MemoryError, MemoryReport};
 
 /// One cache level.
@@ -201,6 +206,7 @@ pub struct CachedMemory<D: LineDevice = Pcm> {
     write_queue: VecDeque<u64>,
     write_queue_capacity: usize,
     config: CacheConfig,
+    cpu: CpuTiming,
 }
 
 impl CachedMemory<Pcm> {
@@ -233,8 +239,29 @@ impl<D: LineDevice> CachedMemory<D> {
             rank_busy_until: vec![0; config.ranks as usize],
             write_queue: VecDeque::with_capacity(config.write_queue as usize),
             write_queue_capacity: config.write_queue as usize,
+            cpu: CpuTiming::new(
+                CpuConfig::CIDR2011,
+                metrics.t_l_cycles,
+                metrics.t_w_cycles,
+                config.ranks as usize,
+                config.write_queue as usize,
+            ),
             config,
         }
+    }
+
+    /// The same memory with another CPU time model (the default is
+    /// [`CpuConfig::CIDR2011`]); call before any access.
+    pub fn with_cpu(mut self, cpu: CpuConfig) -> CachedMemory<D> {
+        let metrics = self.device.metrics();
+        self.cpu = CpuTiming::new(
+            cpu,
+            metrics.t_l_cycles,
+            metrics.t_w_cycles,
+            self.config.ranks as usize,
+            self.config.write_queue as usize,
+        );
+        self
     }
 
     /// The device.
@@ -273,6 +300,7 @@ impl<D: LineDevice> CachedMemory<D> {
             }
             level.stats.misses += 1;
         }
+        self.time_access(line, hit.map(|(i, _)| i));
         let (fill_from, mut l1_slot) = match hit {
             Some((i, slot)) => (i, slot),
             None => {
@@ -290,6 +318,16 @@ impl<D: LineDevice> CachedMemory<D> {
         // Evictions touch only other lines' ways, so the line's L1 slot is still its own.
         if write {
             self.levels[0].mark_dirty(l1_slot);
+        }
+    }
+
+    /// Reports an access that hit at level `hit` (a fetch when `None`) to the CPU model.
+    fn time_access(&mut self, line: u64, hit: Option<usize>) {
+        let probed = hit.map_or(self.levels.len(), |i| i + 1);
+        let latency = |l: &[Level]| l.iter().map(|level| level.latency_cycles).sum::<u64>();
+        match hit {
+            Some(i) => self.cpu.access(line, Some(self.levels[i].latency_cycles), 0),
+            None => self.cpu.access(line, None, latency(&self.levels[..probed])),
         }
     }
 
@@ -321,6 +359,7 @@ impl<D: LineDevice> CachedMemory<D> {
     fn write_back(&mut self, line: u64) {
         let words = self.image.line_words(line);
         let written = self.device.write_line(line, &words);
+        self.cpu.write_back(line, u64::from(written.words));
         while self.write_queue.front().is_some_and(|&done| done <= self.cycles) {
             self.write_queue.pop_front();
         }
@@ -397,6 +436,19 @@ impl<D: LineDevice> Memory for CachedMemory<D> {
         self.cycles = 0;
         self.rank_busy_until.fill(0);
         self.write_queue.clear();
+        self.cpu.reset();
+    }
+
+    fn compute(&mut self, instructions: u64) {
+        self.cpu.compute(instructions);
+    }
+
+    fn begin_independent(&mut self) {
+        self.cpu.begin_independent();
+    }
+
+    fn end_independent(&mut self) {
+        self.cpu.end_independent();
     }
 
     fn report(&self) -> MemoryReport {
@@ -405,6 +457,7 @@ impl<D: LineDevice> Memory for CachedMemory<D> {
             pcm: self.device.line_stats(),
             cache_levels: self.level_stats(),
             estimated_cycles: self.cycles,
+            cpu: self.cpu.stats(),
             metrics: Some(self.device.metrics()),
         }
     }

@@ -17,11 +17,13 @@ pub mod flat;
 pub mod heap;
 pub mod image;
 pub mod native;
+pub mod timing;
 
 pub use cache::{CacheConfig, CacheLevelConfig, CacheLevelStats, CachedMemory};
 pub use flat::FlatMemory;
 pub use heap::Heap;
 pub use native::NativeMemory;
+pub use timing::{CpuConfig, CpuTimeStats};
 
 use nvmdb_device::{PcmMetrics, PcmStats};
 use serde::{Deserialize, Serialize};
@@ -73,8 +75,13 @@ pub struct MemoryReport {
     pub pcm: PcmStats,
     /// Cache levels, L1 first (empty without a cache).
     pub cache_levels: Vec<CacheLevelStats>,
-    /// Estimated CPU cycles spent in memory accesses (cached memory only).
+    /// Estimated CPU cycles spent in memory accesses, the memory-only time (cached
+    /// memory only).
     pub estimated_cycles: u64,
+    /// The CPU time model's counters: instructions, DTLB, overlapped misses (cached
+    /// memory only; see [`timing`]).
+    #[serde(default)]
+    pub cpu: CpuTimeStats,
     /// The PCM cost parameters in force.
     pub metrics: Option<PcmMetrics>,
 }
@@ -106,6 +113,14 @@ pub trait Memory {
     fn reset_stats(&mut self) {}
     /// The counters so far.
     fn report(&self) -> MemoryReport;
+    /// Declares `instructions` executed beside the loads and stores, for the CPU time
+    /// model ([`timing`]); memories without one ignore it.
+    fn compute(&mut self, _instructions: u64) {}
+    /// Opens a group of accesses whose addresses do not depend on each other's values,
+    /// so their misses may overlap ([`timing`]); groups do not nest.
+    fn begin_independent(&mut self) {}
+    /// Closes the group: what follows waits for every access in it.
+    fn end_independent(&mut self) {}
 
     /// Loads a value.
     #[inline]
