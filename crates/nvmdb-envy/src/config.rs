@@ -92,7 +92,8 @@ pub struct EnvyConfig {
     pub sram: VolatileParams,
     /// Extra time to suspend a long flash operation to serve a read, ns. Assumed 1 µs.
     pub suspend_ns: u64,
-    /// Program/erase cycles a segment survives: 100,000, typical of 1994 flash.
+    /// Program/erase cycles a segment survives: 100,000, the Intel 28F008SA's rating
+    /// (100,000 block erase cycles, datasheet order number 290429).
     pub endurance_cycles: u64,
     /// Most pages one transaction may shadow (bounds the persistent shadow list).
     pub max_transaction_pages: u32,
