@@ -150,12 +150,15 @@ fn run_reports_cleaning_of_a_bimodal_workload() {
     assert_eq!(report["workload"], "90/10");
     assert!(report["cleaning_cost"].as_f64().unwrap() > 0.0, "{report}");
     // The flash energy is the 1994 preset's per-operation energies over the operations
-    // counted: programs (flushes and cleaning) at 4,756,250 pJ, erases at 16,500,000 pJ,
-    // and the rest whole reads at 593,750 pJ.
+    // counted: programs (flushes and cleaning) at 4,756,250 pJ, erases at 16,500,000 pJ
+    // per 4 KB of the segment (64 segments), and the rest whole reads at 593,750 pJ.
     let energy = &report["energy"];
     let flash = energy["flash_pj"].as_u64().unwrap();
+    let segment_bytes = (report["flash_mib"].as_f64().unwrap() * 1_048_576.0 / 64.0) as u64;
+    assert_eq!(segment_bytes % 256, 0, "{report}");
+    let erase_pj = 16_500_000 * segment_bytes / 4096;
     let written =
-        report["flash_programs"].as_u64().unwrap() * 4_756_250 + report["erases"].as_u64().unwrap() * 16_500_000;
+        report["flash_programs"].as_u64().unwrap() * 4_756_250 + report["erases"].as_u64().unwrap() * erase_pj;
     assert!(flash >= written, "{report}");
     assert_eq!((flash - written) % 593_750, 0, "{report}");
     assert!(energy["sram_pj"].as_u64().unwrap() > 0, "{report}");

@@ -92,7 +92,8 @@ pub struct EnvyConfig {
     pub sram: VolatileParams,
     /// Extra time to suspend a long flash operation to serve a read, ns. Assumed 1 µs.
     pub suspend_ns: u64,
-    /// Program/erase cycles a segment survives: 100,000, typical of 1994 flash.
+    /// Program/erase cycles a segment survives: 100,000, the Intel 28F008SA's rating
+    /// (100,000 block erase cycles, datasheet order number 290429).
     pub endurance_cycles: u64,
     /// Most pages one transaction may shadow (bounds the persistent shadow list).
     pub max_transaction_pages: u32,
@@ -107,16 +108,30 @@ fn default_redistribution_divisor() -> u32 {
     EnvyConfig::PAPER_2GB.redistribution_divisor
 }
 
-/// Flash timing of the 1994 preset (see [`EnvyConfig::flash`]).
+/// Flash erase energy per 4 KB erased, pJ: 16.5 µJ, nvmdb's thesis figure (seed 000,
+/// Table 2.2, stated per 4 KB). The paper gives no energies.
+pub const ERASE_PJ_PER_4KB: u64 = 16_500_000;
+
+/// The energy of erasing a segment of `segment_bytes`, pJ. A segment is one erase block
+/// of every chip of a bank, all erased at once, so the energy is each chip's block erase
+/// summed over the chips: [`ERASE_PJ_PER_4KB`] per 4 KB of the segment. The 2 GB
+/// preset's 16 MB segment (256 chips × a 64 KB block) takes 67.6 mJ.
+pub const fn segment_erase_pj(segment_bytes: u64) -> u64 {
+    ERASE_PJ_PER_4KB * segment_bytes / 4096
+}
+
+/// Flash timing of the 1994 preset (see [`EnvyConfig::flash`]), for the 2 GB preset's
+/// 16 MB segment.
 pub const FLASH_1994: FlashTiming = FlashTiming {
     read_ns: 100,
     program_ns: 9_000,
     erase_ns: 1_600_000_000,
-    // Energies are not modelled by the paper; nvmdb's thesis figures are per 4 KB page,
-    // scaled here to a 256 B page (1/16).
+    // Energies are not modelled by the paper; nvmdb's thesis figures are per 4 KB,
+    // scaled here to the bytes of one operation: a 256 B page (1/16) for reads and
+    // programs, a 16 MB segment for an erase.
     read_pj: 9_500_000 / 16,
     program_pj: 76_100_000 / 16,
-    erase_pj: 16_500_000,
+    erase_pj: segment_erase_pj(65_536 * 256),
 };
 
 impl EnvyConfig {
@@ -143,9 +158,14 @@ impl EnvyConfig {
 
     /// A small system for tests and quick experiments: `segments` segments of
     /// `pages_per_segment` 256 B pages in one bank, a `buffer_pages` buffer, filled to
-    /// `utilization`, with the 1994 timing.
+    /// `utilization`, with the 1994 timing and the erase energy of its segment size.
     pub fn small(segments: u32, pages_per_segment: u32, buffer_pages: u32, utilization: f64) -> EnvyConfig {
+        let page_bytes = EnvyConfig::PAPER_2GB.page_bytes;
         let mut config = EnvyConfig {
+            flash: FlashTiming {
+                erase_pj: segment_erase_pj(u64::from(pages_per_segment) * u64::from(page_bytes)),
+                ..FLASH_1994
+            },
             segments,
             pages_per_segment,
             banks: 1,

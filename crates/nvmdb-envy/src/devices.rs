@@ -1,7 +1,9 @@
 //! The persistent devices of an eNVy system, behind one write counter that can cut the
 //! power before any device write.
 
-use nvmdb_device::{FlashArray, FlashGeometry, PageContent, PageData, PowerLoss, PowerSwitch, Volatile, VolatileKind};
+use nvmdb_device::{
+    flash::OpTiming, FlashArray, FlashGeometry, PageContent, PageData, PowerLoss, PowerSwitch, Volatile, VolatileKind,
+};
 
 use crate::config::EnvyConfig;
 use crate::error::EnvyError;
@@ -13,6 +15,8 @@ pub struct Devices {
     flash: FlashArray,
     sram: Volatile,
     power: PowerSwitch,
+    /// Per bank: time its flash operations took, ns (volatile statistics).
+    bank_busy_ns: Vec<u64>,
 }
 
 impl Devices {
@@ -34,7 +38,8 @@ impl Devices {
         let bytes = Layout::new(config).total_bytes;
         let bytes = usize::try_from(bytes).map_err(|_| EnvyError::Config(format!("{bytes} B of SRAM")))?;
         let sram = Volatile::new(VolatileKind::BatterySram, config.sram, bytes);
-        Ok(Devices { flash, sram, power: PowerSwitch::new() })
+        let bank_busy_ns = vec![0; config.banks as usize];
+        Ok(Devices { flash, sram, power: PowerSwitch::new(), bank_busy_ns })
     }
 
     /// Device writes (SRAM writes, flash programs and erases) so far.
@@ -64,6 +69,18 @@ impl Devices {
     /// The SRAM.
     pub fn sram(&self) -> &Volatile {
         &self.sram
+    }
+
+    /// Per bank, the time its flash operations (reads, programs, erases) have taken since
+    /// the devices were created, ns.
+    pub fn bank_busy_ns(&self) -> &[u64] {
+        &self.bank_busy_ns
+    }
+
+    fn charge(&mut self, block: u64, timing: OpTiming) -> u64 {
+        let bank = self.flash.geometry().plane_of_block(block) as usize;
+        self.bank_busy_ns[bank] += timing.end_ns - timing.start_ns;
+        timing.end_ns
     }
 
     fn permit(&mut self) -> Result<(), EnvyError> {
@@ -104,7 +121,9 @@ impl Devices {
     /// Reads a flash page's bytes at `now_ns` (a read suspends, and so delays, a long
     /// operation on its bank).
     pub(crate) fn flash_read(&mut self, ppn: u64, now_ns: u64) -> Vec<u8> {
-        match self.flash.read_page(ppn, now_ns).expect("mapped flash pages exist").0 {
+        let (data, timing) = self.flash.read_page(ppn, now_ns).expect("mapped flash pages exist");
+        self.charge(self.flash.geometry().block_of(ppn), timing);
+        match data {
             PageData::Bytes(bytes) => bytes,
             other => panic!("a byte-content flash array returned {other:?}"),
         }
@@ -113,12 +132,14 @@ impl Devices {
     /// Programs a page at `now_ns`; returns when it completes.
     pub(crate) fn program(&mut self, ppn: u64, bytes: Vec<u8>, now_ns: u64) -> Result<u64, EnvyError> {
         self.permit()?;
-        Ok(self.flash.program_page(ppn, &PageData::Bytes(bytes), now_ns)?.end_ns)
+        let timing = self.flash.program_page(ppn, &PageData::Bytes(bytes), now_ns)?;
+        Ok(self.charge(self.flash.geometry().block_of(ppn), timing))
     }
 
     /// Erases a segment at `now_ns`; returns when it completes.
     pub(crate) fn erase(&mut self, segment: u64, now_ns: u64) -> Result<u64, EnvyError> {
         self.permit()?;
-        Ok(self.flash.erase_block(segment, now_ns)?.end_ns)
+        let timing = self.flash.erase_block(segment, now_ns)?;
+        Ok(self.charge(segment, timing))
     }
 }

@@ -21,6 +21,8 @@ pub struct EnvyStats {
     pub copy_on_writes: u64,
     /// Host page writes that waited for a flush to free a buffer page.
     pub buffer_full_waits: u64,
+    /// Time those writes waited, ns (part of `host_write_ns`).
+    pub buffer_wait_ns: u64,
     /// Flash programs of pages flushed from the buffer.
     pub flush_programs: u64,
     /// Buffer slots dropped at the tail because a later copy or an abort superseded them.

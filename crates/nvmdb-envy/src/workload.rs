@@ -31,6 +31,13 @@ impl Bimodal {
         scatter(rank, pages)
     }
 
+    /// The hot logical pages among `pages` (those [`Bimodal::page`] draws with
+    /// probability `hot_access`).
+    pub fn hot_pages(&self, pages: u64) -> Vec<u64> {
+        let hot_pages = ((pages as f64 * self.hot_data) as u64).clamp(1, pages);
+        (0..hot_pages).map(|rank| scatter(rank, pages)).collect()
+    }
+
     /// `90/10`-style label.
     pub fn label(&self) -> String {
         format!("{:.0}/{:.0}", self.hot_access * 100.0, self.hot_data * 100.0)
@@ -55,16 +62,18 @@ fn gcd(a: u64, b: u64) -> u64 {
 }
 
 /// Writes every logical page once (8 bytes at its start), so the flash holds the whole
-/// logical space at the configured utilisation.
+/// logical space at the configured utilisation. Writes run back to back in simulated
+/// time.
 pub fn fill(envy: &mut Envy) -> Result<(), EnvyError> {
     let page = u64::from(envy.config().page_bytes);
     for lpn in 0..envy.config().logical_pages {
-        envy.write(lpn * page, &lpn.to_le_bytes()[..page.min(8) as usize])?;
+        write(envy, lpn * page, &lpn.to_le_bytes()[..page.min(8) as usize])?;
     }
     Ok(())
 }
 
-/// `updates` writes of 8 bytes (or a page, if smaller) to pages drawn from `dist`.
+/// `updates` writes of 8 bytes (or a page, if smaller) to pages drawn from `dist`, back
+/// to back in simulated time.
 pub fn update(envy: &mut Envy, dist: Bimodal, updates: u64, rng: &mut impl Rng) -> Result<(), EnvyError> {
     let page = u64::from(envy.config().page_bytes);
     let pages = envy.config().logical_pages;
@@ -72,8 +81,15 @@ pub fn update(envy: &mut Envy, dist: Bimodal, updates: u64, rng: &mut impl Rng) 
     for i in 0..updates {
         let lpn = dist.page(pages, rng);
         let offset = rng.gen_range(0..=page - len as u64);
-        envy.write(lpn * page + offset, &i.to_le_bytes()[..len])?;
+        write(envy, lpn * page + offset, &i.to_le_bytes()[..len])?;
     }
+    Ok(())
+}
+
+/// One write; the host time then moves on by its latency.
+fn write(envy: &mut Envy, addr: u64, data: &[u8]) -> Result<(), EnvyError> {
+    let ns = envy.write(addr, data)?;
+    envy.advance_to(envy.now_ns() + ns);
     Ok(())
 }
 

@@ -88,6 +88,8 @@ pub struct Envy {
     stats: EnvyStats,
     /// The devices' energy counters when `stats` started.
     energy_base: EnvyEnergy,
+    /// The devices' per-bank busy times when `stats` started.
+    bank_busy_base: Vec<u64>,
 }
 
 impl Envy {
@@ -185,11 +187,13 @@ impl Envy {
             now_ns: 0,
             stats: EnvyStats::default(),
             energy_base: EnvyEnergy::default(),
+            bank_busy_base: Vec::new(),
             config,
             dev,
         };
         envy.rebuild_tables();
         envy.energy_base = envy.device_energy();
+        envy.bank_busy_base = envy.dev.bank_busy_ns().to_vec();
         Ok(envy)
     }
 
@@ -266,6 +270,14 @@ impl Envy {
     pub fn reset_stats(&mut self) {
         self.stats = EnvyStats::default();
         self.energy_base = self.device_energy();
+        self.bank_busy_base = self.dev.bank_busy_ns().to_vec();
+    }
+
+    /// Per bank, the time its flash operations took since the system was opened or its
+    /// counters reset, ns. With the banks working in parallel, a run's flash work cannot
+    /// finish sooner than the busiest bank's time.
+    pub fn bank_busy_ns(&self) -> Vec<u64> {
+        self.dev.bank_busy_ns().iter().zip(&self.bank_busy_base).map(|(now, base)| now - base).collect()
     }
 
     /// Device energy since the system was opened or its counters were last reset
@@ -311,6 +323,24 @@ impl Envy {
     /// When the flash controller finishes the work issued so far, ns.
     pub fn flash_idle_at_ns(&self) -> u64 {
         self.controller_free_ns.max(self.dev.flash().all_idle_at_ns())
+    }
+
+    /// Per logical page, the position whose segment holds its flash copy; `None` while
+    /// the page is in the write buffer or was never written. From the volatile owner
+    /// table: reads no device.
+    pub fn page_positions(&self) -> Vec<Option<u32>> {
+        let mut positions = vec![None; self.config.logical_pages as usize];
+        for (ppn, &owner) in self.owner.iter().enumerate() {
+            if owner != 0 {
+                positions[owner as usize - 1] = Some(self.position_of[self.segment_of_ppn(ppn as u64) as usize]);
+            }
+        }
+        positions
+    }
+
+    /// Per position, its live pages.
+    pub fn position_live_pages(&self) -> Vec<u32> {
+        self.segment_of.iter().map(|&s| self.live[s as usize]).collect()
     }
 
     /// Pages in the write buffer.
@@ -488,23 +518,36 @@ impl Envy {
         Ok(latency_ns)
     }
 
-    /// Writes `data` at `addr` at the host time; returns the latency, ns. Each page's
-    /// part of the write is atomic and durable when this returns; a cut during a write
-    /// spanning pages may leave a prefix of its pages written.
+    /// Writes `data` at `addr` at the host time; returns the latency, ns, waits for
+    /// buffer pages included. The host time is left where it was: the caller advances it
+    /// by the latency. Each page's part of the write is atomic and durable when this
+    /// returns; a cut during a write spanning pages may leave a prefix of its pages
+    /// written.
     pub fn write(&mut self, addr: u64, data: &[u8]) -> Result<u64, EnvyError> {
         self.check_range(addr, data.len())?;
+        let start_ns = self.now_ns;
+        let written = self.write_pages(addr, data);
+        self.now_ns = start_ns;
+        written
+    }
+
+    /// [`Envy::write`]'s pages, each issued when the previous one is done.
+    fn write_pages(&mut self, addr: u64, data: &[u8]) -> Result<u64, EnvyError> {
         let page = u64::from(self.config.page_bytes);
+        let start_ns = self.now_ns;
         let mut done = 0usize;
         let mut latency_ns = 0;
         while done < data.len() {
             let at = addr + done as u64;
             let (lpn, offset) = ((at / page) as u32, (at % page) as usize);
             let n = (page as usize - offset).min(data.len() - done);
+            self.now_ns = start_ns + latency_ns;
             let ns = self.write_page(lpn, offset, &data[done..done + n])?;
             self.stats.host_page_writes += 1;
             self.stats.host_write_ns += ns;
             latency_ns += ns;
             done += n;
+            self.now_ns = start_ns + latency_ns;
             while self.head - self.tail > u64::from(self.config.flush_threshold_pages) {
                 self.flush_one()?;
             }
@@ -539,6 +582,8 @@ impl Envy {
         let wait_ns = self.slot_free_at_ns[slot as usize].saturating_sub(self.now_ns);
         if wait_ns > 0 {
             self.stats.buffer_full_waits += 1;
+            self.stats.buffer_wait_ns += wait_ns;
+            // The copy starts once the slot is free.
             self.now_ns += wait_ns;
         }
         let (mut image, read_ns, home) = match entry {
