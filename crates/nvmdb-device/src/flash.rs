@@ -235,6 +235,9 @@ pub struct FlashArray {
     /// numbers then take a shift and a mask instead of a division (the same results).
     page_shift: Option<u32>,
     plane_mask: Option<u64>,
+    /// `geometry.pages()` and `geometry.blocks()`, computed once.
+    pages: u64,
+    block_count: u64,
     stats: FlashStats,
 }
 
@@ -250,6 +253,8 @@ impl FlashArray {
             plane_busy_until_ns: vec![0; index(geometry.planes())],
             page_shift: geometry.pages_per_block.is_power_of_two().then(|| geometry.pages_per_block.trailing_zeros()),
             plane_mask: geometry.planes().is_power_of_two().then(|| geometry.planes() - 1),
+            pages: geometry.pages(),
+            block_count: geometry.blocks(),
             stats: FlashStats::default(),
         })
     }
@@ -301,15 +306,15 @@ impl FlashArray {
     }
 
     fn check_ppn(&self, ppn: Ppn) -> Result<(), DeviceError> {
-        if ppn >= self.geometry.pages() {
-            return Err(DeviceError::OutOfRange { addr: ppn, len: 1, capacity: self.geometry.pages() });
+        if ppn >= self.pages {
+            return Err(DeviceError::OutOfRange { addr: ppn, len: 1, capacity: self.pages });
         }
         Ok(())
     }
 
     fn check_block(&self, block: u64) -> Result<(), DeviceError> {
-        if block >= self.geometry.blocks() {
-            return Err(DeviceError::OutOfRange { addr: block, len: 1, capacity: self.geometry.blocks() });
+        if block >= self.block_count {
+            return Err(DeviceError::OutOfRange { addr: block, len: 1, capacity: self.block_count });
         }
         let state = &self.blocks[index(block)];
         if state.erase_count >= self.geometry.endurance {
