@@ -5,8 +5,13 @@
 //! Rules enforced as errors, never silent overwrites: a page is programmed only when
 //! erased, pages of a block are programmed in order, and a block that has reached its
 //! endurance can no longer be programmed or erased.
-
-use std::collections::HashMap;
+//!
+//! Because pages are programmed in order, the pages of a block below its write pointer
+//! are exactly its programmed pages. Their state (spare bytes, sector masks, content
+//! identities, bytes) lives in one flat arena per block, indexed by page, allocated when
+//! the block is first programmed and kept across erases: a program or an erase touches
+//! no hash map and allocates nothing once the block has been used, and an erase only
+//! resets the write pointer (a page's slot is cleared when it is next opened).
 
 use serde::{Deserialize, Serialize};
 
@@ -174,10 +179,48 @@ pub struct FlashStats {
     pub busy_ns: u64,
 }
 
-#[derive(Debug, Clone, Copy, Default)]
+/// What the array keeps of one programmed page (meaningful only below its block's write
+/// pointer; cleared when the page is opened by its first program after an erase).
+#[derive(Debug, Clone, Copy)]
+struct PageSlot {
+    /// The stored spare bytes (valid when `has_spare`).
+    spare: [u8; SPARE_STORED_BYTES],
+    has_spare: bool,
+    /// The content identity (fingerprint mode, valid when `has_fingerprint`).
+    fingerprint: u64,
+    has_fingerprint: bool,
+    /// Programmed sectors of a page opened by partial programming; 0 for a page
+    /// programmed whole.
+    sector_mask: u64,
+}
+
+const ERASED_SLOT: PageSlot = PageSlot {
+    spare: [0xFF; SPARE_STORED_BYTES],
+    has_spare: false,
+    fingerprint: 0,
+    has_fingerprint: false,
+    sector_mask: 0,
+};
+
+/// The per-page state of one block, indexed by page.
+struct BlockArena {
+    slots: Box<[PageSlot]>,
+    /// The block's page bytes, page after page (bytes mode only; empty otherwise).
+    bytes: Box<[u8]>,
+}
+
+impl std::fmt::Debug for BlockArena {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BlockArena").field("pages", &self.slots.len()).field("bytes", &self.bytes.len()).finish()
+    }
+}
+
+#[derive(Debug, Default)]
 struct BlockState {
     next_page: u32,
     erase_count: u64,
+    /// Allocated at the block's first program, kept across erases.
+    arena: Option<Box<BlockArena>>,
 }
 
 /// A NAND flash array.
@@ -188,12 +231,13 @@ pub struct FlashArray {
     content: PageContent,
     blocks: Vec<BlockState>,
     plane_busy_until_ns: Vec<u64>,
-    /// Programmed-sector masks of partially programmed pages (partial mode only).
-    sector_masks: HashMap<Ppn, u64>,
-    bytes: HashMap<Ppn, Vec<u8>>,
-    fingerprints: HashMap<Ppn, u64>,
-    /// Spare (out-of-band) bytes of programmed pages, in every content mode.
-    spare: HashMap<Ppn, [u8; SPARE_STORED_BYTES]>,
+    /// `log2(pages_per_block)` and `planes - 1` when they are powers of two: page and plane
+    /// numbers then take a shift and a mask instead of a division (the same results).
+    page_shift: Option<u32>,
+    plane_mask: Option<u64>,
+    /// `geometry.pages()` and `geometry.blocks()`, computed once.
+    pages: u64,
+    block_count: u64,
     stats: FlashStats,
 }
 
@@ -205,12 +249,12 @@ impl FlashArray {
             geometry,
             timing,
             content,
-            blocks: vec![BlockState::default(); index(geometry.blocks())],
+            blocks: std::iter::repeat_with(BlockState::default).take(index(geometry.blocks())).collect(),
             plane_busy_until_ns: vec![0; index(geometry.planes())],
-            sector_masks: HashMap::new(),
-            bytes: HashMap::new(),
-            fingerprints: HashMap::new(),
-            spare: HashMap::new(),
+            page_shift: geometry.pages_per_block.is_power_of_two().then(|| geometry.pages_per_block.trailing_zeros()),
+            plane_mask: geometry.planes().is_power_of_two().then(|| geometry.planes() - 1),
+            pages: geometry.pages(),
+            block_count: geometry.blocks(),
             stats: FlashStats::default(),
         })
     }
@@ -250,7 +294,7 @@ impl FlashArray {
     /// The programmed-sector mask of a page opened by partial programming (`None` for a
     /// page programmed whole, or not programmed).
     pub fn sector_mask(&self, ppn: Ppn) -> Option<u64> {
-        self.sector_masks.get(&ppn).copied()
+        self.slot(ppn).map(|s| s.sector_mask).filter(|&m| m != 0)
     }
     /// When a plane is next free, ns.
     pub fn plane_busy_until_ns(&self, plane: u64) -> u64 {
@@ -262,17 +306,17 @@ impl FlashArray {
     }
 
     fn check_ppn(&self, ppn: Ppn) -> Result<(), DeviceError> {
-        if ppn >= self.geometry.pages() {
-            return Err(DeviceError::OutOfRange { addr: ppn, len: 1, capacity: self.geometry.pages() });
+        if ppn >= self.pages {
+            return Err(DeviceError::OutOfRange { addr: ppn, len: 1, capacity: self.pages });
         }
         Ok(())
     }
 
     fn check_block(&self, block: u64) -> Result<(), DeviceError> {
-        if block >= self.geometry.blocks() {
-            return Err(DeviceError::OutOfRange { addr: block, len: 1, capacity: self.geometry.blocks() });
+        if block >= self.block_count {
+            return Err(DeviceError::OutOfRange { addr: block, len: 1, capacity: self.block_count });
         }
-        let state = self.blocks[index(block)];
+        let state = &self.blocks[index(block)];
         if state.erase_count >= self.geometry.endurance {
             return Err(DeviceError::WornOut { block, erases: state.erase_count, endurance: self.geometry.endurance });
         }
@@ -280,7 +324,10 @@ impl FlashArray {
     }
 
     fn occupy(&mut self, block: u64, now_ns: u64, service_ns: u64, energy_pj: u64) -> OpTiming {
-        let plane = index(self.geometry.plane_of_block(block));
+        let plane = index(match self.plane_mask {
+            Some(mask) => block & mask,
+            None => self.geometry.plane_of_block(block),
+        });
         let start_ns = now_ns.max(self.plane_busy_until_ns[plane]);
         let end_ns = start_ns + service_ns;
         self.plane_busy_until_ns[plane] = end_ns;
@@ -289,8 +336,52 @@ impl FlashArray {
         OpTiming { start_ns, end_ns }
     }
 
-    fn page_index(&self, ppn: Ppn) -> u32 {
-        u32::try_from(ppn % u64::from(self.geometry.pages_per_block)).expect("a remainder below a u32 fits u32")
+    /// The block of a page and the page's index in it.
+    #[inline]
+    fn locate(&self, ppn: Ppn) -> (u64, u32) {
+        let (block, page) = match self.page_shift {
+            Some(shift) => (ppn >> shift, ppn & ((1 << shift) - 1)),
+            None => {
+                let per_block = u64::from(self.geometry.pages_per_block);
+                (ppn / per_block, ppn % per_block)
+            }
+        };
+        (block, u32::try_from(page).expect("a remainder below a u32 fits u32"))
+    }
+
+    /// The slot of a programmed page (`None` for a page out of range or not programmed).
+    fn slot(&self, ppn: Ppn) -> Option<&PageSlot> {
+        let (block, page) = self.locate(ppn);
+        let state = self.blocks.get(index(block))?;
+        if page >= state.next_page {
+            return None;
+        }
+        state.arena.as_ref().map(|a| &a.slots[page as usize])
+    }
+
+    /// The arena of a block, allocated at its first program.
+    fn arena_mut(&mut self, block: u64) -> &mut BlockArena {
+        let pages = self.geometry.pages_per_block as usize;
+        let page_bytes = match self.content {
+            PageContent::Bytes => self.geometry.page_bytes as usize,
+            PageContent::Fingerprint | PageContent::None => 0,
+        };
+        self.blocks[index(block)].arena.get_or_insert_with(|| {
+            Box::new(BlockArena {
+                slots: vec![ERASED_SLOT; pages].into_boxed_slice(),
+                bytes: vec![0xFF; pages * page_bytes].into_boxed_slice(),
+            })
+        })
+    }
+
+    /// The page bytes of a programmed page (bytes mode).
+    fn page_bytes_of(&self, ppn: Ppn) -> Option<&[u8]> {
+        self.slot(ppn)?;
+        let page_bytes = self.geometry.page_bytes as usize;
+        let (block, page) = self.locate(ppn);
+        let arena = self.blocks[index(block)].arena.as_ref()?;
+        let at = page as usize * page_bytes;
+        arena.bytes.get(at..at + page_bytes)
     }
 
     /// Reads a page issued at `now_ns`. An erased page reads as `Empty` (fingerprint and
@@ -298,14 +389,15 @@ impl FlashArray {
     pub fn read_page(&mut self, ppn: Ppn, now_ns: u64) -> Result<(PageData, OpTiming), DeviceError> {
         self.check_ppn(ppn)?;
         self.stats.page_reads += 1;
-        let timing = self.occupy(self.geometry.block_of(ppn), now_ns, self.timing.read_ns, self.timing.read_pj);
+        let timing = self.occupy(self.locate(ppn).0, now_ns, self.timing.read_ns, self.timing.read_pj);
         let data = match self.content {
             PageContent::Bytes => PageData::Bytes(
-                self.bytes.get(&ppn).cloned().unwrap_or_else(|| vec![0xFF; self.geometry.page_bytes as usize]),
+                self.page_bytes_of(ppn).map_or_else(|| vec![0xFF; self.geometry.page_bytes as usize], <[u8]>::to_vec),
             ),
-            PageContent::Fingerprint => {
-                self.fingerprints.get(&ppn).map_or(PageData::Empty, |&f| PageData::Fingerprint(f))
-            }
+            PageContent::Fingerprint => self
+                .slot(ppn)
+                .filter(|s| s.has_fingerprint)
+                .map_or(PageData::Empty, |s| PageData::Fingerprint(s.fingerprint)),
             PageContent::None => PageData::Empty,
         };
         Ok((data, timing))
@@ -327,9 +419,8 @@ impl FlashArray {
     ) -> Result<OpTiming, DeviceError> {
         self.check_spare(ppn, spare)?;
         self.check_ppn(ppn)?;
-        let block = self.geometry.block_of(ppn);
+        let (block, page) = self.locate(ppn);
         self.check_block(block)?;
-        let page = self.page_index(ppn);
         let expected = self.blocks[index(block)].next_page;
         if page < expected {
             return Err(DeviceError::ProgramNotErased { ppn });
@@ -337,8 +428,8 @@ impl FlashArray {
         if page > expected {
             return Err(DeviceError::ProgramOutOfOrder { ppn, block, expected });
         }
-        self.store(ppn, 0, data)?;
-        self.store_spare(ppn, spare);
+        self.check_data(ppn, 0, data)?;
+        self.record(block, page, true, 0, data, spare, None);
         self.blocks[index(block)].next_page = page + 1;
         self.stats.page_programs += 1;
         Ok(self.occupy(block, now_ns, self.timing.program_ns, self.timing.program_pj))
@@ -371,7 +462,7 @@ impl FlashArray {
         now_ns: u64,
     ) -> Result<OpTiming, DeviceError> {
         self.check_spare(ppn, spare)?;
-        if !spare.is_empty() && self.spare.contains_key(&ppn) {
+        if !spare.is_empty() && self.slot(ppn).is_some_and(|s| s.has_spare) {
             return Err(DeviceError::ProgramNotErased { ppn });
         }
         if !self.geometry.partial_programming {
@@ -382,12 +473,11 @@ impl FlashArray {
         if sectors == 0 || first + sectors > per_page {
             return Err(DeviceError::BadSectorRange { first, end: first + sectors, sectors: per_page });
         }
-        let block = self.geometry.block_of(ppn);
+        let (block, page) = self.locate(ppn);
         self.check_block(block)?;
-        let page = self.page_index(ppn);
         let next = self.blocks[index(block)].next_page;
         let mask = ((1u64 << sectors) - 1) << first;
-        let current = self.sector_masks.get(&ppn).copied().unwrap_or(0);
+        let current = self.sector_mask(ppn).unwrap_or(0);
         // A page opened by a partial program takes more partial programs into its erased
         // sectors later, even after later pages of its block were programmed (SLC NOP);
         // a page's first program still follows the block's page order.
@@ -405,9 +495,8 @@ impl FlashArray {
         if current & mask != 0 {
             return Err(DeviceError::ProgramNotErased { ppn });
         }
-        self.store(ppn, first, data)?;
-        self.store_spare(ppn, spare);
-        self.sector_masks.insert(ppn, current | mask);
+        self.check_data(ppn, first, data)?;
+        self.record(block, page, !opened_partially, first, data, spare, Some(current | mask));
         self.blocks[index(block)].next_page = next.max(page + 1);
         self.stats.sector_programs += 1;
         self.stats.sectors_programmed += u64::from(sectors);
@@ -424,22 +513,16 @@ impl FlashArray {
         Ok(())
     }
 
-    fn store_spare(&mut self, ppn: Ppn, spare: &[u8]) {
-        if !spare.is_empty() {
-            let mut stored = [0xFF; SPARE_STORED_BYTES];
-            stored[..spare.len()].copy_from_slice(spare);
-            self.spare.insert(ppn, stored);
-        }
-    }
-
     /// The first [`SPARE_STORED_BYTES`] spare bytes of a page (`None` when its spare area
     /// is erased; unprogrammed bytes read `0xFF`). Reading the spare area is part of a page
     /// read; a recovery scan reads it for free here.
     pub fn spare(&self, ppn: Ppn) -> Option<&[u8]> {
-        self.spare.get(&ppn).map(|s| s.as_slice())
+        self.slot(ppn).filter(|s| s.has_spare).map(|s| s.spare.as_slice())
     }
 
-    fn store(&mut self, ppn: Ppn, first_sector: u32, data: &PageData) -> Result<(), DeviceError> {
+    /// Whether `data` may be stored at sector `first_sector` of page `ppn` in this content
+    /// mode (checked before anything changes).
+    fn check_data(&self, ppn: Ppn, first_sector: u32, data: &PageData) -> Result<(), DeviceError> {
         match (self.content, data) {
             (PageContent::Bytes, PageData::Bytes(bytes)) => {
                 let page_bytes = self.geometry.page_bytes as usize;
@@ -448,50 +531,73 @@ impl FlashArray {
                 if !whole && (offset + bytes.len() > page_bytes || bytes.len() % SECTOR_BYTES as usize != 0) {
                     return Err(DeviceError::BadPageSize { ppn, got: bytes.len(), expected: page_bytes });
                 }
-                let page = self.bytes.entry(ppn).or_insert_with(|| vec![0xFF; page_bytes]);
-                page[offset..offset + bytes.len()].copy_from_slice(bytes);
+                Ok(())
             }
             (PageContent::Bytes, _) => {
-                return Err(DeviceError::Config(
-                    "this flash array stores bytes; program it with PageData::Bytes".into(),
-                ))
+                Err(DeviceError::Config("this flash array stores bytes; program it with PageData::Bytes".into()))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Stores a checked program (see [`FlashArray::check_data`]) of sectors from
+    /// `first_sector` of a page: a program that `opens` the page first clears its slot (and
+    /// in bytes mode its bytes, which then read `0xFF` where not programmed); then the data,
+    /// the spare bytes if any, and for a partial program the page's new sector mask.
+    #[allow(clippy::too_many_arguments)]
+    fn record(
+        &mut self,
+        block: u64,
+        page: u32,
+        opens: bool,
+        first_sector: u32,
+        data: &PageData,
+        spare: &[u8],
+        sector_mask: Option<u64>,
+    ) {
+        let page_bytes = self.geometry.page_bytes as usize;
+        let content = self.content;
+        let arena = self.arena_mut(block);
+        let slot = &mut arena.slots[page as usize];
+        if opens {
+            *slot = ERASED_SLOT;
+        }
+        match (content, data) {
+            (PageContent::Bytes, PageData::Bytes(bytes)) => {
+                let page_at = page as usize * page_bytes;
+                if opens && bytes.len() != page_bytes {
+                    arena.bytes[page_at..page_at + page_bytes].fill(0xFF);
+                }
+                let at = page_at + (first_sector * SECTOR_BYTES) as usize;
+                arena.bytes[at..at + bytes.len()].copy_from_slice(bytes);
             }
             (PageContent::Fingerprint, PageData::Fingerprint(f)) => {
-                self.fingerprints.insert(ppn, *f);
+                slot.fingerprint = *f;
+                slot.has_fingerprint = true;
             }
             (PageContent::Fingerprint, PageData::Bytes(bytes)) => {
-                self.fingerprints.insert(ppn, fingerprint64(bytes));
+                slot.fingerprint = fingerprint64(bytes);
+                slot.has_fingerprint = true;
             }
-            (PageContent::Fingerprint, PageData::Empty) | (PageContent::None, _) => {}
+            _ => {}
         }
-        Ok(())
+        if !spare.is_empty() {
+            slot.spare = [0xFF; SPARE_STORED_BYTES];
+            slot.spare[..spare.len()].copy_from_slice(spare);
+            slot.has_spare = true;
+        }
+        if let Some(mask) = sector_mask {
+            slot.sector_mask = mask;
+        }
     }
 
     /// Erases a block issued at `now_ns`.
     pub fn erase_block(&mut self, block: u64, now_ns: u64) -> Result<OpTiming, DeviceError> {
         self.check_block(block)?;
-        let pages = u64::from(self.geometry.pages_per_block);
+        // The pages' slots are stale from here on, and cleared when each is opened again.
         let state = &mut self.blocks[index(block)];
-        let programmed = u64::from(state.next_page);
         state.next_page = 0;
         state.erase_count += 1;
-        // Only the maps this array's modes fill hold anything to drop.
-        let range = block * pages..block * pages + programmed;
-        for ppn in range {
-            self.spare.remove(&ppn);
-            match self.content {
-                PageContent::Bytes => {
-                    self.bytes.remove(&ppn);
-                }
-                PageContent::Fingerprint => {
-                    self.fingerprints.remove(&ppn);
-                }
-                PageContent::None => {}
-            }
-            if self.geometry.partial_programming {
-                self.sector_masks.remove(&ppn);
-            }
-        }
         self.stats.block_erases += 1;
         Ok(self.occupy(block, now_ns, self.timing.erase_ns, self.timing.erase_pj))
     }

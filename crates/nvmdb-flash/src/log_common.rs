@@ -78,6 +78,13 @@ pub fn diff_ranges(old: &[u8], new: &[u8]) -> Vec<(u32, u32)> {
 /// bytes are filler drawn from `salt` (a per-record number).
 pub fn encode_record(ranges: &[(u32, u32)], fingerprint: u64, page: Option<&[u8]>, salt: u64) -> Vec<u8> {
     let mut out = Vec::with_capacity(record_bytes(ranges) as usize);
+    encode_record_into(&mut out, ranges, fingerprint, page, salt);
+    out
+}
+
+/// [`encode_record`], appending to `out`.
+pub fn encode_record_into(out: &mut Vec<u8>, ranges: &[(u32, u32)], fingerprint: u64, page: Option<&[u8]>, salt: u64) {
+    out.reserve(record_bytes(ranges) as usize);
     out.extend_from_slice(&(ranges.len() as u16).to_le_bytes());
     out.extend_from_slice(&fingerprint.to_le_bytes());
     for &(offset, len) in ranges {
@@ -88,7 +95,6 @@ pub fn encode_record(ranges: &[(u32, u32)], fingerprint: u64, page: Option<&[u8]
             None => out.extend((0..len).map(|i| (splitmix64(salt ^ (u64::from(offset + i) << 32)) & 0xFF) as u8)),
         }
     }
-    out
 }
 
 /// A decoded record: its ranges (with their bytes) and fingerprint.
@@ -122,6 +128,21 @@ pub fn decode_record(bytes: &[u8]) -> Record {
         at += len;
     }
     Record { entries, fingerprint }
+}
+
+/// The ranges of a record written by [`encode_record`], into `out` (cleared first),
+/// without copying its bytes; a malformed record is a broken invariant.
+pub fn decode_ranges(bytes: &[u8], out: &mut Vec<(u32, u32)>) {
+    out.clear();
+    let count = usize::from(u16::from_le_bytes([bytes[0], bytes[1]]));
+    let mut at = RECORD_HEADER_BYTES as usize;
+    for _ in 0..count {
+        let offset = u32::from(u16::from_le_bytes([bytes[at], bytes[at + 1]]));
+        let len = u16::from_le_bytes([bytes[at + 2], bytes[at + 3]]);
+        at += RANGE_HEADER_BYTES as usize + usize::from(len);
+        assert!(at <= bytes.len(), "log record overruns its space");
+        out.push((offset, u32::from(len)));
+    }
 }
 
 /// Applies a record to a page image.
@@ -272,6 +293,9 @@ mod tests {
         let bytes = encode_record(&ranges, 0, Some(&new), 0);
         assert_eq!(bytes.len() as u32, record_bytes(&ranges));
         let record = decode_record(&bytes);
+        let mut decoded = vec![(9, 9)];
+        decode_ranges(&bytes, &mut decoded);
+        assert_eq!(decoded, record.ranges());
         assert_eq!(apply_record(PageData::Bytes(old), &record), PageData::Bytes(new));
         let record = decode_record(&encode_record(&ranges, 42, None, 7));
         assert_eq!(apply_record(PageData::Empty, &record), PageData::Fingerprint(42));

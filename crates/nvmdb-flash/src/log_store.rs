@@ -36,6 +36,9 @@ use crate::ftl::PageFtl;
 use crate::layer::{FlashError, PageStore, StoreHealth, StoreStats};
 use crate::log_common::{apply_all, diff_ranges, fingerprint_of, splitmix64, Append, LogArea, Update};
 
+/// Byte ranges `(offset, len)` of a page.
+type Ranges = Vec<(u32, u32)>;
+
 /// The change assumed for a content-free update whose changed bytes are unknown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DeltaPolicy {
@@ -140,13 +143,30 @@ impl<A: LogArea> LogStore<A> {
     }
 
     /// The page's current content: flash copy plus records.
-    fn current(&mut self, lpn: u64, now_ns: u64) -> Result<(PageData, PageData, u64), FlashError> {
+    fn current(&mut self, lpn: u64, now_ns: u64) -> Result<(PageData, u64), FlashError> {
         let (base, t) = self.ftl.read(lpn, now_ns)?;
         if !self.area.has_records(lpn) {
-            return Ok((base.clone(), base, t));
+            return Ok((base, t));
         }
         let (records, t2) = self.area.records(&mut self.ftl, lpn, now_ns)?;
-        Ok((apply_all(base.clone(), &records), base, t.max(t2)))
+        Ok((apply_all(base, &records), t.max(t2)))
+    }
+
+    /// Bytes mode: what changed in `new` against the page's current content and against
+    /// its flash copy alone (the same when the page has no records), and when the page's
+    /// reads are done.
+    fn bytes_changes(&mut self, lpn: u64, new: &[u8], now_ns: u64) -> Result<(Ranges, Ranges, u64), FlashError> {
+        let (base, t) = self.ftl.read(lpn, now_ns)?;
+        let PageData::Bytes(base) = base else { unreachable!("bytes mode reads bytes") };
+        let base_change = diff_ranges(&base, new);
+        if !self.area.has_records(lpn) {
+            return Ok((base_change.clone(), base_change, t));
+        }
+        let (records, t2) = self.area.records(&mut self.ftl, lpn, now_ns)?;
+        let PageData::Bytes(current) = apply_all(PageData::Bytes(base), &records) else {
+            unreachable!("records keep bytes")
+        };
+        Ok((diff_ranges(&current, new), base_change, t.max(t2)))
     }
 
     /// The change of a content-free update: `written` is the host's byte range (or the
@@ -201,11 +221,8 @@ impl<A: LogArea> LogStore<A> {
         }
         let (change, base_change, ready_ns) = match (&data, self.ftl.content_mode()) {
             (PageData::Bytes(new), PageContent::Bytes) => {
-                let (current, base, t) = self.current(lpn, now_ns)?;
-                let (PageData::Bytes(current), PageData::Bytes(base)) = (current, base) else {
-                    unreachable!("bytes mode reads bytes")
-                };
-                (diff_ranges(&current, new), Some(diff_ranges(&base, new)), t)
+                let (change, base_change, t) = self.bytes_changes(lpn, new, now_ns)?;
+                (change, Some(base_change), t)
             }
             _ => {
                 let change = match changed {
@@ -287,7 +304,7 @@ impl<A: LogArea> LogStore<A> {
         let mut ready_ns = now_ns;
         for offset in offsets {
             let lpn = lbn * ppb + u64::from(offset);
-            let (data, _, t) = self.current(lpn, now_ns)?;
+            let (data, t) = self.current(lpn, now_ns)?;
             ready_ns = ready_ns.max(t);
             pages.push((lpn, data));
         }
@@ -324,8 +341,7 @@ impl<A: LogArea> PageStore for LogStore<A> {
     fn read(&mut self, lpn: u64, now_ns: u64) -> Result<(PageData, u64), FlashError> {
         self.check_lpn(lpn)?;
         self.stats.host_page_reads += 1;
-        let (data, _, t) = self.current(lpn, now_ns)?;
-        Ok((data, t))
+        self.current(lpn, now_ns)
     }
 
     fn trim(&mut self, lpn: u64, now_ns: u64) -> Result<u64, FlashError> {

@@ -21,15 +21,15 @@
 //! When every sector of a P-block holds a record ("the log sectors in a block region are
 //! all altered"), its F-block is merged.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
-use nvmdb_device::{Pcm, PcmConfig};
+use nvmdb_device::{index, Pcm, PcmConfig};
 
 use crate::config::{ReplacementKind, SsdConfig};
 use crate::ftl::PageFtl;
 use crate::layer::FlashError;
 use crate::log_common::{
-    decode_record, encode_record, fits, record_len, Append, LogArea, Record, SchemeParams, Update,
+    decode_ranges, decode_record, encode_record_into, fits, record_len, Append, LogArea, Record, SchemeParams, Update,
 };
 use crate::log_store::LogStore;
 
@@ -51,11 +51,15 @@ pub struct PBlockView {
 /// The P-block to replace (index into `rows`), ties to the lowest index; `None` when
 /// there are no rows.
 pub fn choose_victim(policy: ReplacementKind, rows: &[PBlockView]) -> Option<usize> {
-    let key = |r: &PBlockView| match policy {
-        ReplacementKind::LeastPopular => r.popularity,
-        ReplacementKind::Lru => r.last_use,
+    // The least key, then the first row holding it: two passes the compiler vectorises.
+    let first_least = |key: fn(&PBlockView) -> u64| {
+        let least = rows.iter().map(key).min()?;
+        rows.iter().position(|r| key(r) == least)
     };
-    (0..rows.len()).min_by_key(|&i| (key(&rows[i]), i))
+    match policy {
+        ReplacementKind::LeastPopular => first_least(|r| r.popularity),
+        ReplacementKind::Lru => first_least(|r| r.last_use),
+    }
 }
 
 /// Belady's offline choice: the P-block whose F-block is next written farthest in the
@@ -97,15 +101,24 @@ pub struct PcmLogArea {
     sectors_per_pblock: u32,
     table_bytes: u64,
     pblocks: Vec<PBlock>,
-    fmap: BTreeMap<u64, u32>,
+    /// F-block → its P-block + 1 (0 = none), indexed by F-block and grown on demand.
+    fmap: Vec<u32>,
+    /// F-blocks that have a P-block.
+    assigned: usize,
+    /// The free P-blocks (the lowest is taken first).
+    free: BTreeSet<u32>,
     /// Record length of each sector, 0 = no record.
     sector_len: Vec<u16>,
     policy: ReplacementKind,
     use_seq: u64,
     /// Set by [`PcmLogStore::set_offline_future`]: Belady's bound replaces the policy.
     oracle: Option<Oracle>,
-    /// Scratch rows for the replacement policy, reused.
+    /// Each P-block's row as the replacement policy sees it, kept beside `pblocks`.
     rows: Vec<PBlockView>,
+    /// Scratch bytes of one sector, reused by reads and writes.
+    sector_buf: Vec<u8>,
+    /// Scratch ranges of a record, reused.
+    ranges: Vec<(u32, u32)>,
 }
 
 /// The PCM log buffer above the page-mapped FTL.
@@ -168,12 +181,16 @@ impl PcmLogArea {
             sectors_per_pblock: m,
             table_bytes,
             pblocks: vec![PBlock::default(); n as usize],
-            fmap: BTreeMap::new(),
+            fmap: Vec::new(),
+            assigned: 0,
+            free: (0..n as u32).collect(),
             sector_len: vec![0; (n * u64::from(m)) as usize],
             policy: params.config.buffer.replacement,
             use_seq: 0,
             oracle: None,
-            rows: Vec::new(),
+            rows: vec![PBlockView { popularity: 0, last_use: 0 }; n as usize],
+            sector_buf: Vec::new(),
+            ranges: Vec::new(),
         })
     }
 
@@ -184,7 +201,35 @@ impl PcmLogArea {
 
     /// The F-blocks that have a P-block now, ascending.
     pub fn fblocks(&self) -> Vec<u64> {
-        self.fmap.keys().copied().collect()
+        self.mapped().map(|(f, _)| f).collect()
+    }
+
+    /// `(F-block, P-block)` of every F-block that has a P-block, ascending.
+    fn mapped(&self) -> impl Iterator<Item = (u64, u32)> + '_ {
+        self.fmap.iter().enumerate().filter(|(_, &p)| p != 0).map(|(f, &p)| (f as u64, p - 1))
+    }
+
+    /// The P-block of an F-block.
+    fn pblock_of(&self, lbn: u64) -> Option<u32> {
+        self.fmap.get(index(lbn)).and_then(|&p| p.checked_sub(1))
+    }
+
+    /// Gives F-block `lbn` P-block `p` (in the mirror only).
+    fn assign(&mut self, lbn: u64, p: u32) {
+        let at = index(lbn);
+        if at >= self.fmap.len() {
+            self.fmap.resize(at + 1, 0);
+        }
+        self.fmap[at] = p + 1;
+        self.assigned += 1;
+        self.free.remove(&p);
+        self.pblocks[p as usize].fblock = Some(lbn);
+    }
+
+    /// Sets P-block `p`'s row (in the mirror only), keeping the policy's view beside it.
+    fn set_row(&mut self, p: u32, row: PBlock) {
+        self.pblocks[p as usize] = row;
+        self.rows[p as usize] = PBlockView { popularity: row.popularity, last_use: row.last_use };
     }
 
     fn sector_index(&self, pblock: u32, offset: u32) -> usize {
@@ -233,28 +278,32 @@ impl PcmLogArea {
 
     /// Reads a page's record, if it has one.
     fn read_record(&mut self, lpn: u64, now_ns: u64) -> Result<Option<(Record, u64)>, FlashError> {
+        Ok(self.read_sector(lpn, now_ns)?.map(|t| (decode_record(&self.sector_buf[SECTOR_HEADER_BYTES..]), t)))
+    }
+
+    /// Reads a page's sector into `sector_buf` if it holds a record; returns when the
+    /// read is done.
+    fn read_sector(&mut self, lpn: u64, now_ns: u64) -> Result<Option<u64>, FlashError> {
         let (lbn, offset) = self.locate(lpn);
-        let Some(&pblock) = self.fmap.get(&lbn) else { return Ok(None) };
+        let Some(pblock) = self.pblock_of(lbn) else { return Ok(None) };
         let len = self.sector_len[self.sector_index(pblock, offset)];
         if len == 0 {
             return Ok(None);
         }
-        let mut buf = vec![0u8; usize::from(len)];
-        let ns = self.pcm.storage_read(self.sector_addr(pblock, offset), &mut buf)?;
-        Ok(Some((decode_record(&buf[SECTOR_HEADER_BYTES..]), self.pcm_op(now_ns, ns))))
+        self.sector_buf.clear();
+        self.sector_buf.resize(usize::from(len), 0);
+        let ns = self.pcm.storage_read(self.sector_addr(pblock, offset), &mut self.sector_buf)?;
+        Ok(Some(self.pcm_op(now_ns, ns)))
     }
 
     /// The P-block of `lbn`, a free one, or the victim to merge first.
     fn pblock_for(&mut self, lbn: u64) -> Result<u32, u64> {
-        if let Some(&p) = self.fmap.get(&lbn) {
+        if let Some(p) = self.pblock_of(lbn) {
             return Ok(p);
         }
-        // Every assigned P-block is in `fmap`: only look for a free one if there is one.
-        let free = (self.fmap.len() < self.pblocks.len()).then(|| self.pblocks.iter().position(|p| p.fblock.is_none()));
-        if let Some(p) = free.flatten() {
-            self.pblocks[p].fblock = Some(lbn);
-            self.fmap.insert(lbn, p as u32);
-            return Ok(p as u32);
+        if let Some(&p) = self.free.first() {
+            self.assign(lbn, p);
+            return Ok(p);
         }
         let victim = match &self.oracle {
             Some(oracle) => {
@@ -262,15 +311,53 @@ impl PcmLogArea {
                     self.pblocks.iter().map(|p| p.fblock.and_then(|f| oracle.next_write(f))).collect();
                 choose_victim_offline(&next)
             }
-            None => {
-                self.rows.clear();
-                self.rows
-                    .extend(self.pblocks.iter().map(|p| PBlockView { popularity: p.popularity, last_use: p.last_use }));
-                choose_victim(self.policy, &self.rows)
-            }
+            None => choose_victim(self.policy, &self.rows),
         }
         .expect("at least one P-block");
         Err(self.pblocks[victim].fblock.expect("no free P-block means all are assigned"))
+    }
+}
+
+impl PcmLogArea {
+    /// Logs `ranges` (the page's whole change against its flash copy) for `update` in the
+    /// page's sector, once its F-block has a P-block.
+    fn log(
+        &mut self,
+        ftl: &mut PageFtl,
+        update: &Update,
+        ranges: &[(u32, u32)],
+        ready_ns: u64,
+    ) -> Result<Append, FlashError> {
+        if !fits(ranges, self.sector_bytes - SECTOR_HEADER_BYTES as u32) {
+            return Ok(Append::Unloggable);
+        }
+        let pblock = match self.pblock_for(update.lbn) {
+            Ok(p) => p,
+            Err(victim) => return Ok(Append::NeedMerge(victim)),
+        };
+        let mut record = std::mem::take(&mut self.sector_buf);
+        record.clear();
+        record.extend_from_slice(&update.seq.to_le_bytes());
+        record.extend_from_slice(&(update.lpn as u32).to_le_bytes());
+        encode_record_into(&mut record, ranges, update.fingerprint, update.page, update.salt);
+        // (On an error the scratch buffer is dropped; a fresh one replaces it.)
+        ftl.admit()?;
+        let ns = self.pcm.storage_write(self.sector_addr(pblock, update.offset), &record)?;
+        let at = self.sector_index(pblock, update.offset);
+        self.sector_len[at] = record.len() as u16;
+        self.sector_buf = record;
+        let done = self.pcm_op(ready_ns, ns);
+        self.use_seq += 1;
+        let row = PBlock {
+            popularity: self.pblocks[pblock as usize].popularity + 1,
+            last_use: self.use_seq,
+            ..self.pblocks[pblock as usize]
+        };
+        self.set_row(pblock, row);
+        let done = done.max(self.write_table_row(ftl, pblock, done)?);
+        let first = self.sector_index(pblock, 0);
+        let all_altered = self.sector_len[first..first + self.sectors_per_pblock as usize].iter().all(|&l| l != 0);
+        Ok(Append::Logged { done_ns: done, merge: all_altered.then_some(update.lbn) })
     }
 }
 
@@ -281,7 +368,7 @@ impl LogArea for PcmLogArea {
 
     fn has_records(&self, lpn: u64) -> bool {
         let (lbn, offset) = self.locate(lpn);
-        self.fmap.get(&lbn).is_some_and(|&p| self.sector_len[self.sector_index(p, offset)] != 0)
+        self.pblock_of(lbn).is_some_and(|p| self.sector_len[self.sector_index(p, offset)] != 0)
     }
 
     fn records(&mut self, _ftl: &mut PageFtl, lpn: u64, now_ns: u64) -> Result<(Vec<Record>, u64), FlashError> {
@@ -293,69 +380,58 @@ impl LogArea for PcmLogArea {
 
     fn append(&mut self, ftl: &mut PageFtl, update: &Update, now_ns: u64) -> Result<Append, FlashError> {
         // Case 3: the sector keeps the change against the flash copy.
-        let (ranges, ready_ns) = match update.base_change {
-            Some(base) => (base.to_vec(), now_ns),
+        let mut ranges = std::mem::take(&mut self.ranges);
+        ranges.clear();
+        let ready_ns = match update.base_change {
+            Some(base) => {
+                ranges.extend_from_slice(base);
+                now_ns
+            }
             None => {
-                let (mut ranges, t) = match self.read_record(update.lpn, now_ns)? {
-                    Some((record, t)) => (record.ranges(), t),
-                    None => (Vec::new(), now_ns),
+                let t = match self.read_sector(update.lpn, now_ns)? {
+                    Some(t) => {
+                        decode_ranges(&self.sector_buf[SECTOR_HEADER_BYTES..], &mut ranges);
+                        t
+                    }
+                    None => now_ns,
                 };
                 for &(o, l) in update.change {
                     nvmdb_workload::synth::union_range(&mut ranges, o, l);
                 }
-                (ranges, t)
+                t
             }
         };
-        if !fits(&ranges, self.sector_bytes - SECTOR_HEADER_BYTES as u32) {
-            return Ok(Append::Unloggable);
-        }
-        let pblock = match self.pblock_for(update.lbn) {
-            Ok(p) => p,
-            Err(victim) => return Ok(Append::NeedMerge(victim)),
-        };
-        let mut record = Vec::with_capacity(SECTOR_HEADER_BYTES + 64);
-        record.extend_from_slice(&update.seq.to_le_bytes());
-        record.extend_from_slice(&(update.lpn as u32).to_le_bytes());
-        record.extend(encode_record(&ranges, update.fingerprint, update.page, update.salt));
-        ftl.admit()?;
-        let ns = self.pcm.storage_write(self.sector_addr(pblock, update.offset), &record)?;
-        let index = self.sector_index(pblock, update.offset);
-        self.sector_len[index] = record.len() as u16;
-        let done = self.pcm_op(ready_ns, ns);
-        self.use_seq += 1;
-        let row = &mut self.pblocks[pblock as usize];
-        row.popularity += 1;
-        row.last_use = self.use_seq;
-        let done = done.max(self.write_table_row(ftl, pblock, done)?);
-        let first = self.sector_index(pblock, 0);
-        let all_altered = self.sector_len[first..first + self.sectors_per_pblock as usize].iter().all(|&l| l != 0);
-        Ok(Append::Logged { done_ns: done, merge: all_altered.then_some(update.lbn) })
+        let logged = self.log(ftl, update, &ranges, ready_ns);
+        self.ranges = ranges;
+        logged
     }
 
     fn drop_page(&mut self, _ftl: &mut PageFtl, lpn: u64, now_ns: u64) -> Result<u64, FlashError> {
         let (lbn, offset) = self.locate(lpn);
-        if let Some(&p) = self.fmap.get(&lbn) {
-            let index = self.sector_index(p, offset);
-            self.sector_len[index] = 0;
+        if let Some(p) = self.pblock_of(lbn) {
+            let at = self.sector_index(p, offset);
+            self.sector_len[at] = 0;
         }
         Ok(now_ns)
     }
 
     fn drop_block(&mut self, ftl: &mut PageFtl, lbn: u64, now_ns: u64) -> Result<u64, FlashError> {
-        let Some(pblock) = self.fmap.remove(&lbn) else { return Ok(now_ns) };
-        self.pblocks[pblock as usize] = PBlock::default();
+        let Some(pblock) = self.pblock_of(lbn) else { return Ok(now_ns) };
+        self.fmap[index(lbn)] = 0;
+        self.assigned -= 1;
+        self.free.insert(pblock);
+        self.set_row(pblock, PBlock::default());
         let first = self.sector_index(pblock, 0);
         self.sector_len[first..first + self.sectors_per_pblock as usize].fill(0);
         self.write_table_row(ftl, pblock, now_ns)
     }
-
     fn logged_offsets(&self, lbn: u64) -> Vec<u32> {
-        let Some(&p) = self.fmap.get(&lbn) else { return Vec::new() };
+        let Some(p) = self.pblock_of(lbn) else { return Vec::new() };
         (0..self.sectors_per_pblock).filter(|&o| self.sector_len[self.sector_index(p, o)] != 0).collect()
     }
 
     fn check(&self, ftl: &PageFtl) -> Result<(), String> {
-        for (&f, &p) in &self.fmap {
+        for (f, p) in self.mapped() {
             if self.pblocks[p as usize].fblock != Some(f) {
                 return Err(format!("F-block {f} maps to P-block {p}, whose row says {:?}", self.pblocks[p as usize]));
             }
@@ -367,8 +443,22 @@ impl LogArea for PcmLogArea {
             }
         }
         let assigned = self.pblocks.iter().filter(|p| p.fblock.is_some()).count();
-        if assigned != self.fmap.len() {
-            return Err(format!("{assigned} P-blocks assigned but {} F-blocks mapped", self.fmap.len()));
+        for (p, row) in self.pblocks.iter().enumerate() {
+            if self.rows[p] != (PBlockView { popularity: row.popularity, last_use: row.last_use }) {
+                return Err(format!("P-block {p}: the policy's view {:?} disagrees with {row:?}", self.rows[p]));
+            }
+        }
+        let mapped = self.mapped().count();
+        if assigned != mapped || mapped != self.assigned {
+            return Err(format!(
+                "{assigned} P-blocks assigned but {mapped} F-blocks mapped (counted {})",
+                self.assigned
+            ));
+        }
+        let free: BTreeSet<u32> =
+            (0..self.pblocks.len() as u32).filter(|&p| self.pblocks[p as usize].fblock.is_none()).collect();
+        if free != self.free {
+            return Err(format!("free P-blocks {free:?}, but the free set holds {:?}", self.free));
         }
         // The table in PCM says what the controller's mirror says, and every logged
         // sector in PCM names its own page.
@@ -400,6 +490,8 @@ impl LogArea for PcmLogArea {
 
     fn recover(&mut self, ftl: &mut PageFtl, host_pages: u64) -> Result<(), FlashError> {
         self.fmap.clear();
+        self.assigned = 0;
+        self.free = (0..self.pblocks.len() as u32).collect();
         self.sector_len.fill(0);
         self.use_seq = 0;
         let m = self.sectors_per_pblock;
@@ -408,10 +500,10 @@ impl LogArea for PcmLogArea {
             self.pcm.storage_read(u64::from(p) * TABLE_ROW_BYTES, &mut row)?;
             let fblock = u32::from_le_bytes(row[0..4].try_into().expect("4 bytes"));
             let popularity = u64::from_le_bytes(row[8..16].try_into().expect("8 bytes"));
-            self.pblocks[p as usize] = PBlock::default();
+            self.set_row(p, PBlock::default());
             let Some(fblock) = u64::from(fblock).checked_sub(1) else { continue };
-            self.pblocks[p as usize] = PBlock { fblock: Some(fblock), popularity, last_use: 0 };
-            self.fmap.insert(fblock, p);
+            self.assign(fblock, p);
+            self.set_row(p, PBlock { fblock: Some(fblock), popularity, last_use: 0 });
             for offset in 0..m {
                 let lpn = fblock * u64::from(m) + u64::from(offset);
                 let mut sector = vec![0u8; self.sector_bytes as usize];
@@ -424,8 +516,8 @@ impl LogArea for PcmLogArea {
                     continue;
                 }
                 if let Some(len) = record_len(&sector[SECTOR_HEADER_BYTES..]).filter(|&l| l > 0) {
-                    let index = self.sector_index(p, offset);
-                    self.sector_len[index] = (SECTOR_HEADER_BYTES + len) as u16;
+                    let at = self.sector_index(p, offset);
+                    self.sector_len[at] = (SECTOR_HEADER_BYTES + len) as u16;
                 }
             }
         }
