@@ -24,6 +24,21 @@ pub const SECTOR_BYTES: u32 = 512;
 /// enough for an FTL's logical address and sequence number.
 pub const SPARE_STORED_BYTES: usize = 16;
 
+/// Spare bytes a 512 B sector keeps of its own when it is programmed partially (its share
+/// of the page's spare area, programmed with it): enough for a log record's header.
+pub const SECTOR_SPARE_BYTES: usize = 16;
+
+/// What a partially programmed sector holds of its own, besides the page's data: its
+/// content identity (in fingerprint mode a page keeps one identity, a sector one of its
+/// own) and its spare bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SectorTag {
+    /// The sector's content identity.
+    pub fingerprint: u64,
+    /// The sector's spare bytes (unprogrammed bytes read `0xFF`).
+    pub spare: [u8; SECTOR_SPARE_BYTES],
+}
+
 /// Flash geometry and behaviour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -194,6 +209,9 @@ pub struct FlashArray {
     fingerprints: HashMap<Ppn, u64>,
     /// Spare (out-of-band) bytes of programmed pages, in every content mode.
     spare: HashMap<Ppn, [u8; SPARE_STORED_BYTES]>,
+    /// Tags of partially programmed sectors (see [`FlashArray::program_sectors_tagged`]),
+    /// one slot per sector of the page.
+    sector_tags: HashMap<Ppn, Vec<Option<SectorTag>>>,
     stats: FlashStats,
 }
 
@@ -211,6 +229,7 @@ impl FlashArray {
             bytes: HashMap::new(),
             fingerprints: HashMap::new(),
             spare: HashMap::new(),
+            sector_tags: HashMap::new(),
             stats: FlashStats::default(),
         })
     }
@@ -416,6 +435,39 @@ impl FlashArray {
         Ok(self.occupy(block, now_ns, service_ns, energy_pj))
     }
 
+    /// [`FlashArray::program_sectors_with_spare`], also giving each programmed sector a tag
+    /// of its own (`tags[i]` for sector `first + i`): its content identity and its share of
+    /// the spare area, which a recovery reads back with [`FlashArray::sector_tag`].
+    pub fn program_sectors_tagged(
+        &mut self,
+        ppn: Ppn,
+        first: u32,
+        data: &PageData,
+        tags: &[SectorTag],
+        spare: &[u8],
+        now_ns: u64,
+    ) -> Result<OpTiming, DeviceError> {
+        let sectors = u32::try_from(tags.len()).unwrap_or(u32::MAX);
+        let per_page = self.geometry.sectors_per_page();
+        let room = (self.geometry.spare_bytes / per_page.max(1)) as usize;
+        if room < SECTOR_SPARE_BYTES {
+            return Err(DeviceError::BadPageSize { ppn, got: SECTOR_SPARE_BYTES, expected: room });
+        }
+        let timing = self.program_sectors_with_spare(ppn, first, data, sectors, spare, now_ns)?;
+        let slots = self.sector_tags.entry(ppn).or_insert_with(|| vec![None; per_page as usize]);
+        for (slot, tag) in slots[first as usize..].iter_mut().zip(tags) {
+            *slot = Some(*tag);
+        }
+        Ok(timing)
+    }
+
+    /// The tag of a sector programmed by [`FlashArray::program_sectors_tagged`] (`None` when
+    /// the sector is erased or was programmed without one). Like [`FlashArray::spare`], it is
+    /// read with the page.
+    pub fn sector_tag(&self, ppn: Ppn, sector: u32) -> Option<&SectorTag> {
+        self.sector_tags.get(&ppn)?.get(sector as usize)?.as_ref()
+    }
+
     fn check_spare(&self, ppn: Ppn, spare: &[u8]) -> Result<(), DeviceError> {
         let room = (self.geometry.spare_bytes as usize).min(SPARE_STORED_BYTES);
         if spare.len() > room {
@@ -490,6 +542,7 @@ impl FlashArray {
             }
             if self.geometry.partial_programming {
                 self.sector_masks.remove(&ppn);
+                self.sector_tags.remove(&ppn);
             }
         }
         self.stats.block_erases += 1;

@@ -138,7 +138,7 @@ fn power_loss_at_every_request_loses_nothing() {
         println!("{name} (bytes): {tried} crash points tried, nothing lost");
         assert_eq!(tried, requests.len() as u64 + 1);
     }
-    for name in ["baseline", "dpram", "pcm-log"] {
+    for name in ["baseline", "ipl", "dpram", "pcm-log"] {
         let tried = every_crash_point(name, PageContent::Fingerprint, &requests);
         println!("{name} (fingerprint): {tried} crash points tried, nothing lost");
     }
