@@ -239,6 +239,8 @@ pub struct BufferSection {
     pub delta: DeltaKind,
     /// Which pages a merge writes.
     pub merge: MergeKind,
+    /// Where a merge's pages go: one plane, or striped over the planes.
+    pub merge_layout: MergeLayout,
     /// The PCM log's P-block replacement policy.
     pub replacement: ReplacementKind,
 }
@@ -254,6 +256,7 @@ impl Default for BufferSection {
             pcm_timing: PcmTimingPreset::ThesisTable22,
             delta: DeltaKind::Sampled,
             merge: MergeKind::LiveBlock,
+            merge_layout: MergeLayout::OnePlane,
             replacement: ReplacementKind::LeastPopular,
         }
     }
@@ -278,6 +281,19 @@ pub enum MergeKind {
     LiveBlock,
     /// Only the pages that have log records.
     LoggedPages,
+}
+
+/// Where a merge's pages go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MergeLayout {
+    /// One sequential run into the active block of one plane (the one with the fewest
+    /// live pages): the thesis's "flush them sequentially into SSD Block".
+    OnePlane,
+    /// Page by page over the planes in the FTL's round-robin order, as host writes go:
+    /// the thesis's background, "if a write is sequential, the data can be striped and
+    /// written across different dies or planes in parallel".
+    Striped,
 }
 
 /// The PCM log's P-block replacement policy.
@@ -483,7 +499,7 @@ impl SsdConfig {
         if b.kind == BufferKind::None {
             ignored.extend(["buffer.pcm_mb", "buffer.log_sector_bytes", "buffer.delta_bytes_min"]);
             ignored.extend(["buffer.delta_bytes_max", "buffer.pcm_timing", "buffer.delta", "buffer.merge"]);
-            ignored.push("buffer.replacement");
+            ignored.extend(["buffer.replacement", "buffer.merge_layout"]);
             if self.ftl.mapping != Mapping::Page {
                 ignored.extend(["ftl.gc", "ftl.gc_free_blocks", "ftl.static_wl_threshold"]);
             }

@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 
 use nvmdb_device::{PageContent, PageData};
-use nvmdb_flash::config::{BufferKind, MergeKind};
+use nvmdb_flash::config::{BufferKind, MergeKind, MergeLayout};
 use nvmdb_flash::dpram::DpramStore;
 use nvmdb_flash::dram::DramBuffer;
 use nvmdb_flash::ipl::IplStore;
@@ -175,12 +175,16 @@ fn mode(name: &str) -> PageContent {
     }
 }
 
-/// A configuration by name; `+dedup` adds deduplication, `@fingerprint` keeps content
-/// identities instead of bytes. PCM sizes are small enough that replacement and pool
+/// A configuration by name; `+dedup` adds deduplication, `+striped` stripes merges over
+/// the planes, `@fingerprint` keeps content identities instead of bytes. PCM sizes are small enough that replacement and pool
 /// exhaustion happen within the workload.
 fn build(name: &str) -> Box<dyn PageStore> {
     let mode = mode(name);
     let name = name.strip_suffix("@fingerprint").unwrap_or(name);
+    let (name, striped) = match name.strip_suffix("+striped") {
+        Some(scheme) => (scheme, true),
+        None => (name, false),
+    };
     let (scheme, dedup) = match name.strip_suffix("+dedup") {
         Some(scheme) => (scheme, true),
         None => (name, false),
@@ -193,6 +197,9 @@ fn build(name: &str) -> Box<dyn PageStore> {
     };
     let mut params = SchemeParams::from_config(&config(kind, mode));
     params.config.dedup.enabled = dedup;
+    if striped {
+        params.config.buffer.merge_layout = MergeLayout::Striped;
+    }
     match scheme {
         "baseline" => nvmdb_flash::build(&params.config).unwrap(),
         "ipl" => Box::new(IplStore::with_params(&params).unwrap()),
@@ -462,4 +469,9 @@ fn ipl_in_fingerprint_mode_loses_nothing_at_any_device_write() {
 #[test]
 fn ipl_with_dedup_in_fingerprint_mode_loses_nothing_at_any_device_write() {
     check("ipl+dedup@fingerprint");
+}
+
+#[test]
+fn pcm_log_with_striped_merges_loses_nothing_at_any_device_write() {
+    check("pcm-log+striped");
 }

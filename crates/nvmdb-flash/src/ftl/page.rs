@@ -20,7 +20,7 @@ use std::collections::{BTreeMap, BinaryHeap};
 use nvmdb_device::flash::SectorTag;
 use nvmdb_device::{FlashArray, FlashGeometry, PageContent, PageData, PowerSwitch};
 
-use crate::config::{GcPolicy, SsdConfig, WearLeveling};
+use crate::config::{GcPolicy, MergeLayout, SsdConfig, WearLeveling};
 use crate::dedup::{Dedup, Share};
 use crate::gc::{self, Candidate};
 use crate::layer::{FlashError, PageStore, StoreHealth, StoreStats};
@@ -716,12 +716,23 @@ impl PageFtl {
         self.l2p.get(lpn as usize).is_some_and(|&p| p != UNMAPPED)
     }
 
-    /// Writes `pages` as one sequential run on one plane (a log layer's merge): the plane
-    /// with the fewest live pages (see [`run_plane`]), and each page goes to its next free
-    /// page, so the run fills its active block in order. Returns the completion time.
+    /// Writes `pages` as one sequential run (a log layer's merge). With `buffer.merge_layout
+    /// = "one-plane"` the run goes to the plane with the fewest live pages (see
+    /// [`run_plane`]), each page to its next free page, so the run fills its active block
+    /// in order; with `"striped"` each page goes to the next plane in round-robin order,
+    /// as host writes do, so the planes program the run in parallel. Returns the
+    /// completion time.
     pub fn write_run(&mut self, pages: &[(u64, PageData)], now_ns: u64) -> Result<u64, FlashError> {
         let Some(&(first, _)) = pages.first() else { return Ok(now_ns) };
         self.check_lpn(first)?;
+        if self.config.buffer.merge_layout == MergeLayout::Striped {
+            let mut done_ns = now_ns;
+            for (lpn, data) in pages {
+                let lpn = self.check_lpn(*lpn)?;
+                done_ns = done_ns.max(self.write_new(lpn, data, now_ns)?);
+            }
+            return Ok(done_ns);
+        }
         let plane = run_plane(&self.plane_valid);
         let mut done_ns = now_ns;
         for (lpn, data) in pages {
@@ -1058,6 +1069,7 @@ mod tests {
     use nvmdb_device::{PageContent, PageData};
 
     use super::{run_plane, PageFtl};
+    use crate::config::MergeLayout;
     use crate::layer::PageStore;
     use crate::SsdConfig;
 
@@ -1098,6 +1110,33 @@ mod tests {
         // The page written before the stream was 8, so its first page (0) starts a run.
         let runs = stream.windows(2).filter(|w| w[1] == w[0] + 1).count() as u64;
         assert_eq!(s.sequential_page_writes, runs);
+    }
+
+    #[test]
+    fn a_striped_run_spreads_over_the_planes_and_ends_sooner() {
+        let mut config = SsdConfig { content: PageContent::Fingerprint, ..SsdConfig::default() };
+        config.flash.packages = 2;
+        config.flash.planes_per_package = 2;
+        config.flash.blocks_per_plane = 16;
+        config.ftl.overprovision = 0.25;
+        let pages: Vec<(u64, PageData)> = (0..8).map(|lpn| (lpn, PageData::Fingerprint(lpn + 1))).collect();
+        let mut done = Vec::new();
+        for layout in [MergeLayout::OnePlane, MergeLayout::Striped] {
+            config.buffer.merge_layout = layout;
+            let mut ftl = PageFtl::new(&config).unwrap();
+            done.push(ftl.write_run(&pages, 0).unwrap());
+            let planes: std::collections::BTreeSet<usize> =
+                (0..8).map(|lpn| ftl.plane_of(ftl.l2p[lpn as usize] / ftl.geometry.pages_per_block)).collect();
+            assert_eq!(planes.len(), if layout == MergeLayout::Striped { 4 } else { 1 }, "{layout:?}");
+            for (lpn, data) in &pages {
+                assert_eq!(&ftl.read(*lpn, 0).unwrap().0, data);
+            }
+            ftl.check_invariants().unwrap();
+            assert_eq!(ftl.stats().data_page_writes, 8);
+        }
+        // Eight programs on one plane against two on each of four.
+        let program_ns = nvmdb_device::FlashTiming::THESIS_TABLE_5_1.program_ns;
+        assert_eq!(done, vec![8 * program_ns, 2 * program_ns]);
     }
 
     #[test]
