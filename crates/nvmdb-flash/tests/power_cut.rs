@@ -8,7 +8,11 @@
 //! wholly new, any other page must be exactly as acknowledged — the invariants are
 //! checked, and the workload finishes and is checked again. The workload mixes whole-page
 //! writes, small partial writes (logged by the log schemes), reads and trims on a small
-//! flash, so that cuts land inside garbage collection and merges.
+//! flash, so that cuts land inside garbage collection and merges. A second cut, armed for
+//! the restore, falls before every device write of the recovery (deduplication rebuilding
+//! its fingerprint store, the DRAM buffer writing its pages back) and of the first writes
+//! after it, at first cuts spread over the workload; the store powers up again until a
+//! recovery completes, and the same checks follow.
 
 use std::collections::BTreeMap;
 
