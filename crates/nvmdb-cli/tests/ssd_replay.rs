@@ -72,6 +72,24 @@ fn bad_input_exits_2_with_one_line_naming_the_place() {
     assert_eq!(code, 2);
     assert!(stderr.contains(&config) && stderr.contains("maping"), "{stderr}");
 
+    // IPL in fingerprint mode tags each log sector in the spare area, which must have room.
+    let (code, _, stderr) = nvmdb(&[
+        "ssd",
+        "replay",
+        "--trace",
+        &trace,
+        "--format",
+        "simple",
+        "--set",
+        "buffer.kind=ipl",
+        "--set",
+        "content=fingerprint",
+        "--set",
+        "flash.spare_bytes=64",
+    ]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("flash.spare_bytes") && stderr.lines().count() == 1, "{stderr}");
+
     let (code, _, stderr) = nvmdb(&["ssd", "replay", "--trace", &trace, "--format", "csv"]);
     assert_eq!(code, 2);
     assert!(stderr.contains("csv"), "{stderr}");
@@ -110,7 +128,7 @@ fn power_loss_at_recovers_and_verifies_every_written_page() {
     let pages = [0, 8, 16, 0, 24, 8];
     let fiu: String = (0..6).map(|i| format!("{} 1 p {} 8 W 6 0 {:0>32}\n", i + 1, pages[i], ids[i])).collect();
     let fiu = temp_file("pl.fiu", &fiu);
-    for kind in ["none", "dpram", "pcm-log"] {
+    for kind in ["none", "ipl", "dpram", "pcm-log"] {
         for cut in ["0", "3", "5"] {
             let what = format!("{kind}, dedup, fingerprint, cut after {cut}");
             let buffer = format!("buffer.kind={kind}");
@@ -140,12 +158,16 @@ fn power_loss_at_recovers_and_verifies_every_written_page() {
         (&3.into(), &0.into()),
         "pages 1 to 3: 0 and 4 are trimmed"
     );
-    // IPL does not recover in fingerprint mode: one line naming the flag, exit 2.
-    args.extend(["--set", "content=fingerprint", "--set", "buffer.kind=ipl"]);
-    let (code, _, stderr) = nvmdb(&args);
-    assert_eq!(code, 2);
-    assert!(
-        stderr.contains("--power-loss-at") && stderr.contains("ipl") && stderr.trim().lines().count() == 1,
-        "{stderr}"
-    );
+    // Fingerprint mode without content in the trace: every buffer kind recovers.
+    for kind in ["none", "ipl", "dpram", "pcm-log"] {
+        let buffer = format!("buffer.kind={kind}");
+        let mut args = vec!["ssd", "replay", "--trace", &trace, "--format", "simple", "--json", "--power-loss-at", "5"];
+        args.extend(SMALL);
+        args.extend(["--set", "content=fingerprint", "--set", &buffer]);
+        let (code, stdout, stderr) = nvmdb(&args);
+        assert_eq!(code, 0, "{kind}, fingerprint: {stderr}");
+        let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        assert_eq!(json["verified_pages"], 5, "{kind}, fingerprint: pages 0 to 4");
+        assert_eq!((&json["lost_pages"], &json["corrupt_pages"]), (&0.into(), &0.into()), "{kind}, fingerprint");
+    }
 }

@@ -29,6 +29,21 @@ pub const SECTOR_BYTES: u32 = 512;
 /// enough for an FTL's logical address and sequence number.
 pub const SPARE_STORED_BYTES: usize = 16;
 
+/// Spare bytes a 512 B sector keeps of its own when it is programmed partially (its share
+/// of the page's spare area, programmed with it): enough for a log record's header.
+pub const SECTOR_SPARE_BYTES: usize = 16;
+
+/// What a partially programmed sector holds of its own, besides the page's data: its
+/// content identity (in fingerprint mode a page keeps one identity, a sector one of its
+/// own) and its spare bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SectorTag {
+    /// The sector's content identity.
+    pub fingerprint: u64,
+    /// The sector's spare bytes (unprogrammed bytes read `0xFF`).
+    pub spare: [u8; SECTOR_SPARE_BYTES],
+}
+
 /// Flash geometry and behaviour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -207,6 +222,11 @@ struct BlockArena {
     slots: Box<[PageSlot]>,
     /// The block's page bytes, page after page (bytes mode only; empty otherwise).
     bytes: Box<[u8]>,
+    /// Tags of partially programmed sectors, page after page (one slot per sector),
+    /// allocated at the block's first tagged program (see
+    /// [`FlashArray::program_sectors_tagged`]); a page's slots are cleared when it is
+    /// opened.
+    tags: Vec<Option<SectorTag>>,
 }
 
 impl std::fmt::Debug for BlockArena {
@@ -370,6 +390,7 @@ impl FlashArray {
             Box::new(BlockArena {
                 slots: vec![ERASED_SLOT; pages].into_boxed_slice(),
                 bytes: vec![0xFF; pages * page_bytes].into_boxed_slice(),
+                tags: Vec::new(),
             })
         })
     }
@@ -505,6 +526,52 @@ impl FlashArray {
         Ok(self.occupy(block, now_ns, service_ns, energy_pj))
     }
 
+    /// [`FlashArray::program_sectors_with_spare`], also giving each programmed sector a tag
+    /// of its own (`tags[i]` for sector `first + i`): its content identity and its share of
+    /// the spare area, which a recovery reads back with [`FlashArray::sector_tag`].
+    pub fn program_sectors_tagged(
+        &mut self,
+        ppn: Ppn,
+        first: u32,
+        data: &PageData,
+        tags: &[SectorTag],
+        spare: &[u8],
+        now_ns: u64,
+    ) -> Result<OpTiming, DeviceError> {
+        let sectors = u32::try_from(tags.len()).unwrap_or(u32::MAX);
+        let per_page = self.geometry.sectors_per_page();
+        let room = (self.geometry.spare_bytes / per_page.max(1)) as usize;
+        if room < SECTOR_SPARE_BYTES {
+            return Err(DeviceError::BadPageSize { ppn, got: SECTOR_SPARE_BYTES, expected: room });
+        }
+        let timing = self.program_sectors_with_spare(ppn, first, data, sectors, spare, now_ns)?;
+        let (block, page) = self.locate(ppn);
+        let pages = self.geometry.pages_per_block as usize;
+        let arena = self.arena_mut(block);
+        if arena.tags.is_empty() {
+            arena.tags = vec![None; pages * per_page as usize];
+        }
+        let at = page as usize * per_page as usize + first as usize;
+        for (slot, tag) in arena.tags[at..].iter_mut().zip(tags) {
+            *slot = Some(*tag);
+        }
+        Ok(timing)
+    }
+
+    /// The tag of a sector programmed by [`FlashArray::program_sectors_tagged`] (`None` when
+    /// the sector is erased or was programmed without one). Like [`FlashArray::spare`], it is
+    /// read with the page.
+    pub fn sector_tag(&self, ppn: Ppn, sector: u32) -> Option<&SectorTag> {
+        self.slot(ppn)?;
+        let per_page = self.geometry.sectors_per_page();
+        if sector >= per_page {
+            return None;
+        }
+        let (block, page) = self.locate(ppn);
+        let arena = self.blocks[index(block)].arena.as_ref()?;
+        arena.tags.get(page as usize * per_page as usize + sector as usize)?.as_ref()
+    }
+
     fn check_spare(&self, ppn: Ppn, spare: &[u8]) -> Result<(), DeviceError> {
         let room = (self.geometry.spare_bytes as usize).min(SPARE_STORED_BYTES);
         if spare.len() > room {
@@ -558,6 +625,10 @@ impl FlashArray {
         let page_bytes = self.geometry.page_bytes as usize;
         let content = self.content;
         let arena = self.arena_mut(block);
+        if opens && !arena.tags.is_empty() {
+            let per_page = arena.tags.len() / arena.slots.len();
+            arena.tags[page as usize * per_page..(page as usize + 1) * per_page].fill(None);
+        }
         let slot = &mut arena.slots[page as usize];
         if opens {
             *slot = ERASED_SLOT;

@@ -271,6 +271,11 @@ impl Chunk {
     }
 }
 
+/// Host memory one written PCM line takes, bytes: its cells, flip cells and lowest wear
+/// plane (further wear planes, 72 B each, come as its program counts grow). Lines are
+/// allocated 64 at a time, on the first write to any of them.
+pub const LINE_HOST_BYTES: u64 = std::mem::size_of::<LineRecord>() as u64;
+
 /// A second-level directory table of `TABLE_CHUNKS` chunk slots.
 type ChunkTable = [Option<Box<Chunk>>];
 

@@ -30,6 +30,8 @@ impl PowerLoss for FlashArray {
 pub struct PowerSwitch {
     writes: u64,
     cut_before: Option<u64>,
+    /// The cut [`PowerSwitch::restore`] arms (see [`PowerSwitch::cut_after_restore`]).
+    cut_after_restore: Option<u64>,
 }
 
 impl PowerSwitch {
@@ -64,9 +66,16 @@ impl PowerSwitch {
         Ok(())
     }
 
-    /// Restores the power: the cut is cleared, the count kept.
+    /// Arms a second cut: the next [`PowerSwitch::restore`] brings the power back with a
+    /// cut before device write `index` (a crash test cutting again during recovery).
+    pub fn cut_after_restore(&mut self, index: u64) {
+        self.cut_after_restore = Some(index);
+    }
+
+    /// Restores the power: the cut is cleared (or replaced by the one
+    /// [`PowerSwitch::cut_after_restore`] armed), the count kept.
     pub fn restore(&mut self) {
-        self.cut_before = None;
+        self.cut_before = self.cut_after_restore.take();
     }
 }
 
@@ -87,5 +96,19 @@ mod tests {
         switch.restore();
         assert_eq!(switch.admit(), Ok(()));
         assert_eq!(switch.writes(), 3);
+    }
+
+    #[test]
+    fn a_cut_armed_for_the_restore_cuts_again() {
+        let mut switch = PowerSwitch::new();
+        switch.cut_before(1);
+        assert_eq!(switch.admit(), Ok(()));
+        switch.cut_after_restore(3);
+        assert_eq!(switch.admit(), Err(1), "arming the next cut leaves this one");
+        switch.restore();
+        assert_eq!((switch.admit(), switch.admit()), (Ok(()), Ok(())));
+        assert_eq!(switch.admit(), Err(3));
+        switch.restore();
+        assert_eq!(switch.admit(), Ok(()), "the armed cut was used once");
     }
 }

@@ -166,3 +166,33 @@ fn a_partially_programmed_page_takes_more_sectors_after_later_pages() {
     let PageData::Bytes(page) = f.read_page(0, 0).unwrap().0 else { panic!("bytes mode returns bytes") };
     assert_eq!((&page[..512], &page[512..1024], page[1024]), (&[1u8; 512][..], &[3u8; 512][..], 0xFF));
 }
+
+#[test]
+fn sector_tags_are_kept_per_sector_until_the_erase() {
+    use nvmdb_device::flash::{SectorTag, SECTOR_SPARE_BYTES};
+    let mut f = array(PageContent::Fingerprint);
+    let tag = |n: u8| SectorTag { fingerprint: u64::from(n) * 1000, spare: [n; SECTOR_SPARE_BYTES] };
+    f.program_sectors_tagged(0, 0, &PageData::Fingerprint(7), &[tag(1)], &[9; 4], 0).unwrap();
+    f.program_sectors_tagged(0, 2, &PageData::Fingerprint(8), &[tag(2), tag(3)], &[], 0).unwrap();
+    assert_eq!(f.sector_tag(0, 0), Some(&tag(1)));
+    assert_eq!(f.sector_tag(0, 1), None, "an erased sector has no tag");
+    assert_eq!((f.sector_tag(0, 2), f.sector_tag(0, 3)), (Some(&tag(2)), Some(&tag(3))));
+    assert_eq!(f.sector_mask(0), Some(0b1101));
+    assert_eq!(&f.spare(0).unwrap()[..4], &[9; 4]);
+    // A tagged sector is programmed like any other: it must be erased.
+    assert_eq!(
+        f.program_sectors_tagged(0, 3, &PageData::Fingerprint(9), &[tag(4)], &[], 0),
+        Err(DeviceError::ProgramNotErased { ppn: 0 })
+    );
+    assert_eq!(f.sector_tag(0, 3), Some(&tag(3)), "a refused program leaves the tag");
+    f.erase_block(0, 0).unwrap();
+    assert_eq!(f.sector_tag(0, 0), None);
+    // A geometry whose spare area has no room for a tag per sector refuses tags.
+    let small = FlashGeometry { spare_bytes: 32, ..geometry() };
+    let mut f = FlashArray::new(small, FlashTiming::THESIS_TABLE_5_1, PageContent::Fingerprint).unwrap();
+    assert!(matches!(
+        f.program_sectors_tagged(0, 0, &PageData::Fingerprint(1), &[tag(1)], &[], 0),
+        Err(DeviceError::BadPageSize { .. })
+    ));
+    assert_eq!(f.sector_mask(0), None, "nothing was programmed");
+}

@@ -239,6 +239,8 @@ pub struct BufferSection {
     pub delta: DeltaKind,
     /// Which pages a merge writes.
     pub merge: MergeKind,
+    /// Where a merge's pages go: one plane, or striped over the planes.
+    pub merge_layout: MergeLayout,
     /// The PCM log's P-block replacement policy.
     pub replacement: ReplacementKind,
 }
@@ -254,6 +256,7 @@ impl Default for BufferSection {
             pcm_timing: PcmTimingPreset::ThesisTable22,
             delta: DeltaKind::Sampled,
             merge: MergeKind::LiveBlock,
+            merge_layout: MergeLayout::OnePlane,
             replacement: ReplacementKind::LeastPopular,
         }
     }
@@ -278,6 +281,19 @@ pub enum MergeKind {
     LiveBlock,
     /// Only the pages that have log records.
     LoggedPages,
+}
+
+/// Where a merge's pages go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MergeLayout {
+    /// One sequential run into the active block of one plane (the one with the fewest
+    /// live pages): the thesis's "flush them sequentially into SSD Block".
+    OnePlane,
+    /// Page by page over the planes in the FTL's round-robin order, as host writes go:
+    /// the thesis's background, "if a write is sequential, the data can be striped and
+    /// written across different dies or planes in parallel".
+    Striped,
 }
 
 /// The PCM log's P-block replacement policy.
@@ -483,7 +499,7 @@ impl SsdConfig {
         if b.kind == BufferKind::None {
             ignored.extend(["buffer.pcm_mb", "buffer.log_sector_bytes", "buffer.delta_bytes_min"]);
             ignored.extend(["buffer.delta_bytes_max", "buffer.pcm_timing", "buffer.delta", "buffer.merge"]);
-            ignored.push("buffer.replacement");
+            ignored.extend(["buffer.replacement", "buffer.merge_layout"]);
             if self.ftl.mapping != Mapping::Page {
                 ignored.extend(["ftl.gc", "ftl.gc_free_blocks", "ftl.static_wl_threshold"]);
             }
@@ -543,10 +559,12 @@ impl SsdConfig {
         Ok(keys)
     }
 
-    /// Memory the stack allocates when it is built, bytes, before any page is written:
-    /// per-page maps and per-block state of the FTL, per-64 B-unit tables of a PCM buffer,
-    /// the deduplication segments and reference counts. Content pages written later come
-    /// on top.
+    /// Memory the stack's tables take, bytes: per-page maps and per-block state of the
+    /// FTL, per-64 B-unit tables of a PCM buffer; with deduplication its segments,
+    /// reference counts and per-logical-page sequence numbers, and its fixed PCM tables
+    /// (the location table and the share map, 20 B per physical and per logical page) as
+    /// simulated PCM holds them once every slot is written. Content pages (flash pages,
+    /// log records, fingerprint buckets) come on top as they are written.
     pub fn estimated_memory_bytes(&self) -> u64 {
         let geometry = self.flash.geometry();
         let mut bytes = geometry.pages().saturating_mul(16).saturating_add(geometry.blocks().saturating_mul(64));
@@ -554,9 +572,14 @@ impl SsdConfig {
             bytes = bytes.saturating_add((self.buffer.pcm_mb.saturating_mul(1 << 20) / 64).saturating_mul(16));
         }
         if self.dedup.enabled {
+            let logical = self.logical_pages();
+            // 20 B slots in PCM, at the host bytes a written 64 B line takes.
+            let pcm_tables = geometry.pages().saturating_add(logical).saturating_mul(20).div_ceil(64);
             bytes = bytes
                 .saturating_add(u64::from(self.dedup.segments).saturating_mul(32))
-                .saturating_add(geometry.pages().saturating_mul(8));
+                .saturating_add(geometry.pages().saturating_mul(8))
+                .saturating_add(logical.saturating_mul(8))
+                .saturating_add(pcm_tables.saturating_mul(nvmdb_device::pcm::LINE_HOST_BYTES));
         }
         bytes.saturating_add(self.dram.pages.saturating_mul(u64::from(self.flash.page_bytes).saturating_add(64)))
     }
@@ -699,7 +722,14 @@ mod tests {
         let small = config.estimated_memory_bytes();
         config.flash.packages *= 4;
         assert!(config.estimated_memory_bytes() > 3 * small);
+        // Deduplication's tables: the share map (20 B of PCM per logical page) and location
+        // table (per physical page) at the host bytes of a written PCM line, and the
+        // per-logical-page sequence numbers.
+        let plain = config.estimated_memory_bytes();
         config.dedup.enabled = true;
+        let pcm_lines = (config.flash.geometry().pages() + config.logical_pages()) * 20 / 64;
+        let share_map_and_table = pcm_lines * nvmdb_device::pcm::LINE_HOST_BYTES;
+        assert!(config.estimated_memory_bytes() >= plain + share_map_and_table + 8 * config.logical_pages());
         config.dedup.segments = u32::MAX;
         config.buffer.kind = BufferKind::PcmLog;
         config.buffer.pcm_mb = u64::MAX;

@@ -11,13 +11,14 @@
 //! sector is written out of place by the layer. The log pages take their room from the
 //! host's: the host sees `m / (m + m/16)` of the FTL's logical pages.
 //!
-//! In fingerprint and metadata modes the controller's record index keeps each record's
-//! content identity (a flash page holds one fingerprint, not one per sector); in bytes
-//! mode records are decoded from flash.
+//! In bytes mode records are decoded from flash. In fingerprint mode a flash page holds one
+//! content identity, so each log sector is programmed with a tag of its own (the page
+//! identity the record gives, and the sector's header in its spare bytes); the
+//! controller's record index keeps the identities, and recovery reads them from the tags.
 
 use std::collections::BTreeMap;
 
-use nvmdb_device::flash::SECTOR_BYTES;
+use nvmdb_device::flash::{SectorTag, SECTOR_BYTES, SECTOR_SPARE_BYTES};
 use nvmdb_device::{PageContent, PageData, Pcm};
 
 use crate::config::SsdConfig;
@@ -26,10 +27,33 @@ use crate::layer::{FlashError, PageStore as _};
 use crate::log_common::{decode_record, encode_record, fits, Append, LogArea, Record, SchemeParams, Update};
 use crate::log_store::LogStore;
 
-/// Bytes before a sector's record (bytes mode): the data page's offset in its block
-/// (`u16`) and the record's write sequence number (`u64`). An erased sector reads
-/// `0xFFFF` as its offset.
+/// Bytes of a sector's header: the data page's offset in its block (`u16`) and the
+/// record's write sequence number (`u64`). In bytes mode it precedes the record in the
+/// sector (an erased sector reads `0xFFFF` as its offset); in fingerprint mode it is in the
+/// sector's own spare bytes.
 const SECTOR_HEADER_BYTES: usize = 10;
+
+/// A sector's header: the data page's offset in its block and the record's sequence number.
+fn sector_header(offset: u32, seq: u64) -> [u8; SECTOR_HEADER_BYTES] {
+    let mut out = [0u8; SECTOR_HEADER_BYTES];
+    out[..2].copy_from_slice(&(offset as u16).to_le_bytes());
+    out[2..].copy_from_slice(&seq.to_le_bytes());
+    out
+}
+
+fn parse_sector_header(bytes: &[u8]) -> (u16, u64) {
+    let offset = u16::from_le_bytes([bytes[0], bytes[1]]);
+    let seq = u64::from_le_bytes(bytes[2..SECTOR_HEADER_BYTES].try_into().expect("8 bytes"));
+    (offset, seq)
+}
+
+/// A record as recovery reads it from its sector.
+struct SectorRecord {
+    offset: u16,
+    seq: u64,
+    len: u32,
+    fingerprint: u64,
+}
 
 /// One log record in a block's log area.
 #[derive(Debug, Clone, Copy)]
@@ -69,6 +93,13 @@ impl LogStore<IplArea> {
         let m = geometry.pages_per_block;
         if !geometry.page_bytes.is_multiple_of(SECTOR_BYTES) || geometry.page_bytes / SECTOR_BYTES > 64 {
             return Err(FlashError::Config("IPL needs pages of 1 to 64 whole 512 B sectors".into()));
+        }
+        let sector_spare = geometry.spare_bytes / (geometry.page_bytes / SECTOR_BYTES);
+        if params.config.content == PageContent::Fingerprint && (sector_spare as usize) < SECTOR_SPARE_BYTES {
+            return Err(FlashError::Config(format!(
+                "IPL with content = \"fingerprint\" tags each 512 B log sector with {SECTOR_SPARE_BYTES} spare bytes: \
+                 flash.spare_bytes must be at least {SECTOR_SPARE_BYTES} per sector of the page"
+            )));
         }
         let ftl = PageFtl::with_geometry(&params.config, geometry)?;
         let log_pages = (m / 16).max(1);
@@ -120,6 +151,32 @@ impl IplArea {
             pages.push(lpn);
         }
         Ok(pages)
+    }
+
+    /// The records of log page `lpn`, from its first sector up to its first erased one
+    /// (bytes mode: the sector's header and record; fingerprint mode: its tag).
+    fn read_sectors(&self, ftl: &mut PageFtl, lpn: u64) -> Result<Vec<SectorRecord>, FlashError> {
+        let mut out = Vec::new();
+        if ftl.content_mode() == PageContent::Fingerprint {
+            for sector in 0..self.sectors_per_page {
+                let Some(tag) = ftl.sector_tag(lpn, sector) else { break };
+                let (offset, seq) = parse_sector_header(&tag.spare);
+                out.push(SectorRecord { offset, seq, len: 0, fingerprint: tag.fingerprint });
+            }
+            return Ok(out);
+        }
+        let (PageData::Bytes(bytes), _) = ftl.read(lpn, 0)? else { unreachable!("bytes mode reads bytes") };
+        for sector in 0..self.sectors_per_page {
+            let at = (sector * SECTOR_BYTES) as usize;
+            let (offset, seq) = parse_sector_header(&bytes[at..at + SECTOR_HEADER_BYTES]);
+            if offset == u16::MAX {
+                break;
+            }
+            let body = &bytes[at + SECTOR_HEADER_BYTES..at + SECTOR_BYTES as usize];
+            let len = crate::log_common::record_len(body).expect("a programmed log sector holds a record");
+            out.push(SectorRecord { offset, seq, len: len as u32, fingerprint: 0 });
+        }
+        Ok(out)
     }
 
     /// Metadata-mode recovery: each block's log keeps its programmed sectors, all dead.
@@ -196,20 +253,26 @@ impl LogArea for IplArea {
         }
         let record = encode_record(update.change, update.fingerprint, update.page, update.salt);
         let len = record.len() as u32;
-        let sector_data = match ftl.content_mode() {
+        let header = sector_header(update.offset, update.seq);
+        let (sector_data, tag) = match ftl.content_mode() {
             PageContent::Bytes => {
                 let mut sector = Vec::with_capacity(SECTOR_BYTES as usize);
-                sector.extend_from_slice(&(update.offset as u16).to_le_bytes());
-                sector.extend_from_slice(&update.seq.to_le_bytes());
+                sector.extend_from_slice(&header);
                 sector.extend_from_slice(&record);
                 sector.resize(SECTOR_BYTES as usize, 0xFF);
-                PageData::Bytes(sector)
+                (PageData::Bytes(sector), None)
             }
-            PageContent::Fingerprint => PageData::Fingerprint(update.fingerprint),
-            PageContent::None => PageData::Empty,
+            PageContent::Fingerprint => {
+                // The page keeps one identity; the sector's own is in its tag.
+                let mut spare = [0xFF; SECTOR_SPARE_BYTES];
+                spare[..SECTOR_HEADER_BYTES].copy_from_slice(&header);
+                let tag = SectorTag { fingerprint: update.fingerprint, spare };
+                (PageData::Fingerprint(update.fingerprint), Some(tag))
+            }
+            PageContent::None => (PageData::Empty, None),
         };
         let lpn = self.log_lpn(update.lbn, used / self.sectors_per_page);
-        let done_ns = ftl.program_sector(lpn, used % self.sectors_per_page, &sector_data, now_ns)?;
+        let done_ns = ftl.program_sector_tagged(lpn, used % self.sectors_per_page, &sector_data, tag, now_ns)?;
         let record = LogRecord { offset: update.offset, len, fingerprint: update.fingerprint };
         self.logs.entry(update.lbn).or_default().push(record);
         Ok(Append::Logged { done_ns, merge: None })
@@ -274,23 +337,18 @@ impl LogArea for IplArea {
         Ok(())
     }
 
-    /// Bytes mode: records are decoded from flash. Metadata mode: records carry nothing,
-    /// so the log pages' programmed sectors are kept as spent (dead) records. Fingerprint
-    /// mode is refused: a flash page keeps one content identity, not one per record.
+    /// Bytes mode: each record's header and body are read from its sector; fingerprint
+    /// mode: from its sector's tag (the header in the spare bytes, the identity the page
+    /// takes). Metadata mode: records carry nothing, so the log pages' programmed sectors
+    /// are kept as spent (dead) records.
     fn recover(&mut self, ftl: &mut PageFtl, host_pages: u64) -> Result<(), FlashError> {
-        match ftl.content_mode() {
-            PageContent::Bytes => {}
-            PageContent::None => return self.recover_spent(ftl),
-            PageContent::Fingerprint => {
-                return Err(FlashError::Config(
-                    "IPL recovers from a power loss only with content = \"bytes\" or \"none\"".into(),
-                ))
-            }
+        let mode = ftl.content_mode();
+        if mode == PageContent::None {
+            return self.recover_spent(ftl);
         }
         debug_assert_eq!(host_pages, self.host_pages);
         self.logs.clear();
         let m = u64::from(self.pages_per_block);
-        let spp = self.sectors_per_page;
         for lbn in 0..self.host_pages / m {
             let mut records = Vec::new();
             let mut open = true;
@@ -301,22 +359,14 @@ impl LogArea for IplArea {
                     ftl.discard(lpn)?;
                     continue;
                 }
-                let (PageData::Bytes(bytes), _) = ftl.read(lpn, 0)? else { unreachable!("bytes mode reads bytes") };
-                for sector in 0..spp {
-                    let at = (sector * SECTOR_BYTES) as usize;
-                    let offset = u16::from_le_bytes([bytes[at], bytes[at + 1]]);
-                    if offset == u16::MAX {
-                        open = false;
-                        break;
-                    }
-                    let seq = u64::from_le_bytes(bytes[at + 2..at + 10].try_into().expect("8 bytes"));
-                    ftl.note_seq(seq);
-                    let body = &bytes[at + SECTOR_HEADER_BYTES..at + SECTOR_BYTES as usize];
-                    let len = crate::log_common::record_len(body).expect("a programmed log sector holds a record");
-                    let data_lpn = lbn * m + u64::from(offset);
-                    let live = ftl.page_seq(data_lpn).is_some_and(|copy| seq > copy);
-                    let offset = if live { u32::from(offset) } else { u32::MAX };
-                    records.push(LogRecord { offset, len: len as u32, fingerprint: 0 });
+                let sectors = self.read_sectors(ftl, lpn)?;
+                open = sectors.len() as u32 == self.sectors_per_page;
+                for sector in sectors {
+                    ftl.note_seq(sector.seq);
+                    let data_lpn = lbn * m + u64::from(sector.offset);
+                    let live = ftl.page_seq(data_lpn).is_some_and(|copy| sector.seq > copy);
+                    let offset = if live { u32::from(sector.offset) } else { u32::MAX };
+                    records.push(LogRecord { offset, len: sector.len, fingerprint: sector.fingerprint });
                 }
             }
             if records.iter().all(|r: &LogRecord| r.offset == u32::MAX) {

@@ -15,7 +15,8 @@
 //!
 //! A merge of logical block `b` reads `b`'s live pages (those the FTL maps; or with
 //! [`MergeScope::LoggedPages`] only those with records), applies their records, writes
-//! them through the FTL as one sequential run on one plane, and then drops `b`'s records;
+//! them through the FTL as one sequential run (on one plane, or striped over the planes:
+//! `buffer.merge_layout`), and then drops `b`'s records;
 //! the old copies become garbage that the FTL's GC reclaims. A merge's flash time (its
 //! reads and programs, and any GC it triggers beyond the FTL's own count) is counted in
 //! `gc_time_ns`, the same way for every scheme.

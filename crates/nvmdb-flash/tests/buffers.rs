@@ -8,7 +8,9 @@
 use std::collections::BTreeMap;
 
 use nvmdb_device::{PageContent, PageData};
-use nvmdb_flash::config::{BufferKind, BufferSection, FlashSection, FtlSection, SsdConfig};
+use nvmdb_flash::config::{
+    BufferKind, BufferSection, FlashSection, FtlSection, MergeKind, MergeLayout, ReplacementKind, SsdConfig,
+};
 use nvmdb_flash::dpram::DpramStore;
 use nvmdb_flash::ipl::IplStore;
 use nvmdb_flash::log_common::SchemeParams;
@@ -40,8 +42,14 @@ fn small_config(kind: BufferKind, dedup: bool) -> SsdConfig {
     config
 }
 
-fn build(kind: BufferKind, dedup: bool, pcm_bytes: Option<u64>) -> Box<dyn PageStore> {
-    let config = small_config(kind, dedup);
+fn build(kind: BufferKind, dedup: bool, pcm_bytes: Option<u64>, option: Option<Variant>) -> Box<dyn PageStore> {
+    let mut config = small_config(kind, dedup);
+    match option {
+        Some(Variant::LoggedPages) => config.buffer.merge = MergeKind::LoggedPages,
+        Some(Variant::Lru) => config.buffer.replacement = ReplacementKind::Lru,
+        Some(Variant::Striped) => config.buffer.merge_layout = MergeLayout::Striped,
+        None => {}
+    }
     let mut params = SchemeParams::from_config(&config);
     if let Some(bytes) = pcm_bytes {
         params.pcm_bytes = bytes;
@@ -58,10 +66,33 @@ fn expect(model: &BTreeMap<u64, Vec<u8>>, lpn: u64) -> PageData {
     model.get(&lpn).map_or(PageData::Empty, |b| PageData::Bytes(b.clone()))
 }
 
+/// The log layer's options beside the defaults.
+#[derive(Debug, Clone, Copy)]
+enum Variant {
+    /// `buffer.merge = "logged-pages"`.
+    LoggedPages,
+    /// `buffer.replacement = "lru"` (the PCM log).
+    Lru,
+    /// `buffer.merge_layout = "striped"`.
+    Striped,
+}
+
 /// Runs `ops` random operations; returns the store's final counters.
 fn run(kind: BufferKind, dedup: bool, pcm_bytes: Option<u64>, seed: u64, ops: usize) -> nvmdb_flash::StoreStats {
-    let label = format!("{kind:?} dedup={dedup} seed={seed}");
-    let mut store = build(kind, dedup, pcm_bytes);
+    run_variant(kind, dedup, pcm_bytes, None, seed, ops)
+}
+
+/// [`run`] with one of the log layer's options.
+fn run_variant(
+    kind: BufferKind,
+    dedup: bool,
+    pcm_bytes: Option<u64>,
+    option: Option<Variant>,
+    seed: u64,
+    ops: usize,
+) -> nvmdb_flash::StoreStats {
+    let label = format!("{kind:?} {option:?} dedup={dedup} seed={seed}");
+    let mut store = build(kind, dedup, pcm_bytes, option);
     // A small hot set, so that updates dominate and logs fill.
     let pages = store.logical_pages().min(160);
     let mut model: BTreeMap<u64, Vec<u8>> = BTreeMap::new();
@@ -132,6 +163,27 @@ fn every_configuration_matches_a_map() {
                     assert!(stats.unchanged_writes > 0, "{kind:?}: unchanged rewrites are no-ops");
                     assert_eq!(stats.sequential_flushes, stats.merges);
                 }
+            }
+        }
+    }
+}
+
+#[test]
+fn every_log_layer_option_matches_a_map() {
+    for kind in [BufferKind::Ipl, BufferKind::Dpram, BufferKind::PcmLog] {
+        for option in [Variant::LoggedPages, Variant::Lru, Variant::Striped] {
+            if matches!(option, Variant::Lru) && kind != BufferKind::PcmLog {
+                continue;
+            }
+            for dedup in [false, true] {
+                // PCM small enough that the PCM log replaces P-blocks and d-PRAM merges.
+                let pcm = match kind {
+                    BufferKind::PcmLog => Some(3 * 16 * 512 + 64),
+                    BufferKind::Dpram => Some(4096),
+                    _ => None,
+                };
+                let stats = run_variant(kind, dedup, pcm, Some(option), 1, 2500);
+                assert!(stats.merges > 0 && stats.logged_writes > 0, "{kind:?} {option:?}: {stats:?}");
             }
         }
     }

@@ -1,7 +1,7 @@
 //! Differential test: every configuration returns, on read, the last data written. The
 //! stack stores real bytes (small geometry) and is checked page by page against a plain
-//! map, with its invariants (valid counts, mappings, dedup reference counts) checked along
-//! the way.
+//! map, with its invariants (valid counts, mappings, dedup reference counts) checked after
+//! every operation.
 
 use std::collections::BTreeMap;
 
@@ -13,8 +13,8 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 const PAGE_BYTES: usize = 512;
 
-/// Buffer kinds under test (buffers other than `none` are tested by their own layers'
-/// tests and added here as they land).
+/// Buffer kinds under test here, with every mapping: the log layers (above the page
+/// mapping only) are tested the same way, with every option, in `buffers.rs`.
 const BUFFERS: [BufferKind; 1] = [BufferKind::None];
 
 fn config(mapping: Mapping, buffer: BufferKind, dedup: bool, gc: GcPolicy, wl: WearLeveling) -> SsdConfig {
@@ -84,9 +84,7 @@ fn run(config: &SsdConfig, seed: u64, ops: u64, label: &str) -> nvmdb_flash::Sto
                 }
             }
         }
-        if op % 500 == 0 {
-            store.check_invariants().unwrap_or_else(|e| panic!("{label}: op {op}: {e}"));
-        }
+        store.check_invariants().unwrap_or_else(|e| panic!("{label}: op {op}: {e}"));
     }
     check_all(store.as_mut(), &model, label);
     let stats = store.stats();

@@ -1,18 +1,23 @@
 //! Power cut at every device write: for every configuration that recovers, a short
-//! bytes-mode workload runs once to count its device writes (flash programs and erases,
-//! PCM writes), then once per write index with the power cut before that write. The store
+//! workload (in bytes mode; IPL also in fingerprint mode, whose log sectors recover from
+//! their tags) runs once to count its device writes (flash programs and erases, PCM
+//! writes), then once per write index with the power cut before that write. The store
 //! power-cycles (every volatile table rebuilt from flash and PCM alone), every page is
-//! checked against a plain model of acknowledged writes — the interrupted operation's
-//! page may be wholly old or wholly new, any other page must be exactly as acknowledged —
-//! the invariants are checked, and the workload finishes and is checked again. The
-//! workload mixes whole-page writes, small partial writes (logged by the log schemes),
-//! reads and trims on a small flash, so that cuts land inside garbage collection and
-//! merges.
+//! checked against a plain model of acknowledged writes (in fingerprint mode, against the
+//! model bytes' content identity) — the interrupted operation's page may be wholly old or
+//! wholly new, any other page must be exactly as acknowledged — the invariants are
+//! checked, and the workload finishes and is checked again. The workload mixes whole-page
+//! writes, small partial writes (logged by the log schemes), reads and trims on a small
+//! flash, so that cuts land inside garbage collection and merges. A second cut, armed for
+//! the restore, falls before every device write of the recovery (deduplication rebuilding
+//! its fingerprint store, the DRAM buffer writing its pages back) and of the first writes
+//! after it, at first cuts spread over the workload; the store powers up again until a
+//! recovery completes, and the same checks follow.
 
 use std::collections::BTreeMap;
 
 use nvmdb_device::{PageContent, PageData};
-use nvmdb_flash::config::{BufferKind, MergeKind};
+use nvmdb_flash::config::{BufferKind, MergeKind, MergeLayout};
 use nvmdb_flash::dpram::DpramStore;
 use nvmdb_flash::dram::DramBuffer;
 use nvmdb_flash::ipl::IplStore;
@@ -98,7 +103,13 @@ fn apply(model: &Model, step: Step) -> Option<Option<Vec<u8>>> {
 }
 
 /// Runs one step against the store; on success the model follows it.
-fn run(store: &mut dyn PageStore, model: &mut Model, step: Step, now_ns: u64) -> Result<(), FlashError> {
+fn run(
+    store: &mut dyn PageStore,
+    mode: PageContent,
+    model: &mut Model,
+    step: Step,
+    now_ns: u64,
+) -> Result<(), FlashError> {
     let lpn = step.lpn();
     let after = apply(model, step);
     match step {
@@ -112,7 +123,7 @@ fn run(store: &mut dyn PageStore, model: &mut Model, step: Step, now_ns: u64) ->
         }
         Step::Read { .. } => {
             let (data, _) = store.read(lpn, now_ns)?;
-            assert_eq!(content(data), model.get(&lpn).cloned(), "read of page {lpn}");
+            assert_eq!(content(data), expected(mode, model.get(&lpn).cloned()), "read of page {lpn}");
         }
         Step::Trim { .. } => {
             store.trim(lpn, now_ns)?;
@@ -130,16 +141,24 @@ fn run(store: &mut dyn PageStore, model: &mut Model, step: Step, now_ns: u64) ->
     Ok(())
 }
 
-fn content(data: PageData) -> Option<Vec<u8>> {
+/// What a read returns: `None` for a page never written or trimmed.
+fn content(data: PageData) -> Option<PageData> {
     match data {
-        PageData::Bytes(b) => Some(b),
         PageData::Empty => None,
-        other => panic!("bytes mode returned {other:?}"),
+        other => Some(other),
     }
 }
 
-fn config(kind: BufferKind) -> SsdConfig {
-    let mut c = SsdConfig { content: PageContent::Bytes, ..SsdConfig::default() };
+/// What a read of a page of the model must return in `mode`.
+fn expected(mode: PageContent, page: Option<Vec<u8>>) -> Option<PageData> {
+    page.map(|bytes| match mode {
+        PageContent::Fingerprint => PageData::Fingerprint(nvmdb_device::flash::fingerprint64(&bytes)),
+        _ => PageData::Bytes(bytes),
+    })
+}
+
+fn config(kind: BufferKind, mode: PageContent) -> SsdConfig {
+    let mut c = SsdConfig { content: mode, ..SsdConfig::default() };
     c.flash.packages = 1;
     c.flash.planes_per_package = 2;
     c.flash.blocks_per_plane = 8;
@@ -151,9 +170,25 @@ fn config(kind: BufferKind) -> SsdConfig {
     c
 }
 
-/// A configuration by name; `+dedup` adds deduplication. PCM sizes are small enough that
-/// replacement and pool exhaustion happen within the workload.
+/// The content mode a configuration's name asks for: `@fingerprint` at its end, or bytes.
+fn mode(name: &str) -> PageContent {
+    if name.ends_with("@fingerprint") {
+        PageContent::Fingerprint
+    } else {
+        PageContent::Bytes
+    }
+}
+
+/// A configuration by name; `+dedup` adds deduplication, `+striped` stripes merges over
+/// the planes, `@fingerprint` keeps content identities instead of bytes. PCM sizes are small enough that replacement and pool
+/// exhaustion happen within the workload.
 fn build(name: &str) -> Box<dyn PageStore> {
+    let mode = mode(name);
+    let name = name.strip_suffix("@fingerprint").unwrap_or(name);
+    let (name, striped) = match name.strip_suffix("+striped") {
+        Some(scheme) => (scheme, true),
+        None => (name, false),
+    };
     let (scheme, dedup) = match name.strip_suffix("+dedup") {
         Some(scheme) => (scheme, true),
         None => (name, false),
@@ -164,8 +199,11 @@ fn build(name: &str) -> Box<dyn PageStore> {
         "dpram" => BufferKind::Dpram,
         _ => BufferKind::PcmLog,
     };
-    let mut params = SchemeParams::from_config(&config(kind));
+    let mut params = SchemeParams::from_config(&config(kind, mode));
     params.config.dedup.enabled = dedup;
+    if striped {
+        params.config.buffer.merge_layout = MergeLayout::Striped;
+    }
     match scheme {
         "baseline" => nvmdb_flash::build(&params.config).unwrap(),
         "ipl" => Box::new(IplStore::with_params(&params).unwrap()),
@@ -181,58 +219,109 @@ fn build(name: &str) -> Box<dyn PageStore> {
             // The SSD's DRAM buffer, flushed on a power loss, over the PCM log.
             params.pcm_bytes = 3 * (16 * 512 + 16);
             let below = Box::new(PcmLogStore::with_params(&params).unwrap());
-            Box::new(DramBuffer::new(below, 6, true, PageContent::Bytes))
+            Box::new(DramBuffer::new(below, 6, true, mode))
         }
         other => panic!("unknown configuration {other}"),
     }
 }
 
-fn verify(store: &mut dyn PageStore, model: &Model, what: &str) {
+fn verify(store: &mut dyn PageStore, mode: PageContent, model: &Model, what: &str) {
     for lpn in 0..PAGES {
         let (data, _) = store.read(lpn, 0).unwrap_or_else(|e| panic!("{what}: read {lpn}: {e}"));
-        assert!(content(data) == model.get(&lpn).cloned(), "{what}: page {lpn} differs from the model");
+        assert!(content(data) == expected(mode, model.get(&lpn).cloned()), "{what}: page {lpn} differs from the model");
     }
     store.check_invariants().unwrap_or_else(|e| panic!("{what}: {e}"));
 }
 
-/// Runs the workload with the power cut before device write `cut`; returns whether the
-/// cut was reached.
-fn crash_at(name: &str, steps: &[Step], cut: u64) -> bool {
+/// What one crash run saw.
+#[derive(Debug, Default)]
+struct Crash {
+    /// The first cut was reached.
+    reached: bool,
+    /// Device writes the first recovery made (when no cut interrupted it).
+    recovery_writes: u64,
+    /// The second cut interrupted a recovery.
+    recovery_cut: bool,
+}
+
+/// Powers the store up again until a recovery completes (a second cut, armed for the
+/// restore, may interrupt the first); returns the writes of the completed recovery and
+/// whether one was interrupted.
+fn recover(store: &mut dyn PageStore, second: Option<u64>, what: &str) -> (u64, bool) {
+    if let Some(index) = second {
+        store.power_switch().unwrap().cut_after_restore(index);
+    }
+    let mut interrupted = false;
+    loop {
+        let before = store.power_switch().unwrap().writes();
+        match store.power_cycle() {
+            Ok(()) => return (store.power_switch().unwrap().writes() - before, interrupted),
+            Err(FlashError::PowerCut(index)) => {
+                assert!(!interrupted, "{what}: recovery cut twice");
+                assert_eq!(Some(index), second, "{what}: the refused write is the second cut");
+                interrupted = true;
+            }
+            Err(e) => panic!("{what}: recovery: {e}"),
+        }
+    }
+}
+
+/// Runs the workload with the power cut before device write `cut`, and when `second` is
+/// given, again before device write `second` (counted over the run, so it may fall in the
+/// recovery or after it).
+fn crash_at(name: &str, steps: &[Step], cut: u64, second: Option<u64>) -> Crash {
+    let mode = mode(name);
     let mut store = build(name);
     store.power_switch().expect("the store has a power switch").cut_before(cut);
     let mut model = Model::new();
     let mut at = 0;
-    let mut cut_reached = false;
+    let mut crash = Crash::default();
+    let mut second = second;
     while at < steps.len() {
         let step = steps[at];
         let now_ns = at as u64 * 100_000;
-        match run(store.as_mut(), &mut model, step, now_ns) {
+        match run(store.as_mut(), mode, &mut model, step, now_ns) {
             Ok(()) => at += 1,
             Err(FlashError::PowerCut(index)) => {
-                assert!(!cut_reached, "{name}: cut twice");
-                assert_eq!(index, cut, "{name}: the refused write is the cut");
-                cut_reached = true;
-                let what = format!("{name}, cut before write {cut} in step {at} ({step:?})");
-                store.power_cycle().unwrap_or_else(|e| panic!("{what}: recovery: {e}"));
+                let what = format!("{name}, cut before write {index} in step {at} ({step:?})");
+                if crash.reached {
+                    assert_eq!(Some(index), second.take(), "{what}: only the second cut refuses a write");
+                } else {
+                    assert_eq!(index, cut, "{what}: the refused write is the cut");
+                    crash.reached = true;
+                }
+                let (writes, interrupted) = recover(store.as_mut(), second.filter(|_| index == cut), &what);
+                if index == cut {
+                    crash.recovery_writes = writes;
+                    if interrupted {
+                        crash.recovery_cut = true;
+                        second = None;
+                    }
+                }
                 // The interrupted step's page is wholly old or wholly new.
                 let lpn = step.lpn();
                 let (data, _) = store.read(lpn, 0).unwrap();
                 let found = content(data);
                 let old = model.get(&lpn).cloned();
                 let new = apply(&model, step).expect("only writes and trims write");
-                assert!(found == old || found == new, "{what}: page {lpn} is neither old nor new");
-                match found {
+                let now = if found == expected(mode, old.clone()) {
+                    old
+                } else {
+                    assert!(found == expected(mode, new.clone()), "{what}: page {lpn} is neither old nor new");
+                    new
+                };
+                match now {
                     Some(page) => model.insert(lpn, page),
                     None => model.remove(&lpn),
                 };
-                verify(store.as_mut(), &model, &what);
+                verify(store.as_mut(), mode, &model, &what);
                 at += 1;
             }
             Err(e) => panic!("{name}: step {at} ({step:?}): {e}"),
         }
     }
-    verify(store.as_mut(), &model, &format!("{name}, cut before write {cut}, at the end"));
-    cut_reached
+    verify(store.as_mut(), mode, &model, &format!("{name}, cut before write {cut}, at the end"));
+    crash
 }
 
 /// Tries every crash point of `name`; returns how many.
@@ -240,26 +329,90 @@ fn every_device_write(name: &str, steps: &[Step]) -> u64 {
     let mut store = build(name);
     let mut model = Model::new();
     for (at, &step) in steps.iter().enumerate() {
-        run(store.as_mut(), &mut model, step, at as u64 * 100_000).unwrap();
+        run(store.as_mut(), mode(name), &mut model, step, at as u64 * 100_000).unwrap();
     }
-    verify(store.as_mut(), &model, name);
+    verify(store.as_mut(), mode(name), &model, name);
     let stats = store.stats();
     assert!(stats.gc_page_copies > 0, "{name}: the workload should make the FTL collect garbage");
     if !name.starts_with("baseline") {
         assert!(stats.merges > 0, "{name}: the workload should make the log layer merge");
     }
-    if name.ends_with("+dedup") {
+    if name.contains("+dedup") {
         assert!(stats.dedup_pages_removed > 0, "{name}: the workload should share pages");
     }
     let writes = store.power_switch().unwrap().writes();
     println!("{name}: {} GC copies, {} erases, {} merges", stats.gc_page_copies, stats.block_erases, stats.merges);
     let mut tried = 0;
     for cut in 0..writes {
-        assert!(crash_at(name, steps, cut), "{name}: cut before write {cut} of {writes} was never reached");
+        assert!(
+            crash_at(name, steps, cut, None).reached,
+            "{name}: cut before write {cut} of {writes} was never reached"
+        );
         tried += 1;
     }
     println!("{name}: {tried} crash points tried (every device write), nothing lost");
     tried
+}
+
+/// First cuts spread over the workload's device writes, at each of which a second cut is
+/// tried before every write of the recovery and of the next few writes after it.
+const FIRST_CUTS: u64 = 8;
+/// Writes after the recovery at which a second cut is tried.
+const WRITES_AFTER_RECOVERY: u64 = 3;
+
+/// A second power cut during (and just after) recovery; returns the crash runs tried and
+/// how many of them cut a recovery short.
+fn cuts_during_recovery(name: &str, steps: &[Step]) -> (u64, u64) {
+    let mut store = build(name);
+    let mut model = Model::new();
+    for (at, &step) in steps.iter().enumerate() {
+        run(store.as_mut(), mode(name), &mut model, step, at as u64 * 100_000).unwrap();
+    }
+    let writes = store.power_switch().unwrap().writes();
+    let (mut tried, mut in_recovery, mut recovery_writes) = (0, 0, 0);
+    for i in 0..FIRST_CUTS {
+        let cut = writes * (2 * i + 1) / (2 * FIRST_CUTS);
+        let first = crash_at(name, steps, cut, None);
+        assert!(first.reached, "{name}: cut before write {cut} was never reached");
+        recovery_writes += first.recovery_writes;
+        for k in 0..first.recovery_writes + WRITES_AFTER_RECOVERY {
+            let crash = crash_at(name, steps, cut, Some(cut + k));
+            assert_eq!(crash.recovery_cut, k < first.recovery_writes, "{name}: cut {cut}, then {k} writes later");
+            tried += 1;
+            in_recovery += u64::from(crash.recovery_cut);
+        }
+    }
+    println!(
+        "{name}: {tried} second cuts tried after {FIRST_CUTS} first cuts ({in_recovery} during a recovery of \
+         {recovery_writes} device writes in all, the others in the {WRITES_AFTER_RECOVERY} writes after it), nothing lost"
+    );
+    (tried, in_recovery)
+}
+
+#[test]
+fn a_second_cut_during_or_just_after_recovery_loses_nothing() {
+    let steps = workload(21, 400);
+    for name in [
+        "baseline",
+        "baseline+dedup",
+        "ipl",
+        "ipl+dedup",
+        "ipl@fingerprint",
+        "ipl+dedup@fingerprint",
+        "dpram",
+        "dpram+dedup",
+        "pcm-log",
+        "pcm-log+dedup",
+        "dram-plp",
+    ] {
+        let (tried, in_recovery) = cuts_during_recovery(name, &steps);
+        assert!(tried >= FIRST_CUTS * WRITES_AFTER_RECOVERY, "{name}");
+        // Deduplication rebuilds its fingerprint store in PCM; the DRAM buffer writes its
+        // pages back: those recoveries write, and the cuts land inside them.
+        if name.contains("dedup") || name == "dram-plp" {
+            assert!(in_recovery > 0, "{name}: no second cut fell inside a recovery");
+        }
+    }
 }
 
 fn check(name: &str) {
@@ -310,4 +463,19 @@ fn pcm_log_with_dedup_loses_nothing_at_any_device_write() {
 #[test]
 fn protected_dram_buffer_loses_nothing_at_any_device_write() {
     check("dram-plp");
+}
+
+#[test]
+fn ipl_in_fingerprint_mode_loses_nothing_at_any_device_write() {
+    check("ipl@fingerprint");
+}
+
+#[test]
+fn ipl_with_dedup_in_fingerprint_mode_loses_nothing_at_any_device_write() {
+    check("ipl+dedup@fingerprint");
+}
+
+#[test]
+fn pcm_log_with_striped_merges_loses_nothing_at_any_device_write() {
+    check("pcm-log+striped");
 }

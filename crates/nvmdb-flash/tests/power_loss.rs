@@ -54,9 +54,13 @@ fn config(kind: BufferKind, content: PageContent) -> SsdConfig {
     c
 }
 
-/// Configurations by name: PCM sizes small enough that replacement and pool exhaustion
-/// happen within the trace.
+/// Configurations by name (`+dedup` adds deduplication): PCM sizes small enough that
+/// replacement and pool exhaustion happen within the trace.
 fn build(name: &str, content: PageContent) -> Box<dyn PageStore> {
+    let (name, dedup) = match name.strip_suffix("+dedup") {
+        Some(scheme) => (scheme, true),
+        None => (name, false),
+    };
     let kind = match name {
         "baseline" => BufferKind::None,
         "ipl" => BufferKind::Ipl,
@@ -64,6 +68,7 @@ fn build(name: &str, content: PageContent) -> Box<dyn PageStore> {
         _ => BufferKind::PcmLog,
     };
     let mut params = SchemeParams::from_config(&config(kind, content));
+    params.config.dedup.enabled = dedup;
     match name {
         "baseline" => nvmdb_flash::build(&params.config).unwrap(),
         "ipl" => Box::new(IplStore::with_params(&params).unwrap()),
@@ -133,12 +138,22 @@ fn a_dram_buffer_loses_writes_only_without_protection() {
 #[test]
 fn power_loss_at_every_request_loses_nothing() {
     let requests = trace(9, 300);
-    for name in ["baseline", "ipl", "dpram", "pcm-log", "pcm-log-logged-pages"] {
+    for name in [
+        "baseline",
+        "ipl",
+        "dpram",
+        "pcm-log",
+        "pcm-log-logged-pages",
+        "baseline+dedup",
+        "ipl+dedup",
+        "dpram+dedup",
+        "pcm-log+dedup",
+    ] {
         let tried = every_crash_point(name, PageContent::Bytes, &requests);
         println!("{name} (bytes): {tried} crash points tried, nothing lost");
         assert_eq!(tried, requests.len() as u64 + 1);
     }
-    for name in ["baseline", "dpram", "pcm-log"] {
+    for name in ["baseline", "ipl", "dpram", "pcm-log"] {
         let tried = every_crash_point(name, PageContent::Fingerprint, &requests);
         println!("{name} (fingerprint): {tried} crash points tried, nothing lost");
     }

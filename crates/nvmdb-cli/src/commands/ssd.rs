@@ -42,8 +42,7 @@ pub struct ReplayArgs {
     /// Cuts power after the N-th request, recovers from what the flash and PCM hold, and
     /// finishes the trace; then checks every written or trimmed page against the
     /// acknowledged writes and trims (`lost_pages`, `corrupt_pages`; in metadata-only mode,
-    /// that each written page is still mapped). Every configuration recovers, except IPL
-    /// with `content = "fingerprint"`.
+    /// that each written page is still mapped). Every configuration recovers.
     #[arg(long, value_name = "N")]
     pub power_loss_at: Option<u64>,
     /// Writes every page the trace touches once before replaying it (left out of every
@@ -113,14 +112,6 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
     let format: TraceFormat = args.format.parse().map_err(CliError::input)?;
     let file = crate::input::open(&args.trace)?;
     let mut store = nvmdb_flash::build(&config).map_err(config_error)?;
-    if args.power_loss_at.is_some()
-        && config.buffer.kind == nvmdb_flash::config::BufferKind::Ipl
-        && config.content == nvmdb_device::PageContent::Fingerprint
-    {
-        return Err(CliError::input(
-            "--power-loss-at with buffer.kind = \"ipl\" needs content = \"bytes\" or \"none\"",
-        ));
-    }
     let options = ReplayOptions {
         warmup_requests: args.warmup_requests,
         content: config.content,

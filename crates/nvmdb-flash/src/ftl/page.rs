@@ -17,9 +17,10 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
+use nvmdb_device::flash::SectorTag;
 use nvmdb_device::{FlashArray, FlashGeometry, PageContent, PageData, PowerSwitch};
 
-use crate::config::{GcPolicy, SsdConfig, WearLeveling};
+use crate::config::{GcPolicy, MergeLayout, SsdConfig, WearLeveling};
 use crate::dedup::{Dedup, Share};
 use crate::gc::{self, Candidate};
 use crate::layer::{FlashError, PageStore, StoreHealth, StoreStats};
@@ -258,11 +259,12 @@ impl PageFtl {
         Ok((ppn as u32, timing.end_ns))
     }
 
-    /// Copies a partially programmed page sector run by sector run, so that its erased
-    /// sectors stay programmable (IPL's log pages).
+    /// Copies partially programmed page `old` sector run by sector run, so that its erased
+    /// sectors stay programmable (IPL's log pages); each sector keeps its tag.
     fn program_partial_copy(
         &mut self,
         plane: usize,
+        old: u64,
         spare: &[u8],
         data: &PageData,
         mask: u64,
@@ -277,11 +279,17 @@ impl PageFtl {
                 sector += 1;
                 continue;
             }
-            let run = (mask >> sector).trailing_ones();
+            // A run is programmed sectors that are all tagged, or all untagged.
+            let tagged = self.flash.sector_tag(old, sector).is_some();
+            let run = (sector..sector + (mask >> sector).trailing_ones())
+                .take_while(|&s| self.flash.sector_tag(old, s).is_some() == tagged)
+                .count() as u32;
             let part = sector_slice(data, sector, run);
             let with = spare.take().unwrap_or(&[]);
+            let tags: Vec<SectorTag> =
+                (sector..sector + run).filter_map(|s| self.flash.sector_tag(old, s).copied()).collect();
             self.admit()?;
-            done_ns = done_ns.max(self.flash.program_sectors_with_spare(ppn, sector, &part, run, with, now_ns)?.end_ns);
+            done_ns = done_ns.max(self.program_sectors(ppn, sector, &part, run, &tags, with, now_ns)?.end_ns);
             sector += run;
         }
         let block = self.geometry.block_of(ppn) as usize;
@@ -341,7 +349,7 @@ impl PageFtl {
             // The copy keeps the page's spare bytes (logical page, write sequence number).
             let spare = self.flash.spare(old).expect("an FTL page has its out-of-band record").to_vec();
             let (new, _) = match self.flash.sector_mask(old) {
-                Some(mask) => self.program_partial_copy(plane, &spare, &data, mask, read.end_ns)?,
+                Some(mask) => self.program_partial_copy(plane, old, &spare, &data, mask, read.end_ns)?,
                 None => {
                     let (lpn, seq) = parse_oob(&spare).expect("an FTL page has its out-of-band record");
                     self.program(plane, lpn, seq, &data, read.end_ns)?
@@ -553,10 +561,18 @@ impl PageFtl {
         dedup: Option<Dedup>,
         power: PowerSwitch,
     ) -> Result<PageFtl, FlashError> {
-        let geometry = *flash.geometry();
-        let mut ftl = PageFtl::with_geometry(config, geometry)?;
+        let mut ftl = PageFtl::with_geometry(config, *flash.geometry())?;
         ftl.flash = flash;
         ftl.power = power;
+        ftl.rebuild(dedup)?;
+        Ok(ftl)
+    }
+
+    /// [`PageFtl::reopen`]'s rebuild, on a fresh FTL that holds the surviving flash array
+    /// and power switch; `dedup` goes to it whether or not the rebuild completes.
+    fn rebuild(&mut self, dedup: Option<Dedup>) -> Result<(), FlashError> {
+        let ftl = self;
+        let geometry = ftl.geometry;
         if ftl.dedup.is_some() {
             ftl.dedup = Some(dedup.ok_or_else(|| {
                 FlashError::Config("a deduplicating FTL recovers with its fingerprint store's PCM".into())
@@ -638,8 +654,7 @@ impl PageFtl {
                 meta.closed_seq = block_seq[block as usize];
             }
         }
-        ftl.rebuild_fingerprints()?;
-        Ok(ftl)
+        ftl.rebuild_fingerprints()
     }
 
     /// Deduplication after a power loss: the fingerprint store again holds every live
@@ -701,12 +716,23 @@ impl PageFtl {
         self.l2p.get(lpn as usize).is_some_and(|&p| p != UNMAPPED)
     }
 
-    /// Writes `pages` as one sequential run on one plane (a log layer's merge): the plane
-    /// with the fewest live pages (see [`run_plane`]), and each page goes to its next free
-    /// page, so the run fills its active block in order. Returns the completion time.
+    /// Writes `pages` as one sequential run (a log layer's merge). With `buffer.merge_layout
+    /// = "one-plane"` the run goes to the plane with the fewest live pages (see
+    /// [`run_plane`]), each page to its next free page, so the run fills its active block
+    /// in order; with `"striped"` each page goes to the next plane in round-robin order,
+    /// as host writes do, so the planes program the run in parallel. Returns the
+    /// completion time.
     pub fn write_run(&mut self, pages: &[(u64, PageData)], now_ns: u64) -> Result<u64, FlashError> {
         let Some(&(first, _)) = pages.first() else { return Ok(now_ns) };
         self.check_lpn(first)?;
+        if self.config.buffer.merge_layout == MergeLayout::Striped {
+            let mut done_ns = now_ns;
+            for (lpn, data) in pages {
+                let lpn = self.check_lpn(*lpn)?;
+                done_ns = done_ns.max(self.write_new(lpn, data, now_ns)?);
+            }
+            return Ok(done_ns);
+        }
         let plane = run_plane(&self.plane_valid);
         let mut done_ns = now_ns;
         for (lpn, data) in pages {
@@ -733,23 +759,69 @@ impl PageFtl {
     /// pages): into its physical page when it has one, otherwise into a fresh page, which
     /// stays open for its other sectors. The sector must be erased.
     pub fn program_sector(&mut self, lpn: u64, sector: u32, data: &PageData, now_ns: u64) -> Result<u64, FlashError> {
+        self.program_sector_tagged(lpn, sector, data, None, now_ns)
+    }
+
+    /// [`PageFtl::program_sector`], giving the sector a tag of its own (its content
+    /// identity and spare bytes, which recovery reads with [`PageFtl::sector_tag`]) when
+    /// `tag` is given. GC copies keep each sector's tag.
+    pub fn program_sector_tagged(
+        &mut self,
+        lpn: u64,
+        sector: u32,
+        data: &PageData,
+        tag: Option<SectorTag>,
+        now_ns: u64,
+    ) -> Result<u64, FlashError> {
         let lpn = self.check_lpn(lpn)?;
         self.last_data_lpn = None;
+        let tags: Vec<SectorTag> = tag.into_iter().collect();
         let ppn = self.l2p[lpn as usize];
         if ppn != UNMAPPED {
             self.admit()?;
-            return Ok(self.flash.program_sectors(u64::from(ppn), sector, data, 1, now_ns)?.end_ns);
+            let t = self.program_sectors(u64::from(ppn), sector, data, 1, &tags, &[], now_ns)?;
+            return Ok(t.end_ns);
         }
         let plane = self.make_room(now_ns)?;
         let ppn = self.allocate(plane, now_ns)?;
         let seq = self.next_write_seq();
         self.admit()?;
-        let t = self.flash.program_sectors_with_spare(ppn, sector, data, 1, &oob(lpn, seq), now_ns)?;
+        let t = self.program_sectors(ppn, sector, data, 1, &tags, &oob(lpn, seq), now_ns)?;
         let block = self.geometry.block_of(ppn) as usize;
         self.count_valid(block, true);
         self.blocks[block].last_write_ns = now_ns;
         self.map(lpn, ppn as u32, seq);
         Ok(t.end_ns)
+    }
+
+    /// Programs `n` sectors from `first` of a physical page, with their tags when `tags`
+    /// holds one per sector (and without when it is empty).
+    #[allow(clippy::too_many_arguments)]
+    fn program_sectors(
+        &mut self,
+        ppn: u64,
+        first: u32,
+        data: &PageData,
+        n: u32,
+        tags: &[SectorTag],
+        spare: &[u8],
+        now_ns: u64,
+    ) -> Result<nvmdb_device::flash::OpTiming, FlashError> {
+        Ok(if tags.is_empty() {
+            self.flash.program_sectors_with_spare(ppn, first, data, n, spare, now_ns)?
+        } else {
+            assert_eq!(tags.len(), n as usize, "one tag per sector");
+            self.flash.program_sectors_tagged(ppn, first, data, tags, spare, now_ns)?
+        })
+    }
+
+    /// The tag of sector `sector` of logical page `lpn`'s physical copy, if it has one.
+    pub fn sector_tag(&self, lpn: u64, sector: u32) -> Option<SectorTag> {
+        let ppn = *self.l2p.get(lpn as usize)?;
+        if ppn == UNMAPPED {
+            return None;
+        }
+        self.flash.sector_tag(u64::from(ppn), sector).copied()
     }
 
     /// Flash busy time so far, ns.
@@ -954,23 +1026,26 @@ impl PageStore for PageFtl {
     /// torn). A write's old copy stays live while GC makes room for the new one, so no
     /// erase can take a page's last durable copy before its replacement is programmed.
     fn power_cycle(&mut self) -> Result<(), FlashError> {
-        let stats = self.stats;
-        let mut power = self.power.clone();
-        power.restore();
-        let placeholder = FlashGeometry {
-            packages: 1,
-            planes_per_package: 1,
-            blocks_per_plane: 1,
-            pages_per_block: 1,
-            ..self.geometry
-        };
-        let placeholder = FlashArray::new(placeholder, *self.flash.timing(), self.flash.content_mode())?;
-        let flash = std::mem::replace(&mut self.flash, placeholder);
-        let config = self.config.clone();
+        self.power.restore();
+        let mut fresh = PageFtl::with_geometry(&self.config, self.geometry)?;
+        fresh.stats = self.stats;
+        // The devices move to the rebuilt FTL; a recovery cut short (a second power loss)
+        // hands them back, so that the next power cycle starts again from them alone.
+        std::mem::swap(&mut fresh.flash, &mut self.flash);
+        std::mem::swap(&mut fresh.power, &mut self.power);
         let dedup = self.dedup.take();
-        *self = PageFtl::reopen(&config, flash, dedup, power)?;
-        self.stats = stats;
-        Ok(())
+        match fresh.rebuild(dedup) {
+            Ok(()) => {
+                *self = fresh;
+                Ok(())
+            }
+            Err(e) => {
+                std::mem::swap(&mut fresh.flash, &mut self.flash);
+                std::mem::swap(&mut fresh.power, &mut self.power);
+                self.dedup = fresh.dedup.take();
+                Err(e)
+            }
+        }
     }
 
     fn power_switch(&mut self) -> Option<&mut PowerSwitch> {
@@ -994,6 +1069,7 @@ mod tests {
     use nvmdb_device::{PageContent, PageData};
 
     use super::{run_plane, PageFtl};
+    use crate::config::MergeLayout;
     use crate::layer::PageStore;
     use crate::SsdConfig;
 
@@ -1034,6 +1110,33 @@ mod tests {
         // The page written before the stream was 8, so its first page (0) starts a run.
         let runs = stream.windows(2).filter(|w| w[1] == w[0] + 1).count() as u64;
         assert_eq!(s.sequential_page_writes, runs);
+    }
+
+    #[test]
+    fn a_striped_run_spreads_over_the_planes_and_ends_sooner() {
+        let mut config = SsdConfig { content: PageContent::Fingerprint, ..SsdConfig::default() };
+        config.flash.packages = 2;
+        config.flash.planes_per_package = 2;
+        config.flash.blocks_per_plane = 16;
+        config.ftl.overprovision = 0.25;
+        let pages: Vec<(u64, PageData)> = (0..8).map(|lpn| (lpn, PageData::Fingerprint(lpn + 1))).collect();
+        let mut done = Vec::new();
+        for layout in [MergeLayout::OnePlane, MergeLayout::Striped] {
+            config.buffer.merge_layout = layout;
+            let mut ftl = PageFtl::new(&config).unwrap();
+            done.push(ftl.write_run(&pages, 0).unwrap());
+            let planes: std::collections::BTreeSet<usize> =
+                (0..8).map(|lpn| ftl.plane_of(ftl.l2p[lpn as usize] / ftl.geometry.pages_per_block)).collect();
+            assert_eq!(planes.len(), if layout == MergeLayout::Striped { 4 } else { 1 }, "{layout:?}");
+            for (lpn, data) in &pages {
+                assert_eq!(&ftl.read(*lpn, 0).unwrap().0, data);
+            }
+            ftl.check_invariants().unwrap();
+            assert_eq!(ftl.stats().data_page_writes, 8);
+        }
+        // Eight programs on one plane against two on each of four.
+        let program_ns = nvmdb_device::FlashTiming::THESIS_TABLE_5_1.program_ns;
+        assert_eq!(done, vec![8 * program_ns, 2 * program_ns]);
     }
 
     #[test]
