@@ -17,7 +17,7 @@ use crate::papers;
 
 /// Record size of the MatchPerR sweep and of Figures 8 and 9. The paper does not state
 /// it; 60 B is the middle of Figure 7's record-size axis.
-const DEFAULT_RECORD_BYTES: u64 = 60;
+pub(super) const DEFAULT_RECORD_BYTES: u64 = 60;
 
 /// The three algorithms measured at one configuration, in [`Algorithm::ALL`] order.
 struct Point {
@@ -358,8 +358,8 @@ impl Experiment for Fig7 {
              the paper's is PTLsim's whole-program time, which adds computation and so shrinks ratios towards 1."
                 .into(),
             "Wear is bits programmed by differential writes; all dirty lines are written back at the end of each \
-             join, so no write escapes the count. The model's wear uses γ = 0.5 for every algorithm, whereas our \
-             bit counts depend on the data written: hash codes and pointers flip about half their bits, delta IDs \
+             join, so no write escapes the count. The model's wear uses one γ for every algorithm (wear ratios do \
+             not depend on its value), whereas our bit counts depend on the data written: hash codes and pointers flip about half their bits, delta IDs \
              few, copied random payload about half."
                 .into(),
         ]);
