@@ -69,6 +69,14 @@ impl Machine {
         }
     }
 
+    /// This machine with its last cache level `factor`× smaller.
+    pub fn with_last_level_shrunk(&self, factor: u64) -> Machine {
+        let mut machine = self.clone();
+        let last = machine.cache.levels.last_mut().expect("a cache level");
+        last.size_bytes /= factor;
+        machine
+    }
+
     /// The last-level cache size, the paper's C.
     pub fn cache_bytes(&self) -> u64 {
         self.cache.levels.last().expect("a cache level").size_bytes
