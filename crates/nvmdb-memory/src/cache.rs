@@ -10,10 +10,12 @@
 //! in every level below it, so a lower level never evicts a line that is in use above
 //! it. Real inclusive caches update only the level that hits and so suffer inclusion
 //! victims: a line hot in L1 ages out of L3, is back-invalidated and, if dirty, written
-//! back. We model the paper's PTLsim set-up instead, whose hierarchy fills levels on a
-//! miss without back-invalidating them, so a line in use in L1 is not forced out by
-//! the L3's replacement; keeping inclusion and refreshing recency below gives that while
-//! every dirty line still has one path to PCM. The choice matters when L1 is large
+//! back. We model the paper's PTLsim set-up instead: the paper does not call its
+//! hierarchy inclusive, and the data-cache interface of the public PTLsim source
+//! (`dcache.h`) fills levels on a miss and declares no back-invalidation of the levels
+//! above, so a line in use in L1 is not forced out by the L3's replacement. Keeping
+//! inclusion and refreshing recency below gives that while every dirty line still has one
+//! path to PCM. The choice matters when L1 is large
 //! against L3: with L3 shrunk 12.5× and L1 kept (an earlier quick machine of the hash
 //! joins), inclusion victims wrote back each partition's hash table, +75% words over
 //! Table 4 for virtual partitioning at MatchPerR 8, against +3% with recency refreshed.
