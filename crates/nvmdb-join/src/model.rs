@@ -23,15 +23,58 @@ pub struct ModelParams {
     pub hash_table_lw: f64,
     /// HashTable_w: words modified per insertion.
     pub hash_table_w: f64,
-    /// γ: modified bits per modified word.
+    /// γ: modified bits per modified word (see [`GammaReading`]).
     pub gamma: f64,
     /// E_rb, E_wb, T_l, T_w.
     pub metrics: PcmMetrics,
 }
 
+/// The two readings of Figure 5's γ = 0.5. Table 3 defines γ as "the average number of
+/// modified bits per modified word", but a modified word has at least one modified bit,
+/// so 0.5 cannot be a bit count; it reads either as written (0.5 bits) or as half of
+/// the word's bits (32 bits of a 64-bit word). Wear ratios and latency do not depend on
+/// γ (wear is γ·N_w for every algorithm); energy does, through γ·N_w·E_wb.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GammaReading {
+    /// γ = 0.5 modified bits per modified word, as Figure 5's caption is written.
+    HalfBit,
+    /// γ = half the bits of a word: 32 of a 64-bit word.
+    HalfWord,
+}
+
+impl GammaReading {
+    /// Both, the literal reading first.
+    pub const ALL: [GammaReading; 2] = [GammaReading::HalfBit, GammaReading::HalfWord];
+
+    /// γ in bits for words of `word_bytes`.
+    pub const fn gamma_bits(self, word_bytes: f64) -> f64 {
+        match self {
+            GammaReading::HalfBit => 0.5,
+            GammaReading::HalfWord => 0.5 * 8.0 * word_bytes,
+        }
+    }
+
+    /// A short name.
+    pub fn name(self) -> &'static str {
+        match self {
+            GammaReading::HalfBit => "0.5 bits",
+            GammaReading::HalfWord => "32 bits (half a word)",
+        }
+    }
+}
+
+/// The reading the model uses unless told otherwise: half a word, the one under which
+/// Figure 7's configurations fall in virtual partitioning's energy region, as Section
+/// 4.3 says they do, and the model's energy gain over simple falls with MatchPerR, as
+/// Figure 7(e)'s does (`cidr-fig5` shows both readings).
+pub const DEFAULT_GAMMA: GammaReading = GammaReading::HalfWord;
+const DEFAULT_GAMMA_BITS: f64 = DEFAULT_GAMMA.gamma_bits(8.0);
+
 impl ModelParams {
     /// Figure 5's parameters: L = 64, W = 8, N_hR = N_hS = 1.8, HashTable_lw = 1.5,
-    /// HashTable_w = 5.0, γ = 0.5, and the CIDR 2011 device parameters.
+    /// HashTable_w = 5.0, γ = 0.5 read as [`DEFAULT_GAMMA`] (32 bits), and the CIDR 2011
+    /// device parameters.
     pub const CIDR2011: ModelParams = ModelParams {
         line_bytes: 64.0,
         word_bytes: 8.0,
@@ -39,9 +82,14 @@ impl ModelParams {
         n_hs: 1.8,
         hash_table_lw: 1.5,
         hash_table_w: 5.0,
-        gamma: 0.5,
+        gamma: DEFAULT_GAMMA_BITS,
         metrics: PcmMetrics::CIDR2011,
     };
+
+    /// These parameters with γ read as `reading`.
+    pub fn with_gamma(self, reading: GammaReading) -> ModelParams {
+        ModelParams { gamma: reading.gamma_bits(self.word_bytes), ..self }
+    }
 }
 
 /// A join's shape (Table 3).
@@ -245,8 +293,9 @@ mod tests {
         assert!(close(virt.first.n_l, 1593.75) && close(virt.first.n_lw, 93.75) && close(virt.first.n_w, 750.0));
         // Join: 93.75 + 1000·(31/64 + 1) + 2000·(31/64 + 1) = 93.75 + 4453.125.
         assert!(close(virt.second.n_l, 4546.875));
-        // Metrics of the simple join: wear 0.5·5000; energy 512·(9868.75 + 1500)·2 + 2500·16;
-        // latency 9868.75·230 + 5000·450.
+        // Metrics of the simple join with γ = 0.5 bit: wear 0.5·5000; energy
+        // 512·(9868.75 + 1500)·2 + 2500·16; latency 9868.75·230 + 5000·450.
+        let p = p.with_gamma(GammaReading::HalfBit);
         assert!(close(simple.wear_bits(&p), 2500.0));
         assert!(close(simple.energy_pj(&p), 512.0 * 11_368.75 * 2.0 + 40_000.0));
         assert!(close(simple.latency_cycles(&p), 9868.75 * 230.0 + 2_250_000.0));
@@ -273,5 +322,32 @@ mod tests {
         assert_eq!(best(&large, &p, Metric::CacheMisses).0, Algorithm::Simple);
         let small = Workload::primary_foreign(50e6, 4.0, 1.0);
         assert_eq!(best(&small, &p, Metric::CacheMisses).0, Algorithm::CachePartitioning);
+    }
+
+    #[test]
+    fn gamma_readings() {
+        assert_eq!(GammaReading::HalfBit.gamma_bits(8.0), 0.5);
+        assert_eq!(GammaReading::HalfWord.gamma_bits(8.0), 32.0);
+        assert_eq!(ModelParams::CIDR2011.gamma, DEFAULT_GAMMA.gamma_bits(8.0));
+        let [bit, word] = GammaReading::ALL.map(|r| ModelParams::CIDR2011.with_gamma(r));
+        // Simple join's energy at 1000 records of 32 B, 2000 S records: 512·11,368.75·2 pJ of
+        // reads plus γ·5000 words·16 pJ of writes.
+        let w = Workload { m_r: 1000.0, l_r: 32.0, m_s: 2000.0, l_s: 32.0, match_per_s: 1.0 };
+        let reads = 512.0 * 11_368.75 * 2.0;
+        assert!(close(cost(Algorithm::Simple, &w, &bit).energy_pj(&bit), reads + 0.5 * 5000.0 * 16.0));
+        assert!(close(cost(Algorithm::Simple, &w, &word).energy_pj(&word), reads + 32.0 * 5000.0 * 16.0));
+        // γ scales every algorithm's wear alike and does not enter latency, so only energy
+        // can change a winner.
+        for a in Algorithm::ALL {
+            let (cb, cw) = (cost(a, &w, &bit), cost(a, &w, &word));
+            assert!(close(cw.wear_bits(&word), 64.0 * cb.wear_bits(&bit)));
+            assert!(close(cw.latency_cycles(&word), cb.latency_cycles(&bit)));
+        }
+        // At Figure 7's 20 B records, MatchPerR 1: cache partitioning wins energy when γ is
+        // half a bit, virtual partitioning when γ is half a word (each word cache
+        // partitioning copies then costs 32 bits).
+        let fig7 = Workload::primary_foreign(50e6, 20.0, 1.0);
+        assert_eq!(best(&fig7, &bit, Metric::Energy).0, Algorithm::CachePartitioning);
+        assert_eq!(best(&fig7, &word, Metric::Energy).0, Algorithm::VirtualPartitioning);
     }
 }

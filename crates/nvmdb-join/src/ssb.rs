@@ -329,6 +329,15 @@ pub struct QueryRun {
     pub result_rows: u64,
 }
 
+/// What a column-store join result reads (a row-store result reads whole records).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResultColumns {
+    /// The attributes the query uses and the keys.
+    Used,
+    /// Every attribute, as a row store does.
+    All,
+}
+
 /// Runs `query` as one hash join per step (counters reset before each join, all writes
 /// flushed after), calling `after_join` on the memory after each, then evaluates the
 /// predicates on the join results.
@@ -338,6 +347,7 @@ pub fn run_query<M: Memory>(
     stored: &StoredSsb,
     query: Query,
     options: &JoinOptions,
+    columns: ResultColumns,
     mut after_join: impl FnMut(&M),
 ) -> Result<QueryRun, MemoryError> {
     let options = JoinOptions { collect_pairs: true, ..*options };
@@ -352,8 +362,12 @@ pub fn run_query<M: Memory>(
         let mut fact_columns: Vec<usize> = step.fact_columns.iter().map(|c| index(&ssb.lineorder, c)).collect();
         let fact_key = index(&ssb.lineorder, step.fact_key);
         fact_columns.push(fact_key);
-        let r = dim.rekeyed(index(table, step.dimension_key)).with_projection(&dim_columns);
-        let s = stored.lineorder.rekeyed(fact_key).with_projection(&fact_columns);
+        let mut r = dim.rekeyed(index(table, step.dimension_key));
+        let mut s = stored.lineorder.rekeyed(fact_key);
+        if columns == ResultColumns::Used {
+            r = r.with_projection(&dim_columns);
+            s = s.with_projection(&fact_columns);
+        }
         let (output, report) = measured_join(mem, &r, &s, &options)?;
         after_join(mem);
         let mut matched = vec![false; passing.len()];
@@ -411,17 +425,19 @@ mod tests {
             }
             for layout in [Layout::Row, Layout::Column] {
                 for algorithm in [Algorithm::CachePartitioning, Algorithm::VirtualPartitioning] {
-                    let mut mem = NativeMemory::new(1 << 28);
-                    let stored = StoredSsb::load(&mut mem, &ssb, layout).unwrap();
-                    let options = JoinOptions {
-                        algorithm,
-                        cache_bytes: 16 << 10,
-                        id_encoding: IdEncoding::Plain32,
-                        collect_pairs: false,
-                    };
-                    let run = run_query(&mut mem, &ssb, &stored, query, &options, |_| {}).unwrap();
-                    assert_eq!(run.result_rows, expected, "{query:?} {layout:?} {algorithm:?}");
-                    assert!(run.joins.iter().all(|(o, _)| o.matches == 3000), "every order has its dimension rows");
+                    for columns in [ResultColumns::Used, ResultColumns::All] {
+                        let mut mem = NativeMemory::new(1 << 28);
+                        let stored = StoredSsb::load(&mut mem, &ssb, layout).unwrap();
+                        let options = JoinOptions {
+                            algorithm,
+                            cache_bytes: 16 << 10,
+                            id_encoding: IdEncoding::Plain32,
+                            collect_pairs: false,
+                        };
+                        let run = run_query(&mut mem, &ssb, &stored, query, &options, columns, |_| {}).unwrap();
+                        assert_eq!(run.result_rows, expected, "{query:?} {layout:?} {algorithm:?} {columns:?}");
+                        assert!(run.joins.iter().all(|(o, _)| o.matches == 3000), "every order has its dimension rows");
+                    }
                 }
             }
         }

@@ -1,7 +1,8 @@
 //! The cache model against a reference kept deliberately simple: each set a vector of
 //! optional ways with a last-use time and a dirty flag, the same inclusive write-back
-//! policy, and the same write-queue timing. Level counters, PCM counters, cycles and
-//! loaded values must be identical.
+//! policy (a hit refreshes the line's last use in the levels below), and the same
+//! write-queue timing. Level counters, PCM counters, cycles and loaded values must be
+//! identical.
 
 use nvmdb_device::pcm::WORDS_PER_LINE;
 use nvmdb_device::{LineDevice, Pcm, PcmConfig};
@@ -101,6 +102,12 @@ impl RefCache {
                 break;
             }
             level.stats.misses += 1;
+        }
+        // A hit refreshes the line's last use in every level below.
+        if let Some(i) = hit {
+            for level in &mut self.levels[i + 1..] {
+                level.find(line).unwrap().last_use = self.now;
+            }
         }
         let fill_from = hit.unwrap_or_else(|| {
             let rank = (line % self.rank_busy_until.len() as u64) as usize;

@@ -49,6 +49,30 @@ fn hand_traced_sequence() {
     assert_eq!(m.report().pcm.lines_written, 1, "line 0 is clean after its reload, nothing to flush");
 }
 
+/// The recency rule of the module docs: a hit refreshes the line in the levels below, so
+/// a line in use in L1 is never an inclusion victim. Here L1 keeps the hot line (it is
+/// touched between every two streamed loads) while 20 other lines stream through the
+/// 4-line L2. Were L2's recency updated only by L2 hits, the hot line would be L2's
+/// least recently used line after 3 streamed loads, be evicted, back-invalidated from L1
+/// and written back, and miss in L1 on its next store.
+#[test]
+fn a_line_hot_in_l1_is_no_inclusion_victim() {
+    let mut m = tiny();
+    let base = m.alloc(64 * 32, 64).unwrap();
+    let hot = base;
+    m.store::<u64>(hot, 1);
+    for i in 1..=20u64 {
+        let _: u64 = m.load(base + 64 * i);
+        m.store::<u64>(hot, i);
+    }
+    let r = m.report();
+    assert_eq!(r.pcm.lines_written, 0, "the hot line stayed cached");
+    assert_eq!(r.cache_levels[0], CacheLevelStats { hits: 20, misses: 21 }, "every hot store hit L1");
+    assert_eq!(r.pcm.lines_read, 21, "one fetch per line");
+    m.flush_all();
+    assert_eq!(m.report().pcm.lines_written, 1, "the hot line is written back once, at the flush");
+}
+
 #[test]
 fn fetches_wait_for_writebacks_and_a_full_queue_stalls() {
     let mut m = tiny();

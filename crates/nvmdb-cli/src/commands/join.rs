@@ -163,8 +163,9 @@ pub struct ModelArgs {
     /// HashTable_w: words modified per hash-table insertion.
     #[arg(long, default_value_t = 5.0)]
     pub hash_table_w: f64,
-    /// γ: modified bits per modified word.
-    #[arg(long, default_value_t = 0.5)]
+    /// γ: modified bits per modified word. The default, 32, reads Figure 5's γ = 0.5 as
+    /// half a 64-bit word; 0.5 reads it as bits (`cidr-fig5` compares the two).
+    #[arg(long, default_value_t = ModelParams::CIDR2011.gamma)]
     pub gamma: f64,
     /// Print JSON instead of a table.
     #[arg(long)]

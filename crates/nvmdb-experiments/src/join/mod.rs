@@ -28,10 +28,11 @@ pub fn all() -> Vec<Box<dyn Experiment>> {
 
 /// The simulated machine of a scale.
 ///
-/// Paper: CIDR Table 5's hierarchy (8 MB L3) and a 50 MB R. Quick: R and the L3 both
-/// shrunk 12.5× (4 MB R, 640 KB L3), which keeps the ratio of relation and hash-table
-/// size to cache size, and so the regime the paper studies (the hash table of the simple
-/// join does not fit the cache).
+/// Paper: CIDR Table 5's hierarchy (8 MB L3) and a 50 MB R. Quick: every cache level and
+/// R shrunk by the same factor ([`QUICK_SHRINK`]: L1 2 KB, L2 16 KB, L3 512 KB, R
+/// 3.125 MB), which keeps the ratios of the levels to one another and of the relations
+/// and hash tables to the cache, and so the regime the paper studies (the simple join's
+/// hash table does not fit the cache; a partition's working set fills it).
 #[derive(Debug, Clone, Serialize)]
 pub struct Machine {
     /// Cache hierarchy.
@@ -40,23 +41,40 @@ pub struct Machine {
     pub r_bytes: u64,
 }
 
+/// How much smaller than the paper's the quick machine and R are.
+pub const QUICK_SHRINK: u64 = 16;
+
+/// The paper's R, bytes.
+const PAPER_R_BYTES: u64 = 50_000_000;
+
 impl Machine {
     /// The machine for `scale`.
     pub fn for_scale(scale: Scale) -> Machine {
         match scale {
-            Scale::Paper => Machine { cache: CacheConfig::cidr2011(), r_bytes: 50_000_000 },
-            Scale::Quick => Machine {
-                cache: CacheConfig {
-                    levels: vec![
-                        CacheLevelConfig { size_bytes: 32 << 10, ways: 8, latency_cycles: 4 },
-                        CacheLevelConfig { size_bytes: 128 << 10, ways: 8, latency_cycles: 11 },
-                        CacheLevelConfig { size_bytes: 640 << 10, ways: 16, latency_cycles: 39 },
-                    ],
-                    ..CacheConfig::cidr2011()
-                },
-                r_bytes: 4_000_000,
-            },
+            Scale::Paper => Machine { cache: CacheConfig::cidr2011(), r_bytes: PAPER_R_BYTES },
+            Scale::Quick => {
+                let paper = CacheConfig::cidr2011();
+                Machine {
+                    cache: CacheConfig {
+                        levels: paper
+                            .levels
+                            .iter()
+                            .map(|l| CacheLevelConfig { size_bytes: l.size_bytes / QUICK_SHRINK, ..*l })
+                            .collect(),
+                        ..paper
+                    },
+                    r_bytes: PAPER_R_BYTES / QUICK_SHRINK,
+                }
+            }
         }
+    }
+
+    /// This machine with its last cache level `factor`× smaller.
+    pub fn with_last_level_shrunk(&self, factor: u64) -> Machine {
+        let mut machine = self.clone();
+        let last = machine.cache.levels.last_mut().expect("a cache level");
+        last.size_bytes /= factor;
+        machine
     }
 
     /// The last-level cache size, the paper's C.
