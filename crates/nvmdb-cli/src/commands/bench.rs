@@ -21,7 +21,8 @@ use crate::output::Output;
 /// Arguments of `nvmdb bench`.
 ///
 /// Benchmarks: ssd-1tb-rss, ssd-page-ftl-replay, ssd-pcm-log-replay (beside the plain
-/// FTL's rate when both run), memory-random-mix, memory-pointer-chase (native vs cached
+/// FTL's rate when both run; uniform requests), the same two with `-hot` (90 % of the
+/// requests to 10 % of the logical blocks), memory-random-mix, memory-pointer-chase (native vs cached
 /// PCM), pcm-writeback/one-word-changed and pcm-writeback/random-line (each beside
 /// line-diff/native/…, the same write-backs as XOR and popcount in plain memory),
 /// btree-insert (native vs cached PCM), envy-memory-random-mix (native vs eNVy). A
@@ -305,28 +306,26 @@ fn ssd_benches(args: &BenchArgs, out: &mut Vec<BenchResult>) -> Result<(), CliEr
         r.peak_memory_bytes = peak;
         out.push(r);
     }
-    let mut page_ftl = None;
-    if selected(args, "ssd-page-ftl-replay") {
-        let bench = nvmdb_experiments::bench::flash::page_ftl_replay(args.ops).map_err(fail)?;
-        let r = from_ns_per_op(
-            "ssd-page-ftl-replay",
-            bench.requests,
-            bench.elapsed.as_nanos() as f64 / bench.requests as f64,
-        );
-        page_ftl = Some(r.clone());
-        out.push(r);
-    }
-    if selected(args, "ssd-pcm-log-replay") {
-        let bench = nvmdb_experiments::bench::flash::pcm_log_replay(args.ops).map_err(fail)?;
-        let r = from_ns_per_op(
-            "ssd-pcm-log-replay",
-            bench.requests,
-            bench.elapsed.as_nanos() as f64 / bench.requests as f64,
-        );
-        out.push(match &page_ftl {
-            Some(base) => compared(r, base),
-            None => r,
-        });
+    use nvmdb_experiments::bench::flash::{page_ftl_replay, pcm_log_replay, Locality};
+    for (locality, suffix) in [(Locality::Uniform, ""), (Locality::HotCold, "-hot")] {
+        let plain_name = format!("ssd-page-ftl-replay{suffix}");
+        let log_name = format!("ssd-pcm-log-replay{suffix}");
+        let mut page_ftl = None;
+        if selected(args, &plain_name) {
+            let bench = page_ftl_replay(args.ops, locality).map_err(fail)?;
+            let r =
+                from_ns_per_op(&plain_name, bench.requests, bench.elapsed.as_nanos() as f64 / bench.requests as f64);
+            page_ftl = Some(r.clone());
+            out.push(r);
+        }
+        if selected(args, &log_name) {
+            let bench = pcm_log_replay(args.ops, locality).map_err(fail)?;
+            let r = from_ns_per_op(&log_name, bench.requests, bench.elapsed.as_nanos() as f64 / bench.requests as f64);
+            out.push(match &page_ftl {
+                Some(base) => compared(r, base),
+                None => r,
+            });
+        }
     }
     Ok(())
 }

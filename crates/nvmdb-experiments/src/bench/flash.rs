@@ -41,30 +41,48 @@ pub fn bench_config() -> SsdConfig {
     config
 }
 
-/// Replays `requests` single-page requests (70 % writes, 30 % reads, uniform over the
-/// logical space, one every 10 µs) through the replay engine into a metadata-only
-/// page-mapped FTL ([`bench_config`]). Past the first ~0.3 M writes GC runs in steady
-/// state.
-pub fn page_ftl_replay(requests: u64) -> Result<ReplayBench, FlashError> {
-    replay_bench(&bench_config(), requests)
+/// Where a replay benchmark's requests go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Locality {
+    /// Uniform over the logical space: with 16 MB of PCM (496 P-blocks for 4,096 logical
+    /// blocks) most log-layer updates find no P-block and merge a whole block, the log
+    /// buffer's worst case.
+    Uniform,
+    /// 90 % of the requests to the first 10 % of the logical erase blocks (410 blocks,
+    /// fewer than the P-blocks), the rest uniform over the others: the skewed updates a
+    /// log buffer is built for.
+    HotCold,
+}
+
+/// Replays `requests` single-page requests (70 % writes, 30 % reads, one every 10 µs,
+/// placed by `locality`) through the replay engine into a metadata-only page-mapped FTL
+/// ([`bench_config`]). Past the first ~0.3 M writes GC runs in steady state.
+pub fn page_ftl_replay(requests: u64, locality: Locality) -> Result<ReplayBench, FlashError> {
+    replay_bench(&bench_config(), requests, locality)
 }
 
 /// [`page_ftl_replay`] through the PCM log layer above the same FTL (`buffer.kind =
 /// "pcm-log"`, 16 MB of PCM, content-free updates logged as 50–150 B records).
-pub fn pcm_log_replay(requests: u64) -> Result<ReplayBench, FlashError> {
+pub fn pcm_log_replay(requests: u64, locality: Locality) -> Result<ReplayBench, FlashError> {
     let mut config = bench_config();
     config.buffer.kind = nvmdb_flash::config::BufferKind::PcmLog;
     config.buffer.pcm_mb = 16;
-    replay_bench(&config, requests)
+    replay_bench(&config, requests, locality)
 }
 
-fn replay_bench(config: &SsdConfig, requests: u64) -> Result<ReplayBench, FlashError> {
+fn replay_bench(config: &SsdConfig, requests: u64, locality: Locality) -> Result<ReplayBench, FlashError> {
     let mut store = nvmdb_flash::stack::build(config)?;
     let pages = store.logical_pages();
+    let per_block = u64::from(config.flash.pages_per_block);
+    let hot_pages = (pages / per_block / 10).max(1) * per_block;
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(config.seed);
     let stream = (0..requests).map(move |i| {
         let op = if rng.gen_range(0..10) < 7 { Op::Write } else { Op::Read };
-        let lpn = rng.gen_range(0..pages);
+        let lpn = match locality {
+            Locality::Uniform => rng.gen_range(0..pages),
+            Locality::HotCold if rng.gen_range(0..10) < 9 => rng.gen_range(0..hot_pages),
+            Locality::HotCold => rng.gen_range(hot_pages..pages),
+        };
         Ok::<_, FlashError>(Request {
             time_ns: i * 10_000,
             op,
@@ -124,7 +142,7 @@ mod tests {
         let tb = one_tb_config();
         assert!(tb.validate().is_ok());
         assert!(tb.logical_pages() * 4096 >= 1 << 40);
-        let run = page_ftl_replay(1_000).unwrap();
+        let run = page_ftl_replay(1_000, Locality::Uniform).unwrap();
         assert_eq!(run.requests, 1_000);
         assert!(run.write_amplification >= 1.0);
     }
