@@ -2,6 +2,9 @@
 //! configurations on the seed's three benchmarks (Figure 4), the device comparison of
 //! Section 2.2, and sweeps of the buffer pool and of the PCM write granularity.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
 use nvmdb_device::{FlashArray, FlashGeometry, PageContent, PageData, Pcm, PcmConfig};
 use nvmdb_kv::workload::run;
 use nvmdb_kv::{Benchmark, DevicePreset, Engine, EngineConfig, EngineKind, RunReport, WorkloadSpec};
@@ -30,21 +33,54 @@ fn failed(id: &str) -> impl Fn(nvmdb_kv::KvError) -> LabError + '_ {
     move |e| LabError::Failed { id: id.into(), message: e.to_string() }
 }
 
-/// One engine on one benchmark.
-fn run_one(
-    id: &str,
+/// One engine on one benchmark over `records` records, with its buffer pool and PCM
+/// write granularity (the engine's default when `None`).
+#[derive(Debug, Clone, Copy)]
+struct RunSpec {
     kind: EngineKind,
     benchmark: Benchmark,
     records: u64,
-    seed: u64,
-    tune: impl Fn(&mut EngineConfig),
-) -> Result<RunReport, LabError> {
-    let mut config = EngineConfig::new(kind, records, 26);
-    config.buffer_bytes = buffer_bytes(records);
+    buffer_bytes: u64,
+    pcm_write_bytes: Option<u32>,
+}
+
+impl RunSpec {
+    /// The seed's benchmark with the buffer pool of [`buffer_bytes`].
+    fn new(kind: EngineKind, benchmark: Benchmark, records: u64) -> RunSpec {
+        RunSpec { kind, benchmark, records, buffer_bytes: buffer_bytes(records), pcm_write_bytes: None }
+    }
+}
+
+/// One engine on one benchmark.
+fn run_one(id: &str, spec: RunSpec, seed: u64) -> Result<RunReport, LabError> {
+    let mut config = EngineConfig::new(spec.kind, spec.records, 26);
+    config.buffer_bytes = spec.buffer_bytes;
     config.seed = seed;
-    tune(&mut config);
+    if let Some(unit) = spec.pcm_write_bytes {
+        config.pcm_write_bytes = unit;
+    }
     let mut engine = Engine::new(config).map_err(failed(id))?;
-    run(&mut engine, &WorkloadSpec::seed_benchmark(benchmark, records, seed), 1 << 16, &mut |_| {}).map_err(failed(id))
+    let workload = WorkloadSpec::seed_benchmark(spec.benchmark, spec.records, seed);
+    run(&mut engine, &workload, 1 << 16, &mut |_| {}).map_err(failed(id))
+}
+
+/// Runs `specs` on the context's threads (each run has its own engine and devices, so
+/// none depends on another); the reports come back in the order of `specs`, and on a
+/// failure the first failed run's error (in that order).
+fn run_all(id: &str, ctx: &RunContext, specs: &[RunSpec]) -> Result<Vec<RunReport>, LabError> {
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<Result<RunReport, LabError>>>> = Mutex::new(specs.iter().map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..ctx.jobs().min(specs.len()) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(&spec) = specs.get(i) else { return };
+                let result = run_one(id, spec, ctx.seed);
+                results.lock().expect("no panics while locked")[i] = Some(result);
+            });
+        }
+    });
+    results.into_inner().expect("no panics while locked").into_iter().map(|r| r.expect("every run ran")).collect()
 }
 
 fn ms(ns: u64, count: u64) -> f64 {
@@ -67,12 +103,11 @@ impl Experiment for Fig4 {
     }
     fn run(&self, ctx: &RunContext) -> Result<Outcome, LabError> {
         let n = records(ctx);
-        let mut reports = Vec::new();
-        for kind in EngineKind::ALL {
-            for benchmark in Benchmark::ALL {
-                reports.push(run_one(self.id(), kind, benchmark, n, ctx.seed, |_| {})?);
-            }
-        }
+        let specs: Vec<RunSpec> = EngineKind::ALL
+            .into_iter()
+            .flat_map(|kind| Benchmark::ALL.map(|benchmark| RunSpec::new(kind, benchmark, n)))
+            .collect();
+        let reports = run_all(self.id(), ctx, &specs)?;
         let ops = |kind: EngineKind, b: Benchmark| {
             reports.iter().find(|r| r.engine == kind && r.benchmark == b).map_or(0.0, |r| r.ops_per_s)
         };
@@ -362,11 +397,18 @@ impl Experiment for BufferSweep {
             &["engine", "buffer ×1", "buffer ×2", "buffer ×4", "buffer ×8"],
         );
         let mut plot = Plot::new("Update throughput against buffer size", "buffer, KB", "ops/s");
+        let specs: Vec<RunSpec> = EngineKind::ALL
+            .into_iter()
+            .flat_map(|kind| {
+                factors.map(|f| RunSpec { buffer_bytes: base * f, ..RunSpec::new(kind, Benchmark::Update, n) })
+            })
+            .collect();
+        let mut reports = run_all(self.id(), ctx, &specs)?.into_iter();
         for kind in EngineKind::ALL {
             let mut row: Vec<Cell> = vec![kind.name().into()];
             let mut points = Vec::new();
             for f in factors {
-                let r = run_one(self.id(), kind, Benchmark::Update, n, ctx.seed, |c| c.buffer_bytes = base * f)?;
+                let r = reports.next().expect("a report per run");
                 row.push(r.ops_per_s.into());
                 points.push((((base * f) >> 10) as f64, r.ops_per_s));
             }
@@ -407,11 +449,20 @@ impl Experiment for GranularitySweep {
             "IPL-P, update and insert benchmarks",
             &["granularity, B", "insert ops/s", "update ops/s", "update merges", "update PCM bytes written"],
         );
-        for unit in [32u32, 128, 512] {
-            let insert =
-                run_one(self.id(), EngineKind::IplP, Benchmark::Insert, n, ctx.seed, |c| c.pcm_write_bytes = unit)?;
-            let update =
-                run_one(self.id(), EngineKind::IplP, Benchmark::Update, n, ctx.seed, |c| c.pcm_write_bytes = unit)?;
+        let units = [32u32, 128, 512];
+        let specs: Vec<RunSpec> = units
+            .into_iter()
+            .flat_map(|unit| {
+                [Benchmark::Insert, Benchmark::Update].map(|benchmark| RunSpec {
+                    pcm_write_bytes: Some(unit),
+                    ..RunSpec::new(EngineKind::IplP, benchmark, n)
+                })
+            })
+            .collect();
+        let mut reports = run_all(self.id(), ctx, &specs)?.into_iter();
+        for unit in units {
+            let insert = reports.next().expect("a report per run");
+            let update = reports.next().expect("a report per run");
             table.row(vec![
                 (unit as i64).into(),
                 insert.ops_per_s.into(),
@@ -430,5 +481,23 @@ impl Experiment for GranularitySweep {
             tables: vec![table],
             ..Default::default()
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use nvmdb_lab::Scale;
+
+    use super::*;
+
+    #[test]
+    fn figure_4_is_the_same_on_one_thread_or_several() {
+        let run = |jobs| Fig4.run(&RunContext::new(Scale::Quick, 3).with_jobs(jobs)).expect("iplp-fig4 runs");
+        let one = run(1);
+        assert_eq!(one.tables[1].rows.len(), EngineKind::ALL.len());
+        assert_eq!(one.tables[2].rows.len(), EngineKind::ALL.len() * Benchmark::ALL.len());
+        for jobs in [2, 5] {
+            assert_eq!(run(jobs), one, "{jobs} threads");
+        }
     }
 }

@@ -298,6 +298,9 @@ impl Store {
             }
             _ => {
                 let f = self.layout.flash_per_page;
+                if f == 1 {
+                    return self.flash_read(u64::from(slot));
+                }
                 let mut out = Vec::with_capacity(self.layout.page_bytes);
                 for i in 0..f {
                     match self.flash_read(u64::from(slot) * f + i)? {

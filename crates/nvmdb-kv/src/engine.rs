@@ -2,8 +2,6 @@
 //! copied on write into image slots, page changes logged per erase block (`ipl`,
 //! `ipl-p`), merges, group commit and recovery. `docs/kv.md` describes the design.
 
-use std::collections::{BTreeMap, HashMap};
-
 use nvmdb_device::flash::SECTOR_BYTES;
 use nvmdb_flash::PageStore;
 use serde::Serialize;
@@ -11,6 +9,7 @@ use serde::Serialize;
 use crate::config::{EngineConfig, EngineKind};
 use crate::devices::{Devices, Layout, Store};
 use crate::page::{Change, Node, Page, Record, MAX_VALUE_BYTES};
+use crate::pool::{Frame, Frames};
 use crate::KvError;
 
 /// Marks a page without an image slot.
@@ -85,18 +84,6 @@ struct BlockLog {
     used: u32,
     /// The units written since the last merge, in write order.
     units: Vec<Unit>,
-}
-
-#[derive(Debug)]
-struct Frame {
-    page: Page,
-    dirty: bool,
-    /// Changed without log records (a merge or a rotation between siblings): written
-    /// whole at the next write-back, not logged until then.
-    whole: bool,
-    /// Encoded records not yet written (the in-memory log sector).
-    log: Vec<u8>,
-    tick: u64,
 }
 
 /// A snapshot of the engine's counters. Device counters are cumulative over the devices'
@@ -227,9 +214,7 @@ pub struct Engine {
     /// Page ids below `next_page` that no tree page uses (freed by merges); reused first.
     free_pages: Vec<u32>,
     logs: Vec<BlockLog>,
-    frames: HashMap<u32, Frame>,
-    lru: BTreeMap<u64, u32>,
-    tick: u64,
+    frames: Frames,
     ops: u64,
     syncs: u64,
     commits: u64,
@@ -311,9 +296,7 @@ impl Engine {
             free_slots: Vec::new(),
             free_pages: Vec::new(),
             logs: Vec::new(),
-            frames: HashMap::new(),
-            lru: BTreeMap::new(),
-            tick: 0,
+            frames: Frames::new(),
             ops: 0,
             syncs: 0,
             commits: 0,
@@ -494,43 +477,30 @@ impl Engine {
 
     // ---- buffer pool -------------------------------------------------------------
 
-    fn touch(&mut self, id: u32) {
-        self.tick += 1;
-        let tick = self.tick;
-        let frame = self.frames.get_mut(&id).expect("resident");
-        self.lru.remove(&frame.tick);
-        frame.tick = tick;
-        self.lru.insert(tick, id);
-    }
-
     /// Makes room for one more frame.
     fn make_room(&mut self) -> Result<(), KvError> {
         while self.frames.len() as u64 >= self.config.buffer_pages() {
-            let (&tick, &victim) = self.lru.iter().next().expect("a full pool has frames");
+            let victim = self.frames.oldest().expect("a full pool has frames");
             self.write_back(victim)?;
-            self.lru.remove(&tick);
-            self.frames.remove(&victim);
+            self.frames.remove(victim);
         }
         Ok(())
     }
 
     fn install(&mut self, page: Page, dirty: bool) -> Result<(), KvError> {
         self.make_room()?;
-        let id = page.id;
-        self.frames.insert(id, Frame { page, dirty, whole: false, log: Vec::new(), tick: 0 });
-        self.touch(id);
+        self.frames.insert(page, dirty);
         Ok(())
     }
 
     /// Brings a page into the pool (reading its image and applying its logged records).
     fn fetch(&mut self, id: u32) -> Result<&mut Frame, KvError> {
-        if self.frames.contains_key(&id) {
-            self.touch(id);
-            return Ok(self.frames.get_mut(&id).expect("resident"));
+        if self.frames.contains(id) {
+            return Ok(self.frames.touch(id));
         }
         let (page, _) = self.read_page(id, self.table[id as usize], None)?;
         self.install(page, false)?;
-        Ok(self.frames.get_mut(&id).expect("just installed"))
+        Ok(self.frames.get_mut(id))
     }
 
     /// A page as its image in `slot` and the records of its block's log (those in units
@@ -544,7 +514,7 @@ impl Engine {
             .read_image(slot)?
             .ok_or_else(|| KvError::Corrupt(format!("page {id}: image slot {slot} is empty")))?;
         let mut page =
-            Page::decode(&image).ok_or_else(|| KvError::Corrupt(format!("page {id}: image does not decode")))?;
+            Page::decode(image).ok_or_else(|| KvError::Corrupt(format!("page {id}: image does not decode")))?;
         if page.id != id {
             return Err(KvError::Corrupt(format!("page {id}: slot {slot} holds page {}", page.id)));
         }
@@ -588,7 +558,7 @@ impl Engine {
 
     /// Writes a frame's changes to the devices (its records, or its image) and marks it clean.
     fn write_back(&mut self, id: u32) -> Result<(), KvError> {
-        let frame = self.frames.get(&id).expect("resident");
+        let frame = self.frames.get(id);
         if !frame.dirty {
             return Ok(());
         }
@@ -598,7 +568,7 @@ impl Engine {
             let image = frame.page.encode(self.config.page_bytes as usize);
             self.write_image(id, image)?;
         }
-        let frame = self.frames.get_mut(&id).expect("resident");
+        let frame = self.frames.get_mut(id);
         frame.dirty = false;
         frame.whole = false;
         frame.log.clear();
@@ -649,7 +619,7 @@ impl Engine {
     /// Writes a page's in-memory log sector to its block's log area, merging the block
     /// first when the area has no room.
     fn flush_log(&mut self, id: u32) -> Result<(), KvError> {
-        let records = std::mem::take(&mut self.frames.get_mut(&id).expect("resident").log);
+        let records = std::mem::take(&mut self.frames.get_mut(id).log);
         if records.is_empty() {
             return Ok(());
         }
@@ -781,8 +751,8 @@ impl Engine {
     /// Takes a page out of the tree: out of the pool, its uncommitted image slot freed
     /// (the committed one is freed by the next commit), its id free for reuse.
     fn free_page(&mut self, id: u32) -> Result<(), KvError> {
-        if let Some(frame) = self.frames.remove(&id) {
-            self.lru.remove(&frame.tick);
+        if self.frames.contains(id) {
+            self.frames.remove(id);
         }
         let slot = std::mem::replace(&mut self.table[id as usize], NO_SLOT);
         if slot != NO_SLOT && slot != self.committed_slot(id) {
@@ -820,16 +790,16 @@ impl Engine {
     fn change(&mut self, id: u32, change: Change) -> Result<(), KvError> {
         let lsn = self.next_lsn;
         self.next_lsn += 1;
-        let logs = self.config.kind.logs() && self.table[id as usize] != NO_SLOT;
+        let logged = self.config.kind.logs() && self.table[id as usize] != NO_SLOT;
         let frame = self.fetch(id)?;
         frame.page.apply(lsn, &change);
         frame.dirty = true;
-        if logs && !frame.whole {
+        if logged && !frame.whole {
             let record = Record { lsn, page: id, change };
             if frame.log.len() + record.encoded_len() > LOG_ROOM {
                 self.flush_log(id)?;
             }
-            let frame = self.frames.get_mut(&id).expect("resident");
+            let frame = self.frames.get_mut(id);
             record.encode_into(&mut frame.log);
         }
         Ok(())
@@ -842,7 +812,7 @@ impl Engine {
         loop {
             let frame = self.fetch(id)?;
             match &frame.page.node {
-                Node::Leaf { .. } => return Ok((id, path)),
+                Node::Leaf(_) => return Ok((id, path)),
                 Node::Inner { keys, children } => {
                     let child = keys.partition_point(|k| *k <= key);
                     path.push((id, child as u16));
@@ -878,9 +848,7 @@ impl Engine {
         let frame = self.fetch(id)?;
         let mid = frame.page.len() / 2;
         let (separator, right_node) = match &frame.page.node {
-            Node::Leaf { keys, values } => {
-                (keys[mid], Node::Leaf { keys: keys[mid..].to_vec(), values: values[mid..].to_vec() })
-            }
+            Node::Leaf(leaf) => (leaf.keys()[mid], Node::Leaf(leaf.split_off_copy(mid))),
             Node::Inner { keys, children } => {
                 (keys[mid], Node::Inner { keys: keys[mid + 1..].to_vec(), children: children[mid + 1..].to_vec() })
             }
@@ -992,8 +960,7 @@ impl Engine {
         Engine::check_value(value)?;
         self.guarded(|e| {
             let (leaf, _) = e.leaf_with_room(key, 5 + value.len())?;
-            let Node::Leaf { keys, .. } = &e.fetch(leaf)?.page.node else { unreachable!("descend ends at a leaf") };
-            let found = keys.binary_search(&key);
+            let found = e.fetch(leaf)?.page.keys().binary_search(&key);
             let change = match found {
                 Ok(slot) => Change::LeafUpdate { slot: slot as u16, value: value.to_vec() },
                 Err(slot) => Change::LeafInsert { slot: slot as u16, key, value: value.to_vec() },
@@ -1009,8 +976,7 @@ impl Engine {
         Engine::check_value(value)?;
         self.guarded(|e| {
             let (leaf, _) = e.leaf_with_room(key, value.len())?;
-            let Node::Leaf { keys, .. } = &e.fetch(leaf)?.page.node else { unreachable!("descend ends at a leaf") };
-            let found = keys.binary_search(&key);
+            let found = e.fetch(leaf)?.page.keys().binary_search(&key);
             if let Ok(slot) = found {
                 e.change(leaf, Change::LeafUpdate { slot: slot as u16, value: value.to_vec() })?;
             }
@@ -1024,8 +990,7 @@ impl Engine {
     pub fn delete(&mut self, key: u32) -> Result<bool, KvError> {
         self.guarded(|e| {
             let (leaf, path) = e.descend(key)?;
-            let Node::Leaf { keys, .. } = &e.fetch(leaf)?.page.node else { unreachable!("descend ends at a leaf") };
-            let found = keys.binary_search(&key);
+            let found = e.fetch(leaf)?.page.keys().binary_search(&key);
             if let Ok(slot) = found {
                 e.change(leaf, Change::LeafDelete { slot: slot as u16 })?;
                 e.rebalance(leaf, path)?;
@@ -1039,8 +1004,8 @@ impl Engine {
     pub fn get(&mut self, key: u32) -> Result<Option<Vec<u8>>, KvError> {
         self.guarded(|e| {
             let (leaf, _) = e.descend(key)?;
-            let Node::Leaf { keys, values } = &e.fetch(leaf)?.page.node else { unreachable!("descend ends at a leaf") };
-            let value = keys.binary_search(&key).ok().map(|slot| values[slot].as_slice().to_vec());
+            let Node::Leaf(leaf) = &e.fetch(leaf)?.page.node else { unreachable!("descend ends at a leaf") };
+            let value = leaf.keys().binary_search(&key).ok().map(|slot| leaf.value(slot).to_vec());
             e.ops += 1;
             Ok(value)
         })
@@ -1060,10 +1025,11 @@ impl Engine {
 
     fn scan_page(&mut self, id: u32, lo: u32, hi: u32, out: &mut Vec<(u32, Vec<u8>)>) -> Result<(), KvError> {
         let children = match &self.fetch(id)?.page.node {
-            Node::Leaf { keys, values } => {
+            Node::Leaf(leaf) => {
+                let keys = leaf.keys();
                 let from = keys.partition_point(|k| *k < lo);
                 let to = keys.partition_point(|k| *k <= hi);
-                out.extend((from..to).map(|i| (keys[i], values[i].as_slice().to_vec())));
+                out.extend((from..to).map(|i| (keys[i], leaf.value(i).to_vec())));
                 return Ok(());
             }
             Node::Inner { keys, children } => {
@@ -1084,9 +1050,7 @@ impl Engine {
     /// committed state named only discards them in the FTL, which writes nothing.
     pub fn sync(&mut self) -> Result<(), KvError> {
         self.guarded(|e| {
-            let mut dirty: Vec<u32> = e.frames.iter().filter(|(_, f)| f.dirty).map(|(&id, _)| id).collect();
-            dirty.sort_unstable();
-            for id in dirty {
+            for id in e.frames.dirty_pages() {
                 e.write_back(id)?;
             }
             let meta = Meta {
@@ -1163,7 +1127,7 @@ impl Engine {
     pub fn check(&mut self) -> Result<(), String> {
         let mut seen = vec![false; self.next_page as usize];
         for &id in &self.free_pages {
-            if self.table[id as usize] != NO_SLOT || self.frames.contains_key(&id) {
+            if self.table[id as usize] != NO_SLOT || self.frames.contains(id) {
                 return Err(format!("free page {id} has an image slot or a frame"));
             }
             // A free page reached from the root is then reported as reachable twice.
@@ -1182,9 +1146,7 @@ impl Engine {
             if page.size > self.config.page_bytes as usize {
                 return Err(format!("page {id} holds {} bytes", page.size));
             }
-            let keys = match &page.node {
-                Node::Leaf { keys, .. } | Node::Inner { keys, .. } => keys,
-            };
+            let keys = page.keys();
             if keys.windows(2).any(|w| w[0] >= w[1]) {
                 return Err(format!("page {id}: keys not ascending"));
             }
@@ -1192,8 +1154,8 @@ impl Engine {
                 return Err(format!("page {id}: a key outside its parent's bounds [{lo:?}, {hi:?})"));
             }
             match &page.node {
-                Node::Leaf { keys, .. } => {
-                    if keys.is_empty() && id != self.root {
+                Node::Leaf(leaf) => {
+                    if leaf.is_empty() && id != self.root {
                         return Err(format!("leaf {id} is empty and not the root"));
                     }
                     if *leaf_depth.get_or_insert(depth) != depth {
@@ -1240,6 +1202,8 @@ impl Engine {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
 
     /// Key counts of the root's children when the root is an inner page with two inner

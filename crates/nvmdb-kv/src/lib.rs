@@ -15,6 +15,7 @@ pub mod devices;
 pub mod engine;
 pub mod file_format;
 pub mod page;
+mod pool;
 pub mod workload;
 
 pub use config::{DevicePreset, EngineConfig, EngineKind};

@@ -23,40 +23,157 @@ pub const RECORD_HEADER_BYTES: usize = 13;
 const KIND_LEAF: u8 = 1;
 const KIND_INNER: u8 = 2;
 
-/// A value held inline (no allocation per entry when a page is decoded).
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub struct Value {
-    len: u8,
-    bytes: [u8; MAX_VALUE_BYTES],
+/// A leaf's entries as its page image encodes them: `bytes` is the image up to its last
+/// entry (the header bytes are left zero and filled in by [`Page::encode`]), with each
+/// entry's key and start kept beside it. A page read from a device is indexed in place,
+/// without copying its values, and encoding it is one copy.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Leaf {
+    keys: Vec<u32>,
+    /// Where each entry starts in `bytes`.
+    starts: Vec<u32>,
+    /// A zeroed header, then the entries `[key u32][len u8][value]` in key order.
+    bytes: Vec<u8>,
 }
 
-impl Value {
-    /// The value of `bytes` (at most [`MAX_VALUE_BYTES`]; longer is a broken invariant).
-    pub fn new(bytes: &[u8]) -> Value {
-        let mut value = Value { len: bytes.len() as u8, bytes: [0; MAX_VALUE_BYTES] };
-        value.bytes[..bytes.len()].copy_from_slice(bytes);
-        value
+impl Default for Leaf {
+    fn default() -> Leaf {
+        Leaf { keys: Vec::new(), starts: Vec::new(), bytes: vec![0; PAGE_HEADER_BYTES] }
+    }
+}
+
+impl Leaf {
+    /// A leaf of `entries`, in ascending key order.
+    pub fn from_entries<'a>(entries: impl IntoIterator<Item = (u32, &'a [u8])>) -> Leaf {
+        let mut leaf = Leaf::default();
+        for (key, value) in entries {
+            leaf.insert(leaf.len(), key, value);
+        }
+        leaf
     }
 
-    /// The bytes.
-    pub fn as_slice(&self) -> &[u8] {
-        &self.bytes[..usize::from(self.len)]
+    /// Keys in ascending order.
+    pub fn keys(&self) -> &[u32] {
+        &self.keys
     }
 
-    /// Length, bytes.
+    /// Number of entries.
     pub fn len(&self) -> usize {
-        usize::from(self.len)
+        self.keys.len()
     }
 
-    /// Whether the value has no bytes.
+    /// Whether the leaf has no entries.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.keys.is_empty()
+    }
+
+    /// The entries, in key order.
+    pub fn entries(&self) -> impl Iterator<Item = (u32, &[u8])> + '_ {
+        (0..self.len()).map(|i| (self.keys[i], self.value(i)))
+    }
+
+    /// The value at `slot`.
+    pub fn value(&self, slot: usize) -> &[u8] {
+        let at = self.starts[slot] as usize + 4;
+        let len = usize::from(self.bytes[at]);
+        &self.bytes[at + 1..at + 1 + len]
+    }
+
+    /// Encoded size of the header and entries, bytes.
+    fn encoded_len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    fn start(&self, slot: usize) -> usize {
+        self.starts.get(slot).map_or(self.bytes.len(), |&s| s as usize)
+    }
+
+    /// Moves the bytes from `at` on by `delta` bytes and the starts of the entries from
+    /// `slot` on with them.
+    fn shift(&mut self, slot: usize, at: usize, delta: isize) {
+        let old_len = self.bytes.len();
+        let new_len = old_len.checked_add_signed(delta).expect("a shift stays within the page");
+        if delta > 0 {
+            self.bytes.resize(new_len, 0);
+            self.bytes.copy_within(at..old_len, at + delta.unsigned_abs());
+        } else {
+            self.bytes.copy_within(at..old_len, at - delta.unsigned_abs());
+            self.bytes.truncate(new_len);
+        }
+        for start in &mut self.starts[slot..] {
+            *start = start.checked_add_signed(delta as i32).expect("starts stay within the page");
+        }
+    }
+
+    fn insert(&mut self, slot: usize, key: u32, value: &[u8]) {
+        let at = self.start(slot);
+        self.shift(slot, at, (5 + value.len()) as isize);
+        self.bytes[at..at + 4].copy_from_slice(&key.to_le_bytes());
+        self.bytes[at + 4] = value.len() as u8;
+        self.bytes[at + 5..at + 5 + value.len()].copy_from_slice(value);
+        self.keys.insert(slot, key);
+        self.starts.insert(slot, at as u32);
+    }
+
+    fn update(&mut self, slot: usize, value: &[u8]) {
+        let at = self.starts[slot] as usize + 4;
+        let old = usize::from(self.bytes[at]);
+        if old != value.len() {
+            self.shift(slot + 1, at + 1 + old, value.len() as isize - old as isize);
+        }
+        self.bytes[at] = value.len() as u8;
+        self.bytes[at + 1..at + 1 + value.len()].copy_from_slice(value);
+    }
+
+    fn delete(&mut self, slot: usize) {
+        let (at, end) = (self.start(slot), self.start(slot + 1));
+        self.shift(slot + 1, end, at as isize - end as isize);
+        self.keys.remove(slot);
+        self.starts.remove(slot);
+    }
+
+    fn truncate(&mut self, keep: usize) {
+        self.bytes.truncate(self.start(keep));
+        self.keys.truncate(keep);
+        self.starts.truncate(keep);
+    }
+
+    /// The entries from `slot` on, as a leaf of their own.
+    pub fn split_off_copy(&self, slot: usize) -> Leaf {
+        let from = self.start(slot);
+        let mut bytes = Vec::with_capacity(PAGE_HEADER_BYTES + self.bytes.len() - from);
+        bytes.resize(PAGE_HEADER_BYTES, 0);
+        bytes.extend_from_slice(&self.bytes[from..]);
+        let base = from - PAGE_HEADER_BYTES;
+        let starts = self.starts[slot..].iter().map(|&s| s - base as u32).collect();
+        Leaf { keys: self.keys[slot..].to_vec(), starts, bytes }
+    }
+
+    /// Indexes the `count` entries of a leaf image in place; `None` when they overrun it
+    /// or a value is longer than [`MAX_VALUE_BYTES`].
+    fn index(mut image: Vec<u8>, count: usize) -> Option<Leaf> {
+        let mut keys = Vec::with_capacity(count);
+        let mut starts = Vec::with_capacity(count);
+        let mut at = PAGE_HEADER_BYTES;
+        for _ in 0..count {
+            let entry = image.get(at..at + 5)?;
+            let len = usize::from(entry[4]);
+            if len > MAX_VALUE_BYTES || at + 5 + len > image.len() {
+                return None;
+            }
+            keys.push(u32::from_le_bytes(entry[..4].try_into().ok()?));
+            starts.push(at as u32);
+            at += 5 + len;
+        }
+        image.truncate(at);
+        image[..PAGE_HEADER_BYTES].fill(0);
+        Some(Leaf { keys, starts, bytes: image })
     }
 }
 
-impl std::fmt::Debug for Value {
+impl std::fmt::Debug for Leaf {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:?}", String::from_utf8_lossy(self.as_slice()))
+        f.debug_map().entries((0..self.len()).map(|i| (self.keys[i], String::from_utf8_lossy(self.value(i))))).finish()
     }
 }
 
@@ -64,7 +181,7 @@ impl std::fmt::Debug for Value {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Node {
     /// Keys in ascending order and their values.
-    Leaf { keys: Vec<u32>, values: Vec<Value> },
+    Leaf(Leaf),
     /// Separator keys in ascending order and `keys.len() + 1` children.
     Inner { keys: Vec<u32>, children: Vec<u32> },
 }
@@ -114,36 +231,37 @@ pub struct Page {
     pub size: usize,
 }
 
-fn leaf_entry_bytes(value: &Value) -> usize {
-    5 + value.len()
-}
-
 impl Page {
     /// An empty leaf.
     pub fn empty_leaf(id: u32) -> Page {
-        Page { id, lsn: 0, node: Node::Leaf { keys: Vec::new(), values: Vec::new() }, size: PAGE_HEADER_BYTES }
+        Page { id, lsn: 0, node: Node::Leaf(Leaf::default()), size: PAGE_HEADER_BYTES }
     }
 
     /// A page over `node`, its size computed.
     pub fn new(id: u32, lsn: u64, node: Node) -> Page {
-        let size = PAGE_HEADER_BYTES
-            + match &node {
-                Node::Leaf { values, .. } => values.iter().map(leaf_entry_bytes).sum::<usize>(),
-                Node::Inner { keys, .. } => 4 + 8 * keys.len(),
-            };
+        let size = match &node {
+            Node::Leaf(leaf) => leaf.encoded_len(),
+            Node::Inner { keys, .. } => PAGE_HEADER_BYTES + 4 + 8 * keys.len(),
+        };
         Page { id, lsn, node, size }
     }
 
     /// Number of keys.
     pub fn len(&self) -> usize {
-        match &self.node {
-            Node::Leaf { keys, .. } | Node::Inner { keys, .. } => keys.len(),
-        }
+        self.keys().len()
     }
 
     /// Whether the page has no keys.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// The page's keys.
+    pub fn keys(&self) -> &[u32] {
+        match &self.node {
+            Node::Leaf(leaf) => leaf.keys(),
+            Node::Inner { keys, .. } => keys,
+        }
     }
 
     /// The page `self` and its right sibling `right` make together (a merge): a leaf's
@@ -152,10 +270,9 @@ impl Page {
     /// is written whole.
     pub fn merged_with(&self, right: &Page, separator: u32, lsn: u64) -> Page {
         let node = match (&self.node, &right.node) {
-            (Node::Leaf { keys, values }, Node::Leaf { keys: rk, values: rv }) => Node::Leaf {
-                keys: keys.iter().chain(rk).copied().collect(),
-                values: values.iter().chain(rv).copied().collect(),
-            },
+            (Node::Leaf(left), Node::Leaf(other)) => {
+                Node::Leaf(Leaf::from_entries(left.entries().chain(other.entries())))
+            }
             (Node::Inner { keys, children }, Node::Inner { keys: rk, children: rc }) => Node::Inner {
                 keys: keys.iter().chain([&separator]).chain(rk).copied().collect(),
                 children: children.iter().chain(rc).copied().collect(),
@@ -169,30 +286,26 @@ impl Page {
     /// invariant of the log and panics).
     pub fn apply(&mut self, lsn: u64, change: &Change) {
         match (&mut self.node, change) {
-            (Node::Leaf { keys, values }, Change::LeafInsert { slot, key, value }) => {
-                keys.insert(usize::from(*slot), *key);
-                values.insert(usize::from(*slot), Value::new(value));
-                self.size += 5 + value.len();
+            (Node::Leaf(leaf), Change::LeafInsert { slot, key, value }) => {
+                leaf.insert(usize::from(*slot), *key, value);
+                self.size = leaf.encoded_len();
             }
-            (Node::Leaf { values, .. }, Change::LeafUpdate { slot, value }) => {
-                let old = std::mem::replace(&mut values[usize::from(*slot)], Value::new(value));
-                self.size = self.size + value.len() - old.len();
+            (Node::Leaf(leaf), Change::LeafUpdate { slot, value }) => {
+                leaf.update(usize::from(*slot), value);
+                self.size = leaf.encoded_len();
             }
-            (Node::Leaf { keys, values }, Change::LeafDelete { slot }) => {
-                keys.remove(usize::from(*slot));
-                let old = values.remove(usize::from(*slot));
-                self.size -= leaf_entry_bytes(&old);
+            (Node::Leaf(leaf), Change::LeafDelete { slot }) => {
+                leaf.delete(usize::from(*slot));
+                self.size = leaf.encoded_len();
             }
             (Node::Inner { keys, children }, Change::InnerInsert { slot, key, child }) => {
                 keys.insert(usize::from(*slot), *key);
                 children.insert(usize::from(*slot) + 1, *child);
                 self.size += 8;
             }
-            (Node::Leaf { keys, values }, Change::Truncate { keep }) => {
-                let keep = usize::from(*keep);
-                keys.truncate(keep);
-                let gone: usize = values.drain(keep..).map(|v| leaf_entry_bytes(&v)).sum();
-                self.size -= gone;
+            (Node::Leaf(leaf), Change::Truncate { keep }) => {
+                leaf.truncate(usize::from(*keep));
+                self.size = leaf.encoded_len();
             }
             (Node::Inner { keys, children }, Change::Truncate { keep }) => {
                 let keep = usize::from(*keep);
@@ -215,23 +328,14 @@ impl Page {
     pub fn encode(&self, page_bytes: usize) -> Vec<u8> {
         assert!(self.size <= page_bytes, "page {} holds {} bytes in a {page_bytes} B page", self.id, self.size);
         let mut out = Vec::with_capacity(page_bytes);
-        let (kind, count) = match &self.node {
-            Node::Leaf { keys, .. } => (KIND_LEAF, keys.len()),
-            Node::Inner { keys, .. } => (KIND_INNER, keys.len()),
-        };
-        out.push(kind);
-        out.extend_from_slice(&(count as u16).to_le_bytes());
-        out.extend_from_slice(&self.lsn.to_le_bytes());
-        out.extend_from_slice(&self.id.to_le_bytes());
         match &self.node {
-            Node::Leaf { keys, values } => {
-                for (k, v) in keys.iter().zip(values) {
-                    out.extend_from_slice(&k.to_le_bytes());
-                    out.push(v.len() as u8);
-                    out.extend_from_slice(v.as_slice());
-                }
+            Node::Leaf(leaf) => {
+                out.extend_from_slice(&leaf.bytes);
+                self.encode_header(KIND_LEAF, leaf.len(), &mut out);
             }
             Node::Inner { keys, children } => {
+                out.resize(PAGE_HEADER_BYTES, 0);
+                self.encode_header(KIND_INNER, keys.len(), &mut out);
                 out.extend_from_slice(&children[0].to_le_bytes());
                 for (k, c) in keys.iter().zip(&children[1..]) {
                     out.extend_from_slice(&k.to_le_bytes());
@@ -244,23 +348,23 @@ impl Page {
         out
     }
 
-    /// Decodes a page image; `None` when the bytes are not a well-formed image.
-    pub fn decode(bytes: &[u8]) -> Option<Page> {
-        let mut r = Reader { bytes, at: 0 };
+    fn encode_header(&self, kind: u8, count: usize, out: &mut [u8]) {
+        out[0] = kind;
+        out[1..3].copy_from_slice(&(count as u16).to_le_bytes());
+        out[3..11].copy_from_slice(&self.lsn.to_le_bytes());
+        out[11..15].copy_from_slice(&self.id.to_le_bytes());
+    }
+
+    /// Decodes a page image; `None` when the bytes are not a well-formed image. A leaf
+    /// keeps the image's buffer.
+    pub fn decode(image: Vec<u8>) -> Option<Page> {
+        let mut r = Reader { bytes: &image, at: 0 };
         let kind = r.u8()?;
         let count = usize::from(r.u16()?);
         let lsn = r.u64()?;
         let id = r.u32()?;
         let node = match kind {
-            KIND_LEAF => {
-                let mut keys = Vec::with_capacity(count);
-                let mut values = Vec::with_capacity(count);
-                for _ in 0..count {
-                    keys.push(r.u32()?);
-                    values.push(Value::new(r.value_bytes()?));
-                }
-                Node::Leaf { keys, values }
-            }
+            KIND_LEAF => Node::Leaf(Leaf::index(image, count)?),
             KIND_INNER => {
                 let mut keys = Vec::with_capacity(count);
                 let mut children = Vec::with_capacity(count + 1);
@@ -440,14 +544,14 @@ mod tests {
             page.apply(record.lsn, &record.change);
             rebuilt.apply(record.lsn, &record.change);
         }
-        assert_eq!(page.node, Node::Leaf { keys: vec![5], values: vec![Value::new(b"FIVE!")] });
+        assert_eq!(page.node, Node::Leaf(Leaf::from_entries([(5, &b"FIVE!"[..])])));
         assert_eq!(page.size, PAGE_HEADER_BYTES + 5 + 5);
         let image = page.encode(128);
         assert_eq!(image.len(), 128);
-        assert_eq!(Page::decode(&image), Some(page.clone()));
+        assert_eq!(Page::decode(image), Some(page.clone()));
         assert_eq!(rebuilt, page);
         let inner = Page::new(3, 4, Node::Inner { keys: vec![10, 20], children: vec![1, 2, 4] });
-        assert_eq!(Page::decode(&inner.encode(64)), Some(inner.clone()));
+        assert_eq!(Page::decode(inner.encode(64)), Some(inner.clone()));
         let mut log = Vec::new();
         for change in [Change::InnerDelete { slot: 0 }, Change::InnerSetKey { slot: 0, key: 15 }] {
             let record = Record { lsn: 9, page: 3, change };
@@ -465,6 +569,43 @@ mod tests {
         assert_eq!(merged.size, changed.size + right.size - PAGE_HEADER_BYTES - 4 + 8);
         let leaf = page.merged_with(&rebuilt, 0, 11);
         assert_eq!(leaf.size, 2 * page.size - PAGE_HEADER_BYTES);
-        assert_eq!(Page::decode(&[0u8; 64]), None);
+        assert_eq!(Page::decode(vec![0u8; 64]), None);
+    }
+
+    #[test]
+    fn a_leaf_changed_in_place_encodes_as_one_built_from_its_entries() {
+        let mut model: Vec<(u32, Vec<u8>)> = Vec::new();
+        let mut page = Page::empty_leaf(1);
+        let mut lsn = 0;
+        let mut apply = |page: &mut Page, change: Change| {
+            lsn += 1;
+            page.apply(lsn, &change);
+        };
+        for k in 0..40u32 {
+            let key = (k * 17) % 41;
+            let slot = model.partition_point(|(m, _)| *m < key);
+            let value = vec![b'a' + (k % 26) as u8; 1 + (k as usize * 7) % MAX_VALUE_BYTES];
+            model.insert(slot, (key, value.clone()));
+            apply(&mut page, Change::LeafInsert { slot: slot as u16, key, value });
+        }
+        for (slot, len) in [(0, 64), (5, 1), (39, 30), (20, 20)] {
+            model[slot].1 = vec![b'z'; len];
+            apply(&mut page, Change::LeafUpdate { slot: slot as u16, value: vec![b'z'; len] });
+        }
+        for slot in [0, 10, 37] {
+            model.remove(slot);
+            apply(&mut page, Change::LeafDelete { slot: slot as u16 });
+        }
+        let expect = |model: &[(u32, Vec<u8>)]| Leaf::from_entries(model.iter().map(|(k, v)| (*k, v.as_slice())));
+        assert_eq!(page.node, Node::Leaf(expect(&model)));
+        let Node::Leaf(leaf) = &page.node else { unreachable!() };
+        assert_eq!(leaf.split_off_copy(20), expect(&model[20..]));
+        assert_eq!(page.size, PAGE_HEADER_BYTES + model.iter().map(|(_, v)| 5 + v.len()).sum::<usize>());
+        let decoded = Page::decode(page.encode(4096)).unwrap();
+        assert_eq!(decoded, page);
+        apply(&mut page, Change::Truncate { keep: 12 });
+        model.truncate(12);
+        assert_eq!(page.node, Node::Leaf(expect(&model)));
+        assert_eq!(Page::decode(page.encode(4096)), Some(page));
     }
 }

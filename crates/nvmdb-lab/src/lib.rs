@@ -81,6 +81,7 @@ pub struct RunContext {
     pub scale: Scale,
     /// The one seed of the run.
     pub seed: u64,
+    jobs: usize,
     show_progress: bool,
     bars: indicatif::MultiProgress,
 }
@@ -91,9 +92,23 @@ impl RunContext {
         RunContext {
             scale,
             seed,
+            jobs: 1,
             show_progress: std::io::stderr().is_terminal(),
             bars: indicatif::MultiProgress::new(),
         }
+    }
+
+    /// The same context, letting an experiment run its independent parts on `jobs`
+    /// threads (at least 1; the output may not depend on it).
+    pub fn with_jobs(mut self, jobs: usize) -> RunContext {
+        self.jobs = jobs.max(1);
+        self
+    }
+
+    /// Threads an experiment may use for its independent parts (1 unless
+    /// [`RunContext::with_jobs`] said otherwise).
+    pub fn jobs(&self) -> usize {
+        self.jobs
     }
 
     /// Prints a line on stderr, above the progress bars when they are shown.

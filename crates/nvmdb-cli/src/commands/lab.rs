@@ -54,6 +54,10 @@ pub struct RunArgs {
     pub experiment: String,
     #[command(flatten)]
     pub options: RunOptions,
+    /// Threads the experiment may run its independent runs on (default: the machine's
+    /// cores; the IPL-P experiments use them). The output is the same for any number.
+    #[arg(long)]
+    pub jobs: Option<NonZeroUsize>,
 }
 
 /// Arguments of `nvmdb reproduce`.
@@ -155,7 +159,8 @@ fn check_out_dir(out: &Path) -> Result<(), CliError> {
 pub fn run(args: &RunArgs) -> Result<(), CliError> {
     let all = registry::all();
     let experiment = nvmdb_lab::find(&all, &args.experiment)?;
-    let ctx = RunContext::new(args.options.scale.into(), args.options.seed);
+    let jobs = args.jobs.or_else(|| std::thread::available_parallelism().ok()).map_or(1, NonZeroUsize::get);
+    let ctx = RunContext::new(args.options.scale.into(), args.options.seed).with_jobs(jobs);
     let meta = RunMeta::new(ctx.seed, ctx.scale);
     check_out_dir(&args.options.out)?;
     let claims = registry::papers::all();
