@@ -1,9 +1,20 @@
 //! Real SQLite on the PCM-journal VFS: journal bytes read back exactly, and a power cut
 //! at every device write of a multi-transaction script recovers the last committed state.
 
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
 use nvmdb_journal::vfs::Shadow;
 use nvmdb_journal::{DeviceParams, JournalConfig, JournalMode, Simulation};
 use rusqlite::Connection;
+
+/// SQLite draws journal nonces from one process-wide PRNG, which each simulation seeds:
+/// tests running at once would draw from each other's sequence, so a cut run could make
+/// other writes than the uncut run it is compared with. Each test holds this lock.
+static SQLITE_PRNG: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    SQLITE_PRNG.lock().unwrap_or_else(PoisonError::into_inner)
+}
 
 const CONFIGS: [&str; 9] =
     ["RR", "RR-S2", "RR-S2X", "RU", "RU-S2", "RU-S2X", "RU20-S2X", "RU20-S2X-WH64", "RU2-S2X-WH4-INV25"];
@@ -89,6 +100,7 @@ fn run_in(sim: &Simulation, mode: JournalMode) -> usize {
 
 #[test]
 fn journal_reads_return_the_bytes_sqlite_wrote_for_every_config() {
+    let _serial = serial();
     for name in CONFIGS {
         reads_match(name, JournalMode::Delete);
     }
@@ -96,6 +108,7 @@ fn journal_reads_return_the_bytes_sqlite_wrote_for_every_config() {
 
 #[test]
 fn journal_reads_return_the_bytes_sqlite_wrote_in_persist_and_truncate_modes() {
+    let _serial = serial();
     for mode in [JournalMode::Persist, JournalMode::Truncate] {
         for name in ["RR", "RR-S2X", "RU20-S2X-WH64", "RU2-S2X-WH4-INV25"] {
             reads_match(name, mode);
@@ -189,18 +202,21 @@ fn crash_everywhere_in(name: &str, mode: JournalMode) -> (u64, u64) {
 
 #[test]
 fn power_cut_at_every_write_recovers_rr_s2x() {
+    let _serial = serial();
     let (tried, hot) = crash_everywhere("RR-S2X");
     println!("RR-S2X: {tried} crash points tried, {hot} with a hot journal");
 }
 
 #[test]
 fn power_cut_at_every_write_recovers_ru20_s2x_wh64() {
+    let _serial = serial();
     let (tried, hot) = crash_everywhere("RU20-S2X-WH64");
     println!("RU20-S2X-WH64: {tried} crash points tried, {hot} with a hot journal");
 }
 
 #[test]
 fn power_cut_at_every_write_recovers_rr_and_ru2_inv() {
+    let _serial = serial();
     for name in ["RR", "RU2-S2X-WH4-INV25"] {
         let (tried, hot) = crash_everywhere(name);
         println!("{name}: {tried} crash points tried, {hot} with a hot journal");
@@ -209,6 +225,7 @@ fn power_cut_at_every_write_recovers_rr_and_ru2_inv() {
 
 #[test]
 fn power_cut_at_every_write_recovers_persist_and_truncate_modes() {
+    let _serial = serial();
     for mode in [JournalMode::Persist, JournalMode::Truncate] {
         for name in ["RR-S2X", "RU20-S2X-WH64"] {
             let (tried, hot) = crash_everywhere_in(name, mode);
@@ -221,6 +238,7 @@ fn power_cut_at_every_write_recovers_persist_and_truncate_modes() {
 /// deletion of the journal) must leave a state that a third start recovers.
 #[test]
 fn power_cut_during_recovery_recovers_again() {
+    let _serial = serial();
     let config = JournalConfig::RU20_S2X_WH64;
     let total = {
         let sim = Simulation::new(config, &SMALL, 1).unwrap();
@@ -298,6 +316,7 @@ fn segment_bits(sim: &Simulation) -> u64 {
 
 #[test]
 fn a_transaction_larger_than_the_page_cache_writes_header_segments_read_back_exactly() {
+    let _serial = serial();
     for name in ["RR-S2X", "RU20-S2X-WH64", "RU2-S2X-WH4-INV25"] {
         let config = JournalConfig::parse(name).unwrap();
         let sim = Simulation::new(config, &SMALL, 7).unwrap();
@@ -329,6 +348,7 @@ fn a_transaction_larger_than_the_page_cache_writes_header_segments_read_back_exa
 
 #[test]
 fn power_cut_at_every_write_of_a_spilling_script_recovers() {
+    let _serial = serial();
     for name in ["RR-S2X", "RU20-S2X-WH64"] {
         let config = JournalConfig::parse(name).unwrap();
         let total = {
