@@ -459,7 +459,10 @@ impl FlashArray {
     /// Programs sectors `first..first + n` of a page (partial-page programming). The page
     /// must be the block's next page or one opened by an earlier partial program, and the
     /// sectors erased.
-    /// Time and energy are charged per sector as a fraction of a page program.
+    /// A partial program takes a whole page program's time, whatever the number of sectors:
+    /// a program operation's time (t_PROG, the program-and-verify pulses) does not shrink
+    /// with the bytes loaded into the page register. Its energy is charged per sector, as
+    /// a fraction of a page program's, for the cells it programs.
     pub fn program_sectors(
         &mut self,
         ppn: Ppn,
@@ -521,7 +524,7 @@ impl FlashArray {
         self.blocks[index(block)].next_page = next.max(page + 1);
         self.stats.sector_programs += 1;
         self.stats.sectors_programmed += u64::from(sectors);
-        let service_ns = self.timing.program_ns * u64::from(sectors) / u64::from(per_page);
+        let service_ns = self.timing.program_ns;
         let energy_pj = self.timing.program_pj * u64::from(sectors) / u64::from(per_page);
         Ok(self.occupy(block, now_ns, service_ns, energy_pj))
     }

@@ -107,6 +107,20 @@ fn partial_programming_appends_sectors() {
 }
 
 #[test]
+fn a_partial_program_takes_a_page_programs_time_and_its_sectors_share_of_energy() {
+    let t = FlashTiming::THESIS_TABLE_5_1;
+    let mut f = array(PageContent::Bytes);
+    // One sector of four on a plane that is idle at 0: the whole program time.
+    let one = f.program_sectors(0, 0, &PageData::Bytes(vec![7; 512]), 1, 0).unwrap();
+    assert_eq!(one.end_ns - one.start_ns, t.program_ns);
+    assert_eq!(f.stats().energy_pj, t.program_pj / 4);
+    // Two more sectors of the same page, issued when the plane is free again.
+    let two = f.program_sectors(0, 1, &PageData::Bytes(vec![8; 1024]), 2, one.end_ns).unwrap();
+    assert_eq!(two.end_ns - two.start_ns, t.program_ns);
+    assert_eq!(f.stats().energy_pj, t.program_pj / 4 + t.program_pj * 2 / 4);
+}
+
+#[test]
 fn fingerprint_mode_keeps_identities() {
     let mut f = array(PageContent::Fingerprint);
     f.program_page(0, &PageData::Fingerprint(42), 0).unwrap();

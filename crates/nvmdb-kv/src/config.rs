@@ -82,6 +82,16 @@ impl DevicePreset {
         [DevicePreset::Board, DevicePreset::Chips].into_iter().find(|p| p.name() == name)
     }
 
+    /// The largest flash page of the preset, bytes: the chips' 2 KB NAND page (a partial
+    /// program is one program of the chip page that holds the sector), and for the board
+    /// the FTL's largest page (the SSD's 8 KB write is what the seed measured).
+    pub fn max_flash_page_bytes(self) -> u32 {
+        match self {
+            DevicePreset::Board => 32 * 1024,
+            DevicePreset::Chips => 2048,
+        }
+    }
+
     /// Flash timing for pages of `page_bytes`. The seed states times per 8 KB (board) or
     /// 2 KB (chips) page; other page sizes scale them by the bytes moved. The board's
     /// measured write time includes the SSD's own block management, so its erase costs no
@@ -183,10 +193,11 @@ impl EngineConfig {
         self.capacity_pages = u32::try_from(pages).unwrap_or(u32::MAX);
     }
 
-    /// Flash page size, bytes: the largest power of two up to 32 KB (the FTL's largest
-    /// page) that divides the tree page; a tree page is written as that many flash pages.
+    /// Flash page size, bytes: the largest power of two up to the preset's largest flash
+    /// page ([`DevicePreset::max_flash_page_bytes`]) that divides the tree page; a tree
+    /// page is written as that many flash pages.
     pub fn flash_page_bytes(&self) -> u32 {
-        let mut bytes = 32 * 1024;
+        let mut bytes = self.preset.max_flash_page_bytes();
         while !self.page_bytes.is_multiple_of(bytes) {
             bytes /= 2;
         }
