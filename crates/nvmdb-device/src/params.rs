@@ -37,7 +37,8 @@ impl Default for PcmMetrics {
 }
 
 /// Timing and energy of PCM used as storage (byte ranges): a fixed initial latency plus a
-/// per-chunk time. A write pays only for the chunks whose cells actually change.
+/// per-chunk time. A write pays only for the chunks whose cells actually change, unless
+/// `charge_every_chunk` is set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PcmStorageTiming {
     /// Fixed latency paid by every operation, ns.
@@ -54,6 +55,12 @@ pub struct PcmStorageTiming {
     pub read_pj_per_chunk: u64,
     /// Energy per written chunk, pJ (0 where the source gives none).
     pub write_pj_per_chunk: u64,
+    /// A write pays time and chunk energy for every chunk it covers, changed or not (a
+    /// device that programs what it is sent, with no read-compare); off, only for the
+    /// chunks whose cells change (a differential write). Cell wear and bit counts are
+    /// differential either way.
+    #[serde(default)]
+    pub charge_every_chunk: bool,
 }
 
 impl PcmStorageTiming {
@@ -67,6 +74,7 @@ impl PcmStorageTiming {
         write_ns_per_chunk: 7_100,
         read_pj_per_chunk: 0,
         write_pj_per_chunk: 0,
+        charge_every_chunk: false,
     };
     /// PCRAM as measured on the IPL-P development board (IPL-P Table 2, seed 002):
     /// read 6 µs / 128 B, write 192 µs / 128 B.
@@ -78,6 +86,7 @@ impl PcmStorageTiming {
         write_ns_per_chunk: 192_000,
         read_pj_per_chunk: 0,
         write_pj_per_chunk: 0,
+        charge_every_chunk: false,
     };
     /// Thesis Table 2.2 (seed 000): 80 ns / word read, 10 µs / word write,
     /// 0.05 nJ / 0.094 nJ per word.
@@ -89,6 +98,7 @@ impl PcmStorageTiming {
         write_ns_per_chunk: 10_000,
         read_pj_per_chunk: 50,
         write_pj_per_chunk: 94,
+        charge_every_chunk: false,
     };
 
     /// Looks a preset up by its name.

@@ -541,7 +541,11 @@ impl Pcm {
     pub fn storage_write(&mut self, addr: u64, data: &[u8]) -> Result<u64, DeviceError> {
         let summary = self.write_bytes(addr, data)?;
         let timing = self.config.storage;
-        let chunks = summary.chunks_changed(timing.write_chunk_bytes);
+        let chunks = if timing.charge_every_chunk {
+            chunks_overlapped(addr, data.len() as u64, timing.write_chunk_bytes)
+        } else {
+            summary.chunks_changed(timing.write_chunk_bytes)
+        };
         let time_ns = timing.initial_ns + chunks * timing.write_ns_per_chunk;
         self.stats.storage_ops += 1;
         self.stats.storage_time_ns += time_ns;

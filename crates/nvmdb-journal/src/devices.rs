@@ -28,6 +28,7 @@ pub const PAPER_BOARD_PCM: PcmStorageTiming = PcmStorageTiming {
     write_ns_per_chunk: 7_100,
     read_pj_per_chunk: 0,
     write_pj_per_chunk: 0,
+    charge_every_chunk: false,
 };
 
 /// Page-level time and energy of the block device that holds the database files.
