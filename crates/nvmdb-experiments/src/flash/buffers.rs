@@ -9,6 +9,7 @@ use nvmdb_lab::{Cell, Experiment, LabError, Outcome, Plot, RunContext, Table};
 use nvmdb_workload::synth::{SynthParams, SynthWorkload};
 use serde_json::json;
 
+use super::why::working_set;
 use super::{failed, run_synth_with, scale_divisor, ssd_config, synth_params, DeltaSource, Kind, RunResult, Warmup};
 use crate::papers;
 
@@ -20,14 +21,21 @@ pub fn all() -> Vec<Box<dyn Experiment>> {
 /// Thesis Table 5.2's buffer-pool sizes, MB.
 const POOLS_MB: [u64; 5] = [20, 40, 60, 80, 100];
 /// The thesis's PCM size (Figure 5.8), MB.
-const PCM_MB: u64 = 16;
+pub(super) const PCM_MB: u64 = 16;
 /// The PCM log region that the thesis's 128 KB F-block → P-block table implies, MB: a
 /// row for each of the 1 GB database's 4,096 flash blocks (32 B a row), and so a P-block
 /// of 32 KB for each, 4,096 × 32 KB.
 const PCM_TABLE_MB: u64 = 128;
 
-fn pcm_bytes(ctx: &RunContext, pcm_mb: u64) -> u64 {
+/// PCM bytes of `pcm_mb` (thesis scale) at the run's scale.
+pub(super) fn pcm_bytes(ctx: &RunContext, pcm_mb: u64) -> u64 {
     (pcm_mb << 20) / scale_divisor(ctx.scale)
+}
+
+/// P-blocks the PCM log keeps in `pcm_bytes`: one P-block of a sector per page of a flash
+/// block, plus its 16 B table row.
+pub(super) fn pcm_log_pblocks(config: &SsdConfig, pcm_bytes: u64) -> u64 {
+    pcm_bytes / (u64::from(config.flash.pages_per_block) * u64::from(config.buffer.log_sector_bytes) + 16)
 }
 
 /// What a log layer is told of an update's change.
@@ -87,7 +95,7 @@ fn sequential_percent(r: &RunResult) -> Option<f64> {
 
 /// Lifetime relative to `base`: the ratio of erases in the measured window, or why it is
 /// undefined.
-fn lifetime(base: &RunResult, r: &RunResult) -> Result<f64, &'static str> {
+pub(super) fn lifetime(base: &RunResult, r: &RunResult) -> Result<f64, &'static str> {
     match (base.stats.block_erases, r.stats.block_erases) {
         (0, _) => Err("n/a: the baseline erased no block"),
         (_, 0) => Err("n/a: no block erased"),
@@ -95,7 +103,7 @@ fn lifetime(base: &RunResult, r: &RunResult) -> Result<f64, &'static str> {
     }
 }
 
-fn lifetime_cell(base: &RunResult, r: &RunResult) -> Cell {
+pub(super) fn lifetime_cell(base: &RunResult, r: &RunResult) -> Cell {
     lifetime(base, r).map_or_else(Cell::from, Cell::from)
 }
 
@@ -104,7 +112,7 @@ fn percent_cell(p: Option<f64>) -> Cell {
 }
 
 /// Energy of `r` as % of `base`'s.
-fn energy_percent(base: &RunResult, r: &RunResult) -> f64 {
+pub(super) fn energy_percent(base: &RunResult, r: &RunResult) -> f64 {
     100.0 * r.energy_pj() as f64 / base.energy_pj().max(1) as f64
 }
 
@@ -349,7 +357,7 @@ impl Experiment for BufferSchemes {
             ..Default::default()
         };
         outcome.holds("thesis-fig5-5-6-7-pool-fewer-writes", fewer_writes);
-        let churn = "16 MB of PCM holds P-blocks of 32 KB for 1/8 of the database's blocks; an update to a block without one replaces a P-block, and each replacement merges the victim's whole logical block (thesis-pcm-capacity and thesis-fig5-8's logged-pages rows isolate both).";
+        let churn = "16 MB of PCM holds P-blocks of 32 KB for 1/8 of the database's blocks; an update to a block without one replaces a P-block, and each replacement merges the victim's whole logical block (thesis-pcm-capacity and thesis-fig5-8's logged-pages rows isolate both; thesis-fig5-8-why varies the updated blocks against the P-blocks).";
         papers::holds_explained(&mut outcome, "thesis-fig5-5-6-7-fewest-merges", ours_lowest(&[1]), churn);
         papers::holds_explained(&mut outcome, "thesis-fig5-5-6-7-fewest-erases", ours_lowest(&[2]), churn);
         papers::holds_explained(&mut outcome, "thesis-fig5-5-6-7-least-write-time", ours_lowest(&[3]), churn);
@@ -415,6 +423,31 @@ impl Experiment for Combined {
             ("PCM log, logged-pages merges", Kind::PcmLogLoggedPages, false),
         ];
         let transaction = [SynthWorkload::T1, SynthWorkload::T2, SynthWorkload::T3];
+        let pblocks = pcm_log_pblocks(&config, pcm);
+        let pages_per_block = u64::from(config.flash.pages_per_block);
+        let mut mechanism = Table::new(
+            format!("Where t1–t3's updates go (16 MB PCM: {pblocks} P-blocks; generator deltas; PCM log with live-block merges unless named)"),
+            &[
+                "workload",
+                "host page writes",
+                "duplicates the filter removes (dedup + PCM log)",
+                "unchanged writes the PCM log alone skips",
+                "updates logged",
+                "distinct logical blocks updated",
+                "updated blocks ÷ P-blocks",
+                "updates to the P-block-count hottest blocks, %",
+                "merges",
+                "updates logged per merge",
+                "pages per merge, live-block / logged-pages",
+                "lifetime ×, by erases / by flash programs",
+                "PCM share of energy, %",
+            ],
+        );
+        // Per transaction workload: distinct blocks updated, updates logged per merge, the
+        // live-block and logged-pages lifetimes, the PCM share of energy, and whether the
+        // filter removed exactly the writes the log layer skips.
+        let mut why_points: Vec<(u64, f64, f64, f64, f64, bool)> = Vec::new();
+        let mut hottest_max = 0.0f64;
         let bar = ctx.progress(self.id(), (SynthWorkload::ALL.len() * (runs.len() + 4) + 2 * transaction.len()) as u64);
         let mut lifetime_points = Vec::new();
         let mut energy_points = Vec::new();
@@ -469,6 +502,37 @@ impl Experiment for Combined {
             ));
             if transaction.contains(&workload) {
                 at_op.push((base.stats.block_erases, lifetime(base, &results[4]).ok()));
+                let set = working_set(params, pages_per_block, pblocks).map_err(&fail)?;
+                let (log, combined, logged) = (&results[2], &results[3], &results[4]);
+                let per_merge = log.stats.logged_writes as f64 / log.stats.merges.max(1) as f64;
+                let pages_per_merge = |r: &RunResult| r.stats.merge_page_writes as f64 / r.stats.merges.max(1) as f64;
+                let pcm_share = 100.0 * log.stats.pcm_energy_pj as f64 / log.energy_pj().max(1) as f64;
+                let by_programs = base.stats.flash_page_programs as f64 / log.stats.flash_page_programs.max(1) as f64;
+                mechanism.row(vec![
+                    workload.name().into(),
+                    log.pages_written.into(),
+                    combined.pages_filtered.into(),
+                    log.stats.unchanged_writes.into(),
+                    log.stats.logged_writes.into(),
+                    set.blocks.into(),
+                    (set.blocks as f64 / pblocks as f64).into(),
+                    set.hottest_share_percent.into(),
+                    log.stats.merges.into(),
+                    per_merge.into(),
+                    format!("{:.1} / {:.2}", pages_per_merge(log), pages_per_merge(logged)).into(),
+                    format!("{} / {by_programs:.3}", lifetime_cell(base, log).display()).into(),
+                    pcm_share.into(),
+                ]);
+                hottest_max = hottest_max.max(set.hottest_share_percent);
+                why_points.push((
+                    set.blocks,
+                    per_merge,
+                    lifetime(base, log).unwrap_or(f64::NAN),
+                    lifetime(base, logged).unwrap_or(f64::NAN),
+                    pcm_share,
+                    combined.pages_filtered + combined.stats.unchanged_writes == log.stats.unchanged_writes
+                        && combined.stats.block_erases == log.stats.block_erases,
+                ));
             }
             let combined = &results[3];
             match lifetime(base, combined) {
@@ -519,6 +583,10 @@ impl Experiment for Combined {
         }
         bar.finish_and_clear();
         let lifetime = lifetime_points.iter().map(|p| p.1).fold(f64::NAN, f64::max);
+        let largest_at = lifetime_points
+            .iter()
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .map_or("none", |p| SynthWorkload::ALL[p.0 as usize - 1].name());
         let energy = energy_points.iter().map(|p| p.1).fold(f64::NAN, f64::max);
         let mut plot =
             Plot::new("Figure 5.8: dedup + PCM log against the baseline", "workload (1 = d1 … 5 = t3)", "ratio");
@@ -532,7 +600,7 @@ impl Experiment for Combined {
             "“PCM log, logged-pages merges” is the PCM log with buffer.merge = logged-pages: a merge rewrites only the pages with records. The difference to “PCM log” isolates the cost of rewriting a merged block's other live pages.".into(),
             DELTA_NOTE.into(),
             format!("Measured: deduplication alone uses at most {dedup_energy:.0}% of the baseline's energy here. The scorecard's lifetime and energy are the largest over the five workloads of “dedup + PCM log” with the generator's deltas."),
-            format!("What isolates the difference to the thesis: the PCM log's lifetime against the baseline with live-block merges / with logged-pages merges / the latter's energy %, by workload: {}. The desktop workloads write whole pages of new content, which no log takes, so the PCM log alone matches the baseline there; on t1–t3 the two merge scopes differ only in whether a merge rewrites the block's other live pages. thesis-pcm-capacity isolates the capacity (16 MB against 128 MB) and thesis-replacement the policy (against Belady's bound).", by_workload.join("; ")),
+            format!("What isolates the difference to the thesis: the PCM log's lifetime against the baseline with live-block merges / with logged-pages merges / the latter's energy %, by workload: {}. The desktop workloads write whole pages of new content, which no log takes, so the PCM log alone matches the baseline there; on t1–t3 the two merge scopes differ only in whether a merge rewrites the block's other live pages. thesis-pcm-capacity isolates the capacity (16 MB against 128 MB), thesis-replacement the policy (against Belady's bound), and thesis-fig5-8-why the number of updated blocks against the P-blocks.", by_workload.join("; ")),
         ];
         notes.push(format!(
             "Over-provisioning: the baseline and the logged-pages PCM log again on t1–t3 with ftl.overprovision = {} and {}% more blocks (the same footprint) instead of {}: {}. The baseline's erases fall by at least {:.0}%, the lifetime ratio changes by at most {:.0}%.",
@@ -558,24 +626,76 @@ impl Experiment for Combined {
             ),
             config: json!({"scale": ctx.scale.name(), "seed": ctx.seed, "pcm_bytes": pcm, "ssd": config,
                 "warmup": "fill, then one random whole-page overwrite pass of the footprint"}),
-            tables: vec![table],
+            tables: vec![table, mechanism],
             plots: vec![plot],
             notes,
             ..Default::default()
         };
-        let whole_blocks = "On t1–t3 at 16 MB each P-block replacement rewrites the victim's whole logical block through the FTL; the logged-pages rows, which merge only the pages with records, isolate that cost, and on d1–d2 whole-page writes are never logged (notes).";
-        papers::measure_explained(&mut outcome, "thesis-fig5-8-lifetime", lifetime, whole_blocks);
-        papers::measure_explained(&mut outcome, "thesis-fig5-8-energy", energy, whole_blocks);
+        let whole_blocks = format!(
+            "t1–t3 update {} distinct logical blocks against {pblocks} P-blocks (the {pblocks} hottest take at most {hottest_max:.0}% of the updates), so a P-block is replaced, and its block merged, every {} logged updates; a merge rewrites the whole logical block (lifetime {}), only its logged pages would give {}. thesis-fig5-8-why isolates it: at least 4× only while the updated blocks fit the P-blocks. d1–d2 write whole pages, never logged (notes).",
+            span(&why_points, |p| p.0 as f64, 0),
+            span(&why_points, |p| p.1, 2),
+            span_x(&why_points, |p| p.2),
+            span_x(&why_points, |p| p.3),
+        );
+        let energy_why = format!(
+            "The PCM is at most {:.1e}% of the PCM log's energy on t1–t3; the rest is flash, dominated by the merges' page programs and reads, so energy follows the lifetime's mechanism: {whole_blocks}",
+            why_points.iter().map(|p| p.4).fold(0.0, f64::max)
+        );
+        let no_gain = if why_points.iter().all(|p| p.5) {
+            "On t1–t3 every page the duplicate filter removes is one the PCM log alone skips as unchanged (a rolled-back page goes out with its old content and no changed bytes: removed plus still skipped equals the PCM log's unchanged writes), so dedup + PCM log erases as many blocks as the PCM log alone (second table)."
+        } else {
+            "On t1–t3 the pages the duplicate filter removes are not all among the PCM log's unchanged writes (second table)."
+        };
+        let combined_why = format!("{no_gain} {whole_blocks}");
+        outcome.notes.push(format!(
+            "Where t1–t3's updates go (second table): {}. A live-block merge writes 64 pages, so at fewer than 64 logged updates per merge the merges program more pages than the updates they took out of flash. {no_gain}",
+            why_points
+                .iter()
+                .zip(transaction)
+                .map(|(p, w)| format!(
+                    "{} updates {} blocks ({:.1}× the P-blocks), {:.2} logged updates per merge",
+                    w.name(),
+                    p.0,
+                    p.0 as f64 / pblocks as f64,
+                    p.1
+                ))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ));
+        papers::measure_explained(
+            &mut outcome,
+            "thesis-fig5-8-lifetime",
+            lifetime,
+            &format!("The largest ratio is {largest_at}'s. {whole_blocks}"),
+        );
+        papers::measure_explained(&mut outcome, "thesis-fig5-8-energy", energy, &energy_why);
         papers::holds_explained(
             &mut outcome,
             "thesis-fig5-8-dedup-alone",
             dedup_helps,
             "See the dedup rows of the table: a workload where deduplication does not cut erases, programs or energy.",
         );
-        papers::holds_explained(&mut outcome, "thesis-fig5-8-pcm-log-alone", log_helps, whole_blocks);
-        papers::holds_explained(&mut outcome, "thesis-fig5-8-combined-better", combined_better, whole_blocks);
+        papers::holds_explained(&mut outcome, "thesis-fig5-8-pcm-log-alone", log_helps, &whole_blocks);
+        papers::holds_explained(&mut outcome, "thesis-fig5-8-combined-better", combined_better, &combined_why);
         Ok(outcome)
     }
+}
+
+/// `lo–hi` of `f` over `points` with `digits` decimals (one value when they agree).
+fn span<T>(points: &[T], f: impl Fn(&T) -> f64, digits: usize) -> String {
+    let lo = points.iter().map(&f).fold(f64::INFINITY, f64::min);
+    let hi = points.iter().map(&f).fold(f64::NEG_INFINITY, f64::max);
+    if format!("{lo:.digits$}") == format!("{hi:.digits$}") {
+        format!("{lo:.digits$}")
+    } else {
+        format!("{lo:.digits$}–{hi:.digits$}")
+    }
+}
+
+/// [`span`] of a ratio, with three significant decimals and a ×.
+fn span_x<T>(points: &[T], f: impl Fn(&T) -> f64) -> String {
+    format!("{}×", span(points, f, 3))
 }
 
 /// Blocks the over-provisioning check adds, % of the experiment's.
@@ -651,7 +771,7 @@ impl Experiment for PcmCapacity {
                     let r = steady(kind, &config, bytes, params, false, delta).map_err(&fail)?;
                     bar.inc(1);
                     // d-PRAM's 64 B units; the PCM log's P-blocks of 64 × 512 B plus a 16 B row.
-                    let slots = if kind == Kind::Dpram { bytes / 64 } else { bytes / (64 * 512 + 16) };
+                    let slots = if kind == Kind::Dpram { bytes / 64 } else { pcm_log_pblocks(&config, bytes) };
                     if delta == Delta::Generator {
                         merges.push(format!("{} at {pcm_mb} MB: {} merges", kind.name(), r.stats.merges));
                     }

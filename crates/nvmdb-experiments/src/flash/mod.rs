@@ -1,7 +1,8 @@
 //! The thesis's Section 5.1 experiments (seed 000): deduplication (Figures 5.1–5.3), the
 //! PCM log buffer against IPL and d-PRAM (Figures 5.5–5.7), everything combined (5.8), the
-//! PCM capacity and the P-block replacement policies, and MQSim's real traces through
-//! each configuration. The buffer experiments run in steady state ([`Warmup`]).
+//! PCM capacity and the P-block replacement policies, what the PCM log's lifetime depends
+//! on (`why`: updated blocks against P-blocks), and MQSim's real traces through each
+//! configuration. The buffer experiments run in steady state ([`Warmup`]).
 //!
 //! Scaling: the thesis runs a 1 GB TPC-C database with 20–100 MB buffer pools and 16 MB
 //! of PCM. The paper scale keeps those sizes; the quick scale divides the database, the
@@ -15,6 +16,7 @@
 mod buffers;
 mod dedup;
 mod mqsim;
+mod why;
 
 use nvmdb_device::{PageContent, PageData};
 use nvmdb_lab::{Experiment, LabError, Scale};
@@ -34,6 +36,7 @@ use nvmdb_flash::pcm_log::PcmLogStore;
 pub fn all() -> Vec<Box<dyn Experiment>> {
     let mut all = dedup::all();
     all.extend(buffers::all());
+    all.extend(why::all());
     all.push(Box::new(mqsim::MqsimTraces));
     all
 }
