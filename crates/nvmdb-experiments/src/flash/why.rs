@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use nvmdb_flash::config::SsdConfig;
+use nvmdb_flash::config::{ReplacementKind, SsdConfig};
 use nvmdb_lab::{Cell, Experiment, LabError, Outcome, Plot, RunContext, Table};
 use nvmdb_workload::synth::{SynthGenerator, SynthPage, SynthParams, SynthWorkload};
 use rand::Rng;
@@ -177,7 +177,7 @@ impl Experiment for CombinedWhy {
         let t1 = synth_params(SynthWorkload::T1, ctx.scale, ctx.seed, 60);
         let footprint_blocks = t1.footprint_pages() / pages_per_block;
         let updates = HOT_UPDATES_QUICK * ctx.scale.pick(1, 16);
-        let bar = ctx.progress(self.id(), (HOT_OVER_PBLOCKS.len() * 3 + 1 + SWEEP_PCM_MB.len() * 2 + 8) as u64);
+        let bar = ctx.progress(self.id(), (HOT_OVER_PBLOCKS.len() * 4 + 1 + SWEEP_PCM_MB.len() * 2 + 8) as u64);
 
         // The controlled stream: only the number of hot blocks changes.
         let mut hot = Table::new(
@@ -196,8 +196,12 @@ impl Experiment for CombinedWhy {
                 "lifetime ×, logged-pages merges",
                 "energy % of baseline, live-block",
                 "energy % of baseline, logged-pages",
+                "merges, LRU replacement instead",
+                "lifetime ×, live-block merges, LRU",
             ],
         );
+        let mut lru_config = config.clone();
+        lru_config.buffer.replacement = ReplacementKind::Lru;
         let mut live_plot = Vec::new();
         let mut logged_plot = Vec::new();
         let mut hot_points = Vec::new();
@@ -209,7 +213,8 @@ impl Experiment for CombinedWhy {
             let base = run(Kind::Baseline)?;
             let live = run(Kind::PcmLog)?;
             let logged = run(Kind::PcmLogLoggedPages)?;
-            bar.inc(3);
+            let lru = hot_run(ctx, Kind::PcmLog, &lru_config, pcm, &t1, hot_blocks, updates).map_err(&fail)?;
+            bar.inc(4);
             let x = hot_blocks as f64 / pblocks as f64;
             let l = lifetime_for_crossing(&base, &live);
             hot_points.push((x, l));
@@ -236,6 +241,8 @@ impl Experiment for CombinedWhy {
                 lifetime_cell(&base, &logged),
                 energy_percent(&base, &live).into(),
                 energy_percent(&base, &logged).into(),
+                lru.stats.merges.into(),
+                lifetime_cell(&base, &lru),
             ]);
         }
         let hot_crossing = crossing(&hot_points, "H ÷ P-blocks");
@@ -347,7 +354,7 @@ impl Experiment for CombinedWhy {
             notes: vec![
                 format!("Controlled stream (first table): the SSD, the warm-up, the PCM size ({pblocks} P-blocks), the update size (one change of 50–150 B, passed to the layer exactly) and the number of updates are fixed; only the number H of logical blocks the updates go to changes. By H ÷ P-blocks, merges and the live-block lifetime: {}.", hot_summary.join("; ")),
                 format!("Where the lifetime reaches the thesis's about {THESIS_LIFETIME}×. Live-block merges (the thesis's): controlled stream, {hot_crossing}; t1 capacity sweep, {sweep_crossing}. Logged-pages merges: controlled stream, {hot_crossing_logged}; t1 capacity sweep, {sweep_crossing_logged}."),
-                "Up to H = P every updated block keeps its P-block, so no update waits for a replacement. The PCM log also merges a block when all its log sectors hold records, but a page whose folded change outgrows its 512 B sector is written out of place and its sector emptied, so with 50–150 B updates few blocks reach that state (merges column). Above H = P an update to a block without a P-block replaces one, and every replacement merges (live-block merges write the victim's whole logical block, 64 pages; logged-pages merges only its pages with records).".into(),
+                "Up to H = P every updated block keeps its P-block, so no update waits for a replacement. The PCM log also merges a block when all its log sectors hold records, but a page whose folded change outgrows its 512 B sector is written out of place and its sector emptied, so with 50–150 B updates few blocks reach that state (merges column). Above H = P an update to a block without a P-block replaces one, and every replacement merges (live-block merges write the victim's whole logical block, 64 pages; logged-pages merges only its pages with records). The last two columns replace the least recently updated P-block instead of the least popular: the merges and the fall of the lifetime above H = P stay, so it is not the thesis's replacement policy.".into(),
                 format!("t1 capacity sweep (second table): the workload, the SSD and the warm-up are fixed; only the PCM size changes. The hottest-blocks column is the share of t1's updates to as many of its most updated blocks as there are P-blocks: at 16 MB it is {:.0}%, the most that any fixed set of P-blocks could hold without replacement.", set.hottest_share_percent),
                 format!("Deduplication's share (third table): t1's rolled-back pages go out with the content the generator last gave them. The steady-state warm-up overwrites uniformly random pages with content of its own, so a rolled-back page is a duplicate of live content only where the warm-up did not overwrite it; with the load-only warm-up every one is. Removed of the unchanged writes: {}. The PCM log skips every unchanged write either way, so on t1–t3 the filter adds nothing to it; it is the baseline that deduplication relieves, and the steady-state figures count fewer such pages than the workload has.", dedup_rows.join("; ")),
                 "Energy is flash plus PCM (Table 2.2: 76.1 µJ per 4 KB page program, 0.094 nJ per PCM word written): it follows the flash page programs and reads of the merges, so it crosses 80% of the baseline where the lifetime crosses."
