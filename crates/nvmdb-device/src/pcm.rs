@@ -512,15 +512,34 @@ impl Pcm {
     /// Returns the indices (global, in units of `chunk_bytes`) of chunks with a programmed
     /// cell, in increasing order.
     pub fn write_bytes(&mut self, addr: u64, data: &[u8]) -> Result<WriteSummary, DeviceError> {
-        self.check_range(addr, data.len() as u64)?;
         let mut summary = WriteSummary::default();
-        for span in LineSpans::new(addr, data.len()) {
-            let mut bytes = words_to_bytes(&self.peek_line(span.line));
-            bytes[span.line_range()].copy_from_slice(&data[span.buf_range()]);
-            let result = self.write_line(span.line, &bytes_to_words(&bytes));
-            summary.add(span.line, result);
-        }
+        self.write_lines_of(addr, data, |line, result| summary.add(line, result))?;
         Ok(summary)
+    }
+
+    /// The line writes of [`Pcm::write_bytes`], handing each line's result to `on_line` in
+    /// increasing line order. A line the range covers whole is written without reading
+    /// its old content.
+    fn write_lines_of(
+        &mut self,
+        addr: u64,
+        data: &[u8],
+        mut on_line: impl FnMut(u64, LineWrite),
+    ) -> Result<(), DeviceError> {
+        self.check_range(addr, data.len() as u64)?;
+        for span in LineSpans::new(addr, data.len()) {
+            let written = &data[span.buf_range()];
+            let new = match <&[u8; LINE_BYTES]>::try_from(written) {
+                Ok(whole) => bytes_to_words(whole),
+                Err(_) => {
+                    let mut bytes = words_to_bytes(&self.peek_line(span.line));
+                    bytes[span.line_range()].copy_from_slice(written);
+                    bytes_to_words(&bytes)
+                }
+            };
+            on_line(span.line, self.write_line(span.line, &new));
+        }
+        Ok(())
     }
 
     /// Storage-mode read: returns the operation's time in ns (initial latency plus one
@@ -539,12 +558,13 @@ impl Pcm {
     /// Storage-mode write: returns the operation's time in ns (initial latency plus one
     /// write chunk time per chunk whose cells change).
     pub fn storage_write(&mut self, addr: u64, data: &[u8]) -> Result<u64, DeviceError> {
-        let summary = self.write_bytes(addr, data)?;
         let timing = self.config.storage;
+        let mut changed = ChangedChunks::new(timing.write_chunk_bytes);
+        self.write_lines_of(addr, data, |line, result| changed.add_line(line, result.word_mask))?;
         let chunks = if timing.charge_every_chunk {
             chunks_overlapped(addr, data.len() as u64, timing.write_chunk_bytes)
         } else {
-            summary.chunks_changed(timing.write_chunk_bytes)
+            changed.count
         };
         let time_ns = timing.initial_ns + chunks * timing.write_ns_per_chunk;
         self.stats.storage_ops += 1;
@@ -664,17 +684,42 @@ impl WriteSummary {
 
     /// Distinct chunks of `chunk_bytes` (a multiple of 8) holding a programmed word.
     pub fn chunks_changed(&self, chunk_bytes: u64) -> u64 {
-        let words_per_chunk = (chunk_bytes / WORD_BYTES as u64).max(1);
-        let mut last = None;
-        let mut count = 0;
+        let mut changed = ChangedChunks::new(chunk_bytes);
         for &word in &self.programmed_words {
-            let chunk = word / words_per_chunk;
-            if last != Some(chunk) {
-                count += 1;
-                last = Some(chunk);
-            }
+            changed.add_word(word);
         }
-        count
+        changed.count
+    }
+}
+
+/// Counts the distinct chunks holding a programmed word, from words given in increasing
+/// order.
+struct ChangedChunks {
+    words_per_chunk: u64,
+    last: Option<u64>,
+    count: u64,
+}
+
+impl ChangedChunks {
+    fn new(chunk_bytes: u64) -> ChangedChunks {
+        ChangedChunks { words_per_chunk: (chunk_bytes / WORD_BYTES as u64).max(1), last: None, count: 0 }
+    }
+
+    fn add_word(&mut self, word: u64) {
+        let chunk = word / self.words_per_chunk;
+        if self.last != Some(chunk) {
+            self.count += 1;
+            self.last = Some(chunk);
+        }
+    }
+
+    /// Adds the words of `line` set in `word_mask`.
+    fn add_line(&mut self, line: u64, word_mask: u8) {
+        let mut pending = word_mask;
+        while pending != 0 {
+            self.add_word(line * WORDS_PER_LINE as u64 + u64::from(pending.trailing_zeros()));
+            pending &= pending - 1;
+        }
     }
 }
 
