@@ -531,11 +531,7 @@ impl Pcm {
             let written = &data[span.buf_range()];
             let new = match <&[u8; LINE_BYTES]>::try_from(written) {
                 Ok(whole) => bytes_to_words(whole),
-                Err(_) => {
-                    let mut bytes = words_to_bytes(&self.peek_line(span.line));
-                    bytes[span.line_range()].copy_from_slice(written);
-                    bytes_to_words(&bytes)
-                }
+                Err(_) => with_bytes_replaced(self.peek_line(span.line), span.line_start, written),
             };
             on_line(span.line, self.write_line(span.line, &new));
         }
@@ -591,12 +587,14 @@ impl Pcm {
         let mut report =
             WearReport { max_cell_writes: 0, total_cell_writes: 0, cells_tracked: 0, histogram_log2: Vec::new() };
         for chunk in self.all_chunks() {
-            for slot in (0..CHUNK_LINES).filter(|s| chunk.written >> s & 1 == 1) {
-                let wear = &chunk.lines[slot].wear;
-                report.max_cell_writes = report.max_cell_writes.max(wear.max());
-                report.total_cell_writes += wear.total();
+            let mut written = chunk.written;
+            while written != 0 {
+                let slot = written.trailing_zeros() as usize;
+                written &= written - 1;
+                let (max, total) = chunk.lines[slot].wear.summarise(&valid, &mut report.histogram_log2);
+                report.max_cell_writes = report.max_cell_writes.max(max);
+                report.total_cell_writes += total;
                 report.cells_tracked += cells_per_line;
-                wear.add_to_histogram(&valid, &mut report.histogram_log2);
             }
         }
         report
@@ -715,6 +713,11 @@ impl ChangedChunks {
 
     /// Adds the words of `line` set in `word_mask`.
     fn add_line(&mut self, line: u64, word_mask: u8) {
+        if self.words_per_chunk == 1 {
+            // Every word is its own chunk, so the words of increasing lines are distinct.
+            self.count += u64::from(word_mask.count_ones());
+            return;
+        }
         let mut pending = word_mask;
         while pending != 0 {
             self.add_word(line * WORDS_PER_LINE as u64 + u64::from(pending.trailing_zeros()));
@@ -779,6 +782,20 @@ impl Iterator for LineSpans {
         self.next = stop;
         Some(span)
     }
+}
+
+/// `words` (a line) with its little-endian bytes from `start` on replaced by `bytes`, which
+/// end within the line; only the words they overlap are touched.
+fn with_bytes_replaced(mut words: [u64; WORDS_PER_LINE], start: usize, bytes: &[u8]) -> [u64; WORDS_PER_LINE] {
+    let end = start + bytes.len();
+    for (w, word) in words.iter_mut().enumerate().take(end.div_ceil(WORD_BYTES)).skip(start / WORD_BYTES) {
+        let base = w * WORD_BYTES;
+        let (from, to) = (start.max(base), end.min(base + WORD_BYTES));
+        let mut le = word.to_le_bytes();
+        le[from - base..to - base].copy_from_slice(&bytes[from - start..to - start]);
+        *word = u64::from_le_bytes(le);
+    }
+    words
 }
 
 /// Little-endian bytes of a line.
