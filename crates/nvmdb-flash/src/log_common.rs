@@ -104,14 +104,18 @@ pub fn encode_record_into(out: &mut Vec<u8>, ranges: &[(u32, u32)], fingerprint:
 /// salt and the page offset alone, so a range reads the same filler however it is split.
 fn extend_filler(out: &mut Vec<u8>, salt: u64, offset: u32, len: u32) {
     let word = |k: u32| splitmix64(salt ^ (u64::from(k) << 32)).to_le_bytes();
-    let (start, end) = (offset as usize, (offset + len) as usize);
-    let mut at = start;
-    while at < end {
-        let k = at / 8;
-        let take = (8 * k + 8).min(end) - at;
-        out.extend_from_slice(&word(k as u32)[at % 8..at % 8 + take]);
-        at += take;
+    let end = offset + len;
+    let (first, last) = (offset / 8, end / 8);
+    if first == last {
+        out.extend_from_slice(&word(first)[(offset % 8) as usize..(end % 8) as usize]);
+        return;
     }
+    // A partial first word, whole words, a partial last word.
+    out.extend_from_slice(&word(first)[(offset % 8) as usize..]);
+    for k in first + 1..last {
+        out.extend_from_slice(&word(k));
+    }
+    out.extend_from_slice(&word(last)[..(end % 8) as usize]);
 }
 
 /// A decoded record: its ranges (with their bytes) and fingerprint.
