@@ -512,15 +512,30 @@ impl Pcm {
     /// Returns the indices (global, in units of `chunk_bytes`) of chunks with a programmed
     /// cell, in increasing order.
     pub fn write_bytes(&mut self, addr: u64, data: &[u8]) -> Result<WriteSummary, DeviceError> {
-        self.check_range(addr, data.len() as u64)?;
         let mut summary = WriteSummary::default();
-        for span in LineSpans::new(addr, data.len()) {
-            let mut bytes = words_to_bytes(&self.peek_line(span.line));
-            bytes[span.line_range()].copy_from_slice(&data[span.buf_range()]);
-            let result = self.write_line(span.line, &bytes_to_words(&bytes));
-            summary.add(span.line, result);
-        }
+        self.write_lines_of(addr, data, |line, result| summary.add(line, result))?;
         Ok(summary)
+    }
+
+    /// The line writes of [`Pcm::write_bytes`], handing each line's result to `on_line` in
+    /// increasing line order. A line the range covers whole is written without reading
+    /// its old content.
+    fn write_lines_of(
+        &mut self,
+        addr: u64,
+        data: &[u8],
+        mut on_line: impl FnMut(u64, LineWrite),
+    ) -> Result<(), DeviceError> {
+        self.check_range(addr, data.len() as u64)?;
+        for span in LineSpans::new(addr, data.len()) {
+            let written = &data[span.buf_range()];
+            let new = match <&[u8; LINE_BYTES]>::try_from(written) {
+                Ok(whole) => bytes_to_words(whole),
+                Err(_) => with_bytes_replaced(self.peek_line(span.line), span.line_start, written),
+            };
+            on_line(span.line, self.write_line(span.line, &new));
+        }
+        Ok(())
     }
 
     /// Storage-mode read: returns the operation's time in ns (initial latency plus one
@@ -539,12 +554,13 @@ impl Pcm {
     /// Storage-mode write: returns the operation's time in ns (initial latency plus one
     /// write chunk time per chunk whose cells change).
     pub fn storage_write(&mut self, addr: u64, data: &[u8]) -> Result<u64, DeviceError> {
-        let summary = self.write_bytes(addr, data)?;
         let timing = self.config.storage;
+        let mut changed = ChangedChunks::new(timing.write_chunk_bytes);
+        self.write_lines_of(addr, data, |line, result| changed.add_line(line, result.word_mask))?;
         let chunks = if timing.charge_every_chunk {
             chunks_overlapped(addr, data.len() as u64, timing.write_chunk_bytes)
         } else {
-            summary.chunks_changed(timing.write_chunk_bytes)
+            changed.count
         };
         let time_ns = timing.initial_ns + chunks * timing.write_ns_per_chunk;
         self.stats.storage_ops += 1;
@@ -571,12 +587,14 @@ impl Pcm {
         let mut report =
             WearReport { max_cell_writes: 0, total_cell_writes: 0, cells_tracked: 0, histogram_log2: Vec::new() };
         for chunk in self.all_chunks() {
-            for slot in (0..CHUNK_LINES).filter(|s| chunk.written >> s & 1 == 1) {
-                let wear = &chunk.lines[slot].wear;
-                report.max_cell_writes = report.max_cell_writes.max(wear.max());
-                report.total_cell_writes += wear.total();
+            let mut written = chunk.written;
+            while written != 0 {
+                let slot = written.trailing_zeros() as usize;
+                written &= written - 1;
+                let (max, total) = chunk.lines[slot].wear.summarise(&valid, &mut report.histogram_log2);
+                report.max_cell_writes = report.max_cell_writes.max(max);
+                report.total_cell_writes += total;
                 report.cells_tracked += cells_per_line;
-                wear.add_to_histogram(&valid, &mut report.histogram_log2);
             }
         }
         report
@@ -664,17 +682,47 @@ impl WriteSummary {
 
     /// Distinct chunks of `chunk_bytes` (a multiple of 8) holding a programmed word.
     pub fn chunks_changed(&self, chunk_bytes: u64) -> u64 {
-        let words_per_chunk = (chunk_bytes / WORD_BYTES as u64).max(1);
-        let mut last = None;
-        let mut count = 0;
+        let mut changed = ChangedChunks::new(chunk_bytes);
         for &word in &self.programmed_words {
-            let chunk = word / words_per_chunk;
-            if last != Some(chunk) {
-                count += 1;
-                last = Some(chunk);
-            }
+            changed.add_word(word);
         }
-        count
+        changed.count
+    }
+}
+
+/// Counts the distinct chunks holding a programmed word, from words given in increasing
+/// order.
+struct ChangedChunks {
+    words_per_chunk: u64,
+    last: Option<u64>,
+    count: u64,
+}
+
+impl ChangedChunks {
+    fn new(chunk_bytes: u64) -> ChangedChunks {
+        ChangedChunks { words_per_chunk: (chunk_bytes / WORD_BYTES as u64).max(1), last: None, count: 0 }
+    }
+
+    fn add_word(&mut self, word: u64) {
+        let chunk = word / self.words_per_chunk;
+        if self.last != Some(chunk) {
+            self.count += 1;
+            self.last = Some(chunk);
+        }
+    }
+
+    /// Adds the words of `line` set in `word_mask`.
+    fn add_line(&mut self, line: u64, word_mask: u8) {
+        if self.words_per_chunk == 1 {
+            // Every word is its own chunk, so the words of increasing lines are distinct.
+            self.count += u64::from(word_mask.count_ones());
+            return;
+        }
+        let mut pending = word_mask;
+        while pending != 0 {
+            self.add_word(line * WORDS_PER_LINE as u64 + u64::from(pending.trailing_zeros()));
+            pending &= pending - 1;
+        }
     }
 }
 
@@ -734,6 +782,20 @@ impl Iterator for LineSpans {
         self.next = stop;
         Some(span)
     }
+}
+
+/// `words` (a line) with its little-endian bytes from `start` on replaced by `bytes`, which
+/// end within the line; only the words they overlap are touched.
+fn with_bytes_replaced(mut words: [u64; WORDS_PER_LINE], start: usize, bytes: &[u8]) -> [u64; WORDS_PER_LINE] {
+    let end = start + bytes.len();
+    for (w, word) in words.iter_mut().enumerate().take(end.div_ceil(WORD_BYTES)).skip(start / WORD_BYTES) {
+        let base = w * WORD_BYTES;
+        let (from, to) = (start.max(base), end.min(base + WORD_BYTES));
+        let mut le = word.to_le_bytes();
+        le[from - base..to - base].copy_from_slice(&bytes[from - start..to - start]);
+        *word = u64::from_le_bytes(le);
+    }
+    words
 }
 
 /// Little-endian bytes of a line.

@@ -175,6 +175,43 @@ impl LineWear {
         }
     }
 
+    /// [`LineWear::max`] and [`LineWear::total`], returned in that order, and
+    /// [`LineWear::add_to_histogram`], in one pass over the planes (a wear report visits
+    /// every written line).
+    pub fn summarise(&self, valid: &[u64; LANES], histogram: &mut Vec<u64>) -> (u64, u64) {
+        let mut above = [0u64; LANES];
+        let mut candidates = [u64::MAX; LANES];
+        let mut lane_max = [0u64; LANES];
+        let mut total = 0u64;
+        for k in (0..self.plane_count()).rev() {
+            let plane = if k == 0 { &self.low } else { &self.high[k - 1] };
+            let (mut ones, mut tops) = (0u64, 0u64);
+            for lane in 0..LANES {
+                let bits = plane[lane];
+                ones += u64::from(bits.count_ones());
+                // Whether some cell still in the running for the lane's maximum has bit k.
+                let with_bit = candidates[lane] & bits;
+                let has = u64::from(with_bit != 0);
+                candidates[lane] = if has == 1 { with_bit } else { candidates[lane] };
+                lane_max[lane] |= has << k;
+                tops += u64::from((bits & !above[lane] & valid[lane]).count_ones());
+                above[lane] |= bits;
+            }
+            total += ones << k;
+            if tops != 0 {
+                if histogram.len() < k + 2 {
+                    histogram.resize(k + 2, 0);
+                }
+                histogram[k + 1] += tops;
+            }
+        }
+        if histogram.is_empty() {
+            histogram.push(0);
+        }
+        histogram[0] += (0..LANES).map(|lane| u64::from((!above[lane] & valid[lane]).count_ones())).sum::<u64>();
+        (lane_max.into_iter().max().unwrap_or(0), total)
+    }
+
     /// Bytes of counter memory this line holds on the heap (plane 0 is inline).
     pub fn heap_bytes(&self) -> usize {
         std::mem::size_of_val(&*self.high)
@@ -258,5 +295,27 @@ mod tests {
         wear.add_to_histogram(&valid, &mut histogram);
         // cells: bit0 = 1 program, bit1 = 3, bits 2 and 3 = 0.
         assert_eq!(histogram, vec![2, 1, 1]);
+    }
+
+    #[test]
+    fn summarise_agrees_with_max_total_and_histogram() {
+        let mut wear = LineWear::default();
+        let mut x = 0x1234_5678_9abc_def0u64;
+        let mut valid = [u64::MAX; LANES];
+        valid[FLIP_LANE] = 0x0303_0303_0303_0303;
+        for i in 0..700u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Sparse masks on a few lanes, so that counts spread over many planes.
+            wear.add((i % 4) as usize, x & x >> 9);
+            wear.add(FLIP_LANE, x & valid[FLIP_LANE] & x >> 3);
+            let mut expected = Vec::new();
+            wear.add_to_histogram(&valid, &mut expected);
+            let mut histogram = Vec::new();
+            assert_eq!(wear.summarise(&valid, &mut histogram), (wear.max(), wear.total()));
+            assert_eq!(histogram, expected);
+        }
+        assert!(wear.plane_count() > 5);
     }
 }

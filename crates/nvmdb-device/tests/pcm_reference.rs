@@ -1,11 +1,15 @@
 //! The PCM model's write path (record layout, bit-sliced wear, Flip-N-Write encoding)
 //! against a reference kept deliberately simple: one plain counter per cell, and
 //! Flip-N-Write decided bit by bit. Every counter, every cell's program count and the
-//! wear report must be identical.
+//! wear report must be identical, for line writes and for storage-mode byte-range writes
+//! (whose merge of old and new bytes and per-chunk charging the reference also does byte
+//! by byte).
 
 use nvmdb_device::pcm::WORDS_PER_LINE;
 use nvmdb_device::wear::{FLIP_LANE, LANES};
-use nvmdb_device::{FlipNWrite, LineWrite, Pcm, PcmConfig, PcmMetrics};
+use std::collections::BTreeSet;
+
+use nvmdb_device::{FlipNWrite, LineWrite, Pcm, PcmConfig, PcmMetrics, PcmStorageTiming};
 use proptest::prelude::*;
 
 const LINES: u64 = 8;
@@ -138,7 +142,7 @@ impl RefPcm {
     }
 
     fn histogram_log2(&self) -> Vec<u64> {
-        let mut histogram = vec![0u64];
+        let mut histogram = Vec::new();
         for count in self.cells() {
             let bucket = if count == 0 { 0 } else { (64 - count.leading_zeros()) as usize };
             if histogram.len() <= bucket {
@@ -165,6 +169,61 @@ fn writes() -> impl Strategy<Value = Vec<Write>> {
         }),
     ];
     prop::collection::vec((0..LINES, data, any::<u8>(), prop_oneof![Just(1u16), 1u16..300]), 1..40)
+}
+
+/// The reference's storage-mode write: each overlapped line becomes its old bytes with the
+/// written bytes replaced, written through [`RefPcm::write`]; the time and chunk energy
+/// are charged per chunk holding a programmed word (or per chunk covered, with
+/// `charge_every_chunk`). Returns `(time_ns, energy_pj)`.
+fn ref_storage_write(reference: &mut RefPcm, timing: &PcmStorageTiming, addr: u64, data: &[u8]) -> (u64, u64) {
+    let mut changed = BTreeSet::new();
+    let end = addr + data.len() as u64;
+    let lines = if data.is_empty() { 0..0 } else { addr / 64..end.div_ceil(64) };
+    for line in lines {
+        let mut bytes: Vec<u8> = reference.peek(line).iter().flat_map(|w| w.to_le_bytes()).collect();
+        for (i, byte) in bytes.iter_mut().enumerate() {
+            let at = line * 64 + i as u64;
+            if (addr..end).contains(&at) {
+                *byte = data[(at - addr) as usize];
+            }
+        }
+        let new: [u64; WORDS_PER_LINE] =
+            std::array::from_fn(|w| u64::from_le_bytes(bytes[8 * w..8 * w + 8].try_into().unwrap()));
+        let result = reference.write(line, &new);
+        for w in (0..WORDS_PER_LINE as u64).filter(|w| result.word_mask >> w & 1 == 1) {
+            changed.insert((line * 64 + 8 * w) / timing.write_chunk_bytes);
+        }
+    }
+    let chunks = if timing.charge_every_chunk {
+        (addr..end).map(|a| a / timing.write_chunk_bytes).collect::<BTreeSet<_>>().len() as u64
+    } else {
+        changed.len() as u64
+    };
+    (timing.initial_ns + chunks * timing.write_ns_per_chunk, chunks * timing.write_pj_per_chunk)
+}
+
+/// Every cell's program count, and the wear report, against the reference.
+fn check_wear(pcm: &Pcm, reference: &RefPcm) -> Result<(), TestCaseError> {
+    for (line, l) in reference.lines.iter().enumerate() {
+        for (lane, counts) in l.counts.iter().enumerate() {
+            for (bit, &count) in counts.iter().enumerate() {
+                prop_assert_eq!(
+                    pcm.cell_writes(line as u64, lane, bit as u32),
+                    count,
+                    "line {} lane {} bit {}",
+                    line,
+                    lane,
+                    bit
+                );
+            }
+        }
+    }
+    let report = pcm.wear_report();
+    prop_assert_eq!(report.max_cell_writes, reference.cells().max().unwrap_or(0));
+    prop_assert_eq!(report.total_cell_writes, reference.cells().sum::<u64>());
+    prop_assert_eq!(report.cells_tracked, reference.cells().count() as u64);
+    prop_assert_eq!(report.histogram_log2, reference.histogram_log2());
+    Ok(())
 }
 
 fn check(group_bits: Option<u32>, writes: Vec<Write>) -> Result<(), TestCaseError> {
@@ -194,26 +253,76 @@ fn check(group_bits: Option<u32>, writes: Vec<Write>) -> Result<(), TestCaseErro
     let metrics = PcmMetrics::CIDR2011;
     prop_assert_eq!(stats.energy_pj(&metrics), metrics.energy_pj(0, reference.lines_written, reference.bits_written));
     prop_assert_eq!(stats.latency_cycles(&metrics), metrics.latency_cycles(0, reference.words_written));
-    for (line, l) in reference.lines.iter().enumerate() {
-        for (lane, counts) in l.counts.iter().enumerate() {
-            for (bit, &count) in counts.iter().enumerate() {
-                prop_assert_eq!(
-                    pcm.cell_writes(line as u64, lane, bit as u32),
-                    count,
-                    "line {} lane {} bit {}",
-                    line,
-                    lane,
-                    bit
-                );
-            }
+    check_wear(&pcm, &reference)
+}
+
+/// A storage-mode write: the address, the bytes (a pattern drawn from the seed, sparse or
+/// dense), and how many times it is repeated alternately with the range's previous bytes.
+type StorageWrite = (u64, usize, u64, bool, u16);
+
+fn storage_writes() -> impl Strategy<Value = Vec<StorageWrite>> {
+    let addr = prop_oneof![0..LINES * 64, (0..LINES).prop_map(|l| l * 64)];
+    let len = prop_oneof![0usize..24, 0usize..200, Just(64usize), Just(128usize)];
+    prop::collection::vec((addr, len, any::<u64>(), any::<bool>(), prop_oneof![Just(1u16), 1u16..40]), 1..40)
+}
+
+fn check_storage(
+    group_bits: Option<u32>,
+    timing: PcmStorageTiming,
+    writes: Vec<StorageWrite>,
+) -> Result<(), TestCaseError> {
+    let mut config = PcmConfig::new(LINES * 64);
+    config.flip_n_write = group_bits.map(|n| FlipNWrite::new(n).unwrap());
+    config.storage = timing;
+    let mut pcm = Pcm::new(config).unwrap();
+    let mut reference = RefPcm::new(group_bits);
+    let (mut time_ns, mut energy_pj, mut ops) = (0u64, 0u64, 0u64);
+    for (addr, len, seed, sparse, repeat) in writes {
+        let len = len.min((LINES * 64 - addr) as usize);
+        let new: Vec<u8> = (0..len as u64)
+            .map(|i| {
+                let x = (seed ^ i).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29);
+                (if sparse { x & x >> 11 & x >> 23 } else { x }) as u8
+            })
+            .collect();
+        let mut old = vec![0u8; len];
+        pcm.read_bytes(addr, &mut old).unwrap();
+        for i in 0..repeat {
+            let value = if i % 2 == 0 { &new } else { &old };
+            let (t, e) = ref_storage_write(&mut reference, &timing, addr, value);
+            prop_assert_eq!(pcm.storage_write(addr, value).unwrap(), t, "write of {} B at {}", len, addr);
+            time_ns += t;
+            energy_pj += e;
+            ops += 1;
+            let mut back = vec![0u8; len];
+            pcm.read_bytes(addr, &mut back).unwrap();
+            prop_assert_eq!(&back, value);
         }
     }
-    let report = pcm.wear_report();
-    prop_assert_eq!(report.max_cell_writes, reference.cells().max().unwrap_or(0));
-    prop_assert_eq!(report.total_cell_writes, reference.cells().sum::<u64>());
-    prop_assert_eq!(report.cells_tracked, reference.cells().count() as u64);
-    prop_assert_eq!(report.histogram_log2, reference.histogram_log2());
-    Ok(())
+    for line in 0..LINES {
+        prop_assert_eq!(pcm.peek_line(line), reference.peek(line), "line {}", line);
+    }
+    let stats = pcm.stats();
+    prop_assert_eq!(
+        (stats.lines_written, stats.words_written, stats.bits_written, stats.flip_bits_written),
+        (reference.lines_written, reference.words_written, reference.bits_written, reference.flip_bits_written)
+    );
+    prop_assert_eq!((stats.storage_ops, stats.storage_time_ns, stats.storage_energy_pj), (ops, time_ns, energy_pj));
+    check_wear(&pcm, &reference)
+}
+
+/// Storage timings with chunks of one word, 32 B and 128 B, differential or charged for
+/// every chunk covered.
+fn timings() -> impl Strategy<Value = PcmStorageTiming> {
+    (
+        prop::sample::select(vec![
+            PcmStorageTiming::THESIS_TABLE_2_2,
+            PcmStorageTiming::SAMSUNG_PRAM_DATASHEET,
+            PcmStorageTiming::IPLP_BOARD,
+        ]),
+        any::<bool>(),
+    )
+        .prop_map(|(timing, every)| PcmStorageTiming { charge_every_chunk: every, ..timing })
 }
 
 proptest! {
@@ -223,5 +332,14 @@ proptest! {
         writes in writes(),
     ) {
         check(group_bits, writes)?;
+    }
+
+    #[test]
+    fn storage_path_matches_the_per_cell_reference(
+        group_bits in prop::option::of(prop::sample::select(vec![8u32, 16, 32, 64])),
+        timing in timings(),
+        writes in storage_writes(),
+    ) {
+        check_storage(group_bits, timing, writes)?;
     }
 }

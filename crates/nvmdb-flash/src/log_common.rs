@@ -75,7 +75,8 @@ pub fn diff_ranges(old: &[u8], new: &[u8]) -> Vec<(u32, u32)> {
 }
 
 /// Encodes a record. `page` holds the new page bytes in bytes mode; without it the entry
-/// bytes are filler drawn from `salt` (a per-record number).
+/// bytes are filler drawn from `salt` (a per-record number), 8 bytes per SplitMix64 step
+/// (see [`extend_filler`]).
 pub fn encode_record(ranges: &[(u32, u32)], fingerprint: u64, page: Option<&[u8]>, salt: u64) -> Vec<u8> {
     let mut out = Vec::with_capacity(record_bytes(ranges) as usize);
     encode_record_into(&mut out, ranges, fingerprint, page, salt);
@@ -92,9 +93,29 @@ pub fn encode_record_into(out: &mut Vec<u8>, ranges: &[(u32, u32)], fingerprint:
         out.extend_from_slice(&(len as u16).to_le_bytes());
         match page {
             Some(bytes) => out.extend_from_slice(&bytes[offset as usize..(offset + len) as usize]),
-            None => out.extend((0..len).map(|i| (splitmix64(salt ^ (u64::from(offset + i) << 32)) & 0xFF) as u8)),
+            None => extend_filler(out, salt, offset, len),
         }
     }
+}
+
+/// Appends the filler bytes of page offsets `offset..offset + len` for the record with
+/// `salt`. Page offsets `8k..8k + 8` take the little-endian bytes of one SplitMix64 output,
+/// `splitmix64(salt ^ (k << 32))`: deterministic, pseudo-random, and a function of the
+/// salt and the page offset alone, so a range reads the same filler however it is split.
+fn extend_filler(out: &mut Vec<u8>, salt: u64, offset: u32, len: u32) {
+    let word = |k: u32| splitmix64(salt ^ (u64::from(k) << 32)).to_le_bytes();
+    let end = offset + len;
+    let (first, last) = (offset / 8, end / 8);
+    if first == last {
+        out.extend_from_slice(&word(first)[(offset % 8) as usize..(end % 8) as usize]);
+        return;
+    }
+    // A partial first word, whole words, a partial last word.
+    out.extend_from_slice(&word(first)[(offset % 8) as usize..]);
+    for k in first + 1..last {
+        out.extend_from_slice(&word(k));
+    }
+    out.extend_from_slice(&word(last)[..(end % 8) as usize]);
 }
 
 /// A decoded record: its ranges (with their bytes) and fingerprint.
@@ -299,5 +320,21 @@ mod tests {
         assert_eq!(apply_record(PageData::Bytes(old), &record), PageData::Bytes(new));
         let record = decode_record(&encode_record(&ranges, 42, None, 7));
         assert_eq!(apply_record(PageData::Empty, &record), PageData::Fingerprint(42));
+    }
+
+    #[test]
+    fn filler_depends_on_salt_and_page_offset_only() {
+        let filler = |salt: u64, ranges: &[(u32, u32)]| -> Vec<u8> {
+            decode_record(&encode_record(ranges, 0, None, salt)).entries.into_iter().flat_map(|(_, b)| b).collect()
+        };
+        let whole = filler(5, &[(3, 150)]);
+        assert_eq!(whole.len(), 150);
+        // The same page offsets give the same bytes however the range is split.
+        assert_eq!(filler(5, &[(3, 1), (4, 12), (16, 137)]), whole);
+        assert_eq!(filler(5, &[(10, 20)]), whole[7..27]);
+        assert_ne!(filler(6, &[(3, 150)]), whole, "another record, other bytes");
+        // Pseudo-random: about half the bits of a page are ones.
+        let ones: u32 = filler(9, &[(0, 4096)]).iter().map(|b| b.count_ones()).sum();
+        assert!((15_800..=16_968).contains(&ones), "{ones} ones in 32,768 bits");
     }
 }
