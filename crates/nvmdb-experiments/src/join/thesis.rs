@@ -602,10 +602,10 @@ impl Experiment for ThesisHashJoin {
                  with half the database it costs less): reading records in place by tuple ID faults a whole \
                  page per record once the relation outgrows the pool. The thesis assumes random reads cost what \
                  sequential ones do, which holds at line granularity (PCM as main memory) but not for page copies. \
-                 Figure 5.9's observations, at every size: the traditional row store wears PCM more than the \
-                 traditional column store: {}; the two modified joins' wear ratio (column ÷ row) furthest from 1 \
-                 is {:.2}; the modified column store uses more energy than the modified row store: {}; the \
-                 column store has the lower latency: {}.",
+                 Figure 5.9's observations in the single runs, at every size: the traditional row store wears \
+                 PCM more than the traditional column store: {}; the two modified joins' wear ratio (column ÷ row) \
+                 furthest from 1 is {:.2}; the modified column store uses more energy than the modified row \
+                 store: {}; the column store has the lower latency: {}.",
                 best_gains.0,
                 best_gains.1,
                 best_gains.2,
@@ -1119,8 +1119,8 @@ fn multi_user(ctx: &RunContext, tick: &(dyn Fn() + Sync)) -> Result<LoadResults,
              back; two users' queries are not interleaved join by join). The thesis states neither the mix nor \
              its timing: these are ours. {} Costs are those of the hash joins alone (the transactions' own writes \
              reach PCM before the next join's counters start), summed over every user's queries. The database of \
-             these runs is SSB SF {} at 1.0X with a {} KB DRAM pool (PCM as disk) and a {} KB last level (PCM as \
-             main memory), so the data stays several times the pool and the cache.",
+             these runs is SSB SF {} at 1.0X ({} KB) with a {} KB DRAM pool (PCM as disk) and a {} KB last level \
+             (PCM as main memory): the 1.0X database is {:.1}× the pool and {:.1}× the last level.",
             ctx.scale.pick(
                 "Quick scale runs a tenth of the thesis's users (2–20, and 10 for Figures 5.9 and 5.11) on a \
                  database 4× smaller than the single run's.",
@@ -1128,8 +1128,11 @@ fn multi_user(ctx: &RunContext, tick: &(dyn Fn() + Sync)) -> Result<LoadResults,
                  smaller than the single run's."
             ),
             load_base_sf(ctx.scale),
+            setup.databases[0].bytes() >> 10,
             setup.pool.bytes >> 10,
-            setup.machine.cache_bytes() >> 10
+            setup.machine.cache_bytes() >> 10,
+            setup.databases[0].bytes() as f64 / setup.pool.bytes as f64,
+            setup.databases[0].bytes() as f64 / setup.machine.cache_bytes() as f64
         ),
         format!(
             "Figure 5.9's observations under the {load}-user load, at every size: the traditional row store wears \
