@@ -10,6 +10,7 @@
 //! - [`model`]: the analytic cost model of CIDR Table 4 and Figure 5.
 //! - [`synth`]: the synthetic relations of CIDR Section 4.3.
 //! - [`ssb`]: the Star Schema Benchmark of the thesis (Section 2.2.5).
+//! - [`users`]: the thesis's multi-user load (queries, inserts, updates and deletes).
 //! - [`buffered`]: PCM used as a disk behind a DRAM buffer pool (the thesis's "PCM as disk").
 
 #![warn(clippy::cast_possible_truncation, clippy::unwrap_used)]
@@ -23,6 +24,7 @@ pub mod model;
 pub mod relation;
 pub mod ssb;
 pub mod synth;
+pub mod users;
 
 pub use idlist::IdEncoding;
 pub use join::{hash_join, measured_join, Algorithm, JoinOptions, JoinOutput};

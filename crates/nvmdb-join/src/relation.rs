@@ -77,6 +77,8 @@ struct Group {
 pub struct StoredRelation {
     layout: Layout,
     rows: u64,
+    /// Rows the memory was allocated for (at least `rows`).
+    capacity_rows: u64,
     widths: Vec<u32>,
     /// Byte offset of each column within its group's slot.
     offsets: Vec<u64>,
@@ -98,6 +100,20 @@ impl StoredRelation {
         key_column: usize,
         rows: u64,
     ) -> Result<StoredRelation, MemoryError> {
+        StoredRelation::allocate_with_capacity(mem, layout, widths, key_column, rows, rows)
+    }
+
+    /// Allocates a relation of `rows` rows with room for `capacity_rows` (at least `rows`),
+    /// so that rows can be appended with [`StoredRelation::set_rows`].
+    pub fn allocate_with_capacity<M: Memory>(
+        mem: &mut M,
+        layout: Layout,
+        widths: &[u32],
+        key_column: usize,
+        rows: u64,
+        capacity_rows: u64,
+    ) -> Result<StoredRelation, MemoryError> {
+        assert!(rows <= capacity_rows, "{rows} rows exceed a capacity of {capacity_rows}");
         assert!(!widths.is_empty() && widths.iter().all(|w| (1..=8).contains(w)), "column widths must be 1..=8");
         assert!(key_column < widths.len(), "key column {key_column} out of range");
         let mut offsets = Vec::with_capacity(widths.len());
@@ -111,14 +127,14 @@ impl StoredRelation {
                     column_group.push(0);
                     offset += u64::from(w);
                 }
-                let base = mem.alloc((offset * rows).max(1), 64)?;
+                let base = mem.alloc((offset * capacity_rows).max(1), 64)?;
                 groups.push(Group { base, stride: offset, first: 0, count: widths.len() });
             }
             Layout::Column => {
                 for (i, &w) in widths.iter().enumerate() {
                     offsets.push(0);
                     column_group.push(i);
-                    let base = mem.alloc((u64::from(w) * rows).max(1), 64)?;
+                    let base = mem.alloc((u64::from(w) * capacity_rows).max(1), 64)?;
                     groups.push(Group { base, stride: u64::from(w), first: i, count: 1 });
                 }
             }
@@ -126,6 +142,7 @@ impl StoredRelation {
         Ok(StoredRelation {
             layout,
             rows,
+            capacity_rows,
             widths: widths.to_vec(),
             offsets,
             column_group,
@@ -142,8 +159,20 @@ impl StoredRelation {
         layout: Layout,
         key_column: usize,
     ) -> Result<StoredRelation, MemoryError> {
+        StoredRelation::load_with_capacity(mem, table, layout, key_column, table.rows())
+    }
+
+    /// [`StoredRelation::load`] with room for `capacity_rows` rows (at least the table's).
+    pub fn load_with_capacity<M: Memory>(
+        mem: &mut M,
+        table: &Table,
+        layout: Layout,
+        key_column: usize,
+        capacity_rows: u64,
+    ) -> Result<StoredRelation, MemoryError> {
         let widths: Vec<u32> = table.columns.iter().map(|c| c.width_bytes).collect();
-        let relation = StoredRelation::allocate(mem, layout, &widths, key_column, table.rows())?;
+        let relation =
+            StoredRelation::allocate_with_capacity(mem, layout, &widths, key_column, table.rows(), capacity_rows)?;
         let mut row = vec![0u64; widths.len()];
         for i in 0..table.rows() {
             for (value, column) in row.iter_mut().zip(&table.columns) {
@@ -157,6 +186,7 @@ impl StoredRelation {
     /// Writes one row's values (one per column, each fitting its width).
     pub fn write_row<M: Memory>(&self, mem: &mut M, row: u64, values: &[u64]) {
         assert_eq!(values.len(), self.widths.len(), "one value per column");
+        assert!(row < self.capacity_rows, "row {row} beyond a capacity of {}", self.capacity_rows);
         let mut buf = [0u8; 512];
         for group in &self.groups {
             let mut len = 0usize;
@@ -169,6 +199,13 @@ impl StoredRelation {
         }
     }
 
+    /// Writes column `c` of `row` (the value fits the column's width).
+    pub fn write_value<M: Memory>(&self, mem: &mut M, row: u64, c: usize, value: u64) {
+        assert!(row < self.capacity_rows, "row {row} beyond a capacity of {}", self.capacity_rows);
+        let w = self.widths[c] as usize;
+        mem.write_bytes(self.column_addr(row, c), &value.to_le_bytes()[..w]);
+    }
+
     /// The layout.
     pub fn layout(&self) -> Layout {
         self.layout
@@ -177,6 +214,13 @@ impl StoredRelation {
     /// Rows.
     pub fn rows(&self) -> u64 {
         self.rows
+    }
+
+    /// Sets the number of rows (at most the capacity): rows beyond the old count hold
+    /// whatever was written there with [`StoredRelation::write_row`].
+    pub fn set_rows(&mut self, rows: u64) {
+        assert!(rows <= self.capacity_rows, "{rows} rows exceed a capacity of {}", self.capacity_rows);
+        self.rows = rows;
     }
 
     /// Bytes per record (sum of column widths).

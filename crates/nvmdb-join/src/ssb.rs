@@ -300,18 +300,29 @@ impl Query {
 /// The five tables stored in one memory.
 #[derive(Debug)]
 pub struct StoredSsb {
-    lineorder: StoredRelation,
+    pub(crate) lineorder: StoredRelation,
     dimensions: Vec<(Dimension, StoredRelation)>,
 }
 
-fn index(table: &Table, name: &str) -> usize {
+pub(crate) fn index(table: &Table, name: &str) -> usize {
     table.column_index(name).unwrap_or_else(|| panic!("SSB column {name} exists"))
 }
 
 impl StoredSsb {
     /// Stores every table in `layout`.
     pub fn load<M: Memory>(mem: &mut M, ssb: &Ssb, layout: Layout) -> Result<StoredSsb, MemoryError> {
-        let lineorder = StoredRelation::load(mem, &ssb.lineorder, layout, 0)?;
+        StoredSsb::load_with_spare(mem, ssb, layout, 0)
+    }
+
+    /// [`StoredSsb::load`] with room for `spare_rows` more LINEORDER rows (inserts).
+    pub fn load_with_spare<M: Memory>(
+        mem: &mut M,
+        ssb: &Ssb,
+        layout: Layout,
+        spare_rows: u64,
+    ) -> Result<StoredSsb, MemoryError> {
+        let capacity = ssb.lineorder.rows() + spare_rows;
+        let lineorder = StoredRelation::load_with_capacity(mem, &ssb.lineorder, layout, 0, capacity)?;
         let mut dimensions = Vec::new();
         for d in [Dimension::Customer, Dimension::Supplier, Dimension::Part, Dimension::Date] {
             dimensions.push((d, StoredRelation::load(mem, ssb.dimension(d), layout, 0)?));

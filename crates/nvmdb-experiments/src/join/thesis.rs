@@ -1,20 +1,26 @@
 //! `thesis-hashjoin`: traditional vs modified hash joins on the Star Schema Benchmark,
 //! row and column stores, PCM as disk and as main memory (seed 000, Section 5.2,
-//! Figures 5.9 and 5.11).
+//! Figures 5.9–5.11), single runs of the three queries and the thesis's multi-user load.
 
 #![warn(clippy::cast_possible_truncation, clippy::unwrap_used)]
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 use nvmdb_device::{Pcm, PcmConfig, PcmStats};
 use nvmdb_lab::{Cell, Experiment, Footprint, LabError, Outcome, Plot, RunContext, Scale, Table};
 use nvmdb_memory::{CachedMemory, Memory};
+use rand::RngCore;
 use serde_json::json;
 
 use super::Machine;
 use nvmdb_join::buffered::{BufferedMemory, PAGE_BYTES};
 use nvmdb_join::idlist::IdEncoding;
-use nvmdb_join::join::{Algorithm, JoinOptions};
+use nvmdb_join::join::{measured_join, Algorithm, JoinOptions};
 use nvmdb_join::relation::Layout;
 use nvmdb_join::ssb::{run_query, Query, ResultColumns, Ssb, StoredSsb};
+use nvmdb_join::synth::{generate, SynthSpec};
+use nvmdb_join::users::{self, Transaction, UserLoad};
 
 use crate::papers;
 
@@ -42,7 +48,7 @@ enum Mode {
 }
 
 /// Totals over the three queries.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Totals {
     pcm: PcmStats,
     dram_bytes: u64,
@@ -313,17 +319,18 @@ impl Experiment for ThesisHashJoin {
     fn id(&self) -> &'static str {
         "thesis-hashjoin"
     }
-    /// Measured on the 2-core machine of BENCHMARKS.md: quick scale 90 s and 51 MiB (of a
-    /// loaded machine; 25 s of CPU); paper scale 164 s and 0.9 GB before the pool sweep,
-    /// the cache-fit, partition-sizing and result-columns runs were added (not measured since).
+    /// Measured on the 2-core machine of BENCHMARKS.md: quick scale 151 s and 58 MiB on one
+    /// thread (of a loaded machine; 43 s of CPU); paper scale 164 s and 0.9 GB before the
+    /// pool sweep, the cache-fit, partition-sizing, result-columns, record-size and
+    /// multi-user runs were added (not measured since).
     fn footprint(&self, scale: Scale) -> Footprint {
-        scale.pick(Footprint::new(128, 90.0), Footprint::new(1_024, 164.0))
+        scale.pick(Footprint::new(128, 151.0), Footprint::new(1_024, 164.0))
     }
     fn title(&self) -> &'static str {
         "Traditional vs modified hash joins on SSB: row/column stores, PCM as disk and as main memory"
     }
     fn source(&self) -> &'static str {
-        "seed 000 (Pathak, NUS 2011), Chapter 4 Algorithms 1–4, Section 5.2, Figures 5.9 and 5.11"
+        "seed 000 (Pathak, NUS 2011), Chapter 4 Algorithms 1–4, Section 5.2, Figures 5.9–5.11"
     }
     fn run(&self, ctx: &RunContext) -> Result<Outcome, LabError> {
         let failed = |message: String| LabError::Failed { id: self.id().into(), message };
@@ -379,9 +386,8 @@ impl Experiment for ThesisHashJoin {
         );
         let mut plot = Plot::new("Figure 5.9(a): wear, PCM as disk", "database size, X", "bits written");
         let mut series: Vec<Vec<(f64, f64)>> = vec![Vec::new(); variants.len()];
-        let bar = ctx.progress(self.id(), factors.len() as u64 + 4);
+        let bar = ctx.progress(self.id(), factors.len() as u64 + 5 + load_specs(ctx.scale).len() as u64);
         let mut result_rows = Vec::new();
-        let mut best_gains = (f64::MIN, f64::MIN, f64::MIN);
         let paper = |id: &str| papers::claim(id).paper_display();
         let thesis_gains = format!(
             "{} / {} / {}",
@@ -400,7 +406,6 @@ impl Experiment for ThesisHashJoin {
         // wear ratio (column ÷ row) furthest from 1.
         let (mut row_trad_wears_more, mut column_modified_energy_more, mut column_faster) = (true, true, true);
         let mut modified_wear_ratio = 1.0f64;
-        let mut trades_reads = true;
         for &k in &factors {
             let ssb = if k == 1 { base.clone() } else { Ssb::generate(base_sf * k as f64, &mut ctx.rng(k)) };
             let mut disk = Vec::new();
@@ -437,8 +442,6 @@ impl Experiment for ThesisHashJoin {
                         .map_err(failed)?,
                 );
             }
-            trades_reads &= memory[1].pcm.bits_written < memory[0].pcm.bits_written
-                && memory[1].pcm.lines_read > memory[0].pcm.lines_read;
             if disk.iter().chain(&memory).any(|t| t.result_rows != disk[0].result_rows) {
                 return Err(failed(format!("query results differ between variants at {k}.0X")));
             }
@@ -457,7 +460,6 @@ impl Experiment for ThesisHashJoin {
                 if mode == "disk" {
                     disk_gains.push(g);
                 } else {
-                    best_gains = (best_gains.0.max(g.0), best_gains.1.max(g.1), best_gains.2.max(g.2));
                     memory_gains.push(g);
                 }
                 improvements.row(vec![
@@ -578,7 +580,11 @@ impl Experiment for ThesisHashJoin {
             ]);
         }
         bar.inc(1);
+        let records = record_size_sweep(ctx, &machine).map_err(failed)?;
+        bar.inc(1);
+        let loaded = multi_user(ctx, &|| bar.inc(1)).map_err(failed)?;
         bar.finish_and_clear();
+        let best_gains = records.best_gains;
         for ((layout, algorithm), points) in variants.iter().zip(series) {
             plot.series(variant_name(*layout, *algorithm), points);
         }
@@ -586,20 +592,20 @@ impl Experiment for ThesisHashJoin {
             summary: format!(
                 "The thesis's four hash joins (traditional = CIDR cache partitioning, copying records (row store) or \
                  (key, tuple ID) pairs of the join column (column store); modified = per-partition lists of 4 B tuple \
-                 IDs) run the three SSB queries at 1.0X–4.0X. With PCM as main memory the modified join's best \
-                 gains over traditional are {:.0}% lifetime, {:.0}% energy and {:.0}% latency (thesis: up to {}, \
-                 {} and about {}): the traditional join copies whole records, so our lifetime gain is far larger, \
-                 and the latency gain larger because partition copies are written back word by word. With PCM as a \
+                 IDs) run the three SSB queries at 1.0X–4.0X, once and under the multi-user load. With PCM as main \
+                 memory, by the record size of the query output (Figure 5.11's axis, synthetic relations), the \
+                 modified join's best gains over traditional are {:.0}% lifetime, {:.0}% energy and {:.0}% latency \
+                 (thesis: up to {}, {} and about {}); by database size on SSB, see the first table. With PCM as a \
                  disk behind a DRAM pool of 4 KB pages, the modified join still cuts wear (lifetime +{:.0}% row \
                  store, +{:.0}% column store at 1.0X) but costs {:.1}× and {:.1}× the PCM energy and {:.1}× and \
                  {:.1}× the latency of the traditional join with a pool of 1/16 of the 1.0X database (the pool sweep: \
                  with half the database it costs less): reading records in place by tuple ID faults a whole \
                  page per record once the relation outgrows the pool. The thesis assumes random reads cost what \
                  sequential ones do, which holds at line granularity (PCM as main memory) but not for page copies. \
-                 Figure 5.9's observations, at every size: the traditional row store wears PCM more than the \
-                 traditional column store: {}; the two modified joins' wear ratio (column ÷ row) furthest from 1 \
-                 is {:.2}; the modified column store uses more energy than the modified row store: {}; the \
-                 column store has the lower latency: {}.",
+                 Figure 5.9's observations in the single runs, at every size: the traditional row store wears \
+                 PCM more than the traditional column store: {}; the two modified joins' wear ratio (column ÷ row) \
+                 furthest from 1 is {:.2}; the modified column store uses more energy than the modified row \
+                 store: {}; the column store has the lower latency: {}.",
                 best_gains.0,
                 best_gains.1,
                 best_gains.2,
@@ -619,12 +625,21 @@ impl Experiment for ThesisHashJoin {
             ),
             config: json!({"base_scale_factor": base_sf, "size_factors": factors, "pool_bytes": pool_bytes,
                            "page_bytes": PAGE_BYTES, "machine": machine, "id_encoding": "plain32",
-                           "seed": ctx.seed, "result_rows_q1_q2_q3_by_size": result_rows}),
-            tables: vec![improvements, fig59, fig511, pools, fit, column_partitions, result_columns],
-            plots: vec![plot],
+                           "seed": ctx.seed, "result_rows_q1_q2_q3_by_size": result_rows,
+                           "record_size_sweep": {"record_bytes": RECORD_BYTES, "r_bytes": records.r_bytes},
+                           "multi_user": loaded.config}),
+            tables: [
+                vec![improvements, fig59, fig511, records.table],
+                loaded.tables,
+                vec![pools, fit, column_partitions, result_columns],
+            ]
+            .concat(),
+            plots: [vec![plot, records.plot], loaded.plots].concat(),
             notes: vec![
-                "Figure 5.10 (20–200 concurrent users running inserts, updates and deletes besides the queries) is \
-                 not reproduced: the thesis does not specify the transaction mix or its timing."
+                "Figure 5.11's axis is the record size of the query output. SSB's records have fixed sizes, so the \
+                 sweep joins synthetic row-store relations (CIDR Section 4.3's generator, one S record per R \
+                 record, R and S records of 20–100 B): a result is an R record and an S record, 40–200 B. The \
+                 Figure 5.11 claims are measured on this sweep; the SSB runs by database size stay beside it."
                     .into(),
                 "PCM as disk: pages of 4 KB are copied from PCM into a DRAM pool (1/16 of the 1.0X database, fixed \
                  as the database grows) and written back when dirty pages are evicted; partitions are sized to the \
@@ -648,10 +663,11 @@ impl Experiment for ThesisHashJoin {
             ],
             ..Default::default()
         };
+        outcome.notes.extend(loaded.notes);
         outcome.measure("thesis-hashjoin-mm-lifetime", best_gains.0);
         outcome.measure("thesis-hashjoin-mm-energy", best_gains.1);
         outcome.measure("thesis-hashjoin-mm-latency", best_gains.2);
-        outcome.holds("thesis-hashjoin-mm-trades-reads", trades_reads);
+        outcome.holds("thesis-hashjoin-mm-trades-reads", records.trades_reads);
         outcome.holds("thesis-hashjoin-row-traditional-wear", row_trad_wears_more);
         outcome.measure("thesis-hashjoin-modified-wear-same", modified_wear_ratio);
         let (row_energy, _) = modified_energy_1x;
@@ -668,6 +684,619 @@ impl Experiment for ThesisHashJoin {
         outcome.holds("thesis-hashjoin-column-latency", column_faster);
         let half = POOL_FRACTIONS.iter().position(|&f| f == HALF).expect("the sweep has a half pool");
         outcome.holds("thesis-hashjoin-disk-modified-cheaper", pool_ratios[half].iter().all(|&r| r < 1.0));
+        outcome.holds("thesis-hashjoin-users-wear", loaded.modified_better[0]);
+        let pool_explains = if loaded.half_pool_cheaper {
+            "With a DRAM pool of half the database instead of 1/16, the modified join uses less energy than the \
+             traditional one for both stores at the fewest and the most users (table \"Figure 5.10 by DRAM pool\")."
+        } else {
+            ""
+        };
+        papers::holds_explained(&mut outcome, "thesis-hashjoin-users-energy", loaded.modified_better[1], pool_explains);
+        outcome.holds("thesis-hashjoin-users-latency", loaded.modified_better[2]);
+        outcome.holds("thesis-hashjoin-users-column", loaded.column_better);
         Ok(outcome)
+    }
+}
+
+/// The multi-user load (Figures 5.9–5.11 as the thesis ran them): users per scale. Quick
+/// scale runs a tenth of the thesis's users on a smaller database (see [`LoadSetup`]).
+fn figure_510_users(scale: Scale) -> [u32; 5] {
+    scale.pick([2, 5, 10, 15, 20], [20, 50, 100, 150, 200])
+}
+
+/// The users behind Figures 5.9 and 5.11 (the thesis's 100; a tenth at quick scale).
+fn load_users(scale: Scale) -> u32 {
+    scale.pick(10, 100)
+}
+
+/// Inserts per user, and as many updates and deletes (the thesis: "multiple"; ours).
+const DML_PER_USER: u32 = 2;
+
+/// Scale factor of the 1.0X database of the multi-user runs: every user runs three queries,
+/// so the database is 4× (quick) and 25× (paper) smaller than the single-run one.
+fn load_base_sf(scale: Scale) -> f64 {
+    scale.pick(0.0005, 0.002)
+}
+
+/// PRNG streams of the multi-user runs: schedule, DML draws, databases (+ size factor).
+const LOAD_SCHEDULE_STREAM: u64 = 100;
+const LOAD_DML_STREAM: u64 = 101;
+const LOAD_DATABASE_STREAM: u64 = 110;
+
+/// What every multi-user run shares.
+struct LoadSetup {
+    /// The databases at 1.0X–4.0X.
+    databases: Vec<Ssb>,
+    /// The DRAM pool (PCM as disk): 1/16 of the 1.0X database, at least 16 pages.
+    pool: Pool,
+    /// A pool of half the 1.0X database, for the isolating runs.
+    half_pool: Pool,
+    /// The machine of PCM as main memory: its last level about a third of the 1.0X database.
+    machine: Machine,
+    schedule_rng: nvmdb_lab::Rng,
+    dml_rng: nvmdb_lab::Rng,
+}
+
+impl LoadSetup {
+    fn new(ctx: &RunContext, factors: &[u64]) -> LoadSetup {
+        let sf = load_base_sf(ctx.scale);
+        let databases: Vec<Ssb> =
+            factors.iter().map(|&k| Ssb::generate(sf * k as f64, &mut ctx.rng(LOAD_DATABASE_STREAM + k))).collect();
+        let pool = Pool::of(pool_for(&databases[0], SIZE_SWEEP_POOL_FRACTION));
+        let half_pool = Pool::of(pool_for(&databases[0], HALF));
+        let machine = Machine::with_last_level_shrunk(&Machine::for_scale(Scale::Quick), ctx.scale.pick(8, 2));
+        LoadSetup {
+            databases,
+            pool,
+            half_pool,
+            machine,
+            schedule_rng: ctx.rng(LOAD_SCHEDULE_STREAM),
+            dml_rng: ctx.rng(LOAD_DML_STREAM),
+        }
+    }
+}
+
+/// One multi-user run: a database size, where it lives, a join variant and the users.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct LoadSpec {
+    size_factor: u64,
+    mode: Mode,
+    layout: Layout,
+    algorithm: Algorithm,
+    users: u32,
+    /// PCM as disk with a DRAM pool of half the 1.0X database instead of 1/16.
+    half_pool: bool,
+}
+
+/// The hash joins of every query of every user, summed (result rows summed per query).
+fn run_load_in<M: Memory>(
+    mem: &mut M,
+    setup: &LoadSetup,
+    spec: &LoadSpec,
+    options: &JoinOptions,
+    mut dram_bytes: impl FnMut(&M) -> u64,
+) -> Result<Totals, String> {
+    let load = UserLoad { users: spec.users, dml_per_user: DML_PER_USER };
+    let mut ssb = setup.databases[usize::try_from(spec.size_factor - 1).expect("a size factor")].clone();
+    let mut stored = StoredSsb::load_with_spare(mem, &ssb, spec.layout, load.inserts()).map_err(|e| e.to_string())?;
+    let mut dml_rng = setup.dml_rng.clone();
+    let mut totals = Totals::default();
+    for step in load.schedule(&mut setup.schedule_rng.clone()) {
+        match step.transaction {
+            Transaction::Query(query) => {
+                let mut dram = 0;
+                let run = run_query(mem, &ssb, &stored, query, options, ResultColumns::Used, |m| {
+                    dram += dram_bytes(m);
+                })
+                .map_err(|e| e.to_string())?;
+                for (_, report) in &run.joins {
+                    totals.add(&report.pcm);
+                }
+                totals.dram_bytes += dram;
+                let q = Query::ALL.iter().position(|&x| x == query).expect("one of the three");
+                totals.result_rows[q] += run.result_rows;
+            }
+            t => users::apply(mem, &mut ssb, &mut stored, t, &mut dml_rng),
+        }
+    }
+    Ok(totals)
+}
+
+fn run_load(setup: &LoadSetup, spec: &LoadSpec) -> Result<Totals, String> {
+    let pcm = Pcm::new(PcmConfig::new(4 << 30)).map_err(|e| e.to_string())?;
+    let pool = if spec.half_pool { setup.half_pool } else { setup.pool };
+    let cache_bytes = match spec.mode {
+        Mode::Disk => pool.partition_bytes,
+        Mode::MainMemory => setup.machine.cache_bytes(),
+    };
+    let options =
+        JoinOptions { algorithm: spec.algorithm, cache_bytes, id_encoding: IdEncoding::Plain32, collect_pairs: true };
+    match spec.mode {
+        Mode::Disk => {
+            let mut mem = BufferedMemory::new(pcm, pool.bytes);
+            run_load_in(&mut mem, setup, spec, &options, |m| {
+                let s = m.dram_stats();
+                s.bytes_read + s.bytes_written
+            })
+        }
+        Mode::MainMemory => {
+            let mut mem = CachedMemory::new(pcm, setup.machine.cache.clone());
+            run_load_in(&mut mem, setup, spec, &options, |_| 0)
+        }
+    }
+}
+
+/// Runs `specs` on the context's threads (each run has its own memory and a clone of its
+/// database, so none depends on another); results come back in the order of `specs`, and
+/// on a failure the first failed run's error in that order.
+fn run_loads(
+    ctx: &RunContext,
+    setup: &LoadSetup,
+    specs: &[LoadSpec],
+    tick: &(dyn Fn() + Sync),
+) -> Result<Vec<Totals>, String> {
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<Result<Totals, String>>>> = Mutex::new(specs.iter().map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..ctx.jobs().min(specs.len()) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(spec) = specs.get(i) else { return };
+                let result = run_load(setup, spec);
+                results.lock().expect("no panics while locked")[i] = Some(result);
+                tick();
+            });
+        }
+    });
+    results.into_inner().expect("no panics while locked").into_iter().map(|r| r.expect("every run ran")).collect()
+}
+
+/// The four variants, in the thesis's order.
+const VARIANTS: [(Layout, Algorithm); 4] = [
+    (Layout::Row, Algorithm::CachePartitioning),
+    (Layout::Row, Algorithm::VirtualPartitioning),
+    (Layout::Column, Algorithm::CachePartitioning),
+    (Layout::Column, Algorithm::VirtualPartitioning),
+];
+
+/// The counters of a run as table cells: bits written, N_r, N_w, CIDR and thesis energy
+/// (µJ), CIDR and thesis latency (Mcycles).
+fn counter_cells(t: &Totals) -> Vec<Cell> {
+    vec![
+        t.pcm.bits_written.into(),
+        t.words_read().into(),
+        t.pcm.words_written.into(),
+        (t.energy_pj() as f64 / 1e6).into(),
+        (t.thesis_energy_pj() as f64 / 1e6).into(),
+        (t.latency_cycles() as f64 / 1e6).into(),
+        (t.thesis_latency_cycles() as f64 / 1e6).into(),
+    ]
+}
+
+/// Column names of [`counter_cells`].
+const COUNTER_COLUMNS: [&str; 7] = [
+    "bits written",
+    "N_r, words read",
+    "N_w, words written",
+    "PCM energy, µJ",
+    "thesis energy, µJ",
+    "PCM latency, Mcycles",
+    "thesis latency, Mcycles",
+];
+
+/// Wear, energy and latency of a run.
+fn metrics(t: &Totals) -> [u64; 3] {
+    [t.pcm.bits_written, t.energy_pj(), t.latency_cycles()]
+}
+
+/// What the multi-user runs measured.
+struct LoadResults {
+    tables: Vec<Table>,
+    plots: Vec<Plot>,
+    /// Figure 5.10, per metric (wear, energy, latency): modified below traditional at every
+    /// user count, for both stores.
+    modified_better: [bool; 3],
+    /// Figure 5.10: the column store below the row store in every metric, for both joins,
+    /// at every user count.
+    column_better: bool,
+    /// The isolating runs: with a pool of half the database, modified below traditional in
+    /// every metric for both stores at the fewest and the most users.
+    half_pool_cheaper: bool,
+    notes: Vec<String>,
+    config: serde_json::Value,
+}
+
+/// The database sizes of the multi-user runs.
+const LOAD_FACTORS: [u64; 4] = [1, 2, 3, 4];
+
+/// Every multi-user run: Figure 5.10's users at 1.0X (PCM as disk, four variants), then
+/// Figure 5.9's other sizes and Figure 5.11's sizes under the load.
+fn load_specs(scale: Scale) -> Vec<LoadSpec> {
+    let load = load_users(scale);
+    let mut specs = Vec::new();
+    for &u in &figure_510_users(scale) {
+        for (layout, algorithm) in VARIANTS {
+            specs.push(LoadSpec { size_factor: 1, mode: Mode::Disk, layout, algorithm, users: u, half_pool: false });
+        }
+    }
+    for &k in &LOAD_FACTORS[1..] {
+        for (layout, algorithm) in VARIANTS {
+            specs.push(LoadSpec { size_factor: k, mode: Mode::Disk, layout, algorithm, users: load, half_pool: false });
+        }
+    }
+    for &k in &LOAD_FACTORS {
+        for algorithm in [Algorithm::CachePartitioning, Algorithm::VirtualPartitioning] {
+            specs.push(LoadSpec {
+                size_factor: k,
+                mode: Mode::MainMemory,
+                layout: Layout::Row,
+                algorithm,
+                users: load,
+                half_pool: false,
+            });
+        }
+    }
+    // Isolating runs: Figure 5.10's fewest and most users with a pool of half the database.
+    let users = figure_510_users(scale);
+    for u in [users[0], users[users.len() - 1]] {
+        for (layout, algorithm) in VARIANTS {
+            specs.push(LoadSpec { size_factor: 1, mode: Mode::Disk, layout, algorithm, users: u, half_pool: true });
+        }
+    }
+    specs
+}
+
+/// Figure 5.10 (users), and Figures 5.9 and 5.11 under the multi-user load; `tick` after
+/// each of the [`load_specs`] runs.
+fn multi_user(ctx: &RunContext, tick: &(dyn Fn() + Sync)) -> Result<LoadResults, String> {
+    let factors = LOAD_FACTORS;
+    let setup = LoadSetup::new(ctx, &factors);
+    let users = figure_510_users(ctx.scale);
+    let load = load_users(ctx.scale);
+    let specs = load_specs(ctx.scale);
+    let totals = run_loads(ctx, &setup, &specs, tick)?;
+    let find = |spec: LoadSpec| {
+        let i = specs.iter().position(|s| *s == spec).expect("every spec was run");
+        &totals[i]
+    };
+    let disk = |k: u64, (layout, algorithm): (Layout, Algorithm), users: u32| {
+        find(LoadSpec { size_factor: k, mode: Mode::Disk, layout, algorithm, users, half_pool: false })
+    };
+    // Every variant of a load sees the same transactions, so the same results.
+    for spec in &specs {
+        let same = LoadSpec { layout: Layout::Row, algorithm: Algorithm::CachePartitioning, ..*spec };
+        let reference = if spec.mode == Mode::Disk { find(same) } else { find(LoadSpec { mode: Mode::Disk, ..same }) };
+        if find(*spec).result_rows != reference.result_rows {
+            return Err(format!("query results differ between variants: {spec:?}"));
+        }
+    }
+    let max_users = users[users.len() - 1];
+    let reference = metrics(disk(1, VARIANTS[0], max_users));
+    let mut fig510 = Table::new(
+        format!(
+            "Figure 5.10: PCM as disk at 1.0X ({} KB pool), by users; wear, energy and latency ÷ R-S traditional at \
+             U{max_users}",
+            setup.pool.bytes >> 10
+        ),
+        &[&["users", "variant"][..], &COUNTER_COLUMNS, &["wear ÷ ref", "energy ÷ ref", "latency ÷ ref"]].concat(),
+    );
+    let metric_names = ["wear (bits written)", "PCM energy", "PCM latency"];
+    let mut plots: Vec<Plot> = metric_names
+        .iter()
+        .map(|m| {
+            Plot::new(
+                format!("Figure 5.10: {m} ÷ R-S traditional at U{max_users}, PCM as disk at 1.0X"),
+                "users",
+                format!("{m}, relative"),
+            )
+        })
+        .collect();
+    let mut series = vec![vec![Vec::new(); VARIANTS.len()]; 3];
+    let (mut modified_better, mut column_better) = ([true; 3], true);
+    for &u in &users {
+        for (v, &variant) in VARIANTS.iter().enumerate() {
+            let t = disk(1, variant, u);
+            let m = metrics(t);
+            let mut row: Vec<Cell> = vec![u.into(), variant_name(variant.0, variant.1).into()];
+            row.extend(counter_cells(t));
+            for (i, (&x, &r)) in m.iter().zip(&reference).enumerate() {
+                let relative = x as f64 / r.max(1) as f64;
+                row.push(relative.into());
+                series[i][v].push((f64::from(u), relative));
+            }
+            fig510.row(row);
+        }
+        let [rt, rm, ct, cm] = VARIANTS.map(|v| metrics(disk(1, v, u)));
+        for i in 0..3 {
+            modified_better[i] &= rm[i] < rt[i] && cm[i] < ct[i];
+            column_better &= ct[i] < rt[i] && cm[i] < rm[i];
+        }
+    }
+    for (plot, series) in plots.iter_mut().zip(series) {
+        for ((layout, algorithm), points) in VARIANTS.iter().zip(series) {
+            plot.series(variant_name(*layout, *algorithm), points);
+        }
+    }
+    let mut fig59 = Table::new(
+        format!(
+            "Figure 5.9 under the {load}-user load: PCM as disk ({} KB pool), by database size (1.0X = SSB SF {})",
+            setup.pool.bytes >> 10,
+            load_base_sf(ctx.scale)
+        ),
+        &[&["size", "variant"][..], &COUNTER_COLUMNS, &["DRAM traffic, MB"]].concat(),
+    );
+    let mut observations = [true; 4];
+    for &k in &factors {
+        for variant in VARIANTS {
+            let t = disk(k, variant, load);
+            let mut row: Vec<Cell> = vec![format!("{k}.0X").into(), variant_name(variant.0, variant.1).into()];
+            row.extend(counter_cells(t));
+            row.push((t.dram_bytes as f64 / 1e6).into());
+            fig59.row(row);
+        }
+        let [rt, rm, ct, cm] = VARIANTS.map(|v| disk(k, v, load));
+        observations[0] &= ct.pcm.bits_written < rt.pcm.bits_written;
+        observations[1] &= (cm.pcm.bits_written as f64 / rm.pcm.bits_written.max(1) as f64 - 1.0).abs() <= 0.2;
+        observations[2] &= cm.energy_pj() > rm.energy_pj();
+        observations[3] &= ct.latency_cycles() < rt.latency_cycles() && cm.latency_cycles() < rm.latency_cycles();
+    }
+    let mut fig511 = Table::new(
+        format!(
+            "Figure 5.11 under the {load}-user load: row store, PCM as main memory ({} KB last level), by database \
+             size",
+            setup.machine.cache_bytes() >> 10
+        ),
+        &[&["size", "variant"][..], &COUNTER_COLUMNS, &["lifetime gain, %", "energy saved, %", "latency saved, %"]]
+            .concat(),
+    );
+    for &k in &factors {
+        let [t, m] = [Algorithm::CachePartitioning, Algorithm::VirtualPartitioning].map(|algorithm| {
+            find(LoadSpec {
+                size_factor: k,
+                mode: Mode::MainMemory,
+                layout: Layout::Row,
+                algorithm,
+                users: load,
+                half_pool: false,
+            })
+        });
+        let g = gains(t, m);
+        for (totals, algorithm, g) in
+            [(t, Algorithm::CachePartitioning, None), (m, Algorithm::VirtualPartitioning, Some(g))]
+        {
+            let mut row: Vec<Cell> = vec![format!("{k}.0X").into(), variant_name(Layout::Row, algorithm).into()];
+            row.extend(counter_cells(totals));
+            match g {
+                Some(g) => row.extend([g.0.into(), g.1.into(), g.2.into()]),
+                None => row.extend([Cell::Missing, Cell::Missing, Cell::Missing]),
+            }
+            fig511.row(row);
+        }
+    }
+    let (few, many) = (users[0], max_users);
+    let mut pools = Table::new(
+        format!(
+            "Figure 5.10 by DRAM pool, PCM as disk at 1.0X: the modified join's wear, energy and latency over the \
+             traditional one's at U{few} and U{many} (above 1: modified costs more)"
+        ),
+        &[
+            "users",
+            "pool, KB",
+            "row: wear",
+            "row: energy",
+            "row: latency",
+            "column: wear",
+            "column: energy",
+            "column: latency",
+        ],
+    );
+    let mut half_pool_cheaper = true;
+    for u in [few, many] {
+        for half_pool in [false, true] {
+            let [rt, rm, ct, cm] = VARIANTS.map(|(layout, algorithm)| {
+                metrics(find(LoadSpec { size_factor: 1, mode: Mode::Disk, layout, algorithm, users: u, half_pool }))
+            });
+            let ratios: Vec<f64> = (0..3)
+                .map(|i| (rm[i], rt[i]))
+                .chain((0..3).map(|i| (cm[i], ct[i])))
+                .map(|(m, t)| super::ratio(m, t).unwrap_or(f64::NAN))
+                .collect();
+            if half_pool {
+                half_pool_cheaper &= ratios.iter().all(|&r| r < 1.0);
+            }
+            let bytes = if half_pool { setup.half_pool.bytes } else { setup.pool.bytes };
+            let mut row: Vec<Cell> = vec![u.into(), (bytes >> 10).into()];
+            row.extend(ratios.into_iter().map(Cell::from));
+            pools.row(row);
+        }
+    }
+    let yes = |b: bool| if b { "yes" } else { "no" };
+    let notes = vec![
+        format!(
+            "Multi-user load (Figures 5.9–5.11): each user runs the three queries once and {DML_PER_USER} inserts, \
+             {DML_PER_USER} updates and {DML_PER_USER} deletes on LINEORDER, each arriving at a random time from the \
+             run's seed; transactions run one at a time in arrival order (a query's shared lock holds an update \
+             back; two users' queries are not interleaved join by join). The thesis states neither the mix nor \
+             its timing: these are ours. {} Costs are those of the hash joins alone (the transactions' own writes \
+             reach PCM before the next join's counters start), summed over every user's queries. The database of \
+             these runs is SSB SF {} at 1.0X ({} KB) with a {} KB DRAM pool (PCM as disk) and a {} KB last level \
+             (PCM as main memory): the 1.0X database is {:.1}× the pool and {:.1}× the last level.",
+            ctx.scale.pick(
+                "Quick scale runs a tenth of the thesis's users (2–20, and 10 for Figures 5.9 and 5.11) on a \
+                 database 4× smaller than the single run's.",
+                "Paper scale runs the thesis's users (20–200, and 100 for Figures 5.9 and 5.11) on a database 25× \
+                 smaller than the single run's."
+            ),
+            load_base_sf(ctx.scale),
+            setup.databases[0].bytes() >> 10,
+            setup.pool.bytes >> 10,
+            setup.machine.cache_bytes() >> 10,
+            setup.databases[0].bytes() as f64 / setup.pool.bytes as f64,
+            setup.databases[0].bytes() as f64 / setup.machine.cache_bytes() as f64
+        ),
+        format!(
+            "Figure 5.9's observations under the {load}-user load, at every size: the traditional row store wears \
+             PCM more than the traditional column store: {}; the modified joins' wear (column ÷ row) within 20% of \
+             1: {}; the modified column store uses more energy than the modified row store: {}; the column store \
+             has the lower latency: {}.",
+            yes(observations[0]),
+            yes(observations[1]),
+            yes(observations[2]),
+            yes(observations[3])
+        ),
+        format!(
+            "Figure 5.10 by DRAM pool (table \"Figure 5.10 by DRAM pool\"): with a pool of half the 1.0X database \
+             ({} KB), the modified join costs less wear, energy and latency than the traditional one for both \
+             stores at U{few} and U{many}: {}.",
+            setup.half_pool.bytes >> 10,
+            yes(half_pool_cheaper)
+        ),
+    ];
+    let config = json!({"users": users, "load_users": load, "dml_per_user": DML_PER_USER,
+                        "base_scale_factor": load_base_sf(ctx.scale), "pool_bytes": setup.pool.bytes,
+                        "machine": setup.machine, "size_factors": factors});
+    Ok(LoadResults {
+        tables: vec![fig510, pools, fig59, fig511],
+        plots,
+        modified_better,
+        column_better,
+        half_pool_cheaper,
+        notes,
+        config,
+    })
+}
+
+/// Bytes per record of R and S in Figure 5.11's sweep; a join result is an R record and
+/// an S record, so the query output records are twice these.
+const RECORD_BYTES: [u64; 5] = [20, 40, 60, 80, 100];
+
+/// What Figure 5.11's sweep by output record size measured.
+struct RecordSizeResults {
+    table: Table,
+    plot: Plot,
+    /// Largest lifetime gain, energy and latency saved over the sizes, %.
+    best_gains: (f64, f64, f64),
+    /// Fewer bits written and more lines read by the modified join at every size.
+    trades_reads: bool,
+    r_bytes: u64,
+}
+
+/// Figure 5.11 by the record size of the query output: PCM as main memory, row store,
+/// synthetic relations (CIDR Section 4.3's generator: one S record per R record, R of half
+/// this scale's CIDR R), traditional and modified joins with 4 B tuple IDs.
+fn record_size_sweep(ctx: &RunContext, machine: &Machine) -> Result<RecordSizeResults, String> {
+    use rand::SeedableRng;
+    let r_bytes = machine.r_bytes / 2;
+    let mut table = Table::new(
+        format!(
+            "Figure 5.11 by record size of the query output: row store, PCM as main memory ({} KB last level), \
+             synthetic R of {} KB and S of as many records",
+            machine.cache_bytes() >> 10,
+            r_bytes >> 10
+        ),
+        &[
+            &["output record, B", "variant"][..],
+            &COUNTER_COLUMNS,
+            &["lifetime gain, %", "energy saved, %", "latency saved, %"],
+        ]
+        .concat(),
+    );
+    let mut plot = Plot::new(
+        "Figure 5.11: the modified join's gains over traditional, PCM as main memory",
+        "record size of the query output, B",
+        "%",
+    );
+    let mut series = vec![Vec::new(); 3];
+    let mut best_gains = (f64::MIN, f64::MIN, f64::MIN);
+    let mut trades_reads = true;
+    for (i, &record_bytes) in RECORD_BYTES.iter().enumerate() {
+        let spec = SynthSpec { r_bytes, record_bytes, match_per_r: 1, layout: Layout::Row };
+        let seed = ctx.rng(RECORD_SIZE_STREAM + i as u64).next_u64();
+        let [t, m] = [Algorithm::CachePartitioning, Algorithm::VirtualPartitioning].map(|algorithm| {
+            let pcm = Pcm::new(PcmConfig::new(4 << 30)).map_err(|e| e.to_string())?;
+            let mut mem = CachedMemory::new(pcm, machine.cache.clone());
+            let (r, s) =
+                generate(&mut mem, &spec, &mut nvmdb_lab::Rng::seed_from_u64(seed)).map_err(|e| e.to_string())?;
+            let options = JoinOptions {
+                algorithm,
+                cache_bytes: machine.cache_bytes(),
+                id_encoding: IdEncoding::Plain32,
+                collect_pairs: false,
+            };
+            let (output, report) = measured_join(&mut mem, &r, &s, &options).map_err(|e| e.to_string())?;
+            if output.matches != spec.s_rows() {
+                return Err(format!("{} found {} matches of {}", algorithm.name(), output.matches, spec.s_rows()));
+            }
+            let mut totals = Totals::default();
+            totals.add(&report.pcm);
+            Ok(totals)
+        });
+        let (t, m) = (t?, m?);
+        let g = gains(&t, &m);
+        best_gains = (best_gains.0.max(g.0), best_gains.1.max(g.1), best_gains.2.max(g.2));
+        trades_reads &= m.pcm.bits_written < t.pcm.bits_written && m.pcm.lines_read > t.pcm.lines_read;
+        let output_bytes = 2 * record_bytes;
+        for (totals, algorithm, g) in
+            [(&t, Algorithm::CachePartitioning, None), (&m, Algorithm::VirtualPartitioning, Some(g))]
+        {
+            let mut row: Vec<Cell> = vec![output_bytes.into(), variant_name(Layout::Row, algorithm).into()];
+            row.extend(counter_cells(totals));
+            match g {
+                Some(g) => row.extend([g.0.into(), g.1.into(), g.2.into()]),
+                None => row.extend([Cell::Missing, Cell::Missing, Cell::Missing]),
+            }
+            table.row(row);
+        }
+        for (points, value) in series.iter_mut().zip([g.0, g.1, g.2]) {
+            points.push((output_bytes as f64, value));
+        }
+    }
+    for (name, points) in ["lifetime gain", "energy saved", "latency saved"].into_iter().zip(series) {
+        plot.series(name, points);
+    }
+    Ok(RecordSizeResults { table, plot, best_gains, trades_reads, r_bytes })
+}
+
+/// PRNG streams of Figure 5.11's sweep (+ the size's index).
+const RECORD_SIZE_STREAM: u64 = 120;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn multi_user_runs_give_the_same_counters_on_any_number_of_threads() {
+        let ctx = RunContext::new(Scale::Quick, 3);
+        let setup = LoadSetup::new(&ctx, &[1]);
+        let specs: Vec<LoadSpec> = VARIANTS
+            .iter()
+            .map(|&(layout, algorithm)| LoadSpec {
+                size_factor: 1,
+                mode: Mode::Disk,
+                layout,
+                algorithm,
+                users: 2,
+                half_pool: false,
+            })
+            .chain([LoadSpec {
+                size_factor: 1,
+                mode: Mode::MainMemory,
+                layout: Layout::Row,
+                algorithm: Algorithm::VirtualPartitioning,
+                users: 2,
+                half_pool: false,
+            }])
+            .collect();
+        let run = |jobs| {
+            run_loads(&RunContext::new(Scale::Quick, 3).with_jobs(jobs), &setup, &specs, &|| {})
+                .expect("the runs succeed")
+        };
+        let one = run(1);
+        assert_eq!(one, run(3));
+        // Every variant saw the same transactions: the same query results, and real work.
+        assert!(one.iter().all(|t| t.result_rows == one[0].result_rows && t.pcm.bits_written > 0));
+        // Two users run each query twice: twice the join work of one user.
+        let single = run_loads(&ctx, &setup, &[LoadSpec { users: 1, ..specs[0] }], &|| {}).expect("runs");
+        assert!(one[0].pcm.lines_read > single[0].pcm.lines_read * 3 / 2);
     }
 }
