@@ -153,6 +153,12 @@ impl Envy {
         let victim = self.segment_of[position as usize];
         let dest = self.spares[self.spare_next as usize];
         assert_eq!(self.write_pointer(dest), 0, "spare segment {dest} is not erased");
+        let bank = self.dev.flash().geometry().plane_of_block(u64::from(dest));
+        let spare_wait_ns = self.dev.flash().plane_busy_until_ns(bank).saturating_sub(self.issue_ns());
+        if spare_wait_ns > 0 {
+            self.stats.cleans_waiting_for_spare += 1;
+            self.stats.spare_wait_ns += spare_wait_ns;
+        }
         let record: Vec<u8> = [PHASE_COPYING, position, victim, dest].iter().flat_map(|v| v.to_le_bytes()).collect();
         self.dev.sram_write(CLEAN_RECORD, &record)?;
         let programmed = self.write_pointer(victim);

@@ -657,7 +657,14 @@ impl Envy {
         let mut bytes = vec![0; self.config.page_bytes as usize];
         let a = self.slot_data_addr(slot);
         self.dev.sram_read(a, &mut bytes);
-        let end_ns = self.dev.program(ppn, bytes, self.issue_ns())?;
+        let issue_ns = self.issue_ns();
+        let bank = self.dev.flash().geometry().plane_of_block(u64::from(segment));
+        let queue_ns = self.dev.flash().plane_busy_until_ns(bank).saturating_sub(issue_ns);
+        if queue_ns > 0 {
+            self.stats.flushes_queued += 1;
+            self.stats.flush_queue_ns += queue_ns;
+        }
+        let end_ns = self.dev.program(ppn, bytes, issue_ns)?;
         self.long_op_done(end_ns);
         if owned {
             self.set_entry(lpn, Entry::Flash(ppn))?;
