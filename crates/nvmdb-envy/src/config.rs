@@ -101,6 +101,11 @@ pub struct EnvyConfig {
     pub sram: VolatileParams,
     /// Extra time to suspend a long flash operation to serve a read, ns. Assumed 1 µs.
     pub suspend_ns: u64,
+    /// A host read of flash suspends a long program or erase in progress (on its bank with
+    /// `parallel_banks`, on the controller without) instead of waiting for it. On in the
+    /// presets: the paper's controller suspends a long operation to serve a host access.
+    #[serde(default = "default_suspend_reads")]
+    pub suspend_reads: bool,
     /// Program/erase cycles a segment survives: 100,000, the Intel 28F008SA's rating
     /// (100,000 block erase cycles, datasheet order number 290429).
     pub endurance_cycles: u64,
@@ -111,6 +116,10 @@ pub struct EnvyConfig {
     /// redistribution off. 8 is nvmdb's choice (the paper gives no step).
     #[serde(default = "default_redistribution_divisor")]
     pub redistribution_divisor: u32,
+}
+
+fn default_suspend_reads() -> bool {
+    EnvyConfig::PAPER_2GB.suspend_reads
 }
 
 fn default_spare_segments() -> u32 {
@@ -165,6 +174,7 @@ impl EnvyConfig {
         flash: FLASH_1994,
         sram: VolatileParams::SRAM,
         suspend_ns: 1_000,
+        suspend_reads: true,
         endurance_cycles: 100_000,
         max_transaction_pages: 4_096,
         redistribution_divisor: 8,

@@ -463,23 +463,29 @@ impl Envy {
         }
     }
 
-    /// A host read of a flash page: suspends a long operation in progress on its bank,
-    /// delaying it by the read.
+    /// A host read of a flash page. With `suspend_reads` it suspends a long operation in
+    /// progress (on its bank with parallel banks, else on the controller), delaying it by
+    /// the suspend and the read; without, it waits for that operation.
     fn host_flash_read(&mut self, ppn: u64) -> (Vec<u8>, u64) {
-        let bank = self.dev.flash().geometry().plane_of_block(u64::from(self.segment_of_ppn(ppn)));
-        let busy_until = if self.config.parallel_banks {
-            self.dev.flash().plane_busy_until_ns(bank)
-        } else {
-            self.controller_free_ns
-        };
-        let mut latency = self.config.flash.read_ns;
-        if busy_until > self.now_ns {
-            latency += self.config.suspend_ns;
-            if !self.config.parallel_banks {
-                self.controller_free_ns += latency;
-            }
+        let now = self.now_ns;
+        if self.config.parallel_banks {
+            // The bank's own queue: the flash array suspends or queues the read.
+            let (bytes, end_ns) = self.dev.flash_read_timed(ppn, now);
+            return (bytes, end_ns - now);
         }
-        (self.dev.flash_read(ppn, self.now_ns), latency)
+        let read_ns = self.config.flash.read_ns;
+        if self.controller_free_ns <= now {
+            return (self.dev.flash_read_timed(ppn, now).0, read_ns);
+        }
+        if self.config.suspend_reads {
+            let latency = read_ns + self.config.suspend_ns;
+            self.controller_free_ns += latency;
+            (self.dev.flash_read_timed(ppn, now).0, latency)
+        } else {
+            let start = self.controller_free_ns;
+            self.controller_free_ns = start + read_ns;
+            (self.dev.flash_read_timed(ppn, start).0, start + read_ns - now)
+        }
     }
 
     // ----- host operations -----
