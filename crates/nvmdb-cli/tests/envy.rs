@@ -60,8 +60,8 @@ fn power_loss_loses_nothing_at_every_policy() {
     assert!(reference.status.success());
     let reference_reads: Vec<String> =
         String::from_utf8_lossy(&reference.stdout).lines().filter(|l| !l.contains(' ')).map(String::from).collect();
-    for cleaning in ["greedy", "fifo", "locality", "hybrid"] {
-        let reads = temp(&format!("reads-{cleaning}.txt"), "");
+    for (cleaning, spares) in [("greedy", "1"), ("fifo", "1"), ("locality", "1"), ("hybrid", "1"), ("fifo", "4")] {
+        let reads = temp(&format!("reads-{cleaning}-{spares}.txt"), "");
         let out = nvmdb(&[
             "envy",
             "replay",
@@ -75,6 +75,8 @@ fn power_loss_loses_nothing_at_every_policy() {
             cleaning,
             "--sram-mb",
             "0.01",
+            "--spare-segments",
+            spares,
             "--power-loss-at",
             "7000",
             "--reads",
@@ -132,6 +134,9 @@ fn bad_input_is_one_line_and_exit_2() {
         (vec!["--sram-mb", "0"], "--sram-mb"),
         (vec!["--cleaning", "lru"], "--cleaning"),
         (vec!["--power-loss-at", "0"], "--power-loss-at"),
+        (vec!["--spare-segments", "0"], "--spare-segments"),
+        (vec!["--spare-segments", "63"], "--spare-segments"),
+        (vec!["--spare-segments", "8", "--utilization", "0.9"], "--spare-segments"),
     ] {
         let mut full = vec!["envy", "replay", "--trace", t];
         full.extend(args);

@@ -259,6 +259,10 @@ pub struct FlashArray {
     pages: u64,
     block_count: u64,
     stats: FlashStats,
+    /// Read suspend: `Some(ns)` lets a read issued while its plane is busy suspend the
+    /// operation in progress, taking `ns` to suspend and resume; `None` (the default)
+    /// queues the read behind it.
+    read_suspend_ns: Option<u64>,
 }
 
 impl FlashArray {
@@ -276,7 +280,19 @@ impl FlashArray {
             pages: geometry.pages(),
             block_count: geometry.blocks(),
             stats: FlashStats::default(),
+            read_suspend_ns: None,
         })
+    }
+
+    /// Switches read suspend on (`Some(ns)`: a read issued while its plane is busy starts
+    /// after `ns` to suspend the operation in progress, which finishes later by that and
+    /// the read) or off (`None`, the default: the read waits for the plane).
+    pub fn set_read_suspend(&mut self, suspend_ns: Option<u64>) {
+        self.read_suspend_ns = suspend_ns;
+    }
+    /// The read suspend setting (see [`FlashArray::set_read_suspend`]).
+    pub fn read_suspend_ns(&self) -> Option<u64> {
+        self.read_suspend_ns
     }
 
     /// The geometry.
@@ -356,6 +372,14 @@ impl FlashArray {
         OpTiming { start_ns, end_ns }
     }
 
+    /// The plane of a block, as [`FlashArray::occupy`] finds it.
+    fn plane_index(&self, block: u64) -> usize {
+        index(match self.plane_mask {
+            Some(mask) => block & mask,
+            None => self.geometry.plane_of_block(block),
+        })
+    }
+
     /// The block of a page and the page's index in it.
     #[inline]
     fn locate(&self, ppn: Ppn) -> (u64, u32) {
@@ -410,7 +434,19 @@ impl FlashArray {
     pub fn read_page(&mut self, ppn: Ppn, now_ns: u64) -> Result<(PageData, OpTiming), DeviceError> {
         self.check_ppn(ppn)?;
         self.stats.page_reads += 1;
-        let timing = self.occupy(self.locate(ppn).0, now_ns, self.timing.read_ns, self.timing.read_pj);
+        let block = self.locate(ppn).0;
+        let timing = match self.read_suspend_ns {
+            Some(suspend_ns) if self.plane_busy_until_ns[self.plane_index(block)] > now_ns => {
+                // The operation in progress stops for the suspend and the read, then resumes.
+                let plane = self.plane_index(block);
+                let start_ns = now_ns + suspend_ns;
+                self.plane_busy_until_ns[plane] += suspend_ns + self.timing.read_ns;
+                self.stats.busy_ns += self.timing.read_ns;
+                self.stats.energy_pj += self.timing.read_pj;
+                OpTiming { start_ns, end_ns: start_ns + self.timing.read_ns }
+            }
+            _ => self.occupy(block, now_ns, self.timing.read_ns, self.timing.read_pj),
+        };
         let data = match self.content {
             PageContent::Bytes => PageData::Bytes(
                 self.page_bytes_of(ppn).map_or_else(|| vec![0xFF; self.geometry.page_bytes as usize], <[u8]>::to_vec),

@@ -73,6 +73,40 @@ fn planes_overlap_and_one_plane_serialises() {
 }
 
 #[test]
+fn a_read_queues_behind_an_erase_unless_suspend_is_on() {
+    let timing = FlashTiming::THESIS_TABLE_5_1;
+    let (r, e) = (timing.read_ns, timing.erase_ns);
+    // Off (the default): the read on the erasing plane waits for the erase.
+    let mut f = array(PageContent::None);
+    assert_eq!(f.read_suspend_ns(), None);
+    let erase = f.erase_block(0, 1000).unwrap();
+    assert_eq!(erase, OpTiming { start_ns: 1000, end_ns: 1000 + e });
+    let (_, read) = f.read_page(0, 2000).unwrap();
+    assert_eq!(read, OpTiming { start_ns: 1000 + e, end_ns: 1000 + e + r }, "queued behind the erase");
+    assert_eq!(f.plane_busy_until_ns(0), 1000 + e + r);
+    // On: the read starts after the suspend, and the erase ends later by suspend + read.
+    let mut f = array(PageContent::None);
+    f.set_read_suspend(Some(700));
+    f.erase_block(0, 1000).unwrap();
+    let (_, read) = f.read_page(0, 2000).unwrap();
+    assert_eq!(read, OpTiming { start_ns: 2700, end_ns: 2700 + r }, "served during the erase");
+    assert_eq!(f.plane_busy_until_ns(0), 1000 + e + 700 + r, "the erase resumes after the read");
+    // A second read during the erase suspends it again.
+    let (_, again) = f.read_page(1, 5000).unwrap();
+    assert_eq!(again, OpTiming { start_ns: 5700, end_ns: 5700 + r });
+    assert_eq!(f.plane_busy_until_ns(0), 1000 + e + 2 * (700 + r));
+    // The other plane is idle: its read neither waits nor pays the suspend.
+    let (_, idle) = f.read_page(4, 2000).unwrap();
+    assert_eq!(idle, OpTiming { start_ns: 2000, end_ns: 2000 + r });
+    // After the erase, reads do not suspend anything.
+    let after = 1000 + e + 2 * (700 + r);
+    let (_, late) = f.read_page(0, after).unwrap();
+    assert_eq!(late, OpTiming { start_ns: after, end_ns: after + r });
+    assert_eq!(f.stats().page_reads, 4);
+    assert_eq!(f.stats().busy_ns, e + 4 * r, "a suspend is not busy time of the plane's work");
+}
+
+#[test]
 fn worn_out_block_errors() {
     let mut f = array(PageContent::None);
     for _ in 0..3 {

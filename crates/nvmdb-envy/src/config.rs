@@ -63,8 +63,17 @@ pub struct EnvyConfig {
     /// every chip of the bank. 1994 chips (Intel 28F008SA, 1 MB) have 64 KB blocks, so a
     /// 256-chip bank's segment is 16 MB = 65,536 pages of 256 B.
     pub pages_per_segment: u32,
-    /// Physical segments. One is always the spare that cleaning copies into.
+    /// Physical segments. `spare_segments` of them are always erased spares that cleaning
+    /// copies into; the others hold data.
     pub segments: u32,
+    /// Erased segments kept in reserve for cleaning. A clean copies into the spare erased
+    /// longest ago, and the segment it erases joins the reserve. 1 in the 2 GB preset: the
+    /// paper keeps a freshly erased segment so that a cleaning operation always finds a
+    /// free one. More spares let a clean start while earlier cleans' erases still run in
+    /// other banks (the parallel-banks extension), at the price of data segments: the
+    /// highest utilisation is `(segments − spare_segments − 1) / segments`.
+    #[serde(default = "default_spare_segments")]
+    pub spare_segments: u32,
     /// Banks; segment `b` lies in bank `b % banks`. 2 GB of 1 MB chips in banks of 256
     /// is 8 banks.
     pub banks: u32,
@@ -92,6 +101,11 @@ pub struct EnvyConfig {
     pub sram: VolatileParams,
     /// Extra time to suspend a long flash operation to serve a read, ns. Assumed 1 µs.
     pub suspend_ns: u64,
+    /// A host read of flash suspends a long program or erase in progress (on its bank with
+    /// `parallel_banks`, on the controller without) instead of waiting for it. On in the
+    /// presets: the paper's controller suspends a long operation to serve a host access.
+    #[serde(default = "default_suspend_reads")]
+    pub suspend_reads: bool,
     /// Program/erase cycles a segment survives: 100,000, the Intel 28F008SA's rating
     /// (100,000 block erase cycles, datasheet order number 290429).
     pub endurance_cycles: u64,
@@ -102,6 +116,14 @@ pub struct EnvyConfig {
     /// redistribution off. 8 is nvmdb's choice (the paper gives no step).
     #[serde(default = "default_redistribution_divisor")]
     pub redistribution_divisor: u32,
+}
+
+fn default_suspend_reads() -> bool {
+    EnvyConfig::PAPER_2GB.suspend_reads
+}
+
+fn default_spare_segments() -> u32 {
+    EnvyConfig::PAPER_2GB.spare_segments
 }
 
 fn default_redistribution_divisor() -> u32 {
@@ -141,6 +163,7 @@ impl EnvyConfig {
         page_bytes: 256,
         pages_per_segment: 65_536,
         segments: 128,
+        spare_segments: 1,
         banks: 8,
         logical_pages: 128 * 65_536 * 4 / 5,
         buffer_pages: 32_768,
@@ -151,6 +174,7 @@ impl EnvyConfig {
         flash: FLASH_1994,
         sram: VolatileParams::SRAM,
         suspend_ns: 1_000,
+        suspend_reads: true,
         endurance_cycles: 100_000,
         max_transaction_pages: 4_096,
         redistribution_divisor: 8,
@@ -195,10 +219,10 @@ impl EnvyConfig {
         self.logical_pages as f64 / self.flash_pages() as f64
     }
 
-    /// The highest utilisation the cleaner can always serve: every segment but the spare
+    /// The highest utilisation the cleaner can always serve: every segment but the spares
     /// and one more's worth of pages may be live, so some segment always has a dead page.
     pub fn max_utilization(&self) -> f64 {
-        f64::from(self.segments.saturating_sub(2)) / f64::from(self.segments)
+        f64::from(self.segments.saturating_sub(self.spare_segments.saturating_add(1))) / f64::from(self.segments)
     }
 
     /// Bytes of the linear address space.
@@ -206,9 +230,9 @@ impl EnvyConfig {
         self.logical_pages * u64::from(self.page_bytes)
     }
 
-    /// Segments the cleaner manages (all but the spare).
+    /// Segments the cleaner manages (all but the spares).
     pub fn positions(&self) -> u32 {
-        self.segments - 1
+        self.segments - self.spare_segments
     }
 
     /// Checks that the parameters describe a working system.
@@ -227,7 +251,15 @@ impl EnvyConfig {
         if self.flash_pages() >= (1 << 31) - 1 || self.logical_pages >= 1 << 31 {
             return bad("at most 2^31 − 2 flash pages and 2^31 − 1 logical pages".into());
         }
-        let limit = u64::from(self.segments - 2) * u64::from(self.pages_per_segment);
+        if self.spare_segments == 0 || self.spare_segments > self.segments - 2 {
+            return bad(format!(
+                "spare_segments ({}) must be in 1..={} (two segments of {} must hold data)",
+                self.spare_segments,
+                self.segments - 2,
+                self.segments
+            ));
+        }
+        let limit = u64::from(self.segments - self.spare_segments - 1) * u64::from(self.pages_per_segment);
         if self.logical_pages == 0 || self.logical_pages > limit {
             return bad(format!(
                 "logical size of {} pages is outside 1..={limit} (utilisation {:.4} above the limit {:.4})",

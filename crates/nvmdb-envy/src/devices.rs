@@ -34,7 +34,8 @@ impl Devices {
             endurance: config.endurance_cycles,
             partial_programming: false,
         };
-        let flash = FlashArray::new(geometry, config.flash, PageContent::Bytes)?;
+        let mut flash = FlashArray::new(geometry, config.flash, PageContent::Bytes)?;
+        flash.set_read_suspend(config.suspend_reads.then_some(config.suspend_ns));
         let bytes = Layout::new(config).total_bytes;
         let bytes = usize::try_from(bytes).map_err(|_| EnvyError::Config(format!("{bytes} B of SRAM")))?;
         let sram = Volatile::new(VolatileKind::BatterySram, config.sram, bytes);
@@ -118,13 +119,24 @@ impl Devices {
         self.sram_write(addr, &v.to_le_bytes())
     }
 
-    /// Reads a flash page's bytes at `now_ns` (a read suspends, and so delays, a long
-    /// operation on its bank).
+    /// The controller's own read of a flash page's bytes at `now_ns` (cleaning, recovery):
+    /// part of a long operation, it waits for its bank and suspends nothing.
     pub(crate) fn flash_read(&mut self, ppn: u64, now_ns: u64) -> Vec<u8> {
+        let suspend = self.flash.read_suspend_ns();
+        self.flash.set_read_suspend(None);
+        let bytes = self.flash_read_timed(ppn, now_ns).0;
+        self.flash.set_read_suspend(suspend);
+        bytes
+    }
+
+    /// A host read of a flash page's bytes at `now_ns`; returns them and when the read
+    /// ends. With `suspend_reads`, a read on a busy bank suspends, and so delays, the
+    /// operation in progress; without, it waits for the bank.
+    pub(crate) fn flash_read_timed(&mut self, ppn: u64, now_ns: u64) -> (Vec<u8>, u64) {
         let (data, timing) = self.flash.read_page(ppn, now_ns).expect("mapped flash pages exist");
-        self.charge(self.flash.geometry().block_of(ppn), timing);
+        let end_ns = self.charge(self.flash.geometry().block_of(ppn), timing);
         match data {
-            PageData::Bytes(bytes) => bytes,
+            PageData::Bytes(bytes) => (bytes, end_ns),
             other => panic!("a byte-content flash array returned {other:?}"),
         }
     }

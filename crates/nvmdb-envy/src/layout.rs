@@ -4,8 +4,8 @@
 
 use crate::config::EnvyConfig;
 
-/// `b"NVMENVY1"` as a little-endian u64: a formatted SRAM starts with it.
-pub const MAGIC: u64 = u64::from_le_bytes(*b"NVMENVY1");
+/// `b"NVMENVY2"` as a little-endian u64: a formatted SRAM starts with it.
+pub const MAGIC: u64 = u64::from_le_bytes(*b"NVMENVY2");
 
 /// Header field offsets (the header is 64 bytes at address 0).
 pub mod header {
@@ -15,8 +15,8 @@ pub mod header {
     pub const HEAD_SEQ: u64 = 8;
     /// u64 sequence number of the page at the buffer's tail.
     pub const TAIL_SEQ: u64 = 16;
-    /// u32 the spare segment (physical erase unit) cleaning copies into.
-    pub const SPARE: u64 = 24;
+    /// u32 spare segments formatted (the length of the spare ring).
+    pub const SPARES: u64 = 24;
     /// u32 page_bytes, u32 pages_per_segment, u32 segments, u32 buffer_pages: the
     /// geometry this state was formatted with.
     pub const GEOMETRY: u64 = 28;
@@ -25,14 +25,18 @@ pub mod header {
     /// u32 transaction open (1) or not (0), then u32 shadow entries recorded: written
     /// together, so commit is one atomic 8-byte write.
     pub const TXN: u64 = 52;
+    /// u32 index into the spare ring of the spare the next clean copies into. It lies just
+    /// before the cleaning record's phase, so one 8-byte write advances it and ends a
+    /// clean.
+    pub const SPARE_NEXT: u64 = 60;
 }
 
 /// Cleaning record field offsets (16 bytes at 64): u32 phase, u32 position, u32 victim
 /// segment, u32 destination segment.
 pub const CLEAN_RECORD: u64 = 64;
 
-// The header's last field ends before the cleaning record.
-const _: () = assert!(header::TXN + 8 <= CLEAN_RECORD);
+// The header's fields end where the cleaning record begins, the spare index last.
+const _: () = assert!(header::TXN + 8 <= header::SPARE_NEXT && header::SPARE_NEXT + 4 == CLEAN_RECORD);
 
 /// No clean in progress.
 pub const PHASE_IDLE: u32 = 0;
@@ -82,6 +86,8 @@ pub struct Layout {
     /// Position table: per cleanable position, u32 segment, u32 reserved, u64 the
     /// sequence number of its last clean (0 never cleaned).
     pub positions: u64,
+    /// Spare ring: per spare, u32 an erased segment that no position holds.
+    pub spares: u64,
     /// Active table: per partition, u32 the position flushes fill.
     pub actives: u64,
     /// Slot metadata: per buffer slot, u32 logical page, u32 home position.
@@ -104,13 +110,14 @@ impl Layout {
         let partitions = positions.div_ceil(u64::from(config.cleaning.partition_segments(config.positions())));
         let buffer = u64::from(config.buffer_pages);
         let positions_at = 80;
-        let actives = positions_at + 16 * positions;
+        let spares = positions_at + 16 * positions;
+        let actives = spares + 4 * u64::from(config.spare_segments);
         let slot_meta = (actives + 4 * partitions).next_multiple_of(8);
         let shadows = slot_meta + 8 * buffer;
         let slot_data = shadows + 8 * u64::from(config.max_transaction_pages);
         let page_table = slot_data + buffer * u64::from(config.page_bytes);
         let total_bytes = page_table + 4 * config.logical_pages;
-        Layout { positions: positions_at, actives, slot_meta, shadows, slot_data, page_table, total_bytes }
+        Layout { positions: positions_at, spares, actives, slot_meta, shadows, slot_data, page_table, total_bytes }
     }
 }
 
@@ -129,12 +136,16 @@ mod tests {
 
     #[test]
     fn regions_follow_each_other_without_overlap() {
-        let mut config = EnvyConfig::small(10, 16, 5, 0.5);
+        let mut config = EnvyConfig::small(11, 16, 5, 0.5);
+        config.spare_segments = 2;
         config.cleaning = CleaningPolicy::Hybrid { partition_segments: 4 };
+        config.logical_pages = 80;
         let l = Layout::new(&config);
-        // 9 positions, 3 partitions, 5 slots of 256 B, 64 shadow entries, 80 logical pages.
+        // 9 positions, 2 spares, 3 partitions, 5 slots of 256 B, 64 shadow entries, 80
+        // logical pages.
         assert_eq!(l.positions, CLEAN_RECORD + 16);
-        assert_eq!(l.actives, l.positions + 16 * 9);
+        assert_eq!(l.spares, l.positions + 16 * 9);
+        assert_eq!(l.actives, l.spares + 4 * 2);
         assert!(l.slot_meta >= l.actives + 4 * 3 && l.slot_meta.is_multiple_of(8));
         assert_eq!(l.shadows, l.slot_meta + 8 * 5);
         assert_eq!(l.slot_data, l.shadows + 8 * 64);

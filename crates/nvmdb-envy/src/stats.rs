@@ -41,6 +41,17 @@ pub struct EnvyStats {
     pub cleaned_segment_pages: u64,
     /// Live pages those cleans found (= clean programs unless a cut intervened).
     pub cleaned_live_pages: u64,
+    /// Cleans whose destination spare's bank was still busy (erasing or programming) when
+    /// the clean was issued, so its copies queued behind that work.
+    pub cleans_waiting_for_spare: u64,
+    /// The time those cleans' copies queued, ns: from the clean's issue to when the
+    /// destination's bank became free.
+    pub spare_wait_ns: u64,
+    /// Flushes whose target bank was still busy (erasing, cleaning or programming) when
+    /// the flush was issued.
+    pub flushes_queued: u64,
+    /// The time those flushes queued behind their bank's work, ns.
+    pub flush_queue_ns: u64,
     /// Cleans that recovery found interrupted and finished.
     pub cleans_resumed: u64,
     /// Cleans started by wear levelling.

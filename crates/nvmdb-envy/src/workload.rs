@@ -22,13 +22,14 @@ impl Bimodal {
     /// A logical page among `pages`. The hot set is scattered over the address space by
     /// a multiplicative permutation, so no policy starts with hot pages gathered.
     pub fn page(&self, pages: u64, rng: &mut impl Rng) -> u64 {
+        self.sampler(pages).page(rng)
+    }
+
+    /// [`Bimodal::page`] over `pages` with the hot set's size and the permutation
+    /// computed once: the same pages from the same random draws.
+    fn sampler(&self, pages: u64) -> Sampler {
         let hot_pages = ((pages as f64 * self.hot_data) as u64).clamp(1, pages);
-        let rank = if hot_pages == pages || rng.gen_bool(self.hot_access) {
-            rng.gen_range(0..hot_pages)
-        } else {
-            rng.gen_range(hot_pages..pages)
-        };
-        scatter(rank, pages)
+        Sampler { hot_access: self.hot_access, hot_pages, pages, multiplier: scatter_multiplier(pages) }
     }
 
     /// The hot logical pages among `pages` (those [`Bimodal::page`] draws with
@@ -44,12 +45,40 @@ impl Bimodal {
     }
 }
 
+/// [`Bimodal`] over a fixed number of pages.
+struct Sampler {
+    hot_access: f64,
+    hot_pages: u64,
+    pages: u64,
+    multiplier: u64,
+}
+
+impl Sampler {
+    fn page(&self, rng: &mut impl Rng) -> u64 {
+        let rank = if self.hot_pages == self.pages || rng.gen_bool(self.hot_access) {
+            rng.gen_range(0..self.hot_pages)
+        } else {
+            rng.gen_range(self.hot_pages..self.pages)
+        };
+        scatter_by(rank, self.pages, self.multiplier)
+    }
+}
+
 /// A bijection of `0..n` that spreads consecutive ranks over the range.
 fn scatter(rank: u64, n: u64) -> u64 {
+    scatter_by(rank, n, scatter_multiplier(n))
+}
+
+/// [`scatter`]'s multiplier for `n`: odd and coprime with `n`.
+fn scatter_multiplier(n: u64) -> u64 {
     let mut m = (0x9E37_79B9_7F4A_7C15 % n) | 1;
     while gcd(m, n) != 1 {
         m += 2;
     }
+    m
+}
+
+fn scatter_by(rank: u64, n: u64, m: u64) -> u64 {
     ((u128::from(rank) * u128::from(m)) % u128::from(n)) as u64
 }
 
@@ -78,8 +107,9 @@ pub fn update(envy: &mut Envy, dist: Bimodal, updates: u64, rng: &mut impl Rng) 
     let page = u64::from(envy.config().page_bytes);
     let pages = envy.config().logical_pages;
     let len = page.min(8) as usize;
+    let sampler = dist.sampler(pages);
     for i in 0..updates {
-        let lpn = dist.page(pages, rng);
+        let lpn = sampler.page(rng);
         let offset = rng.gen_range(0..=page - len as u64);
         write(envy, lpn * page + offset, &i.to_le_bytes()[..len])?;
     }

@@ -1,5 +1,6 @@
-//! Power loss at every device-write index of a short workload, for every policy: inside
-//! copy-on-writes, flushes and cleans, and inside transactions. A cut drops the engine
+//! Power loss at every device-write index of a short workload, for every policy, with one
+//! spare segment and with several: inside copy-on-writes, flushes and cleans (the spare
+//! ring's update included), and inside transactions. A cut drops the engine
 //! and keeps only the devices; recovery must lose nothing acknowledged, leave each page
 //! of the interrupted write all old or all new, roll back a transaction that had not
 //! committed, and keep working.
@@ -115,13 +116,28 @@ fn reference(config: EnvyConfig, ops: &[Op]) -> (u64, Vec<u64>, Vec<Expectation>
     (envy.devices().device_writes() - base, starts, expectations)
 }
 
+/// The configurations cut: every policy with one spare segment (6 segments at 50 %) and
+/// with three (8 segments at 50 %, the limit), so the ring turns and a clean's
+/// destination is not the segment the previous clean erased.
+fn configs() -> Vec<EnvyConfig> {
+    let mut configs = Vec::new();
+    for policy in POLICIES {
+        configs.push(tiny(policy, 6, 8, 2, 0.5));
+        let mut three = tiny(policy, 8, 8, 2, 0.5);
+        three.spare_segments = 3;
+        configs.push(three);
+    }
+    configs
+}
+
 #[test]
 fn power_loss_at_every_device_write() {
     let mut tried = 0u64;
     let mut during_cleans = 0u64;
     let mut rolled_back = 0u64;
-    for policy in POLICIES {
-        let config = tiny(policy, 6, 8, 2, 0.5);
+    let mut with_spares = 0u64;
+    for config in configs() {
+        let policy = config.cleaning;
         let ops = workload(&config);
         let (total, starts, expectations) = reference(config, &ops);
         for cut in 0..total {
@@ -151,14 +167,16 @@ fn power_loss_at_every_device_write() {
             assert_eq!(contents(&mut envy), model, "{policy:?}: cut {cut} then continue");
             tried += 1;
             during_cleans += u64::from(in_clean);
+            with_spares += u64::from(config.spare_segments > 1 && in_clean);
         }
     }
     println!(
-        "crash points tried: {tried} ({during_cleans} inside a clean, {rolled_back} rolled back an open transaction)"
+        "crash points tried: {tried} ({during_cleans} inside a clean, {with_spares} of them with three spare \
+         segments; {rolled_back} rolled back an open transaction)"
     );
     assert!(
-        tried > 1000 && during_cleans > 50 && rolled_back > 50,
-        "the workload must cut inside cleans and transactions"
+        tried > 2000 && during_cleans > 100 && with_spares > 50 && rolled_back > 100,
+        "the workload must cut inside cleans, with several spares too, and inside transactions"
     );
 }
 
@@ -181,8 +199,7 @@ fn cut_run(config: EnvyConfig, ops: &[Op], cut: u64) -> (usize, nvmdb_envy::Devi
 fn power_loss_during_recovery() {
     let mut first_cuts = 0u64;
     let mut second_cuts = 0u64;
-    for policy in POLICIES {
-        let config = tiny(policy, 6, 8, 2, 0.5);
+    for config in configs() {
         let ops = workload(&config);
         let (total, _, expectations) = reference(config, &ops);
         for cut in (0..total).step_by(3) {
@@ -205,5 +222,5 @@ fn power_loss_during_recovery() {
         }
     }
     println!("first cuts: {first_cuts}; second cuts inside their recoveries: {second_cuts}");
-    assert!(second_cuts > 200, "recoveries must write: {second_cuts}");
+    assert!(second_cuts > 400, "recoveries must write: {second_cuts}");
 }

@@ -24,8 +24,10 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-fn run(policy: CleaningPolicy, buffer_pages: u32, utilization: f64, ops: &[Op]) -> nvmdb_envy::EnvyStats {
-    let config = tiny(policy, 8, 8, buffer_pages, utilization);
+fn run(policy: CleaningPolicy, spares: u32, buffer_pages: u32, utilization: f64, ops: &[Op]) -> nvmdb_envy::EnvyStats {
+    let mut config = tiny(policy, 8, 8, buffer_pages, 0.5);
+    config.spare_segments = spares;
+    config.set_utilization(utilization);
     let mut envy = Envy::format(config).unwrap();
     let size = config.logical_bytes() as usize;
     let mut model = vec![0u8; size];
@@ -57,16 +59,19 @@ proptest! {
     #[test]
     fn reads_match_a_byte_vector(
         policy in 0..POLICIES.len(),
+        spares in 1u32..4,
         buffer_pages in 1u32..6,
-        utilization in 0.05..0.75f64,
+        share_of_limit in 0.07..1.0f64,
         ops in prop::collection::vec(op(), 1..400),
     ) {
-        run(POLICIES[policy], buffer_pages, utilization, &ops);
+        // Up to the limit (7 − spares) / 8 of 8 segments.
+        let utilization = share_of_limit * f64::from(7 - spares) / 8.0;
+        run(POLICIES[policy], spares, buffer_pages, utilization, &ops);
     }
 }
 
-/// Every policy at the utilisation limit (6 of 8 segments live), with enough writes to
-/// clean each segment many times.
+/// Every policy at the utilisation limit (6 of 8 segments live with one spare, 4 with
+/// three), with enough writes to clean each segment many times.
 #[test]
 fn every_policy_at_the_utilisation_limit() {
     let mut rng = 0x9E37_79B9_7F4A_7C15u64;
@@ -77,8 +82,10 @@ fn every_policy_at_the_utilisation_limit() {
         rng
     };
     for policy in POLICIES {
-        for buffer_pages in [1, 3, 8] {
-            let limit = tiny(policy, 8, 8, buffer_pages, 0.5).max_utilization();
+        for (spares, buffer_pages) in [(1, 1), (1, 3), (1, 8), (3, 1), (3, 8)] {
+            let mut config = tiny(policy, 8, 8, buffer_pages, 0.5);
+            config.spare_segments = spares;
+            let limit = config.max_utilization();
             let ops: Vec<Op> = (0..1500)
                 .map(|i| {
                     let at = (next() % 10_000) as f64 / 10_000.0;
@@ -89,7 +96,7 @@ fn every_policy_at_the_utilisation_limit() {
                     }
                 })
                 .collect();
-            let stats = run(policy, buffer_pages, limit, &ops);
+            let stats = run(policy, spares, buffer_pages, limit, &ops);
             // The workload must have exercised cleaning, or the test shows nothing.
             assert!(stats.cleans > 20 && stats.clean_programs > 0, "{policy:?}: {stats:?}");
         }
@@ -101,4 +108,23 @@ fn every_policy_at_the_utilisation_limit() {
 fn utilisation_above_the_limit_is_refused() {
     let config = tiny(POLICIES[0], 8, 8, 2, 0.78);
     assert!(matches!(Envy::format(config), Err(nvmdb_envy::EnvyError::Config(_))));
+    let mut spares = tiny(POLICIES[0], 8, 8, 2, 0.7);
+    spares.spare_segments = 2;
+    assert!(
+        matches!(Envy::format(spares), Err(nvmdb_envy::EnvyError::Config(_))),
+        "5 of 8 segments below the limit at 70 %"
+    );
+    spares.set_utilization(0.5);
+    assert!(Envy::format(spares).is_ok());
+}
+
+/// Spare counts outside 1..=segments − 2 are refused, naming the field.
+#[test]
+fn spare_counts_outside_the_range_are_refused() {
+    for bad in [0, 7, u32::MAX] {
+        let mut config = tiny(POLICIES[0], 8, 8, 2, 0.1);
+        config.spare_segments = bad;
+        let Err(nvmdb_envy::EnvyError::Config(message)) = Envy::format(config) else { panic!("{bad} spares accepted") };
+        assert!(message.contains("spare_segments"), "{message}");
+    }
 }

@@ -1,5 +1,5 @@
 //! Host time: a write's latency includes any wait for a free buffer page, and the host
-//! time moves on by that latency once.
+//! time moves on by that latency once; a read during an erase suspends it or waits.
 
 use nvmdb_envy::{Envy, EnvyConfig, EnvyMemory};
 use nvmdb_memory::Memory;
@@ -35,4 +35,48 @@ fn a_wait_for_a_buffer_page_is_counted_once() {
         }
     }
     assert!(memory_waits > 100 && direct_waits > 100, "the writes must wait ({memory_waits}, {direct_waits})");
+}
+
+/// Writes distinct pages back to back until a clean has issued its erase; returns the
+/// system with the erase in progress and a logical page whose copy is in flash.
+fn erasing(suspend_reads: bool, parallel_banks: bool) -> (Envy, u64) {
+    let mut config = EnvyConfig::small(8, 16, 4, 0.5);
+    config.suspend_reads = suspend_reads;
+    config.parallel_banks = parallel_banks;
+    let mut envy = Envy::format(config).unwrap();
+    let mut i = 0;
+    while envy.stats().erases == 0 {
+        let addr = (i * 7 % config.logical_pages) * u64::from(config.page_bytes);
+        let ns = envy.write(addr, &[1]).unwrap();
+        let now = envy.now_ns();
+        envy.advance_to(now + ns);
+        i += 1;
+    }
+    let in_flash = envy.page_positions().iter().position(Option::is_some).expect("a page in flash") as u64;
+    assert!(envy.flash_idle_at_ns() > envy.now_ns() + 1_000_000, "the erase is in progress");
+    (envy, in_flash)
+}
+
+#[test]
+fn a_read_suspends_an_erase_only_with_suspend_on() {
+    for parallel in [false, true] {
+        let (mut envy, lpn) = erasing(true, parallel);
+        let (read_ns, suspend_ns) = (envy.config().flash.read_ns, envy.config().suspend_ns);
+        let page = u64::from(envy.config().page_bytes);
+        let idle_before = envy.flash_idle_at_ns();
+        let latency = envy.read(lpn * page, &mut [0]).unwrap();
+        assert_eq!(latency, read_ns + suspend_ns, "parallel {parallel}: suspended for the read");
+        assert_eq!(
+            envy.flash_idle_at_ns(),
+            idle_before + read_ns + suspend_ns,
+            "parallel {parallel}: the erase resumes"
+        );
+
+        let (mut envy, lpn) = erasing(false, parallel);
+        let now = envy.now_ns();
+        let idle_before = envy.flash_idle_at_ns();
+        let latency = envy.read(lpn * page, &mut [0]).unwrap();
+        assert_eq!(latency, idle_before - now + read_ns, "parallel {parallel}: the read waits for the erase");
+        assert_eq!(envy.flash_idle_at_ns(), idle_before + read_ns, "parallel {parallel}: then takes the bank");
+    }
 }

@@ -950,6 +950,29 @@ impl Experiment for Lifetime {
     }
 }
 
+/// `envy-parallel`'s saturated runs: long enough to contain many cleans.
+fn parallel_sizes(scale: Scale) -> (u64, u64) {
+    scale.pick((2_000, 30_000), (20_000, 200_000))
+}
+
+/// One saturated run of `envy-parallel`: throughput and shares of the elapsed time.
+struct SaturatedRun {
+    tps: f64,
+    cleans: u64,
+    flushed_per_txn: f64,
+    flash_busy: f64,
+    busiest_bank: f64,
+    reads: f64,
+    writes: f64,
+    buffer_waits: f64,
+    spare_waits: f64,
+    cleans_waiting: u64,
+    /// Flushes queued behind their bank per 1000 transactions.
+    flushes_queued: f64,
+    flush_queue_ms: f64,
+    copies: f64,
+}
+
 /// `envy-parallel`.
 #[derive(Debug)]
 pub struct ParallelAndBuffer;
@@ -965,17 +988,21 @@ impl Experiment for ParallelAndBuffer {
         SOURCE
     }
     fn run(&self, ctx: &RunContext) -> Result<Outcome, LabError> {
-        let (warm, measured) = tpca_sizes(ctx.scale);
+        let (warm, measured) = parallel_sizes(ctx.scale);
         let mut banks = Table::new(
-            "Saturated TPC-A (offered 10^6 TPS) with and without parallel banks",
-            &["erase time, ms", "parallel banks", "throughput TPS", "cleaning cost"],
+            format!(
+                "Saturated TPC-A (offered 10^6 TPS, {measured} transactions measured) with and without parallel banks"
+            ),
+            &["erase time, ms", "spare segments", "parallel banks", "throughput TPS", "cleaning cost", "cleans"],
         );
         let mut time = Table::new(
             "Where the saturated runs' time goes: flash busy time summed over the banks and of the busiest bank, \
-             and the host's time in reads and in writes (waits for a free buffer page included), each over the \
-             measured run's elapsed time",
+             the host's time in reads and in writes (waits for a free buffer page included), the time cleans' \
+             copies queued behind their destination spare's bank, and the time flushes queued behind their \
+             target's bank; times as shares of the measured run's elapsed time",
             &[
                 "erase time, ms",
+                "spare segments",
                 "parallel banks",
                 "flash busy, all banks",
                 "busiest bank",
@@ -984,62 +1011,129 @@ impl Experiment for ParallelAndBuffer {
                 "of which waits for a buffer page",
                 "writes that waited / 1000 transactions",
                 "cleans",
+                "cleans that waited for their spare",
+                "cleans' wait for their spare",
+                "flushes queued behind their bank / 1000 transactions",
+                "mean queueing of a queued flush, ms",
                 "cleaning copies' program time",
             ],
         );
         let mut rng = ctx.rng(5);
-        let mut tps = Vec::new();
-        let (mut shares, mut waits, mut cleans) = (Vec::new(), Vec::new(), Vec::new());
-        let bar = ctx.progress(self.id(), 7);
-        // The preset's erase time, then none: isolates what the banks overlap.
         let preset_erase_ns = tpca_config(ctx.scale, 0.8).flash.erase_ns;
+        // The preset's erase time and one spare, with and without parallel banks; the
+        // same with erases taking no time (isolates what the banks overlap); then more
+        // spares with the preset's erase (isolates the spare's bank), the data segments
+        // kept as full as with one spare (the logical size shrinks with them).
+        let spare_counts: &[u32] = ctx.scale.pick(&[2, 4], &[2, 4, 8]);
+        let mut runs: Vec<(u64, u32, bool)> = Vec::new();
         for erase_ns in [preset_erase_ns, 0] {
+            runs.extend([(erase_ns, 1, false), (erase_ns, 1, true)]);
+        }
+        for &spares in spare_counts {
+            runs.extend([(preset_erase_ns, spares, false), (preset_erase_ns, spares, true)]);
+        }
+        let bar = ctx.progress(self.id(), runs.len() as u64 + 8 + 3);
+        let mut measured_runs = Vec::new();
+        for &(erase_ns, spares, parallel) in &runs {
+            let mut config = tpca_config(ctx.scale, 0.8);
+            config.parallel_banks = parallel;
+            config.flash.erase_ns = erase_ns;
+            config.spare_segments = spares;
+            // The data segments stay as full as with one spare: fewer of them hold less.
+            let one_spare = tpca_config(ctx.scale, 0.8);
+            config.logical_pages =
+                one_spare.logical_pages * u64::from(config.positions()) / u64::from(one_spare.positions());
+            let (mut db, _) = load_tpca(config, ctx, self.id())?;
+            let r = db.run(1e6, warm, measured, &mut rng).map_err(failed(self.id()))?;
+            let (busy, s) = db.with_envy(|e| (e.bank_busy_ns(), *e.stats()));
+            let elapsed_ns = measured as f64 / r.throughput_tps * 1e9;
+            let share = |ns: u64| ns as f64 / elapsed_ns;
+            let run = SaturatedRun {
+                tps: r.throughput_tps,
+                cleans: s.cleans,
+                flushed_per_txn: s.flush_programs as f64 / measured as f64,
+                flash_busy: share(busy.iter().sum()),
+                busiest_bank: share(busy.iter().copied().max().unwrap_or(0)),
+                reads: share(s.host_read_ns),
+                writes: share(s.host_write_ns),
+                buffer_waits: share(s.buffer_wait_ns),
+                spare_waits: share(s.spare_wait_ns),
+                cleans_waiting: s.cleans_waiting_for_spare,
+                flush_queue_ms: s.flush_queue_ns as f64 / 1e6 / s.flushes_queued.max(1) as f64,
+                flushes_queued: s.flushes_queued as f64 * 1000.0 / measured as f64,
+                copies: share(s.clean_programs * config.flash.program_ns),
+            };
+            let (erase_ms, on) = (erase_ns as f64 / 1e6, if parallel { "on" } else { "off" });
+            banks.row(vec![
+                erase_ms.into(),
+                spares.into(),
+                on.into(),
+                r.throughput_tps.into(),
+                r.cleaning_cost.into(),
+                s.cleans.into(),
+            ]);
+            time.row(vec![
+                erase_ms.into(),
+                spares.into(),
+                on.into(),
+                run.flash_busy.into(),
+                run.busiest_bank.into(),
+                run.reads.into(),
+                run.writes.into(),
+                run.buffer_waits.into(),
+                (s.buffer_full_waits as f64 * 1000.0 / measured as f64).into(),
+                s.cleans.into(),
+                s.cleans_waiting_for_spare.into(),
+                run.spare_waits.into(),
+                run.flushes_queued.into(),
+                run.flush_queue_ms.into(),
+                run.copies.into(),
+            ]);
+            measured_runs.push(run);
+            bar.inc(1);
+        }
+        let mut suspend = Table::new(
+            "Host reads with and without suspending a long operation (TPC-A, one spare, the preset's erase)",
+            &[
+                "offered TPS",
+                "parallel banks",
+                "suspend",
+                "throughput TPS",
+                "mean read ns",
+                "mean write ns",
+                "mean response µs",
+            ],
+        );
+        let (warm, measured) = tpca_sizes(ctx.scale);
+        let mut suspend_rng = ctx.rng(8);
+        let mut read_ns = Vec::new();
+        for offered in [100.0, 1e6] {
             for parallel in [false, true] {
-                let mut config = tpca_config(ctx.scale, 0.8);
-                config.parallel_banks = parallel;
-                config.flash.erase_ns = erase_ns;
-                let (mut db, _) = load_tpca(config, ctx, self.id())?;
-                let r = db.run(1e6, warm, measured, &mut rng).map_err(failed(self.id()))?;
-                banks.row(vec![
-                    (erase_ns as f64 / 1e6).into(),
-                    if parallel { "on" } else { "off" }.into(),
-                    r.throughput_tps.into(),
-                    r.cleaning_cost.into(),
-                ]);
-                tps.push(r.throughput_tps);
-                let (busy, s) = db.with_envy(|e| (e.bank_busy_ns(), *e.stats()));
-                let elapsed_ns = measured as f64 / r.throughput_tps * 1e9;
-                let share = |ns: u64| ns as f64 / elapsed_ns;
-                let row = [
-                    share(busy.iter().sum()),
-                    share(busy.iter().copied().max().unwrap_or(0)),
-                    share(s.host_read_ns),
-                    share(s.host_write_ns),
-                    share(s.buffer_wait_ns),
-                    share(s.clean_programs * config.flash.program_ns),
-                ];
-                time.row(vec![
-                    (erase_ns as f64 / 1e6).into(),
-                    if parallel { "on" } else { "off" }.into(),
-                    row[0].into(),
-                    row[1].into(),
-                    row[2].into(),
-                    row[3].into(),
-                    row[4].into(),
-                    (s.buffer_full_waits as f64 * 1000.0 / measured as f64).into(),
-                    s.cleans.into(),
-                    row[5].into(),
-                ]);
-                shares.push(row);
-                waits.push(s.buffer_full_waits);
-                cleans.push(s.cleans);
-                bar.inc(1);
+                for suspend_reads in [true, false] {
+                    let mut config = tpca_config(ctx.scale, 0.8);
+                    config.parallel_banks = parallel;
+                    config.suspend_reads = suspend_reads;
+                    let (mut db, _) = load_tpca(config, ctx, self.id())?;
+                    let r = db.run(offered, warm, measured, &mut suspend_rng).map_err(failed(self.id()))?;
+                    suspend.row(vec![
+                        offered.into(),
+                        if parallel { "on" } else { "off" }.into(),
+                        if suspend_reads { "on" } else { "off" }.into(),
+                        r.throughput_tps.into(),
+                        r.mean_read_ns.into(),
+                        r.mean_write_ns.into(),
+                        (r.mean_response_ns / 1e3).into(),
+                    ]);
+                    read_ns.push(r.mean_read_ns);
+                    bar.inc(1);
+                }
             }
         }
         let mut buffers = Table::new(
             "TPC-A at 25 TPS against the SRAM buffer size",
             &["buffer / flash", "buffer pages", "flushed pages / transaction", "mean write ns", "cleaning cost"],
         );
+        let (warm, measured) = tpca_sizes(ctx.scale);
         for divisor in [1024u64, 256, 64] {
             let mut config = tpca_config(ctx.scale, 0.8);
             config.buffer_pages = (config.flash_pages() / divisor) as u32;
@@ -1057,51 +1151,93 @@ impl Experiment for ParallelAndBuffer {
         }
         bar.finish_and_clear();
         let mut outcome = Outcome::default();
-        outcome.holds("envy-parallel-faster", tps[1] > tps[0]);
+        let m = &measured_runs;
+        outcome.holds("envy-parallel-faster", m[1].tps > m[0].tps);
         outcome.summary = format!(
             "With parallel banks the controller programs and erases different banks at once: saturated throughput \
-             goes from {:.0} to {:.0} TPS. A larger SRAM buffer absorbs more rewrites before they reach flash.",
-            tps[0], tps[1]
+             goes from {:.0} to {:.0} TPS with one spare segment. A larger SRAM buffer absorbs more rewrites before \
+             they reach flash.",
+            m[0].tps, m[1].tps
         );
         outcome.config = json!({"envy": tpca_config(ctx.scale, 0.8), "warmup_transactions": warm,
-            "transactions": measured, "seed": ctx.seed});
-        outcome.tables.extend([banks, time, buffers]);
+            "transactions": measured, "spare_segments": spare_counts, "seed": ctx.seed});
+        outcome.tables.extend([banks, time, suspend, buffers]);
         outcome.notes.push(format!(
-            "The erase time, isolated (first table): with the preset's {:.0} ms erase, parallel banks multiply the \
-             saturated throughput by {:.2} ({:.0} to {:.0} TPS); with erases taking no time, by {:.2} ({:.0} to \
-             {:.0} TPS). The array has {} banks.",
+            "The erase time, isolated (first table): with the preset's {:.0} ms erase and one spare, parallel banks \
+             multiply the saturated throughput by {:.2} ({:.0} to {:.0} TPS, {} and {} cleans measured); with \
+             erases taking no time, by {:.2} ({:.0} to {:.0} TPS). The array has {} banks.",
             preset_erase_ns as f64 / 1e6,
-            tps[1] / tps[0],
-            tps[0],
-            tps[1],
-            tps[3] / tps[2],
-            tps[2],
-            tps[3],
+            m[1].tps / m[0].tps,
+            m[0].tps,
+            m[1].tps,
+            m[0].cleans,
+            m[1].cleans,
+            m[3].tps / m[2].tps,
+            m[2].tps,
+            m[3].tps,
             tpca_config(ctx.scale, 0.8).banks
         ));
-        // shares: [preset erase serial, parallel, no erase serial, parallel] ×
-        // [flash busy, busiest bank, reads, writes, waits, clean copies].
-        let (serial, parallel) = (shares[2], shares[3]);
         outcome.notes.push(format!(
-            "Where the time goes (second table). With erases taking no time and parallel banks, the busiest bank \
-             is busy {:.2} of the elapsed time, so the flash is not what bounds the run; the host waits for a free \
-             buffer page {:.2} of it, in {} waits over the run's {} cleans, and the cleaning copies' program time \
-             is {:.2} of it. The buffer hands out its pages in FIFO order, and every copy of a clean goes to the \
-             one spare segment, in one bank, ahead of the flush that needed the clean: the host then stalls on that \
-             flush's page for about the clean's copying, whatever the other banks do. Without parallel banks the \
-             host waits {:.2} of the time and its reads, which suspend the one long operation in progress, take \
-             {:.2}. With the preset's erase the serial run's flash is busy {:.2} of the time, erases mostly, and \
-             with parallel banks the host waits {:.2} of it; that run measures only {} cleans.",
-            parallel[1],
-            parallel[4],
-            waits[3],
-            cleans[3],
-            parallel[5],
-            serial[4],
-            serial[2],
-            shares[0][0],
-            shares[1][4],
-            cleans[1],
+            "The spare's bank, isolated (second table; with more spares the logical size shrinks so that the data \
+             segments stay 80 % × segments / (segments − 1) full). With the preset's erase, one spare and parallel \
+             banks, {} \
+             of the {} cleans found their destination spare's bank still busy, and their copies queued behind it \
+             for {:.2} of the elapsed time. {:.0} flushes per 1000 transactions ({:.2} flushed pages per \
+             transaction) found their target's bank busy (an erase or a clean's copies in progress there) and \
+             queued {:.0} ms on average, holding their buffer page meanwhile. The busiest bank is busy {:.2}, all \
+             banks together {:.2}; the host waits for a buffer page {:.2}. With one spare the destination is the segment the previous \
+             clean erased. {}",
+            m[1].cleans_waiting,
+            m[1].cleans,
+            m[1].spare_waits,
+            m[1].flushes_queued,
+            m[1].flushed_per_txn,
+            m[1].flush_queue_ms,
+            m[1].busiest_bank,
+            m[1].flash_busy,
+            m[1].buffer_waits,
+            spare_counts
+                .iter()
+                .enumerate()
+                .map(|(i, spares)| {
+                    let (serial, parallel) = (&m[4 + 2 * i], &m[5 + 2 * i]);
+                    format!(
+                        "With {spares} spares: parallel banks give {:.0} TPS ({:.2}× the serial {:.0}), {} of {} \
+                         cleans waited for their spare ({:.2} of the time), {:.0} flushes per 1000 transactions \
+                         queued {:.0} ms on average, the busiest bank is busy {:.2}, the host waits for a buffer \
+                         page {:.2}.",
+                        parallel.tps,
+                        parallel.tps / serial.tps,
+                        serial.tps,
+                        parallel.cleans_waiting,
+                        parallel.cleans,
+                        parallel.spare_waits,
+                        parallel.flushes_queued,
+                        parallel.flush_queue_ms,
+                        parallel.busiest_bank,
+                        parallel.buffer_waits
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        ));
+        // read_ns: [100 TPS, saturated] × [serial, parallel] × [suspend on, off].
+        outcome.notes.push(format!(
+            "Suspend (third table, {measured} transactions): at 100 TPS offered, the mean host read takes {:.0} ns \
+             with suspend and {:.0} ns without on serial banks, {:.0} and {:.0} ns with parallel banks; saturated, \
+             {:.0} and {:.0} ns serial, {:.0} and {:.0} ns parallel. Writes are slower with suspend in every \
+             pair (the table); the transactions' mean response time is in its last column. With parallel banks a \
+             suspended operation now finishes later by the suspend and the read, as on serial banks, and the \
+             controller's own reads (cleaning, recovery) suspend nothing.",
+            read_ns[0], read_ns[1], read_ns[2], read_ns[3], read_ns[4], read_ns[5], read_ns[6], read_ns[7],
+        ));
+        let (serial, parallel) = (&m[2], &m[3]);
+        outcome.notes.push(format!(
+            "With erases taking no time and parallel banks, the busiest bank is busy {:.2} of the elapsed time; \
+             the host waits for a free buffer page {:.2} of it, and the cleaning copies' program time is {:.2} of \
+             it. Without parallel banks the host waits {:.2} of the time and its reads, which suspend the one long \
+             operation in progress, take {:.2}.",
+            parallel.busiest_bank, parallel.buffer_waits, parallel.copies, serial.buffer_waits, serial.reads,
         ));
         Ok(outcome)
     }

@@ -61,6 +61,10 @@ pub struct SystemArgs {
     /// SRAM write buffer, MiB (default: 1/256 of the flash, the 2 GB preset's ratio).
     #[arg(long)]
     pub sram_mb: Option<f64>,
+    /// Erased segments kept in reserve for cleaning, of the array's 64; the utilisation
+    /// may be at most (63 − S) / 64.
+    #[arg(long, default_value_t = 1)]
+    pub spare_segments: u32,
 }
 
 /// Arguments of `nvmdb envy run`.
@@ -191,6 +195,14 @@ fn system_config(logical_bytes: u64, system: &SystemArgs, size_flag: &str) -> Re
     let mut config = EnvyConfig::small(SEGMENTS, per_segment, 8, u);
     config.logical_pages = logical_pages;
     config.cleaning = policy(system)?;
+    if system.spare_segments == 0 || system.spare_segments > SEGMENTS - 2 {
+        return Err(CliError::input(format!(
+            "--spare-segments {} is outside 1..={}",
+            system.spare_segments,
+            SEGMENTS - 2
+        )));
+    }
+    config.spare_segments = system.spare_segments;
     let buffer_pages = match system.sram_mb {
         None => (config.flash_pages() / 256).max(8),
         Some(mb) if mb.is_finite() && mb > 0.0 => pages_at(mb * MIB as f64 / PAGE_BYTES as f64, "--sram-mb")?,
@@ -204,7 +216,7 @@ fn system_config(logical_bytes: u64, system: &SystemArgs, size_flag: &str) -> Re
     // Flush once less than an eighth of the buffer (at least one page) is free.
     config.flush_threshold_pages = config.buffer_pages.saturating_sub((config.buffer_pages / 8).max(1));
     if let Err(e) = config.validate() {
-        return Err(CliError::input(format!("--utilization/{size_flag}: {e}")));
+        return Err(CliError::input(format!("--utilization/--spare-segments/{size_flag}: {e}")));
     }
     crate::limits::check_memory(size_flag, host_bytes_needed(&config))?;
     Ok(config)

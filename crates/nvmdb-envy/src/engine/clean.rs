@@ -139,9 +139,10 @@ impl Envy {
         Ok(())
     }
 
-    /// Cleans a position: its live pages go (in page order) to the spare segment, except
-    /// the oldest `red.up` to the `up` position and the newest `red.down` to `down`; the
-    /// spare takes the position over and the old segment is erased and becomes the spare.
+    /// Cleans a position: its live pages go (in page order) to the next spare of the ring
+    /// (the one erased longest ago), except the oldest `red.up` to the `up` position and
+    /// the newest `red.down` to `down`; the spare takes the position over and the old
+    /// segment is erased and takes the spare's place in the ring.
     fn clean(
         &mut self,
         position: u32,
@@ -150,8 +151,14 @@ impl Envy {
         up: Option<u32>,
     ) -> Result<(), EnvyError> {
         let victim = self.segment_of[position as usize];
-        let dest = self.spare;
+        let dest = self.spares[self.spare_next as usize];
         assert_eq!(self.write_pointer(dest), 0, "spare segment {dest} is not erased");
+        let bank = self.dev.flash().geometry().plane_of_block(u64::from(dest));
+        let spare_wait_ns = self.dev.flash().plane_busy_until_ns(bank).saturating_sub(self.issue_ns());
+        if spare_wait_ns > 0 {
+            self.stats.cleans_waiting_for_spare += 1;
+            self.stats.spare_wait_ns += spare_wait_ns;
+        }
         let record: Vec<u8> = [PHASE_COPYING, position, victim, dest].iter().flat_map(|v| v.to_le_bytes()).collect();
         self.dev.sram_write(CLEAN_RECORD, &record)?;
         let programmed = self.write_pointer(victim);
@@ -263,8 +270,9 @@ impl Envy {
     }
 
     /// The steps after copying, each idempotent so recovery can repeat them: repoint the
-    /// position, mark the erase phase, make the victim the spare, erase it, record the
-    /// clean's sequence number, go idle.
+    /// position, mark the erase phase, put the victim in the destination's place in the
+    /// spare ring, erase it, record the clean's sequence number, then advance the ring's
+    /// index and go idle in one 8-byte write.
     pub(super) fn finish_clean(&mut self, position: u32, victim: u32, dest: u32) -> Result<(), EnvyError> {
         assert_eq!(self.live[victim as usize], 0, "segment {victim} is being erased with live pages");
         let pos_addr = self.layout.positions + 16 * u64::from(position);
@@ -273,8 +281,9 @@ impl Envy {
         self.position_of[dest as usize] = position;
         self.position_of[victim as usize] = SPARE_POSITION;
         self.dev.set_u32(CLEAN_RECORD, PHASE_ERASING)?;
-        self.dev.set_u32(header::SPARE, victim)?;
-        self.spare = victim;
+        let next = self.spare_next;
+        self.dev.set_u32(self.layout.spares + 4 * u64::from(next), victim)?;
+        self.spares[next as usize] = victim;
         if self.write_pointer(victim) > 0 {
             let end_ns = self.dev.erase(u64::from(victim), self.issue_ns())?;
             self.long_op_done(end_ns);
@@ -283,17 +292,21 @@ impl Envy {
         self.clean_seq += 1;
         self.dev.set_u64(pos_addr + 8, self.clean_seq)?;
         self.last_clean[position as usize] = self.clean_seq;
-        self.dev.set_u32(CLEAN_RECORD, PHASE_IDLE)
+        let advanced = (next + 1) % self.config.spare_segments;
+        // Little-endian: the index at `SPARE_NEXT`, then the phase at `CLEAN_RECORD`.
+        self.dev.set_u64(header::SPARE_NEXT, u64::from(advanced) | u64::from(PHASE_IDLE) << 32)?;
+        self.spare_next = advanced;
+        Ok(())
     }
 
     /// Wear levelling: cleans the position on the least-erased segment when the spread
-    /// of erase counts passes the threshold, so its cold data moves to the (worn) spare
-    /// and the young segment takes the next clean's data.
+    /// of erase counts passes the threshold, so its cold data moves to the (worn) next
+    /// spare and the young segment joins the spare ring.
     fn maybe_wear_level(&mut self) -> Result<(), EnvyError> {
         let Some(threshold) = self.config.wear_threshold_erases else { return Ok(()) };
         let flash = self.dev.flash();
         let erases: Vec<u64> = self.segment_of.iter().map(|&s| flash.erase_count(u64::from(s))).collect();
-        let spare_erases = flash.erase_count(u64::from(self.spare));
+        let spare_erases = flash.erase_count(u64::from(self.spares[self.spare_next as usize]));
         if let Some(position) = policy::wear_level(&erases, spare_erases, threshold) {
             self.stats.wear_level_cleans += 1;
             self.clean(position as u32, Redistribution::default(), None, None)?;

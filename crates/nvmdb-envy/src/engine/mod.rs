@@ -16,7 +16,7 @@ use crate::layout::{header, Entry, Layout, CLEAN_RECORD, MAGIC, PHASE_COPYING, P
 use crate::policy::{PartitionCost, Redistribution, Room};
 use crate::stats::{EnvyEnergy, EnvyStats};
 
-/// Not a position: the spare segment.
+/// Not a position: a spare segment.
 const SPARE_POSITION: u32 = u32::MAX;
 
 /// Cleans between halvings of the partitions' cost counters, per partition.
@@ -73,7 +73,10 @@ pub struct Envy {
     clean_seq: u64,
     /// Per partition: the position flushes fill.
     actives: Vec<u32>,
-    spare: u32,
+    /// The spare ring: erased segments no position holds.
+    spares: Vec<u32>,
+    /// Index into `spares` of the spare the next clean copies into.
+    spare_next: u32,
     head: u64,
     tail: u64,
     /// Logical pages shadowed by the open transaction.
@@ -105,7 +108,10 @@ impl Envy {
         for q in 0..positions.div_ceil(k) {
             dev.set_u32(layout.actives + 4 * u64::from(q), q * k)?;
         }
-        dev.set_u32(header::SPARE, positions)?;
+        for (i, segment) in (positions..config.segments).enumerate() {
+            dev.set_u32(layout.spares + 4 * i as u64, segment)?;
+        }
+        dev.set_u32(header::SPARES, config.spare_segments)?;
         let geometry = [config.page_bytes, config.pages_per_segment, config.segments, config.buffer_pages];
         let bytes: Vec<u8> = geometry.iter().flat_map(|v| v.to_le_bytes()).collect();
         dev.sram_write(header::GEOMETRY, &bytes)?;
@@ -155,7 +161,10 @@ impl Envy {
         }
         let geometry: Vec<u32> = (0..4).map(|i| dev.sram_u32(header::GEOMETRY + 4 * i)).collect();
         let want = [config.page_bytes, config.pages_per_segment, config.segments, config.buffer_pages];
-        if geometry != want || dev.sram_u64(header::LOGICAL_PAGES) != config.logical_pages {
+        if geometry != want
+            || dev.sram_u64(header::LOGICAL_PAGES) != config.logical_pages
+            || dev.sram_u32(header::SPARES) != config.spare_segments
+        {
             return Err(Box::new(RecoveryFailure {
                 error: EnvyError::NotFormatted(format!("formatted geometry {geometry:?} differs")),
                 devices: dev,
@@ -176,7 +185,8 @@ impl Envy {
             last_clean: (0..positions).map(|p| dev.sram_u64(layout.positions + 16 * u64::from(p) + 8)).collect(),
             clean_seq: 0,
             actives: (0..partitions).map(|q| dev.sram_u32(layout.actives + 4 * u64::from(q))).collect(),
-            spare: dev.sram_u32(header::SPARE),
+            spares: (0..config.spare_segments).map(|i| dev.sram_u32(layout.spares + 4 * u64::from(i))).collect(),
+            spare_next: dev.sram_u32(header::SPARE_NEXT),
             head: dev.sram_u64(header::HEAD_SEQ),
             tail: dev.sram_u64(header::TAIL_SEQ),
             txn_pages: None,
@@ -198,7 +208,8 @@ impl Envy {
     }
 
     /// Rebuilds the volatile tables from the SRAM's page table, position table and
-    /// shadow list. A clean may be in progress, so the spare may be any segment.
+    /// shadow list. A clean may be in progress, so a segment may be both a position's and
+    /// in the spare ring, or in neither.
     fn rebuild_tables(&mut self) {
         self.clean_seq = self.last_clean.iter().copied().max().unwrap_or(0);
         for (p, &s) in self.segment_of.iter().enumerate() {
@@ -452,23 +463,29 @@ impl Envy {
         }
     }
 
-    /// A host read of a flash page: suspends a long operation in progress on its bank,
-    /// delaying it by the read.
+    /// A host read of a flash page. With `suspend_reads` it suspends a long operation in
+    /// progress (on its bank with parallel banks, else on the controller), delaying it by
+    /// the suspend and the read; without, it waits for that operation.
     fn host_flash_read(&mut self, ppn: u64) -> (Vec<u8>, u64) {
-        let bank = self.dev.flash().geometry().plane_of_block(u64::from(self.segment_of_ppn(ppn)));
-        let busy_until = if self.config.parallel_banks {
-            self.dev.flash().plane_busy_until_ns(bank)
-        } else {
-            self.controller_free_ns
-        };
-        let mut latency = self.config.flash.read_ns;
-        if busy_until > self.now_ns {
-            latency += self.config.suspend_ns;
-            if !self.config.parallel_banks {
-                self.controller_free_ns += latency;
-            }
+        let now = self.now_ns;
+        if self.config.parallel_banks {
+            // The bank's own queue: the flash array suspends or queues the read.
+            let (bytes, end_ns) = self.dev.flash_read_timed(ppn, now);
+            return (bytes, end_ns - now);
         }
-        (self.dev.flash_read(ppn, self.now_ns), latency)
+        let read_ns = self.config.flash.read_ns;
+        if self.controller_free_ns <= now {
+            return (self.dev.flash_read_timed(ppn, now).0, read_ns);
+        }
+        if self.config.suspend_reads {
+            let latency = read_ns + self.config.suspend_ns;
+            self.controller_free_ns += latency;
+            (self.dev.flash_read_timed(ppn, now).0, latency)
+        } else {
+            let start = self.controller_free_ns;
+            self.controller_free_ns = start + read_ns;
+            (self.dev.flash_read_timed(ppn, start).0, start + read_ns - now)
+        }
     }
 
     // ----- host operations -----
@@ -646,7 +663,14 @@ impl Envy {
         let mut bytes = vec![0; self.config.page_bytes as usize];
         let a = self.slot_data_addr(slot);
         self.dev.sram_read(a, &mut bytes);
-        let end_ns = self.dev.program(ppn, bytes, self.issue_ns())?;
+        let issue_ns = self.issue_ns();
+        let bank = self.dev.flash().geometry().plane_of_block(u64::from(segment));
+        let queue_ns = self.dev.flash().plane_busy_until_ns(bank).saturating_sub(issue_ns);
+        if queue_ns > 0 {
+            self.stats.flushes_queued += 1;
+            self.stats.flush_queue_ns += queue_ns;
+        }
+        let end_ns = self.dev.program(ppn, bytes, issue_ns)?;
         self.long_op_done(end_ns);
         if owned {
             self.set_entry(lpn, Entry::Flash(ppn))?;
@@ -666,8 +690,8 @@ impl Envy {
     // ----- invariants -----
 
     /// Asserts the invariants: the page table is one-to-one and agrees with the owner
-    /// tables; each segment's live count matches the table; the spare is erased and
-    /// holds nothing; positions and segments correspond one-to-one; no clean is in
+    /// tables; each segment's live count matches the table; every spare is erased,
+    /// holds nothing and is no position's; positions and segments correspond one-to-one; no clean is in
     /// progress.
     pub fn check_invariants(&mut self) {
         let mut owners = vec![0u32; self.owner.len()];
@@ -700,9 +724,16 @@ impl Envy {
             }
         }
         assert_eq!(live, self.live, "live-page counts differ from the page table");
-        assert_eq!(self.live[self.spare as usize], 0, "the spare holds live pages");
-        assert_eq!(self.write_pointer(self.spare), 0, "the spare is not erased");
-        assert_eq!(self.position_of[self.spare as usize], SPARE_POSITION);
+        assert!(self.spare_next < self.config.spare_segments, "spare index {} out of the ring", self.spare_next);
+        assert_eq!(self.dev.sram_u32(header::SPARE_NEXT), self.spare_next, "spare index differs from the SRAM");
+        for (i, &s) in self.spares.iter().enumerate() {
+            assert_eq!(self.dev.sram_u32(self.layout.spares + 4 * i as u64), s, "spare ring differs from the SRAM");
+            assert_eq!(self.live[s as usize], 0, "spare {s} holds live pages");
+            assert_eq!(self.write_pointer(s), 0, "spare {s} is not erased");
+            assert_eq!(self.position_of[s as usize], SPARE_POSITION, "spare {s} holds a position");
+        }
+        let unheld = self.position_of.iter().filter(|&&p| p == SPARE_POSITION).count();
+        assert_eq!(unheld, self.spares.len(), "segments outside positions and spares, or a spare twice");
         for (p, &s) in self.segment_of.iter().enumerate() {
             assert_eq!(self.position_of[s as usize], p as u32, "position {p} and segment {s} disagree");
         }
