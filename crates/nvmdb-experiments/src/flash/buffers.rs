@@ -124,7 +124,7 @@ fn write_amplification(r: &RunResult) -> f64 {
 /// The steady-state note every buffer experiment carries.
 fn steady_state_note(r: &RunResult) -> String {
     format!(
-        "Steady state of the SSD: before the measured window each run writes every page of the footprint once in order, then overwrites as many uniformly random pages of it with new whole pages (out of place in every configuration, so the FTL's free blocks reach their GC reserve); neither is counted. The workload then starts as the thesis's runs do, with a cold DBMS buffer pool and empty log areas. Garbage collection runs inside the window: the baseline's t3 run at the 60 MB pool erased {} blocks there.",
+        "Steady state of the SSD: before the measured window each run writes every page of the footprint once in order, then overwrites as many uniformly random pages of it with new whole pages (out of place in every configuration, so the FTL's free blocks reach their GC reserve); neither is counted. Each page ends the warm-up holding the content the workload's initial load gave it (the last overwrite of a page carries it, and the fill writes other content to the pages the overwrites reach), in the device and in the duplicate filter alike, so a page the workload rolls back is a duplicate of live content as it is without the ageing pass. The workload then starts as the thesis's runs do, with a cold DBMS buffer pool and empty log areas. Garbage collection runs inside the window: the baseline's t3 run at the 60 MB pool erased {} blocks there.",
         r.stats.block_erases
     )
 }
@@ -342,7 +342,7 @@ impl Experiment for BufferSchemes {
                 "scale": ctx.scale.name(), "seed": ctx.seed, "footprint_mb": footprint_mb,
                 "pcm_bytes": pcm, "pools_mb_thesis_scale": POOLS_MB, "ssd": config,
                 "content_mode": "fingerprint (deltas from the generator's changed byte ranges, or buffer.delta for the band)",
-                "warmup": "fill, then one random whole-page overwrite pass of the footprint",
+                "warmup": "fill, then one random whole-page overwrite pass of the footprint; each page ends it with its load content",
             }),
             tables: vec![fig5, fig6, fig7, band],
             plots: vec![merges_plot, erases_plot, time_plot, energy_plot],
@@ -625,7 +625,7 @@ impl Experiment for Combined {
                 paper("thesis-fig5-8-energy")
             ),
             config: json!({"scale": ctx.scale.name(), "seed": ctx.seed, "pcm_bytes": pcm, "ssd": config,
-                "warmup": "fill, then one random whole-page overwrite pass of the footprint"}),
+                "warmup": "fill, then one random whole-page overwrite pass of the footprint; each page ends it with its load content"}),
             tables: vec![table, mechanism],
             plots: vec![plot],
             notes,

@@ -209,12 +209,13 @@ enum Warmup {
     /// The TPC-C-like initial load only (the deduplication figures, which count what the
     /// trace itself writes).
     LoadOnly,
-    /// Steady state of the SSD (the buffer figures): the initial load first writes every
-    /// page of the footprint once, in order (for the desktop workloads too); then one pass
-    /// of uniform random whole-page overwrites of the footprint with new content (out of
-    /// place in every configuration) leaves the FTL's free blocks at its GC reserve, so
-    /// garbage collection runs in the measured window. Neither is measured; the workload
-    /// itself then starts as in [`Warmup::LoadOnly`] (cold DBMS buffer pool, empty logs).
+    /// Steady state of the SSD (the buffer figures), by [`steady_state`]: the initial load
+    /// writes every page of the footprint once, in order (for the desktop workloads too);
+    /// then one pass of uniform random whole-page overwrites of the footprint (out of place
+    /// in every configuration) leaves the FTL's free blocks at its GC reserve, so garbage
+    /// collection runs in the measured window. Each page ends the warm-up holding the
+    /// content the generator's load gave it. Neither pass is measured; the workload itself
+    /// then starts as in [`Warmup::LoadOnly`] (cold DBMS buffer pool, empty logs).
     SteadyState,
 }
 
@@ -254,7 +255,10 @@ fn run_synth_with(
     let page_bytes = scheme.store().page_bytes();
     let mut generator = SynthGenerator::new(params)?;
     let mut filter = filter_duplicates.then(ExactDedup::default);
-    if params.workload.is_transactional() || warmup == Warmup::SteadyState {
+    if warmup == Warmup::SteadyState {
+        let load = generator.initial_load();
+        steady_state(&mut scheme, &params, &load, filter.as_mut(), page_bytes).map_err(|e| e.to_string())?;
+    } else if params.workload.is_transactional() {
         for request in generator.initial_load() {
             for page in &request.pages {
                 if let Some(f) = filter.as_mut() {
@@ -265,9 +269,6 @@ fn run_synth_with(
                     .map_err(|e| e.to_string())?;
             }
         }
-    }
-    if warmup == Warmup::SteadyState {
-        age(&mut scheme, &params, filter.as_mut(), page_bytes).map_err(|e| e.to_string())?;
     }
     scheme.store().reset_stats();
     if let (Kind::PcmLogOffline, Scheme::PcmLog(store)) = (kind, &mut scheme) {
@@ -302,30 +303,73 @@ fn run_synth_with(
     Ok(result)
 }
 
-/// The ageing pass of [`Warmup::SteadyState`]: as many uniform random whole-page
-/// overwrites of the footprint as it has pages, each with new content (ids from their own
-/// PRNG stream, so they match no generated content).
-fn age(
+/// The warm-up of [`Warmup::SteadyState`]: the generator's initial load `load` (every
+/// page of the footprint once, in order), then as many uniformly random whole-page
+/// overwrites of the footprint as it has pages (the ageing pass). Every write is new
+/// content, out of place in every configuration and a duplicate of nothing, and `filter`
+/// sees each one.
+///
+/// The generator does not know the ageing pass, and its rolled-back pages go out with the
+/// content its load gave them. So the warm-up ends with each page holding exactly that
+/// content: the last ageing write to a page carries the page's load content, and the load
+/// writes a page the ageing pass will overwrite with content of the ageing stream instead.
+/// A page the pass never reaches keeps its load content from the load on. The device and
+/// the duplicate filter then hold the generator's view when the measured window starts,
+/// and a rolled-back page is a duplicate of what its page holds.
+///
+/// Why not age first and then write the footprint again with the generator's content:
+/// that third pass would lay the footprint out in load order once more, so the window
+/// would no longer start from the random layout the ageing pass leaves, and its garbage
+/// collection would copy a different number of pages. Here the pages written, their order
+/// and their being new content are those of a plain load and ageing pass; only which
+/// content id each carries differs, so every configuration without deduplication reaches
+/// the same FTL state as those two passes leave, and the measured window its GC cost.
+fn steady_state(
     scheme: &mut Scheme,
     params: &SynthParams,
+    load: &[SynthRequest],
     mut filter: Option<&mut ExactDedup>,
     page_bytes: u32,
 ) -> Result<(), FlashError> {
     let pages = params.footprint_pages();
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(params.seed ^ AGE_STREAM);
-    for _ in 0..pages {
-        let page = SynthPage { lpn: rng.gen_range(0..pages), content_id: rng.gen(), changed: None, duplicate: false };
+    let slots = usize::try_from(pages).expect("the footprint's pages fit in memory");
+    // The ageing pass's writes: a page and a content id each, from their own stream.
+    let overwrites = || {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(params.seed ^ AGE_STREAM);
+        (0..pages).map(move |_| (rng.gen_range(0..pages), rng.gen::<u64>()))
+    };
+    // Per page: the index of the ageing pass's last write to it, if any.
+    let mut last_overwrite: Vec<Option<u64>> = vec![None; slots];
+    for (i, (lpn, _)) in (0u64..).zip(overwrites()) {
+        last_overwrite[lpn as usize] = Some(i);
+    }
+    let mut fill = Xoshiro256PlusPlus::seed_from_u64(params.seed ^ FILL_STREAM);
+    let mut load_content = vec![0u64; slots];
+    let mut write = |scheme: &mut Scheme, lpn: u64, content_id: u64, now_ns: u64| {
         if let Some(f) = filter.as_deref_mut() {
-            f.is_duplicate(page.lpn, page.content_id);
+            f.is_duplicate(lpn, content_id);
         }
-        // New content over the whole page: out of place in every configuration.
-        scheme.write(&page, page_bytes, DeltaSource::Exact, 0)?;
+        let page = SynthPage { lpn, content_id, changed: None, duplicate: false };
+        scheme.write(&page, page_bytes, DeltaSource::Exact, now_ns)
+    };
+    for request in load {
+        for page in &request.pages {
+            load_content[page.lpn as usize] = page.content_id;
+            let content_id = if last_overwrite[page.lpn as usize].is_some() { fill.gen() } else { page.content_id };
+            write(scheme, page.lpn, content_id, request.request.time_ns)?;
+        }
+    }
+    for (i, (lpn, aged)) in (0u64..).zip(overwrites()) {
+        let content_id = if last_overwrite[lpn as usize] == Some(i) { load_content[lpn as usize] } else { aged };
+        write(scheme, lpn, content_id, 0)?;
     }
     Ok(())
 }
 
 /// Salt of the ageing pass's PRNG stream.
 const AGE_STREAM: u64 = 0xA6E0_5EED_0F1A_5400;
+/// Salt of the stream of the content the load writes to pages the ageing pass overwrites.
+const FILL_STREAM: u64 = 0xF111_5EED_0F1A_5400;
 
 fn run_request(
     scheme: &mut Scheme,
@@ -390,28 +434,54 @@ mod tests {
         }
     }
 
-    /// The ageing pass writes whole pages of new content, which no log takes: it leaves no
-    /// records behind, so the measured window starts with empty log areas.
+    /// The warm-up writes whole pages of new content, which no log takes: the load goes
+    /// straight through the FTL, the ageing pass out of place, and neither leaves records
+    /// behind, so the measured window starts with empty log areas.
     #[test]
-    fn the_ageing_pass_goes_out_of_place_in_every_log_scheme() {
+    fn the_warm_up_goes_out_of_place_in_every_log_scheme() {
         let config = ssd_config(64, 1);
         let params = synth_params(SynthWorkload::T1, Scale::Quick, 1, 60);
+        let load = SynthGenerator::new(params).unwrap().initial_load();
         for kind in [Kind::Ipl, Kind::Dpram, Kind::PcmLog] {
             let mut scheme = Scheme::new(kind, &config, 1 << 20).unwrap();
             let page_bytes = scheme.store().page_bytes();
-            let mut generator = SynthGenerator::new(params).unwrap();
-            for request in generator.initial_load() {
-                for page in &request.pages {
-                    scheme.write(page, page_bytes, DeltaSource::Exact, 0).unwrap();
-                }
-            }
-            scheme.store().reset_stats();
-            age(&mut scheme, &params, None, page_bytes).unwrap();
+            steady_state(&mut scheme, &params, &load, None, page_bytes).unwrap();
             let s = scheme.store().stats();
             assert_eq!(s.logged_writes, 0, "{kind:?}");
             assert_eq!(s.merges, 0, "{kind:?}");
+            assert_eq!(s.direct_writes, params.footprint_pages(), "{kind:?}");
             assert_eq!(s.out_of_place_writes, params.footprint_pages(), "{kind:?}");
             scheme.store().check_invariants().unwrap();
         }
+    }
+
+    /// After the steady-state warm-up every page holds the content the generator's load
+    /// gave it, in the duplicate filter as on the device: each page t1 rolls back to its
+    /// previous version is a duplicate of live content, both for the exact filter and for
+    /// the FTL's deduplication, and no warm-up write was one.
+    #[test]
+    fn after_the_steady_state_warm_up_a_rollback_is_a_duplicate() {
+        let config = ssd_config(64, 1);
+        let params = synth_params(SynthWorkload::T1, Scale::Quick, 1, 60);
+        let mut generator = SynthGenerator::new(params).unwrap();
+        let load = generator.initial_load();
+        let mut filter = ExactDedup::default();
+        let mut scheme = Scheme::new(Kind::Dedup, &config, 0).unwrap();
+        let page_bytes = scheme.store().page_bytes();
+        steady_state(&mut scheme, &params, &load, Some(&mut filter), page_bytes).unwrap();
+        assert_eq!(scheme.store().stats().dedup_pages_removed, 0, "no warm-up write is a duplicate");
+        for page in load.iter().flat_map(|r| &r.pages) {
+            assert_eq!(filter.page_content.get(&page.lpn), Some(&page.content_id), "page {}", page.lpn);
+        }
+        // The window's rollbacks: the generator's last content again, no changed bytes.
+        let rollbacks: u64 =
+            generator.flat_map(|r| r.pages).filter(|p| p.changed.as_ref().is_some_and(Vec::is_empty)).count() as u64;
+        assert!(rollbacks > 0, "t1 rolls pages back");
+        let filtered =
+            run_synth_with(Kind::Baseline, &config, 0, params, true, Warmup::SteadyState, DeltaSource::Exact).unwrap();
+        assert_eq!(filtered.pages_filtered, rollbacks);
+        let deduped =
+            run_synth_with(Kind::Dedup, &config, 0, params, false, Warmup::SteadyState, DeltaSource::Exact).unwrap();
+        assert_eq!(deduped.stats.dedup_pages_removed, rollbacks);
     }
 }
