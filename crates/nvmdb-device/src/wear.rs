@@ -44,6 +44,14 @@ impl LineWear {
     #[inline]
     pub fn add_line(&mut self, masks: &[u64; LANES]) {
         let lanes = masks.iter().enumerate().fold(0u16, |set, (lane, &m)| set | u16::from(m != 0) << lane);
+        self.add_lanes(masks, lanes);
+    }
+
+    /// [`LineWear::add_line`] when the caller already knows the lanes with a nonzero
+    /// mask: bit `lane` of `lanes` is set exactly when `masks[lane] != 0`.
+    #[inline]
+    pub fn add_lanes(&mut self, masks: &[u64; LANES], lanes: u16) {
+        debug_assert_eq!(lanes, masks.iter().enumerate().fold(0u16, |set, (lane, &m)| set | u16::from(m != 0) << lane));
         if lanes.count_ones() > 2 {
             self.add_all_lanes(masks);
             return;
