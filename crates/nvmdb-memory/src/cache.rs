@@ -165,19 +165,30 @@ impl Level {
         index(line % self.sets) * self.ways
     }
 
+    /// Searches the set of `line`: `Ok` with the line's slot if present, otherwise `Err`
+    /// with the slot an insert fills, [`Level::victim`]'s. One pass answers both.
     #[inline]
-    fn find(&self, line: u64) -> Option<usize> {
+    fn lookup(&self, line: u64) -> Result<usize, usize> {
         let base = self.set_base(line);
         // A line is in at most one way; scanning every way without an early exit trades a
-        // few compares for no mispredicted loop exit.
-        let hit = self.slots[base..base + self.ways].iter().enumerate().fold(usize::MAX, |hit, (w, way)| {
-            if way.tag == line {
-                w
-            } else {
-                hit
-            }
-        });
-        (hit != usize::MAX).then_some(base + hit)
+        // few compares for no mispredicted loop exit. The least stamp is the first way's
+        // with that stamp, as in `victim`.
+        let (hit, oldest, _) = self.slots[base..base + self.ways].iter().enumerate().fold(
+            (usize::MAX, 0, u64::MAX),
+            |(hit, oldest, least), (w, way)| {
+                let hit = if way.tag == line { w } else { hit };
+                if way.stamp < least {
+                    (hit, w, way.stamp)
+                } else {
+                    (hit, oldest, least)
+                }
+            },
+        );
+        if hit == usize::MAX {
+            Err(base + oldest)
+        } else {
+            Ok(base + hit)
+        }
     }
 
     /// Marks an access to a present line at `clock`, keeping its dirtiness.
@@ -197,8 +208,15 @@ impl Level {
     /// evicted line and its dirtiness.
     #[inline]
     fn insert(&mut self, line: u64, clock: u64) -> (usize, Option<(u64, bool)>) {
+        let slot = self.victim(line);
+        (slot, self.fill(slot, line, clock))
+    }
+
+    /// The least recently used way of `line`'s set: the first way with the least stamp
+    /// (no stamp is u64::MAX).
+    #[inline]
+    fn victim(&self, line: u64) -> usize {
         let base = self.set_base(line);
-        // The first way with the least stamp; no stamp is u64::MAX.
         let (oldest, _) =
             self.slots[base..base + self.ways].iter().enumerate().fold((0, u64::MAX), |(oldest, least), (w, way)| {
                 if way.stamp < least {
@@ -207,9 +225,14 @@ impl Level {
                     (oldest, least)
                 }
             });
-        let slot = base + oldest;
+        base + oldest
+    }
+
+    /// Puts `line`, clean, into `slot`; returns the line it held and its dirtiness.
+    #[inline]
+    fn fill(&mut self, slot: usize, line: u64, clock: u64) -> Option<(u64, bool)> {
         let old = std::mem::replace(&mut self.slots[slot], Way { tag: line, stamp: clock << 1 });
-        (slot, (old.stamp != 0).then(|| (old.tag, old.dirty())))
+        (old.stamp != 0).then_some((old.tag, old.dirty()))
     }
 
     /// Empties the way in `slot`; returns whether its line was dirty.
@@ -341,7 +364,8 @@ impl<D: LineDevice> CachedMemory<D> {
         let last = self.levels.len() - 1;
         // Inclusion: a line is in a level only if it is in the last one, whose directory
         // gives its slot in each level above. The first level holding it is the hit.
-        let llc = self.levels[last].find(line);
+        let found = self.levels[last].lookup(line);
+        let llc = found.ok();
         let hit = llc.map(|llc| {
             let up = &self.up[llc * last..(llc + 1) * last];
             up.iter().position(|&s| s != NONE).map_or((last, llc), |i| (i, index(u64::from(up[i]))))
@@ -375,7 +399,12 @@ impl<D: LineDevice> CachedMemory<D> {
             }
         };
         for i in (0..fill_from).rev() {
-            let (slot, victim) = self.levels[i].insert(line, clock);
+            // The last level's victim is the one its search found: nothing has changed
+            // its set since.
+            let (slot, victim) = match found {
+                Err(slot) if i == last => (slot, self.levels[last].fill(slot, line, clock)),
+                _ => self.levels[i].insert(line, clock),
+            };
             if let Some((victim, dirty)) = victim {
                 self.evict(i, slot, victim, dirty);
             }
