@@ -28,11 +28,12 @@
 //! for the oldest entry. This reproduces the paper's mechanism (write-backs stalling
 //! front-end fetches) without an out-of-order core.
 //!
-//! **Lookups.** Inclusion means a line is in some level only if it is in the last one,
-//! so an access searches the last level's set alone; each last-level way has a directory
-//! entry naming the line's slot in every level above, and each upper way the line's
-//! last-level slot, so hits, recency refreshes and back-invalidations go straight to
-//! their slots. Only the last level's set and the LRU choice of an insert are scanned.
+//! **Lookups.** Each last-level way has a directory entry naming the line's slot in
+//! every level above, and each upper way the line's last-level slot, so recency
+//! refreshes and back-invalidations go straight to their slots. An access searches L1's
+//! set (most accesses hit there); on a miss there, inclusion means the line is in some
+//! level only if it is in the last one, so the last level's set is the only other set
+//! searched, in the same pass that finds its LRU way.
 //!
 //! Beside it, [`timing`](crate::timing) keeps a CPU time (`cpu` in the report) with
 //! instructions, a DTLB and overlapped independent misses; the hierarchy reports each
@@ -163,6 +164,22 @@ impl Level {
     #[inline]
     fn set_base(&self, line: u64) -> usize {
         index(line % self.sets) * self.ways
+    }
+
+    /// The slot of `line` if present.
+    #[inline]
+    fn find(&self, line: u64) -> Option<usize> {
+        let base = self.set_base(line);
+        // A line is in at most one way; scanning every way without an early exit trades a
+        // few compares for no mispredicted loop exit.
+        let hit = self.slots[base..base + self.ways].iter().enumerate().fold(usize::MAX, |hit, (w, way)| {
+            if way.tag == line {
+                w
+            } else {
+                hit
+            }
+        });
+        (hit != usize::MAX).then_some(base + hit)
     }
 
     /// Searches the set of `line`: `Ok` with the line's slot if present, otherwise `Err`
@@ -362,6 +379,15 @@ impl<D: LineDevice> CachedMemory<D> {
         self.clock += 1;
         let clock = self.clock;
         let last = self.levels.len() - 1;
+        // Most accesses hit L1: its set is searched first, and a hit reaches the line's
+        // slots below through the directory.
+        if last > 0 {
+            if let Some(slot) = self.levels[0].find(line) {
+                self.l1_hit(slot, clock, write);
+                self.time_access(line, Some(0));
+                return;
+            }
+        }
         // Inclusion: a line is in a level only if it is in the last one, whose directory
         // gives its slot in each level above. The first level holding it is the hit.
         let found = self.levels[last].lookup(line);
@@ -421,6 +447,26 @@ impl<D: LineDevice> CachedMemory<D> {
         if write {
             self.levels[0].mark_dirty(l1_slot);
         }
+    }
+
+    /// An access that found its line in L1 at `slot`, with levels below L1: refreshes the
+    /// line's recency in every level (see the module docs).
+    #[inline]
+    fn l1_hit(&mut self, slot: usize, clock: u64, write: bool) {
+        let last = self.levels.len() - 1;
+        let llc = index(u64::from(self.levels[0].below[slot]));
+        let l1 = &mut self.levels[0];
+        self.cycles += l1.latency_cycles;
+        l1.stats.hits += 1;
+        l1.touch(slot, clock);
+        if write {
+            l1.mark_dirty(slot);
+        }
+        for j in 1..last {
+            let below = index(u64::from(self.up[llc * last + j]));
+            self.levels[j].touch(below, clock);
+        }
+        self.levels[last].touch(llc, clock);
     }
 
     /// Reports an access that hit at level `hit` (a fetch when `None`) to the CPU model.
