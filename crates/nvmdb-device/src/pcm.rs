@@ -459,6 +459,8 @@ impl Pcm {
         });
         // Per lane, the cells this write programs.
         let mut programmed = [0u64; LANES];
+        // How many cells this write programs.
+        let mut bits = 0u32;
         let mut new_flips_all = old_flips_all;
         let mut pending = changed;
         while pending != 0 {
@@ -467,14 +469,17 @@ impl Pcm {
             let old_flips = old_flips_all >> (8 * w) & 0xff;
             let (new_cells, new_flips) = enc.encode(cells[w], old_flips, new[w]);
             programmed[w] = cells[w] ^ new_cells;
+            bits += programmed[w].count_ones();
             cells[w] = new_cells;
             new_flips_all ^= (old_flips ^ new_flips) << (8 * w);
         }
         let flip_programmed = old_flips_all ^ new_flips_all;
         programmed[FLIP_LANE] = flip_programmed;
+        bits += flip_programmed.count_ones();
         *flips = new_flips_all;
-        wear.add_line(&programmed);
-        let bits = programmed.iter().map(|m| m.count_ones()).sum();
+        // Every lane that programs a cell is a changed word's or the flip lane (a changed
+        // word may program only its flip cells: its lane adds nothing).
+        wear.add_lanes(&programmed, u16::from(changed) | u16::from(flip_programmed != 0) << FLIP_LANE);
         let result = LineWrite { words: changed.count_ones(), bits, word_mask: changed };
         self.stats.lines_written += 1;
         self.stats.words_written += u64::from(result.words);

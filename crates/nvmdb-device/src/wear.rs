@@ -37,13 +37,13 @@ impl LineWear {
         }
     }
 
-    /// Adds one program to every cell whose bit is set in `masks[lane]`, in every lane.
-    /// A write that programs one or two lanes (a word and its flip cells) ripples lane
-    /// by lane; one that programs more ripples across all lanes at once, with one test
-    /// per plane.
+    /// Adds one program to every cell whose bit is set in `masks[lane]`, in every lane
+    /// named in `lanes`: bit `lane` of `lanes` is set for every lane with
+    /// `masks[lane] != 0` (a set bit over a zero mask adds nothing). A write that programs
+    /// one or two lanes (a word and its flip cells) ripples lane by lane; one that
+    /// programs more ripples across all lanes at once, with one test per plane.
     #[inline]
-    pub fn add_line(&mut self, masks: &[u64; LANES]) {
-        let lanes = masks.iter().enumerate().fold(0u16, |set, (lane, &m)| set | u16::from(m != 0) << lane);
+    pub fn add_lanes(&mut self, masks: &[u64; LANES], lanes: u16) {
         if lanes.count_ones() > 2 {
             self.add_all_lanes(masks);
             return;
@@ -126,58 +126,11 @@ impl LineWear {
         (0..self.plane_count()).map(|k| ((self.plane(k, lane) >> bit) & 1) << k).sum()
     }
 
-    /// The largest count in the line.
-    pub fn max(&self) -> u64 {
-        (0..LANES).map(|lane| self.lane_max(lane)).max().unwrap_or(0)
-    }
-
-    fn lane_max(&self, lane: usize) -> u64 {
-        let mut candidates = u64::MAX;
-        let mut max = 0u64;
-        for k in (0..self.plane_count()).rev() {
-            let with_bit = candidates & self.plane(k, lane);
-            if with_bit != 0 {
-                candidates = with_bit;
-                max |= 1 << k;
-            }
-        }
-        max
-    }
-
-    /// The sum of all counts in the line.
-    pub fn total(&self) -> u64 {
-        (0..self.plane_count())
-            .map(|k| (0..LANES).map(|lane| u64::from(self.plane(k, lane).count_ones())).sum::<u64>() << k)
-            .sum()
-    }
-
-    /// Adds the line's cells, `cells_per_lane[lane]` valid cells in each lane, to a log2
-    /// histogram: bucket 0 holds cells never programmed, bucket `k + 1` cells whose count is
-    /// in `[2^k, 2^(k+1))`.
-    pub fn add_to_histogram(&self, valid: &[u64; LANES], histogram: &mut Vec<u64>) {
-        for (lane, &valid_mask) in valid.iter().enumerate() {
-            let mut above = 0u64;
-            for k in (0..self.plane_count()).rev() {
-                let plane = self.plane(k, lane);
-                let top_here = plane & !above & valid_mask;
-                if top_here != 0 {
-                    if histogram.len() < k + 2 {
-                        histogram.resize(k + 2, 0);
-                    }
-                    histogram[k + 1] += u64::from(top_here.count_ones());
-                }
-                above |= plane;
-            }
-            if histogram.is_empty() {
-                histogram.push(0);
-            }
-            histogram[0] += u64::from((!above & valid_mask).count_ones());
-        }
-    }
-
-    /// [`LineWear::max`] and [`LineWear::total`], returned in that order, and
-    /// [`LineWear::add_to_histogram`], in one pass over the planes (a wear report visits
-    /// every written line).
+    /// The line's largest count and the sum of its counts, returned in that order, and
+    /// its cells added to a log2 histogram (`valid[lane]` marks the lane's valid cells;
+    /// bucket 0 holds cells never programmed, bucket `k + 1` cells whose count is in
+    /// `[2^k, 2^(k+1))`), in one pass over the planes (a wear report visits every
+    /// written line).
     pub fn summarise(&self, valid: &[u64; LANES], histogram: &mut Vec<u64>) -> (u64, u64) {
         let mut above = [0u64; LANES];
         let mut candidates = [u64::MAX; LANES];
@@ -266,6 +219,58 @@ impl Lifetime {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Plane-by-plane references for [`LineWear::summarise`].
+    impl LineWear {
+        /// The largest count in the line.
+        fn max(&self) -> u64 {
+            (0..LANES).map(|lane| self.lane_max(lane)).max().unwrap_or(0)
+        }
+
+        fn lane_max(&self, lane: usize) -> u64 {
+            let mut candidates = u64::MAX;
+            let mut max = 0u64;
+            for k in (0..self.plane_count()).rev() {
+                let with_bit = candidates & self.plane(k, lane);
+                if with_bit != 0 {
+                    candidates = with_bit;
+                    max |= 1 << k;
+                }
+            }
+            max
+        }
+
+        /// The sum of all counts in the line.
+        fn total(&self) -> u64 {
+            (0..self.plane_count())
+                .map(|k| (0..LANES).map(|lane| u64::from(self.plane(k, lane).count_ones())).sum::<u64>() << k)
+                .sum()
+        }
+
+        /// Adds the line's cells, `cells_per_lane[lane]` valid cells in each lane, to a log2
+        /// histogram: bucket 0 holds cells never programmed, bucket `k + 1` cells whose count is
+        /// in `[2^k, 2^(k+1))`.
+        fn add_to_histogram(&self, valid: &[u64; LANES], histogram: &mut Vec<u64>) {
+            for (lane, &valid_mask) in valid.iter().enumerate() {
+                let mut above = 0u64;
+                for k in (0..self.plane_count()).rev() {
+                    let plane = self.plane(k, lane);
+                    let top_here = plane & !above & valid_mask;
+                    if top_here != 0 {
+                        if histogram.len() < k + 2 {
+                            histogram.resize(k + 2, 0);
+                        }
+                        histogram[k + 1] += u64::from(top_here.count_ones());
+                    }
+                    above |= plane;
+                }
+                if histogram.is_empty() {
+                    histogram.push(0);
+                }
+                histogram[0] += u64::from((!above & valid_mask).count_ones());
+            }
+        }
+    }
 
     #[test]
     fn counts_are_exact_through_plane_growth() {

@@ -28,6 +28,13 @@
 //! for the oldest entry. This reproduces the paper's mechanism (write-backs stalling
 //! front-end fetches) without an out-of-order core.
 //!
+//! **Lookups.** Each last-level way has a directory entry naming the line's slot in
+//! every level above, and each upper way the line's last-level slot, so recency
+//! refreshes and back-invalidations go straight to their slots. An access searches L1's
+//! set (most accesses hit there); on a miss there, inclusion means the line is in some
+//! level only if it is in the last one, so the last level's set is the only other set
+//! searched, in the same pass that finds its LRU way.
+//!
 //! Beside it, [`timing`](crate::timing) keeps a CPU time (`cpu` in the report) with
 //! instructions, a DTLB and overlapped independent misses; the hierarchy reports each
 //! access, fetch and write-back to it and nothing else changes.
@@ -93,6 +100,14 @@ pub struct CacheLevelStats {
 /// Tag of an empty way (never a real line number). Empty ways also have stamp 0.
 const INVALID: u64 = u64::MAX;
 
+/// No slot: the line is not in that level.
+const NONE: u32 = u32::MAX;
+
+/// A slot index as stored in the directories (levels have fewer than [`NONE`] lines).
+fn to_slot(slot: usize) -> u32 {
+    u32::try_from(slot).expect("levels have fewer than u32::MAX lines")
+}
+
 /// One way of a set: its tag beside its LRU stamp, so that a set's lookup and its LRU
 /// choice read the same few host cache lines.
 #[derive(Debug, Clone, Copy)]
@@ -118,11 +133,15 @@ struct Level {
     latency_cycles: u64,
     /// Set `s` is `slots[s * ways..(s + 1) * ways]`.
     slots: Vec<Way>,
+    /// Above the last level: the last level's slot of the line in each slot (inclusion
+    /// keeps every line there), so that an eviction finds the line's other copies
+    /// without a search. Empty for the last level.
+    below: Vec<u32>,
     stats: CacheLevelStats,
 }
 
 impl Level {
-    fn new(config: &CacheLevelConfig) -> Level {
+    fn new(config: &CacheLevelConfig, last: bool) -> Level {
         let lines = config.size_bytes / LINE_BYTES as u64;
         let ways = config.ways as usize;
         let sets = lines / ways as u64;
@@ -131,11 +150,13 @@ impl Level {
             "cache of {} bytes cannot have {ways} ways",
             config.size_bytes
         );
+        assert!(lines < u64::from(NONE), "cache of {} bytes has too many lines", config.size_bytes);
         Level {
             sets,
             ways,
             latency_cycles: config.latency_cycles,
             slots: vec![Way::EMPTY; index(lines)],
+            below: if last { Vec::new() } else { vec![NONE; index(lines)] },
             stats: CacheLevelStats::default(),
         }
     }
@@ -145,6 +166,7 @@ impl Level {
         index(line % self.sets) * self.ways
     }
 
+    /// The slot of `line` if present.
     #[inline]
     fn find(&self, line: u64) -> Option<usize> {
         let base = self.set_base(line);
@@ -158,6 +180,32 @@ impl Level {
             }
         });
         (hit != usize::MAX).then_some(base + hit)
+    }
+
+    /// Searches the set of `line`: `Ok` with the line's slot if present, otherwise `Err`
+    /// with the slot an insert fills, [`Level::victim`]'s. One pass answers both.
+    #[inline]
+    fn lookup(&self, line: u64) -> Result<usize, usize> {
+        let base = self.set_base(line);
+        // A line is in at most one way; scanning every way without an early exit trades a
+        // few compares for no mispredicted loop exit. The least stamp is the first way's
+        // with that stamp, as in `victim`.
+        let (hit, oldest, _) = self.slots[base..base + self.ways].iter().enumerate().fold(
+            (usize::MAX, 0, u64::MAX),
+            |(hit, oldest, least), (w, way)| {
+                let hit = if way.tag == line { w } else { hit };
+                if way.stamp < least {
+                    (hit, w, way.stamp)
+                } else {
+                    (hit, oldest, least)
+                }
+            },
+        );
+        if hit == usize::MAX {
+            Err(base + oldest)
+        } else {
+            Ok(base + hit)
+        }
     }
 
     /// Marks an access to a present line at `clock`, keeping its dirtiness.
@@ -177,8 +225,15 @@ impl Level {
     /// evicted line and its dirtiness.
     #[inline]
     fn insert(&mut self, line: u64, clock: u64) -> (usize, Option<(u64, bool)>) {
+        let slot = self.victim(line);
+        (slot, self.fill(slot, line, clock))
+    }
+
+    /// The least recently used way of `line`'s set: the first way with the least stamp
+    /// (no stamp is u64::MAX).
+    #[inline]
+    fn victim(&self, line: u64) -> usize {
         let base = self.set_base(line);
-        // The first way with the least stamp; no stamp is u64::MAX.
         let (oldest, _) =
             self.slots[base..base + self.ways].iter().enumerate().fold((0, u64::MAX), |(oldest, least), (w, way)| {
                 if way.stamp < least {
@@ -187,14 +242,19 @@ impl Level {
                     (oldest, least)
                 }
             });
-        let slot = base + oldest;
-        let old = std::mem::replace(&mut self.slots[slot], Way { tag: line, stamp: clock << 1 });
-        (slot, (old.stamp != 0).then(|| (old.tag, old.dirty())))
+        base + oldest
     }
 
-    /// Removes a line if present; returns whether it was dirty.
-    fn invalidate(&mut self, line: u64) -> bool {
-        self.find(line).is_some_and(|slot| std::mem::replace(&mut self.slots[slot], Way::EMPTY).dirty())
+    /// Puts `line`, clean, into `slot`; returns the line it held and its dirtiness.
+    #[inline]
+    fn fill(&mut self, slot: usize, line: u64, clock: u64) -> Option<(u64, bool)> {
+        let old = std::mem::replace(&mut self.slots[slot], Way { tag: line, stamp: clock << 1 });
+        (old.stamp != 0).then_some((old.tag, old.dirty()))
+    }
+
+    /// Empties the way in `slot`; returns whether its line was dirty.
+    fn invalidate(&mut self, slot: usize) -> bool {
+        std::mem::replace(&mut self.slots[slot], Way::EMPTY).dirty()
     }
 
     /// Clears the dirty bit of the way in `slot`; returns whether it was set.
@@ -213,6 +273,10 @@ pub struct CachedMemory<D: LineDevice = Pcm> {
     image: Image,
     heap: Heap,
     levels: Vec<Level>,
+    /// The last level's directory of the levels above: `up[s * (levels - 1) + i]` is the
+    /// slot in level `i` of the line in last-level slot `s`, or [`NONE`]. With inclusion,
+    /// one search of the last level finds a line in every level.
+    up: Vec<u32>,
     clock: u64,
     cycles: u64,
     t_l_cycles: u64,
@@ -246,7 +310,17 @@ impl<D: LineDevice> CachedMemory<D> {
             device,
             image: Image::default(),
             heap,
-            levels: config.levels.iter().map(Level::new).collect(),
+            levels: config
+                .levels
+                .iter()
+                .enumerate()
+                .map(|(i, l)| Level::new(l, i + 1 == config.levels.len()))
+                .collect(),
+            up: vec![
+                NONE;
+                config.levels.last().map_or(0, |l| index(l.size_bytes / LINE_BYTES as u64))
+                    * (config.levels.len() - 1)
+            ],
             clock: 0,
             cycles: 0,
             t_l_cycles: metrics.t_l_cycles,
@@ -304,43 +378,95 @@ impl<D: LineDevice> CachedMemory<D> {
     fn access(&mut self, line: u64, write: bool) {
         self.clock += 1;
         let clock = self.clock;
-        let mut hit = None;
-        for (i, level) in self.levels.iter_mut().enumerate() {
-            self.cycles += level.latency_cycles;
-            if let Some(slot) = level.find(line) {
-                level.stats.hits += 1;
-                level.touch(slot, clock);
-                hit = Some((i, slot));
-                break;
+        let last = self.levels.len() - 1;
+        // Most accesses hit L1: its set is searched first, and a hit reaches the line's
+        // slots below through the directory.
+        if last > 0 {
+            if let Some(slot) = self.levels[0].find(line) {
+                self.l1_hit(slot, clock, write);
+                self.time_access(line, Some(0));
+                return;
             }
+        }
+        // Inclusion: a line is in a level only if it is in the last one, whose directory
+        // gives its slot in each level above. The first level holding it is the hit.
+        let found = self.levels[last].lookup(line);
+        let llc = found.ok();
+        let hit = llc.map(|llc| {
+            let up = &self.up[llc * last..(llc + 1) * last];
+            up.iter().position(|&s| s != NONE).map_or((last, llc), |i| (i, index(u64::from(up[i]))))
+        });
+        let probed = hit.map_or(self.levels.len(), |(i, _)| i);
+        for level in self.levels[..probed].iter_mut() {
+            self.cycles += level.latency_cycles;
             level.stats.misses += 1;
         }
-        // A hit refreshes the line's recency in the levels below too (see the module docs).
-        if let Some((i, _)) = hit {
-            for level in self.levels[i + 1..].iter_mut() {
-                let slot = level.find(line).expect("inclusive hierarchy holds the line below");
-                level.touch(slot, clock);
+        if let (Some((i, slot)), Some(llc)) = (hit, llc) {
+            let level = &mut self.levels[i];
+            self.cycles += level.latency_cycles;
+            level.stats.hits += 1;
+            level.touch(slot, clock);
+            // A hit refreshes the line's recency in the levels below too (see the module
+            // docs); inclusion keeps it in each of them.
+            for j in i + 1..last {
+                let below = index(u64::from(self.up[llc * last + j]));
+                self.levels[j].touch(below, clock);
+            }
+            if i < last {
+                self.levels[last].touch(llc, clock);
             }
         }
         self.time_access(line, hit.map(|(i, _)| i));
-        let (fill_from, mut l1_slot) = match hit {
-            Some((i, slot)) => (i, slot),
-            None => {
+        let (fill_from, mut l1_slot, mut llc) = match (hit, llc) {
+            (Some((i, slot)), Some(llc)) => (i, slot, llc),
+            _ => {
                 self.fetch(line);
-                (self.levels.len(), 0)
+                (self.levels.len(), 0, 0)
             }
         };
         for i in (0..fill_from).rev() {
-            let (slot, victim) = self.levels[i].insert(line, clock);
-            l1_slot = slot;
+            // The last level's victim is the one its search found: nothing has changed
+            // its set since.
+            let (slot, victim) = match found {
+                Err(slot) if i == last => (slot, self.levels[last].fill(slot, line, clock)),
+                _ => self.levels[i].insert(line, clock),
+            };
             if let Some((victim, dirty)) = victim {
-                self.evict(i, victim, dirty);
+                self.evict(i, slot, victim, dirty);
             }
+            if i == last {
+                // The victim's eviction emptied the slot's directory entries.
+                llc = slot;
+            } else {
+                self.levels[i].below[slot] = to_slot(llc);
+                self.up[llc * last + i] = to_slot(slot);
+            }
+            l1_slot = slot;
         }
         // Evictions touch only other lines' ways, so the line's L1 slot is still its own.
         if write {
             self.levels[0].mark_dirty(l1_slot);
         }
+    }
+
+    /// An access that found its line in L1 at `slot`, with levels below L1: refreshes the
+    /// line's recency in every level (see the module docs).
+    #[inline]
+    fn l1_hit(&mut self, slot: usize, clock: u64, write: bool) {
+        let last = self.levels.len() - 1;
+        let llc = index(u64::from(self.levels[0].below[slot]));
+        let l1 = &mut self.levels[0];
+        self.cycles += l1.latency_cycles;
+        l1.stats.hits += 1;
+        l1.touch(slot, clock);
+        if write {
+            l1.mark_dirty(slot);
+        }
+        for j in 1..last {
+            let below = index(u64::from(self.up[llc * last + j]));
+            self.levels[j].touch(below, clock);
+        }
+        self.levels[last].touch(llc, clock);
     }
 
     /// Reports an access that hit at level `hit` (a fetch when `None`) to the CPU model.
@@ -353,21 +479,32 @@ impl<D: LineDevice> CachedMemory<D> {
         }
     }
 
-    /// A line left level `i`: invalidate it above (inclusion), merge dirtiness, and pass
-    /// it down or write it back.
-    fn evict(&mut self, i: usize, line: u64, mut dirty: bool) {
-        for upper in self.levels[..i].iter_mut() {
-            dirty |= upper.invalidate(line);
+    /// `line` left `slot` of level `i`: invalidate it above (inclusion), merge
+    /// dirtiness, and pass it down or write it back. The slot's directory entries are
+    /// still the line's.
+    fn evict(&mut self, i: usize, slot: usize, line: u64, mut dirty: bool) {
+        let last = self.levels.len() - 1;
+        let llc = if i == last { slot } else { index(u64::from(self.levels[i].below[slot])) };
+        let up = llc * last;
+        for (j, upper) in self.levels[..i].iter_mut().enumerate() {
+            let s = std::mem::replace(&mut self.up[up + j], NONE);
+            if s != NONE {
+                dirty |= upper.invalidate(index(u64::from(s)));
+            }
+        }
+        if i < last {
+            self.up[up + i] = NONE;
         }
         if !dirty {
             return;
         }
-        match self.levels.get_mut(i + 1) {
-            Some(lower) => {
-                let slot = lower.find(line).expect("inclusive hierarchy holds the line below");
-                lower.mark_dirty(slot);
-            }
-            None => self.write_back(line),
+        if i == last {
+            self.write_back(line);
+        } else if i + 1 == last {
+            self.levels[last].mark_dirty(llc);
+        } else {
+            let below = index(u64::from(self.up[up + i + 1]));
+            self.levels[i + 1].mark_dirty(below);
         }
     }
 
@@ -439,9 +576,10 @@ impl<D: LineDevice> Memory for CachedMemory<D> {
                 continue;
             }
             let mut dirty = self.levels[last].take_dirty(slot);
-            for upper in self.levels[..last].iter_mut() {
-                if let Some(s) = upper.find(line) {
-                    dirty |= upper.take_dirty(s);
+            for (j, upper) in self.levels[..last].iter_mut().enumerate() {
+                let s = self.up[slot * last + j];
+                if s != NONE {
+                    dirty |= upper.take_dirty(index(u64::from(s)));
                 }
             }
             if dirty {

@@ -62,54 +62,153 @@ pub struct CpuTimeStats {
     pub dtlb_misses: u64,
 }
 
-/// A fully associative LRU DTLB.
+/// No entry.
+const NONE: u32 = u32::MAX;
+
+/// A fully associative LRU DTLB: its entries in a recency list (most recently used at
+/// the head), found through a small open-addressed table from page to entry, so that a
+/// lookup and an eviction take a few steps instead of a scan of every entry.
 #[derive(Debug, Clone)]
 struct Dtlb {
-    /// Pages held, at most `entries`; `used[i]` is the last use of `pages[i]`. Two flat
-    /// arrays, so the lookup scans 64 contiguous words.
+    /// The page of each entry in use (at most `entries`).
     pages: Vec<u64>,
-    used: Vec<u64>,
+    /// The recency list: the next more and less recently used entry, [`NONE`] at the ends.
+    newer: Vec<u32>,
+    older: Vec<u32>,
+    /// The most and least recently used entries.
+    head: u32,
+    tail: u32,
     entries: usize,
-    clock: u64,
-    /// The entry of the last page looked up.
-    last: usize,
+    /// Linear probing over `2^table_bits` slots (at least twice the entries), each an
+    /// entry or [`NONE`].
+    table: Vec<u32>,
+    table_bits: u32,
 }
 
 impl Dtlb {
     fn new(entries: usize) -> Dtlb {
-        Dtlb { pages: Vec::with_capacity(entries), used: Vec::with_capacity(entries), entries, clock: 0, last: 0 }
+        let table_bits = (2 * entries).next_power_of_two().trailing_zeros();
+        Dtlb {
+            pages: Vec::with_capacity(entries),
+            newer: Vec::with_capacity(entries),
+            older: Vec::with_capacity(entries),
+            head: NONE,
+            tail: NONE,
+            entries,
+            table: vec![NONE; 1 << table_bits],
+            table_bits,
+        }
     }
 
-    /// Looks `page` up and installs it; returns whether it missed.
+    /// Looks `page` up and makes it the most recently used, installing it in place of the
+    /// least recently used entry when absent; returns whether it missed.
     #[inline]
     fn miss(&mut self, page: u64) -> bool {
-        self.clock += 1;
-        // Most accesses touch the page of the one before: check its entry first.
-        if self.pages.get(self.last) != Some(&page) {
-            match self.pages.iter().position(|&p| p == page) {
-                Some(i) => self.last = i,
-                None => {
-                    self.install(page);
-                    return true;
-                }
-            }
+        // Most accesses touch the page of the one before: the head.
+        if self.head != NONE && self.pages[slot(self.head)] == page {
+            return false;
         }
-        self.used[self.last] = self.clock;
-        false
+        let mut at = self.home(page);
+        loop {
+            let entry = self.table[at];
+            if entry == NONE {
+                break;
+            }
+            if self.pages[slot(entry)] == page {
+                self.unlink(entry);
+                self.push_head(entry);
+                return false;
+            }
+            at = self.next(at);
+        }
+        self.install(page);
+        true
     }
 
     fn install(&mut self, page: u64) {
-        if self.pages.len() < self.entries {
-            self.last = self.pages.len();
+        let entry = if self.pages.len() < self.entries {
             self.pages.push(page);
-            self.used.push(self.clock);
+            self.newer.push(NONE);
+            self.older.push(NONE);
+            u32::try_from(self.pages.len() - 1).expect("DTLB entries fit u32")
         } else {
-            let (lru, _) = self.used.iter().enumerate().min_by_key(|&(_, &used)| used).expect("entries > 0");
-            self.pages[lru] = page;
-            self.used[lru] = self.clock;
-            self.last = lru;
+            let lru = self.tail;
+            self.unlink(lru);
+            self.remove_from_table(self.pages[slot(lru)]);
+            self.pages[slot(lru)] = page;
+            lru
+        };
+        self.push_head(entry);
+        let mut at = self.home(page);
+        while self.table[at] != NONE {
+            at = self.next(at);
+        }
+        self.table[at] = entry;
+    }
+
+    /// Removes `page`'s table slot, shifting later slots of its probe run back.
+    fn remove_from_table(&mut self, page: u64) {
+        let mut at = self.home(page);
+        while self.pages[slot(self.table[at])] != page {
+            at = self.next(at);
+        }
+        let mut hole = at;
+        loop {
+            at = self.next(at);
+            let entry = self.table[at];
+            if entry == NONE {
+                break;
+            }
+            let home = self.home(self.pages[slot(entry)]);
+            // The entry may move to the hole if its home is not cyclically in (hole, at].
+            let mask = self.table.len() - 1;
+            if (at.wrapping_sub(home) & mask) >= (at.wrapping_sub(hole) & mask) {
+                self.table[hole] = entry;
+                hole = at;
+            }
+        }
+        self.table[hole] = NONE;
+    }
+
+    #[inline]
+    fn home(&self, page: u64) -> usize {
+        nvmdb_device::index(page.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - self.table_bits))
+    }
+
+    #[inline]
+    fn next(&self, at: usize) -> usize {
+        (at + 1) & (self.table.len() - 1)
+    }
+
+    #[inline]
+    fn unlink(&mut self, entry: u32) {
+        let (newer, older) = (self.newer[slot(entry)], self.older[slot(entry)]);
+        match newer {
+            NONE => self.head = older,
+            n => self.older[slot(n)] = older,
+        }
+        match older {
+            NONE => self.tail = newer,
+            o => self.newer[slot(o)] = newer,
         }
     }
+
+    #[inline]
+    fn push_head(&mut self, entry: u32) {
+        self.newer[slot(entry)] = NONE;
+        self.older[slot(entry)] = self.head;
+        match self.head {
+            NONE => self.tail = entry,
+            h => self.newer[slot(h)] = entry,
+        }
+        self.head = entry;
+    }
+}
+
+/// The index of an entry.
+#[inline]
+fn slot(entry: u32) -> usize {
+    nvmdb_device::index(u64::from(entry))
 }
 
 /// The model's state; [`CachedMemory`](crate::CachedMemory) reports its events to it.
@@ -311,6 +410,47 @@ mod tests {
         assert_eq!(m.stats().dtlb_misses, 65);
         m.access(0, Some(4), 0);
         assert_eq!(m.stats().dtlb_misses, 66);
+    }
+
+    /// The DTLB as the plain definition: each entry's last use, a scan to find a page,
+    /// and the least recent use leaving when a new page comes into a full DTLB.
+    struct ReferenceDtlb {
+        pages: Vec<(u64, u64)>,
+        entries: usize,
+        clock: u64,
+    }
+
+    impl ReferenceDtlb {
+        fn miss(&mut self, page: u64) -> bool {
+            self.clock += 1;
+            if let Some(entry) = self.pages.iter_mut().find(|(p, _)| *p == page) {
+                entry.1 = self.clock;
+                return false;
+            }
+            if self.pages.len() < self.entries {
+                self.pages.push((page, self.clock));
+            } else {
+                let lru = self.pages.iter_mut().min_by_key(|(_, used)| *used).expect("entries > 0");
+                *lru = (page, self.clock);
+            }
+            true
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_dtlb_matches_a_scan_of_last_uses(
+            entries in 1usize..70,
+            pages in proptest::collection::vec(0u64..200, 1..2000),
+        ) {
+            let mut dtlb = Dtlb::new(entries);
+            let mut reference = ReferenceDtlb { pages: Vec::new(), entries, clock: 0 };
+            for (i, &page) in pages.iter().enumerate() {
+                // Pages far apart as well as adjacent ones, so that probe runs collide.
+                let page = if i % 3 == 0 { page << 40 } else { page };
+                proptest::prop_assert_eq!(dtlb.miss(page), reference.miss(page), "access {}", i);
+            }
+        }
     }
 
     #[test]
