@@ -9,8 +9,7 @@
 #![warn(clippy::cast_possible_truncation, clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use nvmdb_lab::{Cell, Experiment, Footprint, LabError, Outcome, Plot, RunContext, Scale, Table};
 use serde_json::json;
@@ -67,6 +66,18 @@ struct Job {
     metrics: PcmMetrics,
 }
 
+/// Peak resident memory of one more tree built beside the experiment's own: quick scale
+/// (at most 1 M entries) about 100 MB; paper scale (50 M entries) as [`PAPER_MIB`].
+fn tree_bytes(scale: Scale) -> u64 {
+    scale.pick(128, PAPER_MIB) << 20
+}
+
+/// Paper-scale footprint of a B+-tree experiment running one tree (the keys and one tree
+/// of 50 M entries), and of each tree beside it. Measured: one process with the keys and
+/// one tree peaked at 5,744 MiB (`nvmdb btree run --entries 50000000`, sorted, 2-line
+/// nodes, bulk load only), and `cidr-fig6` with two 2-line trees at once at 11,656 MiB.
+const PAPER_MIB: u64 = 5_888;
+
 /// Keyed by `(T_w, node lines, variant index, operation index)`.
 type Results = BTreeMap<(u64, u32, usize, usize), RunReport>;
 
@@ -112,40 +123,45 @@ fn run_job(ctx: &RunContext, inputs: &Inputs, job: Job) -> Result<Vec<(OpKind, R
     Ok(out)
 }
 
-/// Runs the jobs on `threads` threads; results are keyed, so the output does not
-/// depend on scheduling.
-fn run_all(ctx: &RunContext, id: &str, inputs: &Inputs, jobs: &[Job], threads: usize) -> Result<Results, String> {
-    let next = AtomicUsize::new(0);
-    let results = Mutex::new(Results::new());
-    let first_error = Mutex::new(None);
+/// A job's reports (or its error), computed once.
+type Shared = Arc<OnceLock<Result<Vec<(OpKind, RunReport)>, String>>>;
+
+/// The jobs run in this process, keyed by everything a job's reports depend on. The
+/// sweeps of `cidr-fig8-btree` and `cidr-fig9-btree` build the same 2- and 8-line trees
+/// on the same keys at the default T_w; in one `nvmdb reproduce` the second takes the
+/// first's reports.
+static RUN: Mutex<BTreeMap<String, Shared>> = Mutex::new(BTreeMap::new());
+
+/// [`run_job`], or its reports if this process ran the same job on the same inputs.
+fn run_job_once(ctx: &RunContext, inputs: &Inputs, job: Job) -> Result<Vec<(OpKind, RunReport)>, String> {
+    // The seed draws the keys and the shuffle; the key counts set the keys and the machine.
+    let counts: Vec<usize> = inputs.op_keys.iter().map(Vec::len).collect();
+    let key = format!("{} {} {counts:?} {job:?}", ctx.seed, inputs.loaded.len());
+    let shared = Arc::clone(RUN.lock().expect("no panics while locked").entry(key).or_default());
+    shared.get_or_init(|| run_job(ctx, inputs, job)).clone()
+}
+
+/// Runs the jobs on the context's free threads ([`RunContext::run_parts`]), each taking
+/// `job_bytes` of memory; results are keyed, so the output does not depend on scheduling.
+fn run_all(ctx: &RunContext, id: &str, inputs: &Inputs, jobs: &[Job], job_bytes: u64) -> Result<Results, LabError> {
     let bar = ctx.progress(id, jobs.len() as u64);
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::SeqCst);
-                let Some(&job) = jobs.get(i) else { return };
-                match run_job(ctx, inputs, job) {
-                    Ok(reports) => {
-                        let mut results = results.lock().expect("no panics while locked");
-                        for (op, report) in reports {
-                            let key =
-                                (job.metrics.t_w_cycles, job.node_lines, variant_index(job.variant), op_index(op));
-                            results.insert(key, report);
-                        }
-                    }
-                    Err(e) => {
-                        first_error.lock().expect("no panics while locked").get_or_insert(e);
-                    }
-                }
-                bar.inc(1);
-            });
-        }
-    });
+    let reports = ctx.run_parts(
+        jobs,
+        |_| job_bytes,
+        |&job| {
+            let reports = run_job_once(ctx, inputs, job).map_err(|message| LabError::Failed { id: id.into(), message });
+            bar.inc(1);
+            reports
+        },
+    );
     bar.finish_and_clear();
-    match first_error.into_inner().expect("no panics while locked") {
-        Some(e) => Err(e),
-        None => Ok(results.into_inner().expect("no panics while locked")),
+    let mut results = Results::new();
+    for (job, reports) in jobs.iter().zip(reports?) {
+        for (op, report) in reports {
+            results.insert((job.metrics.t_w_cycles, job.node_lines, variant_index(job.variant), op_index(op)), report);
+        }
     }
+    Ok(results)
 }
 
 fn ratio(a: u64, b: u64) -> f64 {
@@ -156,11 +172,11 @@ impl Experiment for Fig6 {
     fn id(&self) -> &'static str {
         "cidr-fig6"
     }
-    /// Measured on the 2-core machine of BENCHMARKS.md: quick scale 24 s and 234 MB (of
-    /// a loaded machine, 1% operations on the scaled machine); paper scale 383 s, and
-    /// 8.7 GB, the largest resident peak of the serial paper-scale reproduction.
+    /// One tree at a time, measured on the 2-core machine of BENCHMARKS.md: quick scale
+    /// 24 s (of a loaded machine); paper scale 431 s of CPU, and the keys with one tree
+    /// of 50 M entries (see [`tree_bytes`]). Each tree built beside it adds [`tree_bytes`].
     fn footprint(&self, scale: Scale) -> Footprint {
-        scale.pick(Footprint::new(512, 24.0), Footprint::new(8_704, 383.0))
+        scale.pick(Footprint::new(256, 24.0), Footprint::new(PAPER_MIB, 431.0))
     }
     fn title(&self) -> &'static str {
         "B+-tree node organisations on PCM: wear, energy and time of inserts, deletes and searches"
@@ -181,11 +197,8 @@ impl Experiment for Fig6 {
                 jobs.push(Job { node_lines, variant, ops, metrics: PcmMetrics::CIDR2011 });
             }
         }
-        // A 50 M-entry tree takes up to ~12 GB of simulated PCM state, so paper scale
-        // runs one tree at a time.
-        let threads = ctx.scale.pick(2, 1);
-        let results = run_all(ctx, self.id(), &inputs, &jobs, threads).map_err(failed)?;
-        Ok(outcome(ctx, entries, count, threads, &inputs.machine, &results))
+        let results = run_all(ctx, self.id(), &inputs, &jobs, tree_bytes(ctx.scale))?;
+        Ok(outcome(ctx, entries, count, &inputs.machine, &results))
     }
 }
 
@@ -194,14 +207,7 @@ fn get(results: &Results, n: u32, v: Variant, o: OpKind) -> &RunReport {
     &results[&(PcmMetrics::CIDR2011.t_w_cycles, n, variant_index(v), op_index(o))]
 }
 
-fn outcome(
-    ctx: &RunContext,
-    entries: usize,
-    count: usize,
-    threads: usize,
-    machine: &CacheConfig,
-    results: &Results,
-) -> Outcome {
+fn outcome(ctx: &RunContext, entries: usize, count: usize, machine: &CacheConfig, results: &Results) -> Outcome {
     let get = |n: u32, v: Variant, o: OpKind| get(results, n, v, o);
     let mut raw = Table::new(
         format!("Figure 6: {entries} entries, 75% full, {count} operations (cached PCM, CIDR 2011 parameters)"),
@@ -437,7 +443,7 @@ fn outcome(
     let mut outcome = Outcome {
         summary,
         config: json!({"entries": entries, "operations": count, "fill": FILL, "node_lines": NODE_LINES,
-                       "memory": "cached", "machine": machine, "seed": ctx.seed, "threads": threads,
+                       "memory": "cached", "machine": machine, "seed": ctx.seed,
                        "values": "record pointers, 64 B records"}),
         tables: vec![raw, gains, search, ours],
         plots: vec![plot],
@@ -716,8 +722,7 @@ fn run_sweep(
             }
         }
     }
-    let threads = ctx.scale.pick(2, 1);
-    let results = run_all(ctx, id, &inputs, &jobs, threads).map_err(failed)?;
+    let results = run_all(ctx, id, &inputs, &jobs, tree_bytes(ctx.scale))?;
     Ok((inputs, results))
 }
 
@@ -733,9 +738,10 @@ impl Experiment for Fig8Btree {
         "cidr-fig8-btree"
     }
     /// Quick scale measured: 3.1 s, 64 MB on a loaded 2-core machine. Paper scale: 12
-    /// trees of 50 M entries, estimated from `cidr-fig6`'s 15 (not measured).
+    /// trees of 50 M entries, time estimated from `cidr-fig6`'s 15 (not measured), memory
+    /// as `cidr-fig6`'s.
     fn footprint(&self, scale: Scale) -> Footprint {
-        scale.pick(Footprint::new(128, 4.0), Footprint::new(8_704, 310.0))
+        scale.pick(Footprint::new(128, 4.0), Footprint::new(PAPER_MIB, 310.0))
     }
     fn title(&self) -> &'static str {
         "B+-tree insert and delete energy as E_wb varies from 2 to 64 pJ/bit"
@@ -831,9 +837,10 @@ impl Experiment for Fig9Btree {
         "cidr-fig9-btree"
     }
     /// Quick scale measured: 9.3 s, 65 MB on a loaded 2-core machine. Paper scale: 40
-    /// trees of 50 M entries, estimated from `cidr-fig6`'s 15 (not measured).
+    /// trees of 50 M entries, time estimated from `cidr-fig6`'s 15 (not measured), memory
+    /// as `cidr-fig6`'s.
     fn footprint(&self, scale: Scale) -> Footprint {
-        scale.pick(Footprint::new(128, 10.0), Footprint::new(8_704, 1_020.0))
+        scale.pick(Footprint::new(128, 10.0), Footprint::new(PAPER_MIB, 1_020.0))
     }
     fn title(&self) -> &'static str {
         "B+-tree insert and delete time as T_w varies from 230 to 690 cycles"
@@ -842,8 +849,11 @@ impl Experiment for Fig9Btree {
         "Seed 001 (Chen, Gibbons, Nath, CIDR 2011), Section 4.4, Figure 9(a, b)"
     }
     fn run(&self, ctx: &RunContext) -> Result<Outcome, LabError> {
-        let metrics: Vec<PcmMetrics> =
+        let mut metrics: Vec<PcmMetrics> =
             T_W_CYCLES.iter().map(|&t_w| PcmMetrics { t_w_cycles: t_w, ..PcmMetrics::CIDR2011 }).collect();
+        // The default T_w last: those trees are `cidr-fig8-btree`'s too, and by then a
+        // reproduction running both may have them (`run_job_once`).
+        metrics.sort_by_key(|&m| m == PcmMetrics::CIDR2011);
         let (inputs, results) = run_sweep(ctx, self.id(), &FIG9_NODE_LINES, &metrics)?;
         let cycles = |t_w: u64, n: u32, v: Variant, op: OpKind| {
             results[&(t_w, n, variant_index(v), op_index(op))].estimated_cycles
@@ -960,6 +970,41 @@ mod tests {
     use nvmdb_lab::Scale;
 
     use super::*;
+
+    /// Runs `experiment` at quick scale with seed 3 on `jobs` threads, sharing only the
+    /// jobs of the runs since the last `forget`.
+    fn quick(experiment: &dyn Experiment, jobs: usize) -> Outcome {
+        experiment.run(&RunContext::new(Scale::Quick, 3).with_jobs(jobs)).expect("runs")
+    }
+
+    fn forget() {
+        RUN.lock().expect("no panics while locked").clear();
+    }
+
+    /// Jobs of the quick sweeps with seed 3 run since the last `forget` (other tests may
+    /// add their own meanwhile).
+    fn sweep_jobs_run() -> usize {
+        let prefix = format!("3 {} ", sweep_entries(Scale::Quick));
+        RUN.lock().expect("no panics while locked").keys().filter(|k| k.starts_with(&prefix)).count()
+    }
+
+    #[test]
+    fn the_sweeps_are_the_same_on_one_thread_or_several_and_shared_or_not() {
+        forget();
+        let alone = quick(&Fig9Btree, 1);
+        assert_eq!(alone.tables[0].rows.len(), FIG9_NODE_LINES.len() * SWEEP_OPS.len() * T_W_CYCLES.len());
+        forget();
+        let eight = quick(&Fig8Btree, 3);
+        assert_eq!(eight.tables[0].rows.len(), NODE_LINES.len() * SWEEP_OPS.len() * E_WB_PJ.len());
+        let shared = sweep_jobs_run();
+        assert_eq!(shared, NODE_LINES.len() * SWEEP_VARIANTS.len());
+        // Figure 9 at the default T_w takes Figure 8's 2- and 8-line trees.
+        assert_eq!(quick(&Fig9Btree, 3), alone);
+        let ran = sweep_jobs_run() - shared;
+        assert_eq!(ran, (T_W_CYCLES.len() - 1) * FIG9_NODE_LINES.len() * SWEEP_VARIANTS.len());
+        forget();
+        assert_eq!(quick(&Fig8Btree, 1), eight);
+    }
 
     #[test]
     fn machines_shrink_with_the_tree_and_keep_it_many_times_the_l3() {

@@ -68,22 +68,30 @@ impl Experiment for FlipNWriteExperiment {
         let mut measured_points = Vec::new();
         let mut analytic_points = Vec::new();
         let bar = ctx.progress(self.id(), configs.len() as u64);
-        for (i, group) in configs.iter().enumerate() {
-            let mut config = PcmConfig::new(lines * 64);
-            config.flip_n_write = group.map(|n| FlipNWrite::new(n).expect("listed group sizes are valid"));
-            let mut pcm = Pcm::new(config).map_err(device_failed(self.id()))?;
-            let mut rng = ctx.rng(1);
-            // Fill every line with random data first, so that overwrites meet random cells.
-            for line in 0..lines {
-                pcm.write_line(line, &rng.gen::<[u64; WORDS_PER_LINE]>());
-            }
-            pcm.reset_stats();
-            for _ in 0..writes {
-                let line = rng.gen_range(0..lines);
-                pcm.write_line(line, &rng.gen::<[u64; WORDS_PER_LINE]>());
-            }
-            let stats = pcm.stats();
-            let measured = stats.bits_written as f64 * 128.0 / (stats.lines_written as f64 * 512.0);
+        // Each group size on its own device from the same random stream: independent parts.
+        let measured = ctx.run_parts(
+            &configs,
+            |_| DEVICE_RUN_BYTES,
+            |group| {
+                let mut config = PcmConfig::new(lines * 64);
+                config.flip_n_write = group.map(|n| FlipNWrite::new(n).expect("listed group sizes are valid"));
+                let mut pcm = Pcm::new(config).map_err(device_failed(self.id()))?;
+                let mut rng = ctx.rng(1);
+                // Fill every line with random data first, so that overwrites meet random cells.
+                for line in 0..lines {
+                    pcm.write_line(line, &rng.gen::<[u64; WORDS_PER_LINE]>());
+                }
+                pcm.reset_stats();
+                for _ in 0..writes {
+                    let line = rng.gen_range(0..lines);
+                    pcm.write_line(line, &rng.gen::<[u64; WORDS_PER_LINE]>());
+                }
+                let stats = pcm.stats();
+                bar.inc(1);
+                Ok(stats.bits_written as f64 * 128.0 / (stats.lines_written as f64 * 512.0))
+            },
+        )?;
+        for (group, measured) in configs.iter().zip(measured) {
             let analytic = expected_bits_per_128(*group);
             let name = group.map_or_else(|| "plain differential".to_string(), |n| format!("Flip-N-Write N={n}"));
             table.row(vec![
@@ -97,7 +105,6 @@ impl Experiment for FlipNWriteExperiment {
                 measured_points.push((f64::from(*n), measured));
                 analytic_points.push((f64::from(*n), analytic));
             }
-            bar.set_position(i as u64 + 1);
         }
         bar.finish_and_clear();
         plot.series("measured", measured_points);
@@ -167,26 +174,34 @@ impl Experiment for StartGapExperiment {
             ("Start-Gap + Feistel randomiser", Some(1), Some(RANDOMISER_SEED)),
         ];
         let bar = ctx.progress(self.id(), configs.len() as u64);
+        // Each configuration on its own device from the same random stream: independent parts.
+        let runs = ctx.run_parts(
+            &configs,
+            |_| DEVICE_RUN_BYTES,
+            |&(_, gap, randomiser)| {
+                let mut config = PcmConfig::new(lines * 64);
+                config.start_gap_interval = gap;
+                config.start_gap_randomiser_seed = randomiser;
+                let mut pcm = Pcm::new(config).map_err(device_failed(self.id()))?;
+                let mut rng = ctx.rng(2);
+                for _ in 0..writes {
+                    let line = if rng.gen_bool(0.9) { rng.gen_range(0..hot_lines) } else { rng.gen_range(0..lines) };
+                    pcm.write_line(line, &rng.gen::<[u64; WORDS_PER_LINE]>());
+                }
+                bar.inc(1);
+                Ok((pcm.wear_report(), *pcm.stats(), pcm.device_cells()))
+            },
+        )?;
         let mut lifetimes = Vec::new();
-        for (i, (name, gap, randomiser)) in configs.into_iter().enumerate() {
-            let mut config = PcmConfig::new(lines * 64);
-            config.start_gap_interval = gap;
-            config.start_gap_randomiser_seed = randomiser;
-            let mut pcm = Pcm::new(config).map_err(device_failed(self.id()))?;
-            let mut rng = ctx.rng(2);
-            for _ in 0..writes {
-                let line = if rng.gen_bool(0.9) { rng.gen_range(0..hot_lines) } else { rng.gen_range(0..lines) };
-                pcm.write_line(line, &rng.gen::<[u64; WORDS_PER_LINE]>());
-            }
-            let report = pcm.wear_report();
+        for ((name, gap, _), (report, stats, device_cells)) in configs.into_iter().zip(runs) {
             // The device is taken to be busy writing all the time: T_w per modified word.
-            let seconds = pcm.stats().words_written as f64 * t_w_ns_per_word * 1e-9;
-            let life = Lifetime::estimate(&report, pcm.device_cells(), endurance, seconds);
-            let mean = report.total_cell_writes as f64 / pcm.device_cells() as f64;
+            let seconds = stats.words_written as f64 * t_w_ns_per_word * 1e-9;
+            let life = Lifetime::estimate(&report, device_cells, endurance, seconds);
+            let mean = report.total_cell_writes as f64 / device_cells as f64;
             let name = gap.map_or_else(|| name.to_string(), |g| format!("{name}, ψ = {g}"));
             table.row(vec![
                 name.into(),
-                (pcm.stats().start_gap_moves as f64 / (lines + 1) as f64).into(),
+                (stats.start_gap_moves as f64 / (lines + 1) as f64).into(),
                 report.max_cell_writes.into(),
                 mean.into(),
                 (report.max_cell_writes as f64 / mean).into(),
@@ -195,7 +210,6 @@ impl Experiment for StartGapExperiment {
                 (life.ideal_levelling_seconds / life.hottest_cell_seconds).into(),
             ]);
             lifetimes.push((life.hottest_cell_seconds, life.ideal_levelling_seconds));
-            bar.set_position(i as u64 + 1);
         }
         bar.finish_and_clear();
         let gain = |i: usize| lifetimes[i].0 / lifetimes[0].0;
@@ -239,12 +253,28 @@ impl Experiment for StartGapExperiment {
     }
 }
 
+/// Peak resident memory of one more device run beside the experiment's: 16,384 lines
+/// of cells and wear at paper scale, a few MB.
+const DEVICE_RUN_BYTES: u64 = 64 << 20;
+
 /// The randomiser's seed: part of the device's configuration, not of the run's workload.
 const RANDOMISER_SEED: u64 = 0x5eed;
 
 #[cfg(test)]
 mod tests {
+    use nvmdb_lab::Scale;
+
     use super::*;
+
+    #[test]
+    fn the_device_experiments_are_the_same_on_one_thread_or_several() {
+        for experiment in all() {
+            let run = |jobs| experiment.run(&RunContext::new(Scale::Quick, 3).with_jobs(jobs)).expect("runs");
+            let one = run(1);
+            assert_eq!(one.tables[0].rows.len(), 5, "{}: a row per configuration", experiment.id());
+            assert_eq!(run(3), one, "{}", experiment.id());
+        }
+    }
 
     #[test]
     fn binomial_expectations_by_hand() {

@@ -81,7 +81,7 @@ pub struct RunContext {
     pub scale: Scale,
     /// The one seed of the run.
     pub seed: u64,
-    jobs: usize,
+    slots: runner::Slots,
     show_progress: bool,
     bars: indicatif::MultiProgress,
 }
@@ -92,23 +92,45 @@ impl RunContext {
         RunContext {
             scale,
             seed,
-            jobs: 1,
+            slots: runner::Slots::new(Pool { jobs: 1, memory_budget_bytes: u64::MAX }),
             show_progress: std::io::stderr().is_terminal(),
             bars: indicatif::MultiProgress::new(),
         }
     }
 
-    /// The same context, letting an experiment run its independent parts on `jobs`
-    /// threads (at least 1; the output may not depend on it).
-    pub fn with_jobs(mut self, jobs: usize) -> RunContext {
-        self.jobs = jobs.max(1);
+    /// The same context on `jobs` threads (at least 1) with no memory budget: see
+    /// [`RunContext::with_pool`].
+    pub fn with_jobs(self, jobs: usize) -> RunContext {
+        self.with_pool(Pool { jobs, memory_budget_bytes: u64::MAX })
+    }
+
+    /// The same context on `pool`: [`run_experiments`] runs experiments on its threads,
+    /// and an experiment runs its independent parts ([`RunContext::run_parts`]) on
+    /// those that are free, within the pool's memory budget. The output may not depend
+    /// on it.
+    pub fn with_pool(mut self, pool: Pool) -> RunContext {
+        self.slots = runner::Slots::new(pool);
         self
     }
 
-    /// Threads an experiment may use for its independent parts (1 unless
-    /// [`RunContext::with_jobs`] said otherwise).
+    /// Threads of the pool (1 unless [`RunContext::with_pool`] said otherwise).
     pub fn jobs(&self) -> usize {
-        self.jobs
+        self.slots.jobs()
+    }
+
+    /// Runs independent `parts` of an experiment: on the calling thread, and beside it
+    /// on each thread of the pool that is free while the part's `memory_bytes` (its
+    /// peak resident memory, beyond what the experiment's [`Footprint`] counts) fit the
+    /// memory budget. Results come in the order of `parts` whatever the threads did;
+    /// on a failure no further part starts and the first failed part's error (in that
+    /// order) is returned.
+    pub fn run_parts<P: Sync, T: Send>(
+        &self,
+        parts: &[P],
+        memory_bytes: impl Fn(&P) -> u64 + Sync,
+        run: impl Fn(&P) -> Result<T, LabError> + Sync,
+    ) -> Result<Vec<T>, LabError> {
+        runner::run_parts(&self.slots, parts, &memory_bytes, &run)
     }
 
     /// Prints a line on stderr, above the progress bars when they are shown.

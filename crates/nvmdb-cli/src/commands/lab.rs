@@ -54,8 +54,9 @@ pub struct RunArgs {
     pub experiment: String,
     #[command(flatten)]
     pub options: RunOptions,
-    /// Threads the experiment may run its independent runs on (default: the machine's
-    /// cores; the IPL-P experiments use them). The output is the same for any number.
+    /// Threads the experiment may run its independent parts on (default: the machine's
+    /// cores), within the memory budget of `reproduce`. The output is the same for any
+    /// number.
     #[arg(long)]
     pub jobs: Option<NonZeroUsize>,
 }
@@ -65,15 +66,25 @@ pub struct RunArgs {
 pub struct ReproduceArgs {
     #[command(flatten)]
     pub options: RunOptions,
-    /// Experiments run at once (default: the machine's cores). The report is the same
-    /// for any number; experiments start longest first, and only while their measured
-    /// memory footprints together stay within 10 GiB (or half the machine's memory).
+    /// Threads (default: the machine's cores): experiments run at once, and a thread with
+    /// no experiment to start runs independent parts of a running one. The report is the
+    /// same for any number; experiments start longest first, and experiments and parts
+    /// start only while their measured memory footprints together stay within 11.5 GiB
+    /// (or half the machine's memory).
     #[arg(long)]
     pub jobs: Option<NonZeroUsize>,
 }
 
-/// Most memory the footprints of experiments running at once may add up to.
-const MEMORY_BUDGET_BYTES: u64 = 10 << 30;
+/// Most memory the footprints of experiments and parts running at once may add up to:
+/// two paper-scale B+-trees of 50 M entries.
+const MEMORY_BUDGET_BYTES: u64 = 23 << 29;
+
+/// The pool of `run` and `reproduce`: `jobs` threads (default: the machine's cores) within
+/// the memory budget.
+fn pool(jobs: Option<NonZeroUsize>) -> Pool {
+    let jobs = jobs.or_else(|| std::thread::available_parallelism().ok()).map_or(1, NonZeroUsize::get);
+    Pool { jobs, memory_budget_bytes: MEMORY_BUDGET_BYTES.min(crate::limits::machine_memory_bytes() / 2) }
+}
 
 /// `nvmdb list`.
 pub fn list() -> Result<(), CliError> {
@@ -103,8 +114,9 @@ impl Reporter<'_> {
         }
     }
 
-    /// Runs `experiments` on `pool`, sampling resident memory every 100 ms meanwhile.
-    fn run(&self, experiments: &[&dyn Experiment], pool: Pool) -> Result<Vec<Finished>, LabError> {
+    /// Runs `experiments` on the context's pool, sampling resident memory every 100 ms
+    /// meanwhile.
+    fn run(&self, experiments: &[&dyn Experiment]) -> Result<Vec<Finished>, LabError> {
         let done = AtomicBool::new(false);
         std::thread::scope(|scope| {
             scope.spawn(|| {
@@ -113,7 +125,7 @@ impl Reporter<'_> {
                     std::thread::sleep(Duration::from_millis(100));
                 }
             });
-            let result = nvmdb_lab::run_experiments(experiments, self.ctx, pool, self);
+            let result = nvmdb_lab::run_experiments(experiments, self.ctx, self);
             done.store(true, Ordering::Relaxed);
             result
         })
@@ -159,14 +171,13 @@ fn check_out_dir(out: &Path) -> Result<(), CliError> {
 pub fn run(args: &RunArgs) -> Result<(), CliError> {
     let all = registry::all();
     let experiment = nvmdb_lab::find(&all, &args.experiment)?;
-    let jobs = args.jobs.or_else(|| std::thread::available_parallelism().ok()).map_or(1, NonZeroUsize::get);
-    let ctx = RunContext::new(args.options.scale.into(), args.options.seed).with_jobs(jobs);
+    let ctx = RunContext::new(args.options.scale.into(), args.options.seed).with_pool(pool(args.jobs));
     let meta = RunMeta::new(ctx.seed, ctx.scale);
     check_out_dir(&args.options.out)?;
     let claims = registry::papers::all();
     let reporter =
         Reporter { ctx: &ctx, out: &args.options.out, meta: &meta, claims: &claims, resident_peaks: Mutex::default() };
-    let finished = reporter.run(&[experiment], Pool { jobs: 1, memory_budget_bytes: u64::MAX })?;
+    let finished = reporter.run(&[experiment])?;
     let rows = nvmdb_lab::scorecard(&claims, &finished)?;
     eprintln!("wrote {}", args.options.out.join(experiment.id()).display());
     let mut out = Output::new();
@@ -174,24 +185,22 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
     out.finish()
 }
 
-/// `nvmdb reproduce`: every experiment, `--jobs` at a time, then the combined report.
+/// `nvmdb reproduce`: every experiment on `--jobs` threads, then the combined report.
 pub fn reproduce(args: &ReproduceArgs) -> Result<(), CliError> {
     let options = &args.options;
-    let ctx = RunContext::new(options.scale.into(), options.seed);
+    let ctx = RunContext::new(options.scale.into(), options.seed).with_pool(pool(args.jobs));
     let meta = RunMeta::new(ctx.seed, ctx.scale);
     check_out_dir(&options.out)?;
     let claims = registry::papers::all();
     let all = registry::all();
     let experiments: Vec<&dyn Experiment> = all.iter().map(|e| e.as_ref()).collect();
-    let jobs = args.jobs.or_else(|| std::thread::available_parallelism().ok()).map_or(1, NonZeroUsize::get);
-    let pool = Pool { jobs, memory_budget_bytes: MEMORY_BUDGET_BYTES.min(crate::limits::machine_memory_bytes() / 2) };
     let reporter =
         Reporter { ctx: &ctx, out: &options.out, meta: &meta, claims: &claims, resident_peaks: Mutex::default() };
-    let finished = reporter.run(&experiments, pool)?;
+    let finished = reporter.run(&experiments)?;
     write_report(&options.out, &finished, &meta, &claims)?;
     eprintln!("wrote {}/REPORT.md and {}/index.html", options.out.display(), options.out.display());
     if let Some(peak) = crate::limits::peak_resident_bytes() {
-        eprintln!("{} experiments, {jobs} at a time; peak resident memory {} MiB", finished.len(), peak >> 20);
+        eprintln!("{} experiments on {} threads; peak resident memory {} MiB", finished.len(), ctx.jobs(), peak >> 20);
     }
     Ok(())
 }
