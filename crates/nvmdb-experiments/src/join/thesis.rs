@@ -4,9 +4,6 @@
 
 #![warn(clippy::cast_possible_truncation, clippy::unwrap_used)]
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
-
 use nvmdb_device::{Pcm, PcmConfig, PcmStats};
 use nvmdb_lab::{Cell, Experiment, Footprint, LabError, Outcome, Plot, RunContext, Scale, Table};
 use nvmdb_memory::{CachedMemory, Memory};
@@ -826,29 +823,32 @@ fn run_load(setup: &LoadSetup, spec: &LoadSpec) -> Result<Totals, String> {
     }
 }
 
-/// Runs `specs` on the context's threads (each run has its own memory and a clone of its
-/// database, so none depends on another); results come back in the order of `specs`, and
-/// on a failure the first failed run's error in that order.
+/// Runs `specs` as parts on the context's pool (each run has its own memory and a clone
+/// of its database, so none depends on another); results come back in the order of
+/// `specs`, and on a failure the first failed run's error in that order.
 fn run_loads(
     ctx: &RunContext,
     setup: &LoadSetup,
     specs: &[LoadSpec],
     tick: &(dyn Fn() + Sync),
 ) -> Result<Vec<Totals>, String> {
-    let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<Result<Totals, String>>>> = Mutex::new(specs.iter().map(|_| None).collect());
-    std::thread::scope(|scope| {
-        for _ in 0..ctx.jobs().min(specs.len()) {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(spec) = specs.get(i) else { return };
-                let result = run_load(setup, spec);
-                results.lock().expect("no panics while locked")[i] = Some(result);
-                tick();
-            });
-        }
-    });
-    results.into_inner().expect("no panics while locked").into_iter().map(|r| r.expect("every run ran")).collect()
+    // A run's own memory beyond the experiment's footprint: its database clone, DRAM pool
+    // and simulated devices, a few MiB at quick scale (SF 0.0005) and at most tens of MiB
+    // at paper scale (SF 0.002); a generous bound, so that it never starves the budget.
+    let part_bytes = ctx.scale.pick(32u64, 256) << 20;
+    ctx.run_parts(
+        specs,
+        |_| part_bytes,
+        |spec| {
+            let result = run_load(setup, spec).map_err(|message| LabError::Failed { id: String::new(), message });
+            tick();
+            result
+        },
+    )
+    .map_err(|e| match e {
+        LabError::Failed { message, .. } => message,
+        other => other.to_string(),
+    })
 }
 
 /// The four variants, in the thesis's order.
