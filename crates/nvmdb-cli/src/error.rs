@@ -48,7 +48,9 @@ impl fmt::Display for CliError {
 impl From<nvmdb_lab::LabError> for CliError {
     fn from(e: nvmdb_lab::LabError) -> CliError {
         match e {
-            nvmdb_lab::LabError::UnknownExperiment(_) => CliError::input(e.to_string()),
+            nvmdb_lab::LabError::UnknownExperiment(_) | nvmdb_lab::LabError::StoredRun { .. } => {
+                CliError::input(e.to_string())
+            }
             other => CliError::failed(other.to_string()),
         }
     }

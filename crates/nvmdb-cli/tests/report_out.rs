@@ -95,3 +95,99 @@ fn zero_jobs_is_refused() {
     assert!(stderr.contains("--jobs"), "{stderr}");
     assert!(std::fs::read_dir(&dir).unwrap().next().is_none(), "nothing written");
 }
+
+#[test]
+fn store_needs_paper_scale() {
+    let dir = scratch("store-quick");
+    let store = dir.join("stored");
+    for command in ["run", "reproduce"] {
+        let mut args = vec![command];
+        if command == "run" {
+            args.push("cidr-fig5");
+        }
+        args.extend(["--store", "--paper-results", store.to_str().unwrap(), "--out", dir.to_str().unwrap()]);
+        let output = nvmdb(&args);
+        assert_eq!(output.status.code(), Some(2), "{command}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(stderr.lines().count(), 1, "{command}: {stderr}");
+        assert!(stderr.contains("--store") && stderr.contains("--scale paper"), "{stderr}");
+        assert!(!store.exists(), "{command} stored nothing");
+    }
+}
+
+/// `--store` keeps a paper-scale run's values with its provenance, and a later quick run
+/// cites them in its scorecard.
+#[test]
+fn a_stored_paper_scale_run_appears_in_later_reports() {
+    let dir = scratch("store");
+    let store = dir.join("stored");
+    let (out, stored) = (dir.join("out"), store.to_str().unwrap());
+    let output = nvmdb(&[
+        "run",
+        "cidr-fig5",
+        "--scale",
+        "paper",
+        "--store",
+        "--paper-results",
+        stored,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let text = std::fs::read_to_string(store.join("cidr-fig5.json")).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(json["experiment"], "cidr-fig5");
+    assert_eq!(json["command"], "nvmdb run cidr-fig5 --scale paper --seed 1 --store");
+    assert_eq!(json["seed"], 1);
+    let date = json["date"].as_str().unwrap();
+    assert!(date.len() == 20 && date.ends_with('Z') && date.as_bytes()[10] == b'T', "{date}");
+    let values = json["values"].as_array().unwrap();
+    assert!(values.len() >= 3 && values.iter().all(|v| v["claim"].as_str().unwrap().starts_with("cidr-fig5")));
+    let commit = json["commit"].as_str().unwrap();
+
+    let output = nvmdb(&["run", "cidr-fig5", "--paper-results", stored, "--out", out.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let citation = format!("({}, {})", &date[..10], &commit[..commit.len().min(7)]);
+    let cited = stdout.lines().filter(|l| l.contains(&citation)).count();
+    assert!(cited >= values.len(), "{cited} scorecard rows cite {citation}:\n{stdout}");
+    assert!(stdout.contains("| cidr-fig5 | "), "the run is listed: {stdout}");
+    assert!(!stdout.contains("| not stored |"), "every claim of cidr-fig5 was stored: {stdout}");
+}
+
+/// A malformed stored run is bad input: one line naming the file and line, exit 2, before
+/// any experiment runs.
+#[test]
+fn a_malformed_stored_run_is_refused_before_running() {
+    let dir = scratch("store-bad");
+    let store = dir.join("stored");
+    std::fs::create_dir_all(&store).unwrap();
+    let bad = store.join("cidr-fig5.json");
+    std::fs::write(&bad, "{\n  \"experiment\": \"cidr-fig5\",\n  \"command\": 7\n}\n").unwrap();
+    let out = dir.join("out");
+    for command in ["run", "reproduce"] {
+        let mut args = vec![command];
+        if command == "run" {
+            args.push("cidr-fig5");
+        }
+        args.extend(["--paper-results", store.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+        let output = nvmdb(&args);
+        assert_eq!(output.status.code(), Some(2), "{command}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(stderr.lines().count(), 1, "{command}: {stderr}");
+        assert!(stderr.starts_with(&format!("{}:3: ", bad.display())), "{stderr}");
+        assert!(!stderr.contains("running"), "{stderr}");
+        assert!(std::fs::read_dir(&out).unwrap().next().is_none(), "{command} wrote nothing");
+    }
+}
+
+#[test]
+fn out_may_not_be_the_paper_results_directory() {
+    let dir = scratch("store-same");
+    let output = nvmdb(&["run", "cidr-fig5", "--paper-results", dir.to_str().unwrap(), "--out", dir.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("--out") && stderr.contains("--paper-results"), "{stderr}");
+    assert!(std::fs::read_dir(&dir).unwrap().next().is_none(), "nothing written");
+}

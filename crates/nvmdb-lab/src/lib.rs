@@ -1,7 +1,8 @@
 //! The experiment harness: an [`Experiment`] trait, a [`RunContext`] carrying the scale,
 //! the seed and progress reporting, result [`Outcome`]s made of tables and plots, and a
 //! report writer producing `results.json`, `results.csv`, SVG plots, `REPORT.md` and
-//! `index.html`, opened by a [`scorecard()`] of the papers' [`Claim`]s.
+//! `index.html`, opened by a [`scorecard()`] of the papers' [`Claim`]s, beside the
+//! paper-scale values of runs stored in the repository ([`stored`]).
 
 #![warn(clippy::cast_possible_truncation, clippy::unwrap_used)]
 
@@ -10,10 +11,12 @@ pub mod outcome;
 pub mod report;
 pub mod runner;
 pub mod scorecard;
+pub mod stored;
 
 pub use outcome::{AxisScale, Cell, Outcome, Plot, Series, Table};
 pub use runner::{run_experiments, Exclusive, Footprint, Pool, RunEvents};
 pub use scorecard::{claim, scorecard, Claim, Measured, ScoreRow, Stated, Tolerance, Verdict};
+pub use stored::{PaperStore, StoredRun};
 
 use std::io::IsTerminal;
 
@@ -43,6 +46,8 @@ pub enum LabError {
     MisplacedClaim { claim: String, experiment: String, owner: String },
     #[error("the claim table holds claim '{claim}' twice")]
     DuplicateClaim { claim: String },
+    #[error("{path}:{line}: {message}")]
+    StoredRun { path: String, line: usize, message: String },
 }
 
 /// How big a run is.

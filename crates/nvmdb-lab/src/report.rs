@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use crate::outcome::{Cell, Outcome, Table};
 use crate::scorecard::{scorecard, tally, tally_line, Claim, ScoreRow, Verdict};
+use crate::stored::{PaperStore, StoredRun, NOT_STORED};
 use crate::{Experiment, LabError, Scale};
 
 /// What identifies a run.
@@ -98,9 +99,18 @@ fn results_csv(outcome: &Outcome) -> String {
 
 /// `scorecard.csv`: one row per claim.
 fn scorecard_csv(rows: &[ScoreRow]) -> String {
-    let mut out = String::from("claim_id,experiment,seed,figure,claim,paper,ours,value,tolerance,verdict,note\n");
+    let mut out = String::from(
+        "claim_id,experiment,seed,figure,claim,paper,ours,value,tolerance,verdict,note,paper_scale_ours,\
+         paper_scale_value,paper_scale_verdict,paper_scale_date,paper_scale_commit\n",
+    );
     for r in rows {
         let value = r.value.map_or_else(String::new, |v| v.to_string());
+        let stored = r.paper_scale.as_ref();
+        let stored_value = stored.and_then(|c| c.value).map_or_else(String::new, |v| v.to_string());
+        let (stored_ours, stored_verdict, stored_date, stored_commit) = match stored {
+            Some(c) => (c.ours.as_str(), c.verdict.label(), c.date.as_str(), c.commit.as_str()),
+            None => (NOT_STORED, "", "", ""),
+        };
         let fields = [
             &r.claim_id,
             &r.experiment,
@@ -113,6 +123,11 @@ fn scorecard_csv(rows: &[ScoreRow]) -> String {
             &r.tolerance,
             r.verdict.label(),
             &r.note,
+            stored_ours,
+            &stored_value,
+            stored_verdict,
+            stored_date,
+            stored_commit,
         ];
         let fields: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
         let _ = writeln!(out, "{}", fields.join(","));
@@ -120,8 +135,9 @@ fn scorecard_csv(rows: &[ScoreRow]) -> String {
     out
 }
 
-/// `scorecard.json`: the run, the tally and the rows.
-fn scorecard_json(rows: &[ScoreRow], meta: &RunMeta) -> String {
+/// `scorecard.json`: the run, the tally, the rows and the stored paper-scale runs they
+/// cite.
+fn scorecard_json(rows: &[ScoreRow], meta: &RunMeta, store: &PaperStore) -> String {
     #[derive(Serialize)]
     struct Tally {
         reproduces: usize,
@@ -133,9 +149,11 @@ fn scorecard_json(rows: &[ScoreRow], meta: &RunMeta) -> String {
         meta: &'a RunMeta,
         tally: Tally,
         rows: &'a [ScoreRow],
+        paper_scale_runs: Vec<&'a StoredRun>,
     }
     let (reproduces, differs, not_measured) = tally(rows);
-    let json = Json { meta, tally: Tally { reproduces, differs, not_measured }, rows };
+    let paper_scale_runs = store.iter().collect();
+    let json = Json { meta, tally: Tally { reproduces, differs, not_measured }, rows, paper_scale_runs };
     serde_json::to_string_pretty(&json).expect("scorecard serialises")
 }
 
@@ -163,7 +181,7 @@ pub fn write_experiment(
         write_file(&exp_dir.join(format!("plot-{}.svg", i + 1)), &plot.to_svg())?;
     }
     if !rows.is_empty() {
-        write_file(&exp_dir.join("scorecard.json"), &scorecard_json(&rows, meta))?;
+        write_file(&exp_dir.join("scorecard.json"), &scorecard_json(&rows, meta, &PaperStore::default()))?;
     }
     Ok(exp_dir)
 }
@@ -182,25 +200,57 @@ fn md_cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
-fn markdown_scorecard(rows: &[ScoreRow]) -> String {
+fn paper_scale_display(r: &ScoreRow) -> String {
+    r.paper_scale.as_ref().map_or_else(|| NOT_STORED.into(), |c| c.display())
+}
+
+/// The stored paper-scale runs the scorecard cites, one row each.
+fn markdown_stored_runs(store: &PaperStore) -> String {
+    let dir = store.dir.display();
+    if store.runs.is_empty() {
+        return format!("No paper-scale runs are stored in `{dir}`.\n\n");
+    }
+    let mut out = format!(
+        "The \"paper scale (stored)\" column cites these runs, stored in `{dir}`:\n\n\
+         | experiment | date (UTC) | commit | seed | wall, s | machine | command |\n|---|---|---|---|---|---|---|\n"
+    );
+    for run in store.iter() {
+        let _ = writeln!(
+            out,
+            "| {} | {} | `{}` | {} | {:.0} | {} | `{}` |",
+            md_cell(&run.experiment),
+            md_cell(&run.date),
+            md_cell(&run.commit),
+            run.seed,
+            run.wall_s,
+            md_cell(&run.machine),
+            md_cell(&run.command)
+        );
+    }
+    out.push('\n');
+    out
+}
+
+fn markdown_scorecard(rows: &[ScoreRow], store: &PaperStore) -> String {
     let mut out = String::from("## Scorecard\n\n");
     if rows.is_empty() {
         out.push_str("No claims of the papers are registered for these experiments.\n\n");
         return out;
     }
     let _ = writeln!(out, "**{}** ({} claims)\n", tally_line(rows), rows.len());
-    out.push_str("| seed | figure | claim | paper | ours | tolerance | verdict | note |\n");
-    out.push_str("|---|---|---|---|---|---|---|---|\n");
+    out.push_str("| seed | figure | claim | paper | ours | paper scale (stored) | tolerance | verdict | note |\n");
+    out.push_str("|---|---|---|---|---|---|---|---|---|\n");
     for r in rows {
         let note = if r.note.is_empty() { format!("see {}", r.experiment) } else { r.note.clone() };
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | {} | [{}]({}) |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | [{}]({}) |",
             md_cell(&r.seed),
             md_cell(&r.figure),
             md_cell(&r.claim),
             md_cell(&r.paper),
             md_cell(&r.ours),
+            md_cell(&paper_scale_display(r)),
             md_cell(&r.tolerance),
             r.verdict.label(),
             md_cell(&note).replace(['[', ']'], ""),
@@ -208,11 +258,14 @@ fn markdown_scorecard(rows: &[ScoreRow]) -> String {
         );
     }
     out.push('\n');
+    out.push_str(&markdown_stored_runs(store));
     out
 }
 
-/// The Markdown report over all finished experiments, opened by the scorecard.
-pub fn markdown(finished: &[Finished], meta: &RunMeta, scorecard: &[ScoreRow]) -> String {
+/// The Markdown report over all finished experiments, opened by the scorecard (whose
+/// rows carry their stored paper-scale values, see [`PaperStore::attach`]; `store` lists
+/// the runs cited).
+pub fn markdown(finished: &[Finished], meta: &RunMeta, scorecard: &[ScoreRow], store: &PaperStore) -> String {
     let mut out = String::from("# nvmdb reproduction report\n\n");
     let _ = writeln!(
         out,
@@ -224,7 +277,7 @@ pub fn markdown(finished: &[Finished], meta: &RunMeta, scorecard: &[ScoreRow]) -
         meta.scale.name(),
         meta.seed
     );
-    out.push_str(&markdown_scorecard(scorecard));
+    out.push_str(&markdown_scorecard(scorecard, store));
     out.push_str("## Experiments\n\n| experiment | reproduces |\n|---|---|\n");
     for f in finished {
         let _ = writeln!(out, "| [{}](#exp-{}) | {} |", f.id, f.id, md_cell(&f.source));
@@ -262,7 +315,7 @@ fn html_escape(s: &str) -> String {
 const STYLE: &str = "body{font-family:sans-serif;max-width:1100px;margin:auto;padding:0 1em}\
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}\
 th{background:#f4f4f4}caption{font-weight:bold;text-align:left;padding:4px 0}\
-table.scorecard td,table.scorecard th{text-align:left;vertical-align:top}td.nowrap{white-space:nowrap}table.scorecard td.num{text-align:right;white-space:nowrap}\
+table.scorecard td,table.scorecard th,table.runs td,table.runs th{text-align:left;vertical-align:top}td.nowrap{white-space:nowrap}table.scorecard td.num,table.runs td.num{text-align:right;white-space:nowrap}\
 td.verdict{font-weight:bold;white-space:nowrap}td.reproduces{background:#d7f0d8;color:#14532d}\
 td.differs{background:#fde8b8;color:#713f12}td.not-measured{background:#e5e7eb;color:#374151}\
 p.tally{font-size:1.1em}svg{max-width:100%;height:auto;display:block;margin:1em 0}";
@@ -275,7 +328,39 @@ fn verdict_class(v: Verdict) -> &'static str {
     }
 }
 
-fn html_scorecard(rows: &[ScoreRow]) -> String {
+/// The stored paper-scale runs the scorecard cites.
+fn html_stored_runs(store: &PaperStore) -> String {
+    let dir = html_escape(&store.dir.display().to_string());
+    if store.runs.is_empty() {
+        return format!("<p id=\"paper-scale-runs\">No paper-scale runs are stored in <code>{dir}</code>.</p>\n");
+    }
+    let mut out = format!(
+        "<table id=\"paper-scale-runs\" class=\"runs\"><caption>The \"paper scale (stored)\" column cites \
+         these runs, stored in <code>{dir}</code></caption><tr>"
+    );
+    for c in ["experiment", "date (UTC)", "commit", "seed", "wall, s", "machine", "command"] {
+        let _ = write!(out, "<th>{c}</th>");
+    }
+    out.push_str("</tr>\n");
+    for run in store.iter() {
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td class=\"nowrap\">{}</td><td><code>{}</code></td><td class=\"num\">{}</td>\
+             <td class=\"num\">{:.0}</td><td>{}</td><td><code>{}</code></td></tr>",
+            html_escape(&run.experiment),
+            html_escape(&run.date),
+            html_escape(&run.commit),
+            run.seed,
+            run.wall_s,
+            html_escape(&run.machine),
+            html_escape(&run.command)
+        );
+    }
+    out.push_str("</table>\n");
+    out
+}
+
+fn html_scorecard(rows: &[ScoreRow], store: &PaperStore) -> String {
     let mut out = String::from("<h2 id=\"scorecard\">Scorecard</h2>\n");
     if rows.is_empty() {
         out.push_str("<p>No claims of the papers are registered for these experiments.</p>\n");
@@ -283,7 +368,7 @@ fn html_scorecard(rows: &[ScoreRow]) -> String {
     }
     let _ = writeln!(out, "<p class=\"tally\"><strong>{}</strong> ({} claims)</p>", tally_line(rows), rows.len());
     out.push_str("<table class=\"scorecard\"><tr>");
-    for c in ["seed", "figure", "claim", "paper", "ours", "tolerance", "verdict", "note"] {
+    for c in ["seed", "figure", "claim", "paper", "ours", "paper scale (stored)", "tolerance", "verdict", "note"] {
         let _ = write!(out, "<th>{c}</th>");
     }
     out.push_str("</tr>\n");
@@ -292,12 +377,13 @@ fn html_scorecard(rows: &[ScoreRow]) -> String {
         let _ = writeln!(
             out,
             "<tr><td class=\"nowrap\">{}</td><td class=\"nowrap\">{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
-             <td class=\"num\">{}</td><td class=\"verdict {}\">{}</td><td><a href=\"{}\">{}</a></td></tr>",
+             <td class=\"stored\">{}</td><td class=\"num\">{}</td><td class=\"verdict {}\">{}</td><td><a href=\"{}\">{}</a></td></tr>",
             html_escape(&r.seed),
             html_escape(&r.figure),
             html_escape(&r.claim),
             html_escape(&r.paper),
             html_escape(&r.ours),
+            html_escape(&paper_scale_display(r)),
             html_escape(&r.tolerance),
             verdict_class(r.verdict),
             r.verdict.label(),
@@ -306,11 +392,13 @@ fn html_scorecard(rows: &[ScoreRow]) -> String {
         );
     }
     out.push_str("</table>\n");
+    out.push_str(&html_stored_runs(store));
     out
 }
 
-/// The HTML report, opened by the scorecard, plots inlined.
-pub fn html(finished: &[Finished], meta: &RunMeta, scorecard: &[ScoreRow]) -> String {
+/// The HTML report, opened by the scorecard (with its stored paper-scale values, as in
+/// [`markdown`]), plots inlined.
+pub fn html(finished: &[Finished], meta: &RunMeta, scorecard: &[ScoreRow], store: &PaperStore) -> String {
     let mut out = format!(
         "<!doctype html><html><head><meta charset=\"utf-8\"><title>nvmdb report</title><style>{STYLE}</style></head><body>\n"
     );
@@ -323,7 +411,7 @@ pub fn html(finished: &[Finished], meta: &RunMeta, scorecard: &[ScoreRow]) -> St
         html_escape(&meta.git_commit),
         html_escape(&meta.version)
     );
-    out.push_str(&html_scorecard(scorecard));
+    out.push_str(&html_scorecard(scorecard, store));
     for f in finished {
         let id = html_escape(&f.id);
         let _ = writeln!(
@@ -365,16 +453,23 @@ pub fn html(finished: &[Finished], meta: &RunMeta, scorecard: &[ScoreRow]) -> St
 }
 
 /// Writes `DIR/REPORT.md` and `DIR/index.html`, both opened by the scorecard of `claims`
-/// over the finished experiments, and the scorecard alone as `DIR/scorecard.json` and
-/// `DIR/scorecard.csv`. Fails when a measurement names no claim of its experiment or
-/// measures one twice.
-pub fn write_report(dir: &Path, finished: &[Finished], meta: &RunMeta, claims: &[Claim]) -> Result<(), LabError> {
-    let rows = scorecard(claims, finished)?;
+/// over the finished experiments with the stored paper-scale values of `store` beside
+/// ours, and the scorecard alone as `DIR/scorecard.json` and `DIR/scorecard.csv`. Fails
+/// when a measurement names no claim of its experiment or measures one twice.
+pub fn write_report(
+    dir: &Path,
+    finished: &[Finished],
+    meta: &RunMeta,
+    claims: &[Claim],
+    store: &PaperStore,
+) -> Result<(), LabError> {
+    let mut rows = scorecard(claims, finished)?;
+    store.attach(&mut rows, claims);
     std::fs::create_dir_all(dir).map_err(io_err(dir))?;
-    write_file(&dir.join("scorecard.json"), &scorecard_json(&rows, meta))?;
+    write_file(&dir.join("scorecard.json"), &scorecard_json(&rows, meta, store))?;
     write_file(&dir.join("scorecard.csv"), &scorecard_csv(&rows))?;
-    write_file(&dir.join("REPORT.md"), &markdown(finished, meta, &rows))?;
-    write_file(&dir.join("index.html"), &html(finished, meta, &rows))
+    write_file(&dir.join("REPORT.md"), &markdown(finished, meta, &rows, store))?;
+    write_file(&dir.join("index.html"), &html(finished, meta, &rows, store))
 }
 
 #[cfg(test)]
@@ -446,12 +541,30 @@ mod tests {
         dir
     }
 
+    /// A store holding a paper-scale run of `alpha` that measured `alpha-gain` only.
+    fn alpha_store(dir: &Path) -> PaperStore {
+        let run = StoredRun {
+            experiment: "alpha".into(),
+            command: "nvmdb run alpha --scale paper --seed 7 --store".into(),
+            date: "2026-11-22T20:11:05Z".into(),
+            commit: "0123456789abcdef".into(),
+            machine: "2 cores".into(),
+            seed: 7,
+            wall_s: 431.2,
+            values: vec![crate::stored::StoredValue { claim: "alpha-gain".into(), value: Some(1.5) }],
+        };
+        crate::stored::store(dir, &run).unwrap();
+        PaperStore::load(dir, CLAIMS).unwrap()
+    }
+
     #[test]
     fn report_opens_with_the_scorecard_and_writes_it_as_json_and_csv() {
         let dir = temp_dir("report");
+        let store = alpha_store(&temp_dir("report-store"));
         let finished = sample();
-        write_report(&dir, &finished, &meta(), CLAIMS).unwrap();
-        let expected = scorecard(CLAIMS, &finished).unwrap();
+        write_report(&dir, &finished, &meta(), CLAIMS, &store).unwrap();
+        let mut expected = scorecard(CLAIMS, &finished).unwrap();
+        store.attach(&mut expected, CLAIMS);
         let ids: Vec<&str> = expected.iter().map(|r| r.claim_id.as_str()).collect();
         assert_eq!(ids, ["alpha-gain", "beta-share", "alpha-holds"]);
 
@@ -461,28 +574,41 @@ mod tests {
         assert_eq!(rows, expected);
         assert_eq!(json["tally"], serde_json::json!({"reproduces": 2, "differs": 1, "not_measured": 0}));
         assert_eq!(json["rows"][1]["verdict"], "differs");
+        assert_eq!(json["rows"][0]["paper_scale"]["verdict"], "differs", "1.5 < 2 − 10 %");
+        assert_eq!(json["rows"][0]["paper_scale"]["commit"], "0123456789abcdef");
+        assert_eq!(json["rows"][1]["paper_scale"], serde_json::Value::Null);
+        assert_eq!(json["paper_scale_runs"][0]["date"], "2026-11-22T20:11:05Z");
 
         let csv = std::fs::read_to_string(dir.join("scorecard.csv")).unwrap();
         let lines: Vec<&str> = csv.lines().collect();
         assert_eq!(lines.len(), 1 + expected.len(), "{csv}");
-        assert!(lines[0].starts_with("claim_id,experiment,seed,figure,claim,paper,ours,value,tolerance,verdict,note"));
+        assert_eq!(
+            lines[0],
+            "claim_id,experiment,seed,figure,claim,paper,ours,value,tolerance,verdict,note,paper_scale_ours,\
+             paper_scale_value,paper_scale_verdict,paper_scale_date,paper_scale_commit"
+        );
         assert_eq!(
             lines[1],
             "alpha-gain,alpha,CIDR 2011,Figure 6(a),\"wear falls by at least 2×, | in text\",≥ 2×,2.5×,2.5,±10%,\
-             reproduces,\"more, because of X\""
+             reproduces,\"more, because of X\",1.5×,1.5,differs,2026-11-22T20:11:05Z,0123456789abcdef"
         );
-        assert!(lines[2].ends_with(",differs,"), "{}", lines[2]);
+        assert!(lines[2].ends_with(",differs,,not stored,,,,"), "{}", lines[2]);
+        assert!(lines[3].ends_with(",reproduces,,not stored,,,,"), "alpha's stored run lacks it: {}", lines[3]);
 
         let md = std::fs::read_to_string(dir.join("REPORT.md")).unwrap();
         let headings: Vec<&str> = md.lines().filter(|l| l.starts_with('#')).collect();
         assert_eq!(headings[..3], ["# nvmdb reproduction report", "## Scorecard", "## Experiments"]);
         assert!(md.contains("**2 reproduce, 1 differs, 0 not measured** (3 claims)"), "{md}");
         assert!(md.contains(
-            "| CIDR 2011 | Figure 6(a) | wear falls by at least 2×, \\| in text | ≥ 2× | 2.5× | ±10% | reproduces | \
-             [more, because of X](#notes-alpha) |"
+            "| CIDR 2011 | Figure 6(a) | wear falls by at least 2×, \\| in text | ≥ 2× | 2.5× | 1.5× differs \
+             (2026-11-22, 0123456) | ±10% | reproduces | [more, because of X](#notes-alpha) |"
         ));
         assert!(md.contains(
-            "| Thesis | Table 4 | share of writes | 10–20% | 25% | exact | differs | [see beta](#exp-beta) |"
+            "| Thesis | Table 4 | share of writes | 10–20% | 25% | not stored | exact | differs | [see beta](#exp-beta) |"
+        ));
+        assert!(md.contains(
+            "| alpha | 2026-11-22T20:11:05Z | `0123456789abcdef` | 7 | 431 | 2 cores | `nvmdb run alpha --scale paper \
+             --seed 7 --store` |"
         ));
 
         let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
@@ -491,6 +617,9 @@ mod tests {
         assert!(html.contains("2 reproduce, 1 differs, 0 not measured"));
         assert_eq!(html.matches("<td class=\"verdict reproduces\">").count(), 2);
         assert_eq!(html.matches("<td class=\"verdict differs\">").count(), 1);
+        assert!(html.contains("<td class=\"stored\">1.5× differs (2026-11-22, 0123456)</td>"));
+        assert_eq!(html.matches("<td class=\"stored\">not stored</td>").count(), 2);
+        assert!(html.contains("<table id=\"paper-scale-runs\""));
         // Every note link lands on an anchor, in both formats.
         for r in &expected {
             let target = r.note_link.strip_prefix('#').unwrap();
@@ -501,11 +630,22 @@ mod tests {
             assert!(html.contains(&format!("<section id=\"exp-{}\">", f.id)));
         }
         std::fs::remove_dir_all(&dir).unwrap();
+        std::fs::remove_dir_all(&store.dir).unwrap();
+    }
+
+    #[test]
+    fn report_without_stored_runs_says_so() {
+        let store = PaperStore { dir: PathBuf::from("data/paper-scale"), ..PaperStore::default() };
+        let rows = scorecard(CLAIMS, &sample()).unwrap();
+        let md = markdown(&sample(), &meta(), &rows, &store);
+        assert!(md.contains("No paper-scale runs are stored in `data/paper-scale`."), "{md}");
+        assert_eq!(md.matches("| not stored |").count(), 3, "{md}");
+        assert!(html(&sample(), &meta(), &rows, &store).contains("No paper-scale runs are stored in"));
     }
 
     #[test]
     fn report_without_claims_says_so() {
-        let md = markdown(&sample(), &meta(), &[]);
+        let md = markdown(&sample(), &meta(), &[], &PaperStore::default());
         assert!(md.contains("## Scorecard\n\nNo claims"), "{md}");
     }
 
@@ -514,7 +654,7 @@ mod tests {
         let mut finished = sample();
         finished[1].outcome.measure("beta-shaer", 1.0);
         let dir = temp_dir("typo");
-        let err = write_report(&dir, &finished, &meta(), CLAIMS).unwrap_err();
+        let err = write_report(&dir, &finished, &meta(), CLAIMS, &PaperStore::default()).unwrap_err();
         assert!(
             matches!(&err, LabError::UnknownClaim { claim, experiment } if claim == "beta-shaer" && experiment == "beta")
         );

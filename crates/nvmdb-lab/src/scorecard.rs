@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::outcome::Cell;
 use crate::report::Finished;
+use crate::stored::PaperScaleCell;
 use crate::LabError;
 
 /// What a paper states.
@@ -138,6 +139,10 @@ pub struct ScoreRow {
     /// A fragment link (`#notes-ID` or `#exp-ID`) to where the report explains the
     /// experiment.
     pub note_link: String,
+    /// The claim's value in the stored paper-scale run of its experiment; `None` when
+    /// none is stored ("not stored"). Filled by [`PaperStore::attach`](crate::PaperStore::attach).
+    #[serde(default)]
+    pub paper_scale: Option<PaperScaleCell>,
 }
 
 /// A number for people: integers without decimals, others with up to 4 significant
@@ -312,6 +317,7 @@ pub fn scorecard(claims: &[Claim], finished: &[Finished]) -> Result<Vec<ScoreRow
                 verdict: c.verdict(value),
                 note: m.and_then(|m| m.note.clone()).unwrap_or_default(),
                 note_link,
+                paper_scale: None,
             })
         })
         .collect();

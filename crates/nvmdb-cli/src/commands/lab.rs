@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 use nvmdb_lab::report::{write_experiment, write_report, Finished, RunMeta};
-use nvmdb_lab::{Claim, Experiment, LabError, Pool, RunContext, RunEvents, Scale};
+use nvmdb_lab::stored::{store, Provenance};
+use nvmdb_lab::{Claim, Experiment, LabError, PaperStore, Pool, RunContext, RunEvents, Scale, StoredRun};
 
 use crate::error::CliError;
 use crate::output::Output;
@@ -45,6 +46,59 @@ pub struct RunOptions {
     /// Output directory.
     #[arg(long, default_value = "report")]
     pub out: PathBuf,
+    /// With `--scale paper`: store each experiment's scorecard values, with the command,
+    /// date, commit and machine, as `PAPER_RESULTS/<experiment>.json` (replacing the
+    /// experiment's earlier stored run) for quick reports to cite.
+    #[arg(long)]
+    pub store: bool,
+    /// Directory of stored paper-scale runs: where `--store` writes them, and from which
+    /// the report's "paper scale (stored)" scorecard column is read (relative to the
+    /// current directory; a missing directory means none are stored).
+    #[arg(long, default_value = "data/paper-scale")]
+    pub paper_results: PathBuf,
+}
+
+impl RunOptions {
+    /// Refuses `--store` below paper scale, then reads the stored paper-scale runs, before
+    /// any experiment starts: a malformed stored file is one line naming `FILE:LINE`.
+    fn paper_store(&self, claims: &[Claim]) -> Result<PaperStore, CliError> {
+        if self.store && !matches!(self.scale, ScaleArg::Paper) {
+            return Err(CliError::input("--store keeps paper-scale runs only: add --scale paper"));
+        }
+        // The report's own scorecard.json there would read as a stored run.
+        let same = |a: &Path, b: &Path| matches!((a.canonicalize(), b.canonicalize()), (Ok(a), Ok(b)) if a == b);
+        if same(&self.out, &self.paper_results) {
+            return Err(CliError::input(format!(
+                "--out {}: the directory of --paper-results; write the report elsewhere",
+                self.out.display()
+            )));
+        }
+        Ok(PaperStore::load(&self.paper_results, claims)?)
+    }
+
+    /// The store directory of `--store`, and the command a stored run records.
+    fn store_to(&self, command: String) -> Option<(PathBuf, String)> {
+        self.store.then(|| (self.paper_results.clone(), command))
+    }
+}
+
+/// The machine in words: CPU model, logical cores and memory, from /proc where it can be
+/// read.
+fn machine_description() -> String {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = cpuinfo
+        .lines()
+        .find_map(|l| l.strip_prefix("model name").and_then(|rest| rest.split_once(':')).map(|(_, m)| m.trim()))
+        .unwrap_or("unknown CPU");
+    let cores = std::thread::available_parallelism().map_or(1, NonZeroUsize::get);
+    let memory_gib = crate::limits::machine_memory_bytes() >> 30;
+    format!("{model}, {cores} logical cores, {memory_gib} GiB, {}", std::env::consts::OS)
+}
+
+/// Now, UTC, `YYYY-MM-DDTHH:MM:SSZ`.
+fn now_utc() -> String {
+    let unix_s = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    nvmdb_lab::stored::utc_timestamp(unix_s)
 }
 
 /// Arguments of `nvmdb run`.
@@ -102,6 +156,8 @@ struct Reporter<'a> {
     out: &'a Path,
     meta: &'a RunMeta,
     claims: &'a [Claim],
+    /// With `--store`: the directory finished experiments are stored in, and the command.
+    store_to: Option<(PathBuf, String)>,
     /// Running experiments and the most resident memory sampled since each started.
     resident_peaks: Mutex<BTreeMap<&'static str, u64>>,
 }
@@ -143,6 +199,17 @@ impl RunEvents for Reporter<'_> {
         self.sample();
         let peak = self.resident_peaks.lock().expect("no panics while locked").remove(finished.id.as_str());
         write_experiment(self.out, finished, self.meta, self.claims)?;
+        if let Some((dir, command)) = &self.store_to {
+            let rows = nvmdb_lab::scorecard(self.claims, std::slice::from_ref(finished))?;
+            let provenance = Provenance {
+                command: command.clone(),
+                date: now_utc(),
+                machine: machine_description(),
+                wall_s: (wall.as_secs_f64() * 10.0).round() / 10.0,
+            };
+            let path = store(dir, &StoredRun::new(finished, &rows, self.meta, provenance))?;
+            self.ctx.log(&format!("  stored {}", path.display()));
+        }
         let memory = match peak {
             Some(bytes) if bytes > 0 => format!(", process resident memory up to {} MiB meanwhile", bytes >> 20),
             _ => String::new(),
@@ -175,13 +242,24 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
     let meta = RunMeta::new(ctx.seed, ctx.scale);
     check_out_dir(&args.options.out)?;
     let claims = registry::papers::all();
-    let reporter =
-        Reporter { ctx: &ctx, out: &args.options.out, meta: &meta, claims: &claims, resident_peaks: Mutex::default() };
+    let stored = args.options.paper_store(&claims)?;
+    let command = format!("nvmdb run {} --scale paper --seed {} --store", experiment.id(), ctx.seed);
+    let reporter = Reporter {
+        ctx: &ctx,
+        out: &args.options.out,
+        meta: &meta,
+        claims: &claims,
+        store_to: args.options.store_to(command),
+        resident_peaks: Mutex::default(),
+    };
     let finished = reporter.run(&[experiment])?;
-    let rows = nvmdb_lab::scorecard(&claims, &finished)?;
+    // A run just stored is cited beside itself.
+    let stored = if args.options.store { PaperStore::load(&args.options.paper_results, &claims)? } else { stored };
+    let mut rows = nvmdb_lab::scorecard(&claims, &finished)?;
+    stored.attach(&mut rows, &claims);
     eprintln!("wrote {}", args.options.out.join(experiment.id()).display());
     let mut out = Output::new();
-    out.line(nvmdb_lab::report::markdown(&finished, &meta, &rows))?;
+    out.line(nvmdb_lab::report::markdown(&finished, &meta, &rows, &stored))?;
     out.finish()
 }
 
@@ -192,12 +270,21 @@ pub fn reproduce(args: &ReproduceArgs) -> Result<(), CliError> {
     let meta = RunMeta::new(ctx.seed, ctx.scale);
     check_out_dir(&options.out)?;
     let claims = registry::papers::all();
+    let stored = options.paper_store(&claims)?;
     let all = registry::all();
     let experiments: Vec<&dyn Experiment> = all.iter().map(|e| e.as_ref()).collect();
-    let reporter =
-        Reporter { ctx: &ctx, out: &options.out, meta: &meta, claims: &claims, resident_peaks: Mutex::default() };
+    let command = format!("nvmdb reproduce --scale paper --seed {} --store", ctx.seed);
+    let reporter = Reporter {
+        ctx: &ctx,
+        out: &options.out,
+        meta: &meta,
+        claims: &claims,
+        store_to: options.store_to(command),
+        resident_peaks: Mutex::default(),
+    };
     let finished = reporter.run(&experiments)?;
-    write_report(&options.out, &finished, &meta, &claims)?;
+    let stored = if options.store { PaperStore::load(&options.paper_results, &claims)? } else { stored };
+    write_report(&options.out, &finished, &meta, &claims, &stored)?;
     eprintln!("wrote {}/REPORT.md and {}/index.html", options.out.display(), options.out.display());
     if let Some(peak) = crate::limits::peak_resident_bytes() {
         eprintln!("{} experiments on {} threads; peak resident memory {} MiB", finished.len(), ctx.jobs(), peak >> 20);
