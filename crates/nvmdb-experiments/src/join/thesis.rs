@@ -408,18 +408,14 @@ impl Experiment for ThesisHashJoin {
             let mut disk = Vec::new();
             for (v, &(layout, algorithm)) in variants.iter().enumerate() {
                 let t = measure(&ssb, Mode::Disk, layout, algorithm, Pool::of(pool_bytes), &machine).map_err(failed)?;
-                fig59.row(vec![
-                    format!("{k}.0X").into(),
-                    variant_name(layout, algorithm).into(),
-                    t.pcm.bits_written.into(),
-                    t.words_read().into(),
-                    t.pcm.words_written.into(),
-                    (t.energy_pj() as f64 / 1e6).into(),
-                    (t.thesis_energy_pj() as f64 / 1e6).into(),
-                    (t.latency_cycles() as f64 / 1e6).into(),
-                    (t.thesis_latency_cycles() as f64 / 1e6).into(),
-                    (t.dram_bytes as f64 / 1e6).into(),
-                ]);
+                fig59.row(
+                    [
+                        vec![format!("{k}.0X").into(), variant_name(layout, algorithm).into()],
+                        counter_cells(&t),
+                        vec![(t.dram_bytes as f64 / 1e6).into()],
+                    ]
+                    .concat(),
+                );
                 series[v].push((k as f64, t.pcm.bits_written as f64));
                 disk.push(t);
             }
@@ -472,18 +468,13 @@ impl Experiment for ThesisHashJoin {
             for (mode, totals) in [("disk", &disk[..2]), ("main memory", &memory[..])] {
                 for (t, algorithm) in totals.iter().zip([Algorithm::CachePartitioning, Algorithm::VirtualPartitioning])
                 {
-                    fig511.row(vec![
-                        format!("{k}.0X").into(),
-                        mode.into(),
-                        variant_name(Layout::Row, algorithm).into(),
-                        t.pcm.bits_written.into(),
-                        t.words_read().into(),
-                        t.pcm.words_written.into(),
-                        (t.energy_pj() as f64 / 1e6).into(),
-                        (t.thesis_energy_pj() as f64 / 1e6).into(),
-                        (t.latency_cycles() as f64 / 1e6).into(),
-                        (t.thesis_latency_cycles() as f64 / 1e6).into(),
-                    ]);
+                    fig511.row(
+                        [
+                            vec![format!("{k}.0X").into(), mode.into(), variant_name(Layout::Row, algorithm).into()],
+                            counter_cells(t),
+                        ]
+                        .concat(),
+                    );
                 }
             }
             bar.inc(1);
