@@ -349,33 +349,11 @@ impl Experiment for ThesisHashJoin {
                  SSB SF {base_sf})",
                 pool_bytes >> 10
             ),
-            &[
-                "size",
-                "variant",
-                "bits written",
-                "N_r, words read",
-                "N_w, words written",
-                "PCM energy, µJ",
-                "thesis energy, µJ",
-                "PCM latency, Mcycles",
-                "thesis latency, Mcycles",
-                "DRAM traffic, MB",
-            ],
+            &[&["size", "variant"][..], &COUNTER_COLUMNS, &["DRAM traffic, MB"]].concat(),
         );
         let mut fig511 = Table::new(
             "Figure 5.11: row store, traditional vs modified, PCM as disk and as main memory",
-            &[
-                "size",
-                "mode",
-                "variant",
-                "bits written",
-                "N_r, words read",
-                "N_w, words written",
-                "PCM energy, µJ",
-                "thesis energy, µJ",
-                "PCM latency, Mcycles",
-                "thesis latency, Mcycles",
-            ],
+            &[&["size", "mode", "variant"][..], &COUNTER_COLUMNS].concat(),
         );
         let mut improvements = Table::new(
             "Modified vs traditional: lifetime gain (wear_trad / wear_mod − 1), energy and latency saved",
