@@ -187,16 +187,7 @@ fn pool_sweep(ssb: &Ssb, fractions: &[u64], machine: &Machine) -> Result<(Table,
     let mut table = Table::new(
         "PCM as disk at 1.0X, by DRAM pool: the modified join's wear, energy and latency over the traditional one's \
          (above 1: modified costs more)",
-        &[
-            "database ÷ pool",
-            "pool, KB",
-            "row: wear",
-            "row: energy",
-            "row: latency",
-            "column: wear",
-            "column: energy",
-            "column: latency",
-        ],
+        &[&["database ÷ pool"][..], &POOL_RATIO_COLUMNS].concat(),
     );
     let mut sweep = Vec::new();
     for &f in fractions {
@@ -221,6 +212,10 @@ fn pool_sweep(ssb: &Ssb, fractions: &[u64], machine: &Machine) -> Result<(Table,
     }
     Ok((table, sweep))
 }
+
+/// The columns after the first of a table of modified ÷ traditional ratios by DRAM pool.
+const POOL_RATIO_COLUMNS: [&str; 7] =
+    ["pool, KB", "row: wear", "row: energy", "row: latency", "column: wear", "column: energy", "column: latency"];
 
 /// A DRAM pool of 1/`fraction` of `ssb`, in whole pages, at least 16 of them.
 fn pool_for(ssb: &Ssb, fraction: u64) -> u64 {
@@ -1146,16 +1141,7 @@ fn multi_user(ctx: &RunContext, tick: &(dyn Fn() + Sync)) -> Result<LoadResults,
             "Figure 5.10 by DRAM pool, PCM as disk at 1.0X: the modified join's wear, energy and latency over the \
              traditional one's at U{few} and U{many} (above 1: modified costs more)"
         ),
-        &[
-            "users",
-            "pool, KB",
-            "row: wear",
-            "row: energy",
-            "row: latency",
-            "column: wear",
-            "column: energy",
-            "column: latency",
-        ],
+        &[&["users"][..], &POOL_RATIO_COLUMNS].concat(),
     );
     let mut half_pool_cheaper = true;
     for u in [few, many] {
