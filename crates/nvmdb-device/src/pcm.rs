@@ -105,6 +105,12 @@ trait Encoding: Copy {
     fn logical(self, cells: u64, flips: u64) -> u64;
     /// The new cells and flip bits for logical word `new`.
     fn encode(self, cells: u64, flips: u64, new: u64) -> (u64, u64);
+    /// The logical words of a line whose flip cells are `flips` (word `w`'s at bits
+    /// `8w..`).
+    #[inline]
+    fn logical_line(self, cells: &[u64; WORDS_PER_LINE], flips: u64) -> [u64; WORDS_PER_LINE] {
+        std::array::from_fn(|w| self.logical(cells[w], flips >> (8 * w) & 0xff))
+    }
 }
 
 /// No Flip-N-Write: cells hold the data.
@@ -266,6 +272,7 @@ struct Chunk {
 }
 
 impl Chunk {
+    #[cold]
     fn new() -> Box<Chunk> {
         Box::new(Chunk { lines: std::array::from_fn(|_| LineRecord::default()), written: 0 })
     }
@@ -365,27 +372,25 @@ impl Pcm {
         self.tables.get(index / TABLE_CHUNKS)?.as_deref()?[index % TABLE_CHUNKS].as_deref()
     }
 
+    /// The chunk holding `physical_line`, allocated on first use: one directory lookup.
     #[inline]
     fn chunk_mut(&mut self, physical_line: u64) -> &mut Chunk {
         let index = index(physical_line / CHUNK_LINES as u64);
-        if self.chunk(physical_line).is_none() {
-            self.allocate_chunk(index);
+        let table = index / TABLE_CHUNKS;
+        if self.tables.get(table).is_none_or(Option::is_none) {
+            self.allocate_table(table);
         }
-        self.tables[index / TABLE_CHUNKS]
-            .as_deref_mut()
-            .and_then(|table| table[index % TABLE_CHUNKS].as_deref_mut())
-            .expect("the chunk was allocated above")
+        let slot = &mut self.tables[table].as_deref_mut().expect("the table was allocated above")[index % TABLE_CHUNKS];
+        slot.get_or_insert_with(Chunk::new)
     }
 
-    /// Allocates chunk `index` (and its directory table).
+    /// Allocates directory table `table`.
     #[cold]
-    fn allocate_chunk(&mut self, index: usize) {
-        let table = index / TABLE_CHUNKS;
+    fn allocate_table(&mut self, table: usize) {
         if table >= self.tables.len() {
             self.tables.resize_with(table + 1, || None);
         }
-        let table = self.tables[table].get_or_insert_with(|| (0..TABLE_CHUNKS).map(|_| None).collect());
-        table[index % TABLE_CHUNKS] = Some(Chunk::new());
+        self.tables[table] = Some((0..TABLE_CHUNKS).map(|_| None).collect());
     }
 
     fn all_chunks(&self) -> impl Iterator<Item = &Chunk> {
@@ -405,7 +410,7 @@ impl Pcm {
     fn peek_encoded<E: Encoding>(&self, physical_line: u64, enc: E) -> [u64; WORDS_PER_LINE] {
         self.chunk(physical_line).map_or([0; WORDS_PER_LINE], |chunk| {
             let record = &chunk.lines[index(physical_line % CHUNK_LINES as u64)];
-            std::array::from_fn(|w| enc.logical(record.cells[w], record.flips >> (8 * w) & 0xff))
+            enc.logical_line(&record.cells, record.flips)
         })
     }
 
@@ -454,9 +459,8 @@ impl Pcm {
         // An unchanged logical word programs nothing (its current encoding costs 0), and a
         // changed one programs at least one cell or flip cell: so the words written are
         // exactly the words whose logical value changes.
-        let changed = (0..WORDS_PER_LINE).fold(0u8, |mask, w| {
-            mask | u8::from(new[w] != enc.logical(cells[w], old_flips_all >> (8 * w) & 0xff)) << w
-        });
+        let old = enc.logical_line(cells, old_flips_all);
+        let changed = (0..WORDS_PER_LINE).fold(0u8, |mask, w| mask | u8::from(new[w] != old[w]) << w);
         // Per lane, the cells this write programs.
         let mut programmed = [0u64; LANES];
         // How many cells this write programs.

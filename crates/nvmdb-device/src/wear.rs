@@ -16,6 +16,18 @@ pub const LANES: usize = 9;
 /// The lane index of the flip cells.
 pub const FLIP_LANE: usize = 8;
 
+/// Adds `carry` to one plane of every lane, leaving in `carry` what carries out; returns
+/// whether anything does: one pass over the lanes without early exits.
+#[inline]
+fn ripple(plane: &mut [u64; LANES], carry: &mut [u64; LANES]) -> bool {
+    for (bits, c) in plane.iter_mut().zip(carry.iter_mut()) {
+        let old = *bits;
+        *bits = old ^ *c;
+        *c &= old;
+    }
+    carry.iter().fold(0, |any, &c| any | c) != 0
+}
+
 /// Bit-sliced program counters of the 576 cells of one line.
 #[derive(Debug, Clone, Default)]
 pub struct LineWear {
@@ -57,15 +69,8 @@ impl LineWear {
     }
 
     fn add_all_lanes(&mut self, masks: &[u64; LANES]) {
-        let mut carry = [0u64; LANES];
-        let mut any = 0u64;
-        for lane in 0..LANES {
-            let bits = self.low[lane];
-            self.low[lane] = bits ^ masks[lane];
-            carry[lane] = bits & masks[lane];
-            any |= carry[lane];
-        }
-        if any != 0 {
+        let mut carry = *masks;
+        if ripple(&mut self.low, &mut carry) {
             self.carry_lanes(carry);
         }
     }
@@ -88,14 +93,7 @@ impl LineWear {
     /// Ripples every lane's carry out of plane 0 through the higher planes.
     fn carry_lanes(&mut self, mut carry: [u64; LANES]) {
         for plane in self.high.iter_mut() {
-            let mut any = 0u64;
-            for (counter, c) in plane.iter_mut().zip(carry.iter_mut()) {
-                let bits = *counter;
-                *counter = bits ^ *c;
-                *c &= bits;
-                any |= *c;
-            }
-            if any == 0 {
+            if !ripple(plane, &mut carry) {
                 return;
             }
         }
@@ -104,8 +102,12 @@ impl LineWear {
 
     /// Adds a top plane holding `top`. Grows by exactly one plane: most lines never need
     /// more than a few, and spare capacity would dominate the memory of large structures.
+    #[cold]
     fn push_plane(&mut self, top: &[u64; LANES]) {
-        self.high = self.high.iter().chain(std::iter::once(top)).copied().collect();
+        let mut planes = Vec::with_capacity(self.high.len() + 1);
+        planes.extend_from_slice(&self.high);
+        planes.push(*top);
+        self.high = planes.into_boxed_slice();
     }
 
     /// Planes, plane 0 included.

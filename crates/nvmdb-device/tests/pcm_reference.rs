@@ -14,6 +14,12 @@ use proptest::prelude::*;
 
 const LINES: u64 = 8;
 
+/// Where each reference line lives in a device spread over its sparse directory: lines
+/// sharing a chunk (64 lines), neighbouring chunks, and chunks in three directory tables
+/// (65,536 lines each), so that chunk and table allocation on a line's first write are
+/// exercised.
+const SPREAD: [u64; LINES as usize] = [0, 1, 63, 64, 4_095, 65_535, 65_536, 3 * 65_536 + 7];
+
 /// One line of the reference: logical words, flip bits per word and group, and a plain
 /// program counter per physical cell (`counts[FLIP_LANE][8w + g]` is word `w`'s flip
 /// cell of group `g`).
@@ -202,13 +208,14 @@ fn ref_storage_write(reference: &mut RefPcm, timing: &PcmStorageTiming, addr: u6
     (timing.initial_ns + chunks * timing.write_ns_per_chunk, chunks * timing.write_pj_per_chunk)
 }
 
-/// Every cell's program count, and the wear report, against the reference.
-fn check_wear(pcm: &Pcm, reference: &RefPcm) -> Result<(), TestCaseError> {
+/// Every cell's program count, and the wear report, against the reference, whose line `i`
+/// is the device's line `place(i)`.
+fn check_wear(pcm: &Pcm, reference: &RefPcm, place: impl Fn(u64) -> u64) -> Result<(), TestCaseError> {
     for (line, l) in reference.lines.iter().enumerate() {
         for (lane, counts) in l.counts.iter().enumerate() {
             for (bit, &count) in counts.iter().enumerate() {
                 prop_assert_eq!(
-                    pcm.cell_writes(line as u64, lane, bit as u32),
+                    pcm.cell_writes(place(line as u64), lane, bit as u32),
                     count,
                     "line {} lane {} bit {}",
                     line,
@@ -227,7 +234,18 @@ fn check_wear(pcm: &Pcm, reference: &RefPcm) -> Result<(), TestCaseError> {
 }
 
 fn check(group_bits: Option<u32>, writes: Vec<Write>) -> Result<(), TestCaseError> {
-    let mut config = PcmConfig::new(LINES * 64);
+    check_placed(group_bits, writes, LINES, |line| line)
+}
+
+/// [`check`] on a device of `device_lines`, whose line `place(i)` is the reference's line
+/// `i`.
+fn check_placed(
+    group_bits: Option<u32>,
+    writes: Vec<Write>,
+    device_lines: u64,
+    place: impl Fn(u64) -> u64,
+) -> Result<(), TestCaseError> {
+    let mut config = PcmConfig::new(device_lines * 64);
     config.flip_n_write = group_bits.map(|n| FlipNWrite::new(n).unwrap());
     let mut pcm = Pcm::new(config).unwrap();
     let mut reference = RefPcm::new(group_bits);
@@ -241,8 +259,8 @@ fn check(group_bits: Option<u32>, writes: Vec<Write>) -> Result<(), TestCaseErro
         }
         for i in 0..repeat {
             let value = if i % 2 == 0 { new } else { old };
-            prop_assert_eq!(pcm.write_line(line, &value), reference.write(line, &value));
-            prop_assert_eq!(pcm.peek_line(line), value);
+            prop_assert_eq!(pcm.write_line(place(line), &value), reference.write(line, &value));
+            prop_assert_eq!(pcm.peek_line(place(line)), value);
         }
     }
     let stats = pcm.stats();
@@ -253,7 +271,7 @@ fn check(group_bits: Option<u32>, writes: Vec<Write>) -> Result<(), TestCaseErro
     let metrics = PcmMetrics::CIDR2011;
     prop_assert_eq!(stats.energy_pj(&metrics), metrics.energy_pj(0, reference.lines_written, reference.bits_written));
     prop_assert_eq!(stats.latency_cycles(&metrics), metrics.latency_cycles(0, reference.words_written));
-    check_wear(&pcm, &reference)
+    check_wear(&pcm, &reference, place)
 }
 
 /// A storage-mode write: the address, the bytes (a pattern drawn from the seed, sparse or
@@ -308,7 +326,7 @@ fn check_storage(
         (reference.lines_written, reference.words_written, reference.bits_written, reference.flip_bits_written)
     );
     prop_assert_eq!((stats.storage_ops, stats.storage_time_ns, stats.storage_energy_pj), (ops, time_ns, energy_pj));
-    check_wear(&pcm, &reference)
+    check_wear(&pcm, &reference, |line| line)
 }
 
 /// Storage timings with chunks of one word, 32 B and 128 B, differential or charged for
@@ -332,6 +350,14 @@ proptest! {
         writes in writes(),
     ) {
         check(group_bits, writes)?;
+    }
+
+    #[test]
+    fn write_path_matches_the_reference_across_chunks_and_tables(
+        group_bits in prop::option::of(prop::sample::select(vec![8u32, 16, 32, 64])),
+        writes in writes(),
+    ) {
+        check_placed(group_bits, writes, SPREAD[LINES as usize - 1] + 1, |line| SPREAD[line as usize])?;
     }
 
     #[test]
