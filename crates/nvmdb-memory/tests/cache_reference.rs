@@ -246,3 +246,51 @@ proptest! {
         prop_assert_eq!(report.cache_levels, reference.levels.iter().map(|l| l.stats).collect::<Vec<_>>());
     }
 }
+
+/// Levels beyond [`config`]'s: sets that are not a power of two (the model divides
+/// instead of masking), 8 and 16 ways (the CIDR 2011 levels'), and 80 ways (a set wider
+/// than the model's 64-way search chunk).
+fn wide_config() -> impl Strategy<Value = CacheConfig> {
+    let level = (1u64..7, prop::sample::select(vec![1u32, 3, 8, 16, 80]), 1u64..20);
+    (prop::collection::vec(level, 1..4), 1u32..5, 1u32..4).prop_map(|(levels, ranks, write_queue)| {
+        let mut lines_above = 0u64;
+        let levels = levels
+            .into_iter()
+            .map(|(sets, ways, latency_cycles)| {
+                // Each level at least as large as the one above.
+                let sets = sets.max(lines_above.div_ceil(u64::from(ways)));
+                lines_above = sets * u64::from(ways);
+                CacheLevelConfig { size_bytes: lines_above * 64, ways, latency_cycles }
+            })
+            .collect();
+        CacheConfig { levels, ranks, write_queue }
+    })
+}
+
+proptest! {
+    /// The same comparison over [`wide_config`]'s levels and 128 lines, enough to fill an
+    /// 80-way set past its first 64 ways.
+    #[test]
+    fn wide_and_uneven_sets_match_the_reference(config in wide_config(), ops in ops(1024)) {
+        let mut cached = CachedMemory::new(Pcm::new(PcmConfig::new(CAPACITY)).unwrap(), config.clone());
+        let mut reference = RefCache::new(&config);
+        let base = cached.alloc(1024 * 8, 64).unwrap();
+        for op in ops {
+            match op {
+                Op::Load(w) => prop_assert_eq!(cached.load::<u64>(base + 8 * w), reference.load(base + 8 * w)),
+                Op::Store(w, v) => {
+                    cached.store::<u64>(base + 8 * w, v);
+                    reference.store(base + 8 * w, v);
+                }
+                Op::Flush => {
+                    cached.flush_all();
+                    reference.flush_all();
+                }
+            }
+            prop_assert_eq!(cached.estimated_cycles(), reference.cycles);
+        }
+        let report = cached.report();
+        prop_assert_eq!(report.pcm, reference.pcm.line_stats());
+        prop_assert_eq!(report.cache_levels, reference.levels.iter().map(|l| l.stats).collect::<Vec<_>>());
+    }
+}
