@@ -33,10 +33,7 @@
 //! refreshes and back-invalidations go straight to their slots. An access searches L1's
 //! set (most accesses hit there); on a miss there, inclusion means the line is in some
 //! level only if it is in the last one, so the last level's set is the only other set
-//! searched. A level keeps its sets as structure of arrays: a set's tags (the line
-//! divided by the number of sets, 4 bytes) are contiguous and compared without branches,
-//! and its LRU stamps, read only to choose a victim, lie apart; with a power-of-two
-//! number of sets a line's set and tag are a mask and a shift.
+//! searched, in the same pass that finds its LRU way.
 //!
 //! Beside it, [`timing`](crate::timing) keeps a CPU time (`cpu` in the report) with
 //! instructions, a DTLB and overlapped independent misses; the hierarchy reports each
@@ -100,8 +97,8 @@ pub struct CacheLevelStats {
     pub misses: u64,
 }
 
-/// Tag of an empty way (never a real line's tag: [`Level::new`] checks the range).
-const INVALID: u32 = u32::MAX;
+/// Tag of an empty way (never a real line number). Empty ways also have stamp 0.
+const INVALID: u64 = u64::MAX;
 
 /// No slot: the line is not in that level.
 const NONE: u32 = u32::MAX;
@@ -111,35 +108,31 @@ fn to_slot(slot: usize) -> u32 {
     u32::try_from(slot).expect("levels have fewer than u32::MAX lines")
 }
 
-/// The ways of `tags` holding `tag`, as a bit mask per chunk of 64 ways: the first way
-/// found. A line is in at most one way; the compares have no early exit, so they run
-/// without branches (and vectorised, for the 4-byte tags) and no loop exit is
-/// mispredicted.
-#[inline]
-fn position(tags: &[u32], tag: u32) -> Option<usize> {
-    tags.chunks(64).enumerate().find_map(|(chunk, ways)| {
-        let mask = ways.iter().enumerate().fold(0u64, |mask, (w, &t)| mask | u64::from(t == tag) << w);
-        (mask != 0).then(|| chunk * 64 + index(u64::from(mask.trailing_zeros())))
-    })
+/// One way of a set: its tag beside its LRU stamp, so that a set's lookup and its LRU
+/// choice read the same few host cache lines.
+#[derive(Debug, Clone, Copy)]
+struct Way {
+    tag: u64,
+    /// `clock << 1 | dirty`, where `clock` is the time of the last access; 0 when empty.
+    /// Within a set the clocks differ, so the least stamp is the least recently used way.
+    stamp: u64,
 }
 
-/// One cache level, its sets as structure of arrays: a set's tags are contiguous (16
-/// ways of 4 bytes are one host cache line) and searched without its LRU stamps, which
-/// only an insert reads.
+impl Way {
+    const EMPTY: Way = Way { tag: INVALID, stamp: 0 };
+
+    fn dirty(self) -> bool {
+        self.stamp & 1 == 1
+    }
+}
+
 #[derive(Debug, Clone)]
 struct Level {
     sets: u64,
-    /// log2 of `sets` when it is a power of two: a line's set and tag are then a mask and
-    /// a shift, not a division.
-    set_bits: Option<u32>,
     ways: usize,
     latency_cycles: u64,
-    /// Slot `s`'s line divided by `sets` (its set gives the rest), or [`INVALID`]. Set
-    /// `s` is `tags[s * ways..(s + 1) * ways]`, and likewise for `stamps`.
-    tags: Vec<u32>,
-    /// `clock << 1 | dirty`, where `clock` is the time of the last access; 0 when empty.
-    /// Within a set the clocks differ, so the least stamp is the least recently used way.
-    stamps: Vec<u64>,
+    /// Set `s` is `slots[s * ways..(s + 1) * ways]`.
+    slots: Vec<Way>,
     /// Above the last level: the last level's slot of the line in each slot (inclusion
     /// keeps every line there), so that an eviction finds the line's other copies
     /// without a search. Empty for the last level.
@@ -148,8 +141,7 @@ struct Level {
 }
 
 impl Level {
-    /// A level of a hierarchy whose lines are below `lines_addressed`.
-    fn new(config: &CacheLevelConfig, last: bool, lines_addressed: u64) -> Level {
+    fn new(config: &CacheLevelConfig, last: bool) -> Level {
         let lines = config.size_bytes / LINE_BYTES as u64;
         let ways = config.ways as usize;
         let sets = lines / ways as u64;
@@ -159,68 +151,73 @@ impl Level {
             config.size_bytes
         );
         assert!(lines < u64::from(NONE), "cache of {} bytes has too many lines", config.size_bytes);
-        assert!(
-            lines_addressed.div_ceil(sets) < u64::from(INVALID),
-            "cache of {} bytes has too few sets for {lines_addressed} lines",
-            config.size_bytes
-        );
         Level {
             sets,
-            set_bits: sets.is_power_of_two().then(|| sets.trailing_zeros()),
             ways,
             latency_cycles: config.latency_cycles,
-            tags: vec![INVALID; index(lines)],
-            stamps: vec![0; index(lines)],
+            slots: vec![Way::EMPTY; index(lines)],
             below: if last { Vec::new() } else { vec![NONE; index(lines)] },
             stats: CacheLevelStats::default(),
         }
     }
 
-    /// The first slot of `line`'s set, and the line's tag.
     #[inline]
-    fn place(&self, line: u64) -> (usize, u32) {
-        let (set, tag) = match self.set_bits {
-            Some(bits) => (line & (self.sets - 1), line >> bits),
-            None => (line % self.sets, line / self.sets),
-        };
-        let tag = u32::try_from(tag).ok().filter(|&tag| tag != INVALID);
-        (index(set) * self.ways, tag.expect("the line is within the device the level was made for"))
-    }
-
-    /// The line in `slot` (valid).
-    #[inline]
-    fn line(&self, slot: usize) -> u64 {
-        u64::from(self.tags[slot]) * self.sets + (slot / self.ways) as u64
+    fn set_base(&self, line: u64) -> usize {
+        index(line % self.sets) * self.ways
     }
 
     /// The slot of `line` if present.
     #[inline]
     fn find(&self, line: u64) -> Option<usize> {
-        let (base, tag) = self.place(line);
-        position(&self.tags[base..base + self.ways], tag).map(|w| base + w)
+        let base = self.set_base(line);
+        // A line is in at most one way; scanning every way without an early exit trades a
+        // few compares for no mispredicted loop exit.
+        let hit = self.slots[base..base + self.ways].iter().enumerate().fold(usize::MAX, |hit, (w, way)| {
+            if way.tag == line {
+                w
+            } else {
+                hit
+            }
+        });
+        (hit != usize::MAX).then_some(base + hit)
     }
 
     /// Searches the set of `line`: `Ok` with the line's slot if present, otherwise `Err`
-    /// with the slot an insert fills, [`Level::victim`]'s.
+    /// with the slot an insert fills, [`Level::victim`]'s. One pass answers both.
     #[inline]
     fn lookup(&self, line: u64) -> Result<usize, usize> {
-        let (base, tag) = self.place(line);
-        match position(&self.tags[base..base + self.ways], tag) {
-            Some(w) => Ok(base + w),
-            None => Err(self.oldest(base)),
+        let base = self.set_base(line);
+        // A line is in at most one way; scanning every way without an early exit trades a
+        // few compares for no mispredicted loop exit. The least stamp is the first way's
+        // with that stamp, as in `victim`.
+        let (hit, oldest, _) = self.slots[base..base + self.ways].iter().enumerate().fold(
+            (usize::MAX, 0, u64::MAX),
+            |(hit, oldest, least), (w, way)| {
+                let hit = if way.tag == line { w } else { hit };
+                if way.stamp < least {
+                    (hit, w, way.stamp)
+                } else {
+                    (hit, oldest, least)
+                }
+            },
+        );
+        if hit == usize::MAX {
+            Err(base + oldest)
+        } else {
+            Ok(base + hit)
         }
     }
 
     /// Marks an access to a present line at `clock`, keeping its dirtiness.
     #[inline]
     fn touch(&mut self, slot: usize, clock: u64) {
-        let stamp = &mut self.stamps[slot];
-        *stamp = clock << 1 | *stamp & 1;
+        let way = &mut self.slots[slot];
+        way.stamp = clock << 1 | way.stamp & 1;
     }
 
     #[inline]
     fn mark_dirty(&mut self, slot: usize) {
-        self.stamps[slot] |= 1;
+        self.slots[slot].stamp |= 1;
     }
 
     /// Inserts a line that is not present, clean, into the least recently used way (an
@@ -232,49 +229,39 @@ impl Level {
         (slot, self.fill(slot, line, clock))
     }
 
-    /// The least recently used way of `line`'s set.
+    /// The least recently used way of `line`'s set: the first way with the least stamp
+    /// (no stamp is u64::MAX).
     #[inline]
     fn victim(&self, line: u64) -> usize {
-        self.oldest(self.place(line).0)
-    }
-
-    /// The least recently used way of the set at `base`: the first way with the least
-    /// stamp (no stamp is u64::MAX).
-    #[inline]
-    fn oldest(&self, base: usize) -> usize {
-        let (oldest, _) = self.stamps[base..base + self.ways].iter().enumerate().fold(
-            (0, u64::MAX),
-            |(oldest, least), (w, &stamp)| {
-                if stamp < least {
-                    (w, stamp)
+        let base = self.set_base(line);
+        let (oldest, _) =
+            self.slots[base..base + self.ways].iter().enumerate().fold((0, u64::MAX), |(oldest, least), (w, way)| {
+                if way.stamp < least {
+                    (w, way.stamp)
                 } else {
                     (oldest, least)
                 }
-            },
-        );
+            });
         base + oldest
     }
 
     /// Puts `line`, clean, into `slot`; returns the line it held and its dirtiness.
     #[inline]
     fn fill(&mut self, slot: usize, line: u64, clock: u64) -> Option<(u64, bool)> {
-        let old = std::mem::replace(&mut self.stamps[slot], clock << 1);
-        let victim = (old != 0).then(|| (self.line(slot), old & 1 == 1));
-        self.tags[slot] = self.place(line).1;
-        victim
+        let old = std::mem::replace(&mut self.slots[slot], Way { tag: line, stamp: clock << 1 });
+        (old.stamp != 0).then_some((old.tag, old.dirty()))
     }
 
     /// Empties the way in `slot`; returns whether its line was dirty.
     fn invalidate(&mut self, slot: usize) -> bool {
-        self.tags[slot] = INVALID;
-        std::mem::replace(&mut self.stamps[slot], 0) & 1 == 1
+        std::mem::replace(&mut self.slots[slot], Way::EMPTY).dirty()
     }
 
     /// Clears the dirty bit of the way in `slot`; returns whether it was set.
     fn take_dirty(&mut self, slot: usize) -> bool {
-        let stamp = &mut self.stamps[slot];
-        let dirty = *stamp & 1 == 1;
-        *stamp &= !1;
+        let way = &mut self.slots[slot];
+        let dirty = way.dirty();
+        way.stamp &= !1;
         dirty
     }
 }
@@ -319,7 +306,6 @@ impl<D: LineDevice> CachedMemory<D> {
         let metrics = device.metrics();
         assert!(!config.levels.is_empty() && config.ranks > 0 && config.write_queue > 0, "invalid cache config");
         let heap = Heap::new(device.capacity_bytes());
-        let lines = device.capacity_bytes().div_ceil(LINE_BYTES as u64);
         CachedMemory {
             device,
             image: Image::default(),
@@ -328,7 +314,7 @@ impl<D: LineDevice> CachedMemory<D> {
                 .levels
                 .iter()
                 .enumerate()
-                .map(|(i, l)| Level::new(l, i + 1 == config.levels.len(), lines))
+                .map(|(i, l)| Level::new(l, i + 1 == config.levels.len()))
                 .collect(),
             up: vec![
                 NONE;
@@ -584,11 +570,11 @@ impl<D: LineDevice> Memory for CachedMemory<D> {
     /// Writes back every dirty line, in order of the last level's slots.
     fn flush_all(&mut self) {
         let last = self.levels.len() - 1;
-        for slot in 0..self.levels[last].tags.len() {
-            if self.levels[last].tags[slot] == INVALID {
+        for slot in 0..self.levels[last].slots.len() {
+            let line = self.levels[last].slots[slot].tag;
+            if line == INVALID {
                 continue;
             }
-            let line = self.levels[last].line(slot);
             let mut dirty = self.levels[last].take_dirty(slot);
             for (j, upper) in self.levels[..last].iter_mut().enumerate() {
                 let s = self.up[slot * last + j];

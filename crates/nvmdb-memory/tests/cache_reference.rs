@@ -247,9 +247,9 @@ proptest! {
     }
 }
 
-/// Levels beyond [`config`]'s: sets that are not a power of two (the model divides
-/// instead of masking), 8 and 16 ways (the CIDR 2011 levels'), and 80 ways (a set wider
-/// than the model's 64-way search chunk).
+/// Levels beyond those of [`config`] (power-of-two set counts, at most 4 ways): set
+/// counts that are not powers of two (no preset has them, but a `CacheConfig` may), 8
+/// and 16 ways (the CIDR 2011 levels'), and 80 ways (more than a 64-bit way mask holds).
 fn wide_config() -> impl Strategy<Value = CacheConfig> {
     let level = (1u64..7, prop::sample::select(vec![1u32, 3, 8, 16, 80]), 1u64..20);
     (prop::collection::vec(level, 1..4), 1u32..5, 1u32..4).prop_map(|(levels, ranks, write_queue)| {
