@@ -221,28 +221,64 @@ fn config() -> impl Strategy<Value = CacheConfig> {
     })
 }
 
+/// Runs `ops` over `words` words against the model and the reference, comparing every
+/// load, the cycle count after every operation, and the final PCM and cache statistics.
+fn check_against_reference(config: &CacheConfig, ops: Vec<Op>, words: u64) -> Result<(), TestCaseError> {
+    let mut cached = CachedMemory::new(Pcm::new(PcmConfig::new(CAPACITY)).unwrap(), config.clone());
+    let mut reference = RefCache::new(config);
+    let base = cached.alloc(words * 8, 64).unwrap();
+    for op in ops {
+        match op {
+            Op::Load(w) => prop_assert_eq!(cached.load::<u64>(base + 8 * w), reference.load(base + 8 * w)),
+            Op::Store(w, v) => {
+                cached.store::<u64>(base + 8 * w, v);
+                reference.store(base + 8 * w, v);
+            }
+            Op::Flush => {
+                cached.flush_all();
+                reference.flush_all();
+            }
+        }
+        prop_assert_eq!(cached.estimated_cycles(), reference.cycles);
+    }
+    let report = cached.report();
+    prop_assert_eq!(report.pcm, reference.pcm.line_stats());
+    prop_assert_eq!(report.cache_levels, reference.levels.iter().map(|l| l.stats).collect::<Vec<_>>());
+    Ok(())
+}
+
 proptest! {
     #[test]
     fn cache_matches_the_reference(config in config(), ops in ops(256)) {
-        let mut cached = CachedMemory::new(Pcm::new(PcmConfig::new(CAPACITY)).unwrap(), config.clone());
-        let mut reference = RefCache::new(&config);
-        let base = cached.alloc(256 * 8, 64).unwrap();
-        for op in ops {
-            match op {
-                Op::Load(w) => prop_assert_eq!(cached.load::<u64>(base + 8 * w), reference.load(base + 8 * w)),
-                Op::Store(w, v) => {
-                    cached.store::<u64>(base + 8 * w, v);
-                    reference.store(base + 8 * w, v);
-                }
-                Op::Flush => {
-                    cached.flush_all();
-                    reference.flush_all();
-                }
-            }
-            prop_assert_eq!(cached.estimated_cycles(), reference.cycles);
-        }
-        let report = cached.report();
-        prop_assert_eq!(report.pcm, reference.pcm.line_stats());
-        prop_assert_eq!(report.cache_levels, reference.levels.iter().map(|l| l.stats).collect::<Vec<_>>());
+        check_against_reference(&config, ops, 256)?;
+    }
+}
+
+/// Levels beyond those of [`config`] (power-of-two set counts, at most 4 ways): set
+/// counts that are not powers of two (no preset has them, but a `CacheConfig` may), 8
+/// and 16 ways (the CIDR 2011 levels'), and 80 ways (more than a 64-bit way mask holds).
+fn wide_config() -> impl Strategy<Value = CacheConfig> {
+    let level = (1u64..7, prop::sample::select(vec![1u32, 3, 8, 16, 80]), 1u64..20);
+    (prop::collection::vec(level, 1..4), 1u32..5, 1u32..4).prop_map(|(levels, ranks, write_queue)| {
+        let mut lines_above = 0u64;
+        let levels = levels
+            .into_iter()
+            .map(|(sets, ways, latency_cycles)| {
+                // Each level at least as large as the one above.
+                let sets = sets.max(lines_above.div_ceil(u64::from(ways)));
+                lines_above = sets * u64::from(ways);
+                CacheLevelConfig { size_bytes: lines_above * 64, ways, latency_cycles }
+            })
+            .collect();
+        CacheConfig { levels, ranks, write_queue }
+    })
+}
+
+proptest! {
+    /// The same comparison over [`wide_config`]'s levels and 128 lines, enough to fill an
+    /// 80-way set past its first 64 ways.
+    #[test]
+    fn wide_and_uneven_sets_match_the_reference(config in wide_config(), ops in ops(1024)) {
+        check_against_reference(&config, ops, 1024)?;
     }
 }
