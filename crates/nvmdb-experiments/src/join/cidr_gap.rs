@@ -45,6 +45,8 @@ struct Split {
     dtlb_misses: u64,
     lines_read: u64,
     lines_written: u64,
+    /// Hits below L1.
+    lower_hits: u64,
 }
 
 impl Split {
@@ -64,6 +66,7 @@ impl Split {
             dtlb_misses: r.cpu.dtlb_misses,
             lines_read: r.pcm.lines_read,
             lines_written: r.pcm.lines_written,
+            lower_hits: r.cache_levels.iter().skip(1).map(|s| s.hits).sum(),
         }
     }
 }
@@ -236,6 +239,7 @@ pub(super) fn gap_report(ctx: &RunContext, machine: &Machine, id: &str) -> Resul
         rows.push((variant.label, measure(ctx.seed, &variant.machine, variant.metrics, bytes, id)?));
         bar.inc(1);
     }
+    let mut free_by_size = Vec::new();
     let free = PcmMetrics { t_w_cycles: 0, ..PcmMetrics::CIDR2011 };
     let mut by_size = Table::new(
         "Figure 9(c), the 6% gap with write-backs free (T_w = 0), by record size, MatchPerR 1",
@@ -243,6 +247,7 @@ pub(super) fn gap_report(ctx: &RunContext, machine: &Machine, id: &str) -> Resul
     );
     for &b in &OTHER_RECORD_BYTES {
         let pair = measure(ctx.seed, machine, free, b, id)?;
+        free_by_size.push((b, pair.gap()));
         by_size.row(vec![
             b.into(),
             pair.gap().into(),
@@ -259,12 +264,12 @@ pub(super) fn gap_report(ctx: &RunContext, machine: &Machine, id: &str) -> Resul
         ratio(base.simple.lines_read, base.virtual_.lines_read).into(),
         model_fetch_ratio(machine, bytes).into(),
     ]);
-    let note = gap_note(bytes, machine, &rows);
+    let note = gap_note(bytes, machine, &rows, &free_by_size);
     Ok((vec![decomposition_table(bytes, &base), variants_table(bytes, &rows), by_size], note))
 }
 
 /// What the decomposition and the variants show, from their numbers.
-fn gap_note(bytes: u64, machine: &Machine, rows: &[(&str, Pair)]) -> String {
+fn gap_note(bytes: u64, machine: &Machine, rows: &[(&str, Pair)], free_by_size: &[(u64, f64)]) -> String {
     let (base, free, ranks) = (&rows[0].1, &rows[1].1, &rows[2].1);
     let (s, v) = (&base.simple, &base.virtual_);
     let d = |a: u64, b: u64| (a as f64 - b as f64) / M;
@@ -276,13 +281,13 @@ fn gap_note(bytes: u64, machine: &Machine, rows: &[(&str, Pair)]) -> String {
         "At {bytes} B, T_w = {T_W}, simple takes {:.1} M memory-only cycles against virtual partitioning's {:.1} M \
          (gap {:.1}%). Of the {:.1} M difference, {:.1} M is fetches (simple fetches {} lines against {}, {:.2}×; \
          Table 4: {:.2}×), {:.1} M stalls behind write-backs (simple writes back {} lines against {}) and {:.1} M hit \
-         latencies (virtual partitioning's extra L2 and L3 hits). With write-backs free (T_w = 0) the gap is {:.1}%, \
-         with 64 ranks {:.1}%: write-back stalls make {:.1} points of it, simple's extra fetches less virtual \
-         partitioning's extra hit latencies the rest. The memory-only time makes a fetch wait for its rank's whole \
-         write backlog; the CPU model, whose fetches wait only for the write in progress, gives {:.1}% ({:.1}% with \
-         write-backs free; it also charges simple's {} more DTLB misses and only the latency of the level that hits), \
-         so the backlog rule does not make the gap. Neither time counts the joins' instructions or overlaps their \
-         misses: with these parts unchanged, a gap of {:.0}% would need {:.0} M more cycles common to both joins \
+         latencies (virtual partitioning hits below L1 {} times, simple {}). With write-backs free (T_w = 0) the gap \
+         is {:.1}% ({}), with 64 ranks {:.1}%: write-back stalls make {:.1} points of it, simple's extra fetches less \
+         virtual partitioning's extra hit latencies the rest. The memory-only time makes a fetch wait for its rank's \
+         whole write backlog; the CPU model, whose fetches wait only for the write in progress, gives {:.1}% ({:.1}% \
+         with write-backs free; it also charges simple's {} more DTLB misses and only the latency of the level that \
+         hits), so the backlog rule does not make the gap. Neither time counts the joins' instructions or overlaps \
+         their misses: with these parts unchanged, a gap of {:.0}% would need {:.0} M more cycles common to both joins \
          ({:.1}× virtual partitioning's memory-only time, {:.0} cycles per R record).",
         s.memory as f64 / M,
         v.memory as f64 / M,
@@ -297,7 +302,10 @@ fn gap_note(bytes: u64, machine: &Machine, rows: &[(&str, Pair)]) -> String {
         s.lines_written,
         v.lines_written,
         d(s.hits, v.hits),
+        v.lower_hits,
+        s.lower_hits,
         free.gap(),
+        free_by_size.iter().map(|(b, g)| format!("{g:.1}% at {b} B")).collect::<Vec<_>>().join(", "),
         ranks.gap(),
         base.gap() - free.gap(),
         base.cpu_gap(),
