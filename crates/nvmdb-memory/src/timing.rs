@@ -265,6 +265,10 @@ impl CpuTiming {
         self.dtlb = dtlb;
     }
 
+    pub(crate) fn config(&self) -> CpuConfig {
+        self.config
+    }
+
     pub(crate) fn stats(&self) -> CpuTimeStats {
         CpuTimeStats { cycles: self.now.max(self.group_end.unwrap_or(0)), ..self.stats }
     }
