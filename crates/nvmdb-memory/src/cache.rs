@@ -42,8 +42,12 @@
 //! **Several T_w in one simulation.** T_w sets only how long a write-back occupies its
 //! rank: no cache decision, fetch, write-back or device counter depends on time. So
 //! [`CachedMemory::time_also_at_t_w`] keeps, beside the device's own T_w, one more copy of
-//! both time models per extra T_w, fed the same events; [`CachedMemory::report_at_t_w`]
-//! gives each one's report, identical to that of a separate simulation at that T_w
+//! both time models per extra T_w, fed the same events, counting from where it is called
+//! if no modified word has been written back since the counters were last zeroed
+//! (nothing so far depends on T_w), otherwise from the next [`Memory::reset_stats`] (so
+//! that, say, a B+-tree's bulk load is timed once and its measured operations at every
+//! T_w); [`CachedMemory::report_at_t_w`] gives each
+//! one's report, identical to that of a separate simulation at that T_w
 //! (`tests/t_w_lanes.rs`). Between two fetches or write-backs every copy of the
 //! memory-only time gains the same hit latencies, so a copy is brought up to date only at
 //! those events.
@@ -297,6 +301,9 @@ pub struct CachedMemory<D: LineDevice = Pcm> {
     cpu: CpuTiming,
     /// The time models of the other T_w ([`CachedMemory::time_also_at_t_w`]).
     other_t_w: Vec<TwTime>,
+    /// Whether a write-back of modified words was timed since the counters were zeroed:
+    /// until then no time depends on T_w.
+    t_w_spent: bool,
 }
 
 /// The memory-only time and the CPU time model of the same accesses at another T_w.
@@ -310,6 +317,9 @@ struct TwTime {
     rank_busy_until: Vec<u64>,
     write_queue: VecDeque<u64>,
     cpu: CpuTiming,
+    /// Whether these times count from the same point as the main ones: added before any
+    /// access, or reset since.
+    counting: bool,
 }
 
 impl TwTime {
@@ -399,6 +409,7 @@ impl<D: LineDevice> CachedMemory<D> {
             ),
             config,
             other_t_w: Vec::new(),
+            t_w_spent: false,
         }
     }
 
@@ -419,34 +430,39 @@ impl<D: LineDevice> CachedMemory<D> {
 
     /// Also times every access at each of `t_ws` (cycles per modified word) beside the
     /// device's own T_w, so that one simulation gives the reports of several
-    /// ([`CachedMemory::report_at_t_w`]; see the module docs). T_w values already timed
-    /// are skipped. Call before any access.
+    /// ([`CachedMemory::report_at_t_w`]; see the module docs). The other T_w count from
+    /// here if no modified word has been written back since the counters were zeroed,
+    /// otherwise from the next [`Memory::reset_stats`]. T_w values already timed are
+    /// skipped.
     pub fn time_also_at_t_w(&mut self, t_ws: &[u64]) {
-        assert_eq!(self.clock, 0, "time_also_at_t_w must come before any access");
         for &t_w in t_ws {
             if t_w == self.t_w_cycles || self.other_t_w.iter().any(|o| o.t_w_cycles == t_w) {
                 continue;
             }
-            let cpu = self.new_cpu(self.cpu.config(), t_w);
+            // A copy of the main times: exact while they owe nothing to T_w; otherwise
+            // exact from the next reset (what the caches and the DTLB hold does not
+            // depend on T_w).
             self.other_t_w.push(TwTime {
                 t_w_cycles: t_w,
-                cycles: 0,
-                synced: 0,
-                rank_busy_until: vec![0; self.rank_busy_until.len()],
-                write_queue: VecDeque::with_capacity(self.write_queue_capacity),
-                cpu,
+                cycles: self.cycles,
+                synced: self.cycles,
+                rank_busy_until: self.rank_busy_until.clone(),
+                write_queue: self.write_queue.clone(),
+                cpu: self.cpu.copy_at_t_w(t_w),
+                counting: !self.t_w_spent,
             });
         }
     }
 
     /// The report a simulation at `t_w` would give: [`Memory::report`] at the device's
-    /// T_w, or at one given to [`CachedMemory::time_also_at_t_w`]; `None` for another.
+    /// T_w, or at one given to [`CachedMemory::time_also_at_t_w`] once it counts from the
+    /// same point as the device's; `None` otherwise.
     pub fn report_at_t_w(&self, t_w: u64) -> Option<MemoryReport> {
         let report = self.report();
         if t_w == self.t_w_cycles {
             return Some(report);
         }
-        let other = self.other_t_w.iter().find(|o| o.t_w_cycles == t_w)?;
+        let other = self.other_t_w.iter().find(|o| o.t_w_cycles == t_w && o.counting)?;
         Some(MemoryReport {
             estimated_cycles: other.now(self.cycles),
             cpu: other.cpu.stats(),
@@ -630,6 +646,7 @@ impl<D: LineDevice> CachedMemory<D> {
         let words = self.image.line_words(line);
         let written = self.device.write_line(line, &words);
         let words = u64::from(written.words);
+        self.t_w_spent |= words > 0;
         self.cpu.write_back(line, words);
         let rank = index(line % self.rank_busy_until.len() as u64);
         let before = self.cycles;
@@ -719,12 +736,14 @@ impl<D: LineDevice> Memory for CachedMemory<D> {
         self.rank_busy_until.fill(0);
         self.write_queue.clear();
         self.cpu.reset();
+        self.t_w_spent = false;
         for other in &mut self.other_t_w {
             other.cycles = 0;
             other.synced = 0;
             other.rank_busy_until.fill(0);
             other.write_queue.clear();
             other.cpu.reset();
+            other.counting = true;
         }
     }
 

@@ -265,8 +265,9 @@ impl CpuTiming {
         self.dtlb = dtlb;
     }
 
-    pub(crate) fn config(&self) -> CpuConfig {
-        self.config
+    /// A copy timing write-backs at another T_w.
+    pub(crate) fn copy_at_t_w(&self, t_w_cycles: u64) -> CpuTiming {
+        CpuTiming { t_w_cycles, ..self.clone() }
     }
 
     pub(crate) fn stats(&self) -> CpuTimeStats {
