@@ -350,26 +350,62 @@ pub fn measure<M: Memory>(
 }
 
 fn report<M: Memory>(tree: &BTree<M>, ops: u64, found: u64) -> RunReport {
-    let memory = tree.memory().report();
-    let per_op = |v: u64| if ops == 0 { 0.0 } else { v as f64 / ops as f64 };
-    RunReport {
-        variant: tree.variant().name().into(),
-        node_lines: tree.node_lines(),
-        memory: memory.kind.clone(),
+    RunReport::of(
+        tree.variant().name().into(),
+        tree.node_lines(),
         ops,
         found,
-        pcm: memory.pcm,
-        bits_per_op: per_op(memory.pcm.bits_written),
-        words_per_op: per_op(memory.pcm.words_written),
-        lines_written_per_op: per_op(memory.pcm.lines_written),
-        energy_pj: memory.energy_pj(),
-        pcm_latency_cycles: memory.pcm_latency_cycles(),
-        estimated_cycles: memory.estimated_cycles,
-        cpu_cycles: memory.cpu.cycles,
-        instructions: memory.cpu.instructions,
-        dtlb_misses: memory.cpu.dtlb_misses,
-        entries_after: tree.len(),
-        height: tree.height(),
+        tree.len(),
+        tree.height(),
+        &tree.memory().report(),
+    )
+}
+
+impl RunReport {
+    fn of(
+        variant: String,
+        node_lines: u32,
+        ops: u64,
+        found: u64,
+        entries_after: u64,
+        height: u32,
+        memory: &MemoryReport,
+    ) -> RunReport {
+        let per_op = |v: u64| if ops == 0 { 0.0 } else { v as f64 / ops as f64 };
+        RunReport {
+            variant,
+            node_lines,
+            memory: memory.kind.clone(),
+            ops,
+            found,
+            pcm: memory.pcm,
+            bits_per_op: per_op(memory.pcm.bits_written),
+            words_per_op: per_op(memory.pcm.words_written),
+            lines_written_per_op: per_op(memory.pcm.lines_written),
+            energy_pj: memory.energy_pj(),
+            pcm_latency_cycles: memory.pcm_latency_cycles(),
+            estimated_cycles: memory.estimated_cycles,
+            cpu_cycles: memory.cpu.cycles,
+            instructions: memory.cpu.instructions,
+            dtlb_misses: memory.cpu.dtlb_misses,
+            entries_after,
+            height,
+        }
+    }
+
+    /// The same run with every memory figure taken from `memory`: for one simulation
+    /// timed at several T_w, the report at another T_w
+    /// ([`CachedMemory::report_at_t_w`](nvmdb_memory::CachedMemory::report_at_t_w)).
+    pub fn with_memory(&self, memory: &MemoryReport) -> RunReport {
+        RunReport::of(
+            self.variant.clone(),
+            self.node_lines,
+            self.ops,
+            self.found,
+            self.entries_after,
+            self.height,
+            memory,
+        )
     }
 }
 

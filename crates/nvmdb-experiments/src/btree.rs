@@ -57,13 +57,17 @@ pub struct Fig6;
 
 const NODE_LINES: [u32; 3] = [2, 4, 8];
 const FILL: f64 = 0.75;
-/// One tree build per configuration: its operation batches in order on it.
+/// One tree build per configuration: its operation batches in order on it, timed at the
+/// device's T_w (`metrics`) and at each of `also_t_w` in the same simulation
+/// ([`CachedMemory::time_also_at_t_w`](nvmdb_memory::CachedMemory::time_also_at_t_w): T_w
+/// changes only time).
 #[derive(Debug, Clone, Copy)]
 struct Job {
     node_lines: u32,
     variant: Variant,
     ops: &'static [OpKind],
     metrics: PcmMetrics,
+    also_t_w: &'static [u64],
 }
 
 /// Peak resident memory of one more tree built beside the experiment's own: quick scale
@@ -107,33 +111,46 @@ impl Inputs {
     }
 }
 
-fn run_job(ctx: &RunContext, inputs: &Inputs, job: Job) -> Result<Vec<(OpKind, RunReport)>, String> {
+/// A job's reports: `(T_w, operation, report)`, every T_w of one operation together.
+type Reports = Vec<(u64, OpKind, RunReport)>;
+
+fn run_job(ctx: &RunContext, inputs: &Inputs, job: Job) -> Result<Reports, String> {
     let memory = AnyMemory::cached(inputs.machine.clone(), job.metrics);
     let mut shuffle = ctx.rng(5);
     let mut tree =
         BTree::bulk_load(memory, job.variant, job.node_lines, loaded_pairs(&inputs.loaded), FILL, &mut shuffle)
             .map_err(|e| e.to_string())?;
+    // The bulk load is timed at the device's T_w only: the other T_w count from the
+    // counters' reset at the start of the first measured batch.
+    if let AnyMemory::Cached(cached) = tree.memory_mut() {
+        cached.time_also_at_t_w(job.also_t_w);
+    }
     let mut out = Vec::new();
     for &op in job.ops {
         let keys = &inputs.op_keys[op_index(op)];
         let (report, _) =
             measure(&mut tree, ops_of(op, keys, inputs.loaded.len() as u64)).map_err(|e| e.to_string())?;
-        out.push((op, report));
+        let AnyMemory::Cached(cached) = tree.memory() else { unreachable!("the jobs' memory is cached") };
+        for &t_w in job.also_t_w.iter().filter(|&&t_w| t_w != job.metrics.t_w_cycles) {
+            let memory = cached.report_at_t_w(t_w).expect("timed at every T_w of the job");
+            out.push((t_w, op, report.with_memory(&memory)));
+        }
+        out.push((job.metrics.t_w_cycles, op, report));
     }
     Ok(out)
 }
 
 /// A job's reports (or its error), computed once.
-type Shared = Arc<OnceLock<Result<Vec<(OpKind, RunReport)>, String>>>;
+type Shared = Arc<OnceLock<Result<Reports, String>>>;
 
 /// The jobs run in this process, keyed by everything a job's reports depend on. The
 /// sweeps of `cidr-fig8-btree` and `cidr-fig9-btree` build the same 2- and 8-line trees
-/// on the same keys at the default T_w; in one `nvmdb reproduce` the second takes the
-/// first's reports.
+/// on the same keys, each timed at every T_w of Figure 9; in one `nvmdb reproduce` the
+/// second takes the first's reports.
 static RUN: Mutex<BTreeMap<String, Shared>> = Mutex::new(BTreeMap::new());
 
 /// [`run_job`], or its reports if this process ran the same job on the same inputs.
-fn run_job_once(ctx: &RunContext, inputs: &Inputs, job: Job) -> Result<Vec<(OpKind, RunReport)>, String> {
+fn run_job_once(ctx: &RunContext, inputs: &Inputs, job: Job) -> Result<Reports, String> {
     // The seed draws the keys and the shuffle; the key counts set the keys and the machine.
     let counts: Vec<usize> = inputs.op_keys.iter().map(Vec::len).collect();
     let key = format!("{} {} {counts:?} {job:?}", ctx.seed, inputs.loaded.len());
@@ -157,8 +174,8 @@ fn run_all(ctx: &RunContext, id: &str, inputs: &Inputs, jobs: &[Job], job_bytes:
     bar.finish_and_clear();
     let mut results = Results::new();
     for (job, reports) in jobs.iter().zip(reports?) {
-        for (op, report) in reports {
-            results.insert((job.metrics.t_w_cycles, job.node_lines, variant_index(job.variant), op_index(op)), report);
+        for (t_w, op, report) in reports {
+            results.insert((t_w, job.node_lines, variant_index(job.variant), op_index(op)), report);
         }
     }
     Ok(results)
@@ -194,7 +211,7 @@ impl Experiment for Fig6 {
         for node_lines in NODE_LINES {
             for variant in Variant::ALL {
                 let ops = &[OpKind::Search, OpKind::Insert, OpKind::Delete];
-                jobs.push(Job { node_lines, variant, ops, metrics: PcmMetrics::CIDR2011 });
+                jobs.push(Job { node_lines, variant, ops, metrics: PcmMetrics::CIDR2011, also_t_w: &[] });
             }
         }
         let results = run_all(ctx, self.id(), &inputs, &jobs, tree_bytes(ctx.scale))?;
@@ -704,22 +721,24 @@ fn sweep_entries(scale: Scale) -> usize {
     scale.pick(250_000, PAPER_ENTRIES)
 }
 
-/// Runs inserts then deletes of the sweep's variants at `node_lines` for each metrics.
-fn run_sweep(
-    ctx: &RunContext,
-    id: &str,
-    node_lines: &[u32],
-    metrics: &[PcmMetrics],
-) -> Result<(Inputs, Results), LabError> {
+/// Runs inserts then deletes of the sweep's variants at `node_lines`, one tree each, timed
+/// at every T_w of Figure 9 (the default and [`T_W_CYCLES`]): Figure 8 reads the default,
+/// Figure 9 all, and in one reproduction Figure 9 takes Figure 8's 2- and 8-line trees
+/// ([`run_job_once`]).
+fn run_sweep(ctx: &RunContext, id: &str, node_lines: &[u32]) -> Result<(Inputs, Results), LabError> {
     let failed = |message: String| LabError::Failed { id: id.into(), message };
     let entries = sweep_entries(ctx.scale);
     let inputs = Inputs::draw(ctx, entries, entries / 100).map_err(failed)?;
     let mut jobs = Vec::new();
-    for &metrics in metrics {
-        for &lines in node_lines {
-            for variant in SWEEP_VARIANTS {
-                jobs.push(Job { node_lines: lines, variant, ops: &SWEEP_OPS, metrics });
-            }
+    for &lines in node_lines {
+        for variant in SWEEP_VARIANTS {
+            jobs.push(Job {
+                node_lines: lines,
+                variant,
+                ops: &SWEEP_OPS,
+                metrics: PcmMetrics::CIDR2011,
+                also_t_w: &T_W_CYCLES,
+            });
         }
     }
     let results = run_all(ctx, id, &inputs, &jobs, tree_bytes(ctx.scale))?;
@@ -738,8 +757,8 @@ impl Experiment for Fig8Btree {
         "cidr-fig8-btree"
     }
     /// Quick scale measured: 3.1 s, 64 MB on a loaded 2-core machine. Paper scale: 12
-    /// trees of 50 M entries, time estimated from `cidr-fig6`'s 15 (not measured), memory
-    /// as `cidr-fig6`'s.
+    /// trees of 50 M entries (each timed at Figure 9's T_w too), time estimated from
+    /// `cidr-fig6`'s 15 (not measured), memory as `cidr-fig6`'s.
     fn footprint(&self, scale: Scale) -> Footprint {
         scale.pick(Footprint::new(128, 4.0), Footprint::new(PAPER_MIB, 310.0))
     }
@@ -750,7 +769,7 @@ impl Experiment for Fig8Btree {
         "Seed 001 (Chen, Gibbons, Nath, CIDR 2011), Section 4.4, Figure 8(a, b)"
     }
     fn run(&self, ctx: &RunContext) -> Result<Outcome, LabError> {
-        let (inputs, results) = run_sweep(ctx, self.id(), &NODE_LINES, &[PcmMetrics::CIDR2011])?;
+        let (inputs, results) = run_sweep(ctx, self.id(), &NODE_LINES)?;
         let mut columns = vec!["node lines", "operation", "E_wb, pJ/bit"];
         columns.extend(SWEEP_VARIANTS.iter().map(|v| v.name()));
         columns.push("sorted ÷ best leaf scheme");
@@ -836,11 +855,13 @@ impl Experiment for Fig9Btree {
     fn id(&self) -> &'static str {
         "cidr-fig9-btree"
     }
-    /// Quick scale measured: 9.3 s, 65 MB on a loaded 2-core machine. Paper scale: 40
-    /// trees of 50 M entries, time estimated from `cidr-fig6`'s 15 (not measured), memory
-    /// as `cidr-fig6`'s.
+    /// Estimated, not measured: 8 trees, each timed at every T_w, a fifth of the 40 trees
+    /// (9.3 s at quick scale, 65 MB, on a loaded 2-core machine) built before one tree
+    /// gave every T_w; at paper scale 8 trees of 50 M entries at `cidr-fig8-btree`'s
+    /// measured 13.7 s of CPU a tree, memory as `cidr-fig6`'s (none built when
+    /// `cidr-fig8-btree` ran first in the same process).
     fn footprint(&self, scale: Scale) -> Footprint {
-        scale.pick(Footprint::new(128, 10.0), Footprint::new(PAPER_MIB, 1_020.0))
+        scale.pick(Footprint::new(128, 2.0), Footprint::new(PAPER_MIB, 110.0))
     }
     fn title(&self) -> &'static str {
         "B+-tree insert and delete time as T_w varies from 230 to 690 cycles"
@@ -849,12 +870,7 @@ impl Experiment for Fig9Btree {
         "Seed 001 (Chen, Gibbons, Nath, CIDR 2011), Section 4.4, Figure 9(a, b)"
     }
     fn run(&self, ctx: &RunContext) -> Result<Outcome, LabError> {
-        let mut metrics: Vec<PcmMetrics> =
-            T_W_CYCLES.iter().map(|&t_w| PcmMetrics { t_w_cycles: t_w, ..PcmMetrics::CIDR2011 }).collect();
-        // The default T_w last: those trees are `cidr-fig8-btree`'s too, and by then a
-        // reproduction running both may have them (`run_job_once`).
-        metrics.sort_by_key(|&m| m == PcmMetrics::CIDR2011);
-        let (inputs, results) = run_sweep(ctx, self.id(), &FIG9_NODE_LINES, &metrics)?;
+        let (inputs, results) = run_sweep(ctx, self.id(), &FIG9_NODE_LINES)?;
         let cycles = |t_w: u64, n: u32, v: Variant, op: OpKind| {
             results[&(t_w, n, variant_index(v), op_index(op))].estimated_cycles
         };
@@ -929,8 +945,10 @@ impl Experiment for Fig9Btree {
             tables: vec![table],
             plots,
             notes: vec![
-                "Each T_w is a fresh simulation: T_w sets how long a write-back occupies its rank, and so how long \
-                 line fetches and a full write queue stall behind it. Time is the cache model's memory time."
+                "T_w sets how long a write-back occupies its rank, and so how long line fetches and a full write \
+                 queue stall behind it; it changes no fetch, write-back or counter, so each tree is one simulation \
+                 timed at every T_w, with the times a separate simulation per T_w gives. Time is the cache model's \
+                 memory time."
                     .into(),
                 format!(
                     "Sorted's extra insert time over unsorted-leaf, fitted as a + b·T_w over the five runs: the \
@@ -993,17 +1011,42 @@ mod tests {
         forget();
         let alone = quick(&Fig9Btree, 1);
         assert_eq!(alone.tables[0].rows.len(), FIG9_NODE_LINES.len() * SWEEP_OPS.len() * T_W_CYCLES.len());
+        // One tree per node size and variant, timed at every T_w.
+        assert_eq!(sweep_jobs_run(), FIG9_NODE_LINES.len() * SWEEP_VARIANTS.len());
         forget();
         let eight = quick(&Fig8Btree, 3);
         assert_eq!(eight.tables[0].rows.len(), NODE_LINES.len() * SWEEP_OPS.len() * E_WB_PJ.len());
         let shared = sweep_jobs_run();
         assert_eq!(shared, NODE_LINES.len() * SWEEP_VARIANTS.len());
-        // Figure 9 at the default T_w takes Figure 8's 2- and 8-line trees.
+        // Figure 9 takes Figure 8's 2- and 8-line trees and builds none.
         assert_eq!(quick(&Fig9Btree, 3), alone);
-        let ran = sweep_jobs_run() - shared;
-        assert_eq!(ran, (T_W_CYCLES.len() - 1) * FIG9_NODE_LINES.len() * SWEEP_VARIANTS.len());
+        assert_eq!(sweep_jobs_run(), shared);
         forget();
         assert_eq!(quick(&Fig8Btree, 1), eight);
+    }
+
+    /// A tree timed at every T_w of Figure 9 in one simulation reports, at each, exactly
+    /// what a tree simulated at that T_w alone reports: every time, counter and ratio.
+    #[test]
+    fn one_tree_timed_at_every_t_w_reports_as_a_tree_per_t_w() {
+        let ctx = RunContext::new(Scale::Quick, 5);
+        let entries = sweep_entries(Scale::Quick) / 4;
+        let inputs = Inputs::draw(&ctx, entries, entries / 100).expect("keys");
+        for (node_lines, variant) in [(8, Variant::Sorted), (2, Variant::UnsortedLeaf)] {
+            let job = |metrics, also_t_w| Job { node_lines, variant, ops: &SWEEP_OPS, metrics, also_t_w };
+            let shared = run_job(&ctx, &inputs, job(PcmMetrics::CIDR2011, &T_W_CYCLES)).expect("runs");
+            assert_eq!(shared.len(), T_W_CYCLES.len() * SWEEP_OPS.len());
+            for t_w in T_W_CYCLES {
+                let alone = run_job(&ctx, &inputs, job(PcmMetrics { t_w_cycles: t_w, ..PcmMetrics::CIDR2011 }, &[]))
+                    .expect("runs");
+                for (_, op, report) in alone {
+                    let (_, _, from_shared) =
+                        shared.iter().find(|(t, o, _)| *t == t_w && *o == op).expect("every T_w and operation");
+                    let json = |r: &RunReport| serde_json::to_value(r).expect("serialises");
+                    assert_eq!(json(from_shared), json(&report), "T_w {t_w}, {node_lines}-line {variant:?} {op:?}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -38,11 +38,24 @@
 //! Beside it, [`timing`](crate::timing) keeps a CPU time (`cpu` in the report) with
 //! instructions, a DTLB and overlapped independent misses; the hierarchy reports each
 //! access, fetch and write-back to it and nothing else changes.
+//!
+//! **Several T_w in one simulation.** T_w sets only how long a write-back occupies its
+//! rank: no cache decision, fetch, write-back or device counter depends on time. So
+//! [`CachedMemory::time_also_at_t_w`] keeps, beside the device's own T_w, one more copy of
+//! both time models per extra T_w, fed the same events, counting from where it is called
+//! if no modified word has been written back since the counters were last zeroed
+//! (nothing so far depends on T_w), otherwise from the next [`Memory::reset_stats`] (so
+//! that, say, a B+-tree's bulk load is timed once and its measured operations at every
+//! T_w); [`CachedMemory::report_at_t_w`] gives each
+//! one's report, identical to that of a separate simulation at that T_w
+//! (`tests/t_w_lanes.rs`). Between two fetches or write-backs every copy of the
+//! memory-only time gains the same hit latencies, so a copy is brought up to date only at
+//! those events.
 
 use std::collections::VecDeque;
 
 use nvmdb_device::pcm::LINE_BYTES;
-use nvmdb_device::{index, LineDevice, Pcm};
+use nvmdb_device::{index, LineDevice, Pcm, PcmMetrics};
 use serde::{Deserialize, Serialize};
 
 use crate::heap::Heap;
@@ -286,6 +299,65 @@ pub struct CachedMemory<D: LineDevice = Pcm> {
     write_queue_capacity: usize,
     config: CacheConfig,
     cpu: CpuTiming,
+    /// The time models of the other T_w ([`CachedMemory::time_also_at_t_w`]).
+    other_t_w: Vec<TwTime>,
+    /// Whether a write-back of modified words was timed since the counters were zeroed:
+    /// until then no time depends on T_w.
+    t_w_spent: bool,
+}
+
+/// The memory-only time and the CPU time model of the same accesses at another T_w.
+#[derive(Debug, Clone)]
+struct TwTime {
+    t_w_cycles: u64,
+    /// The memory-only time at the last fetch or write-back, when the main time was
+    /// `synced`; both have since gained the same hit latencies.
+    cycles: u64,
+    synced: u64,
+    rank_busy_until: Vec<u64>,
+    write_queue: VecDeque<u64>,
+    cpu: CpuTiming,
+    /// Whether these times count from the same point as the main ones: added before any
+    /// access, or reset since.
+    counting: bool,
+}
+
+impl TwTime {
+    /// The memory-only time now, when the main time is `main`.
+    fn now(&self, main: u64) -> u64 {
+        self.cycles + (main - self.synced)
+    }
+}
+
+/// The memory-only time after a fetch from `rank` issued at `cycles`.
+#[inline]
+fn fetch_done(cycles: u64, rank_busy_until: &[u64], rank: usize, t_l_cycles: u64) -> u64 {
+    cycles.max(rank_busy_until[rank]) + t_l_cycles
+}
+
+/// Queues a write-back taking `cycles_needed` on `rank` at `cycles` (waiting for the
+/// oldest entry when the queue is full); returns the memory-only time after it.
+#[inline]
+fn queue_write(
+    mut cycles: u64,
+    rank_busy_until: &mut [u64],
+    write_queue: &mut VecDeque<u64>,
+    capacity: usize,
+    rank: usize,
+    cycles_needed: u64,
+) -> u64 {
+    while write_queue.front().is_some_and(|&done| done <= cycles) {
+        write_queue.pop_front();
+    }
+    if write_queue.len() == capacity {
+        let oldest = write_queue.pop_front().expect("queue is full");
+        cycles = cycles.max(oldest);
+    }
+    let start = cycles.max(rank_busy_until[rank]);
+    let done = start + cycles_needed;
+    rank_busy_until[rank] = done;
+    write_queue.push_back(done);
+    cycles
 }
 
 impl CachedMemory<Pcm> {
@@ -336,21 +408,67 @@ impl<D: LineDevice> CachedMemory<D> {
                 config.write_queue as usize,
             ),
             config,
+            other_t_w: Vec::new(),
+            t_w_spent: false,
         }
     }
 
     /// The same memory with another CPU time model (the default is
     /// [`CpuConfig::CIDR2011`]); call before any access.
     pub fn with_cpu(mut self, cpu: CpuConfig) -> CachedMemory<D> {
-        let metrics = self.device.metrics();
-        self.cpu = CpuTiming::new(
-            cpu,
-            metrics.t_l_cycles,
-            metrics.t_w_cycles,
-            self.config.ranks as usize,
-            self.config.write_queue as usize,
-        );
+        self.cpu = self.new_cpu(cpu, self.t_w_cycles);
+        let others: Vec<CpuTiming> = self.other_t_w.iter().map(|o| self.new_cpu(cpu, o.t_w_cycles)).collect();
+        for (other, timing) in self.other_t_w.iter_mut().zip(others) {
+            other.cpu = timing;
+        }
         self
+    }
+
+    fn new_cpu(&self, cpu: CpuConfig, t_w_cycles: u64) -> CpuTiming {
+        CpuTiming::new(cpu, self.t_l_cycles, t_w_cycles, self.config.ranks as usize, self.config.write_queue as usize)
+    }
+
+    /// Also times every access at each of `t_ws` (cycles per modified word) beside the
+    /// device's own T_w, so that one simulation gives the reports of several
+    /// ([`CachedMemory::report_at_t_w`]; see the module docs). The other T_w count from
+    /// here if no modified word has been written back since the counters were zeroed,
+    /// otherwise from the next [`Memory::reset_stats`]. T_w values already timed are
+    /// skipped.
+    pub fn time_also_at_t_w(&mut self, t_ws: &[u64]) {
+        for &t_w in t_ws {
+            if t_w == self.t_w_cycles || self.other_t_w.iter().any(|o| o.t_w_cycles == t_w) {
+                continue;
+            }
+            // A copy of the main times: exact while they owe nothing to T_w; otherwise
+            // exact from the next reset (what the caches and the DTLB hold does not
+            // depend on T_w).
+            self.other_t_w.push(TwTime {
+                t_w_cycles: t_w,
+                cycles: self.cycles,
+                synced: self.cycles,
+                rank_busy_until: self.rank_busy_until.clone(),
+                write_queue: self.write_queue.clone(),
+                cpu: self.cpu.copy_at_t_w(t_w),
+                counting: !self.t_w_spent,
+            });
+        }
+    }
+
+    /// The report a simulation at `t_w` would give: [`Memory::report`] at the device's
+    /// T_w, or at one given to [`CachedMemory::time_also_at_t_w`] once it counts from the
+    /// same point as the device's; `None` otherwise.
+    pub fn report_at_t_w(&self, t_w: u64) -> Option<MemoryReport> {
+        let report = self.report();
+        if t_w == self.t_w_cycles {
+            return Some(report);
+        }
+        let other = self.other_t_w.iter().find(|o| o.t_w_cycles == t_w && o.counting)?;
+        Some(MemoryReport {
+            estimated_cycles: other.now(self.cycles),
+            cpu: other.cpu.stats(),
+            metrics: report.metrics.map(|m| PcmMetrics { t_w_cycles: t_w, ..m }),
+            ..report
+        })
     }
 
     /// The device.
@@ -473,9 +591,13 @@ impl<D: LineDevice> CachedMemory<D> {
     fn time_access(&mut self, line: u64, hit: Option<usize>) {
         let probed = hit.map_or(self.levels.len(), |i| i + 1);
         let latency = |l: &[Level]| l.iter().map(|level| level.latency_cycles).sum::<u64>();
-        match hit {
-            Some(i) => self.cpu.access(line, Some(self.levels[i].latency_cycles), 0),
-            None => self.cpu.access(line, None, latency(&self.levels[..probed])),
+        let (hit, probe) = match hit {
+            Some(i) => (Some(self.levels[i].latency_cycles), 0),
+            None => (None, latency(&self.levels[..probed])),
+        };
+        self.cpu.access(line, hit, probe);
+        for other in &mut self.other_t_w {
+            other.cpu.access(line, hit, probe);
         }
     }
 
@@ -510,7 +632,12 @@ impl<D: LineDevice> CachedMemory<D> {
 
     fn fetch(&mut self, line: u64) {
         let rank = index(line % self.rank_busy_until.len() as u64);
-        self.cycles = self.cycles.max(self.rank_busy_until[rank]) + self.t_l_cycles;
+        let before = self.cycles;
+        self.cycles = fetch_done(before, &self.rank_busy_until, rank, self.t_l_cycles);
+        for other in &mut self.other_t_w {
+            other.cycles = fetch_done(other.now(before), &other.rank_busy_until, rank, self.t_l_cycles);
+            other.synced = self.cycles;
+        }
         // The image already holds the line's content; the device only counts the fetch.
         self.device.count_fetch(line);
     }
@@ -518,19 +645,31 @@ impl<D: LineDevice> CachedMemory<D> {
     fn write_back(&mut self, line: u64) {
         let words = self.image.line_words(line);
         let written = self.device.write_line(line, &words);
-        self.cpu.write_back(line, u64::from(written.words));
-        while self.write_queue.front().is_some_and(|&done| done <= self.cycles) {
-            self.write_queue.pop_front();
-        }
-        if self.write_queue.len() == self.write_queue_capacity {
-            let oldest = self.write_queue.pop_front().expect("queue is full");
-            self.cycles = self.cycles.max(oldest);
-        }
+        let words = u64::from(written.words);
+        self.t_w_spent |= words > 0;
+        self.cpu.write_back(line, words);
         let rank = index(line % self.rank_busy_until.len() as u64);
-        let start = self.cycles.max(self.rank_busy_until[rank]);
-        let done = start + u64::from(written.words) * self.t_w_cycles;
-        self.rank_busy_until[rank] = done;
-        self.write_queue.push_back(done);
+        let before = self.cycles;
+        self.cycles = queue_write(
+            before,
+            &mut self.rank_busy_until,
+            &mut self.write_queue,
+            self.write_queue_capacity,
+            rank,
+            words * self.t_w_cycles,
+        );
+        for other in &mut self.other_t_w {
+            other.cpu.write_back(line, words);
+            other.cycles = queue_write(
+                other.now(before),
+                &mut other.rank_busy_until,
+                &mut other.write_queue,
+                self.write_queue_capacity,
+                rank,
+                words * other.t_w_cycles,
+            );
+            other.synced = self.cycles;
+        }
     }
 
     fn spans(addr: u64, len: usize) -> impl Iterator<Item = u64> {
@@ -597,18 +736,36 @@ impl<D: LineDevice> Memory for CachedMemory<D> {
         self.rank_busy_until.fill(0);
         self.write_queue.clear();
         self.cpu.reset();
+        self.t_w_spent = false;
+        for other in &mut self.other_t_w {
+            other.cycles = 0;
+            other.synced = 0;
+            other.rank_busy_until.fill(0);
+            other.write_queue.clear();
+            other.cpu.reset();
+            other.counting = true;
+        }
     }
 
     fn compute(&mut self, instructions: u64) {
         self.cpu.compute(instructions);
+        for other in &mut self.other_t_w {
+            other.cpu.compute(instructions);
+        }
     }
 
     fn begin_independent(&mut self) {
         self.cpu.begin_independent();
+        for other in &mut self.other_t_w {
+            other.cpu.begin_independent();
+        }
     }
 
     fn end_independent(&mut self) {
         self.cpu.end_independent();
+        for other in &mut self.other_t_w {
+            other.cpu.end_independent();
+        }
     }
 
     fn report(&self) -> MemoryReport {

@@ -265,6 +265,11 @@ impl CpuTiming {
         self.dtlb = dtlb;
     }
 
+    /// A copy timing write-backs at another T_w.
+    pub(crate) fn copy_at_t_w(&self, t_w_cycles: u64) -> CpuTiming {
+        CpuTiming { t_w_cycles, ..self.clone() }
+    }
+
     pub(crate) fn stats(&self) -> CpuTimeStats {
         CpuTimeStats { cycles: self.now.max(self.group_end.unwrap_or(0)), ..self.stats }
     }

@@ -123,6 +123,22 @@ pub fn run_synthetic(
     seed: u64,
     id: &str,
 ) -> Result<Measurement, LabError> {
+    let mut runs = run_synthetic_by_t_w(machine, metrics, spec, algorithm, seed, id, &[metrics.t_w_cycles])?;
+    Ok(runs.pop().expect("one T_w"))
+}
+
+/// [`run_synthetic`] as one simulation timed at each of `t_ws`
+/// ([`CachedMemory::time_also_at_t_w`]): the measurements in the order of `t_ws`, each
+/// the one [`run_synthetic`] gives with `metrics` at that T_w.
+pub fn run_synthetic_by_t_w(
+    machine: &Machine,
+    metrics: PcmMetrics,
+    spec: &SynthSpec,
+    algorithm: Algorithm,
+    seed: u64,
+    id: &str,
+    t_ws: &[u64],
+) -> Result<Vec<Measurement>, LabError> {
     use rand::SeedableRng;
     let failed = |e: String| LabError::Failed { id: id.into(), message: e };
     let mut config = PcmConfig::new(PCM_CAPACITY_BYTES);
@@ -131,8 +147,11 @@ pub fn run_synthetic(
     let mut mem = CachedMemory::new(pcm, machine.cache.clone());
     let mut rng = nvmdb_lab::Rng::seed_from_u64(seed);
     let (r, s) = generate(&mut mem, spec, &mut rng).map_err(|e| failed(e.to_string()))?;
+    // Loading the relations is timed at the device's T_w only: the other T_w count from
+    // the counters' reset at the start of the join.
+    mem.time_also_at_t_w(t_ws);
     let options = JoinOptions { cache_bytes: machine.cache_bytes(), ..JoinOptions::cidr2011(algorithm) };
-    let (output, report) = measured_join(&mut mem, &r, &s, &options).map_err(|e| failed(e.to_string()))?;
+    let (output, _) = measured_join(&mut mem, &r, &s, &options).map_err(|e| failed(e.to_string()))?;
     if output.matches != spec.s_rows() {
         return Err(failed(format!(
             "{} found {} matches, expected {}",
@@ -141,7 +160,13 @@ pub fn run_synthetic(
             spec.s_rows()
         )));
     }
-    Ok(Measurement { output, report })
+    Ok(t_ws
+        .iter()
+        .map(|&t_w| Measurement {
+            output: output.clone(),
+            report: mem.report_at_t_w(t_w).expect("timed at every T_w asked for"),
+        })
+        .collect())
 }
 
 /// `a / b` as a float, `None` when `b` is zero.
