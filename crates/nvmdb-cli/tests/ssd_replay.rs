@@ -171,3 +171,33 @@ fn power_loss_at_recovers_and_verifies_every_written_page() {
         assert_eq!((&json["lost_pages"], &json["corrupt_pages"]), (&0.into(), &0.into()), "{kind}, fingerprint");
     }
 }
+
+#[test]
+fn pcm_accounting_is_reported_and_a_bad_value_exits_2_naming_the_key() {
+    let trace = temp_file("acct.trace", "W 0 4096\nW 0 4096\nW 0 512\nR 0 4096\n");
+    let run = |extra: &[&str]| {
+        let mut args = vec!["ssd", "replay", "--trace", &trace, "--format", "simple", "--json"];
+        args.extend(SMALL);
+        args.extend(["--set", "buffer.kind=pcm-log", "--set", "buffer.pcm_mb=1"]);
+        args.extend(extra);
+        nvmdb(&args)
+    };
+    let (code, stdout, stderr) = run(&[]);
+    assert_eq!(code, 0, "{stderr}");
+    let cells: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(cells["config"]["buffer"]["pcm_accounting"], "cells");
+    assert!(cells["pcm_bits_written"].as_u64().is_some_and(|b| b > 0), "{stdout}");
+
+    let (code, stdout, stderr) = run(&["--set", "buffer.pcm_accounting=words"]);
+    assert_eq!(code, 0, "{stderr}");
+    let words: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(words["config"]["buffer"]["pcm_accounting"], "words");
+    assert!(words["pcm_bits_written"].is_null() && words["pcm_max_cell_writes"].is_null(), "{stdout}");
+    assert_eq!(words["pcm_energy_pj"], cells["pcm_energy_pj"]);
+    assert_eq!(words["flash_page_programs"], cells["flash_page_programs"]);
+
+    let (code, _, stderr) = run(&["--set", "buffer.pcm_accounting=lines"]);
+    assert_eq!(code, 2);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("--set buffer.pcm_accounting=lines"), "{stderr}");
+}

@@ -158,6 +158,31 @@ impl Encoding for FlipNWrite {
     }
 }
 
+/// What a PCM write counts ([`PcmConfig::accounting`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PcmAccounting {
+    /// Every cell: the cells each write programs (Flip-N-Write's encoding included) and
+    /// each cell's program count (wear).
+    #[default]
+    Cells,
+    /// To the word: lines and words written exactly as [`PcmAccounting::Cells`] counts
+    /// them (a word is written when its logical value changes, whatever the encoding), and
+    /// so the storage-mode time and chunk energy, which depend only on which words change.
+    /// Not counted: the cells programmed (`bits_written`, `flip_bits_written`, and the bit
+    /// energy derived from them), which depend on the encoding of each word, and cell
+    /// wear ([`Pcm::wear_report`] and [`Pcm::cell_writes`] read 0). The cells hold the
+    /// logical words, unencoded.
+    Words,
+}
+
+impl PcmAccounting {
+    /// Whether every cell is counted.
+    pub fn is_cells(&self) -> bool {
+        *self == PcmAccounting::Cells
+    }
+}
+
 /// PCM device configuration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PcmConfig {
@@ -176,6 +201,9 @@ pub struct PcmConfig {
     /// `None`. Needs `start_gap_interval`.
     #[serde(default)]
     pub start_gap_randomiser_seed: Option<u64>,
+    /// What writes count: every cell (the default) or only to the word.
+    #[serde(default, skip_serializing_if = "PcmAccounting::is_cells")]
+    pub accounting: PcmAccounting,
 }
 
 impl PcmConfig {
@@ -188,6 +216,7 @@ impl PcmConfig {
             storage: PcmStorageTiming::default(),
             start_gap_interval: None,
             start_gap_randomiser_seed: None,
+            accounting: PcmAccounting::Cells,
         }
     }
 }
@@ -440,11 +469,29 @@ impl Pcm {
     }
 
     fn program_physical(&mut self, physical_line: u64, new: &[u64; WORDS_PER_LINE]) -> LineWrite {
-        match self.config.flip_n_write {
-            None => self.program_encoded(physical_line, new, Plain),
-            Some(FlipNWrite { group_bits: 64 }) => self.program_encoded(physical_line, new, WordFlip),
-            Some(fnw) => self.program_encoded(physical_line, new, fnw),
+        match (self.config.accounting, self.config.flip_n_write) {
+            (PcmAccounting::Words, _) => self.program_words(physical_line, new),
+            (PcmAccounting::Cells, None) => self.program_encoded(physical_line, new, Plain),
+            (PcmAccounting::Cells, Some(FlipNWrite { group_bits: 64 })) => {
+                self.program_encoded(physical_line, new, WordFlip)
+            }
+            (PcmAccounting::Cells, Some(fnw)) => self.program_encoded(physical_line, new, fnw),
         }
+    }
+
+    /// The write of [`PcmAccounting::Words`]: the cells take the logical words (their flip
+    /// cells stay 0, so every encoding reads them back unchanged); the words written are
+    /// those whose value changes, as in [`Pcm::program_encoded`]; no cell is counted.
+    fn program_words(&mut self, physical_line: u64, new: &[u64; WORDS_PER_LINE]) -> LineWrite {
+        let slot = index(physical_line % CHUNK_LINES as u64);
+        let chunk = self.chunk_mut(physical_line);
+        chunk.written |= 1 << slot;
+        let cells = &mut chunk.lines[slot].cells;
+        let changed = (0..WORDS_PER_LINE).fold(0u8, |mask, w| mask | u8::from(new[w] != cells[w]) << w);
+        *cells = *new;
+        self.stats.lines_written += 1;
+        self.stats.words_written += u64::from(changed.count_ones());
+        LineWrite { words: changed.count_ones(), bits: 0, word_mask: changed }
     }
 
     /// The write loop, monomorphised per encoding so the per-word path has no branches on
@@ -579,13 +626,14 @@ impl Pcm {
     }
 
     /// The exact program count of one physical cell: `lane` 0..8 are data words, 8 the
-    /// flip cells (word `w`'s at bits `8w..`).
+    /// flip cells (word `w`'s at bits `8w..`); 0 under [`PcmAccounting::Words`].
     pub fn cell_writes(&self, physical_line: u64, lane: usize, bit: u32) -> u64 {
         self.chunk(physical_line)
             .map_or(0, |c| c.lines[index(physical_line % CHUNK_LINES as u64)].wear.count(lane, bit))
     }
 
-    /// Summarises the wear of every line ever written.
+    /// Summarises the wear of every line ever written (all counts 0 under
+    /// [`PcmAccounting::Words`], which does not count wear).
     pub fn wear_report(&self) -> WearReport {
         let mut valid = [u64::MAX; LANES];
         valid[FLIP_LANE] = self.config.flip_n_write.map_or(0, |f| {
@@ -795,16 +843,10 @@ impl Iterator for LineSpans {
 
 /// `words` (a line) with its little-endian bytes from `start` on replaced by `bytes`, which
 /// end within the line; only the words they overlap are touched.
-fn with_bytes_replaced(mut words: [u64; WORDS_PER_LINE], start: usize, bytes: &[u8]) -> [u64; WORDS_PER_LINE] {
-    let end = start + bytes.len();
-    for (w, word) in words.iter_mut().enumerate().take(end.div_ceil(WORD_BYTES)).skip(start / WORD_BYTES) {
-        let base = w * WORD_BYTES;
-        let (from, to) = (start.max(base), end.min(base + WORD_BYTES));
-        let mut le = word.to_le_bytes();
-        le[from - base..to - base].copy_from_slice(&bytes[from - start..to - start]);
-        *word = u64::from_le_bytes(le);
-    }
-    words
+fn with_bytes_replaced(words: [u64; WORDS_PER_LINE], start: usize, bytes: &[u8]) -> [u64; WORDS_PER_LINE] {
+    let mut line = words_to_bytes(&words);
+    line[start..start + bytes.len()].copy_from_slice(bytes);
+    bytes_to_words(&line)
 }
 
 /// Little-endian bytes of a line.

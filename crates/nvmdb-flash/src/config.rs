@@ -2,7 +2,7 @@
 //! `deny_unknown_fields` and serde-tagged enums so that a typo fails at parse time with a
 //! message naming the key. Every key is documented in `CONFIG.md`.
 
-use nvmdb_device::{FlashGeometry, FlashTiming, PageContent, PcmStorageTiming};
+use nvmdb_device::{FlashGeometry, FlashTiming, PageContent, PcmAccounting, PcmStorageTiming};
 use serde::{Deserialize, Serialize};
 
 use crate::layer::FlashError;
@@ -235,6 +235,9 @@ pub struct BufferSection {
     pub delta_bytes_max: u32,
     /// PCM storage timing preset.
     pub pcm_timing: PcmTimingPreset,
+    /// What the log area's PCM counts: every cell (`cells`), or only to the word
+    /// (`words`: no cell bit counts, no cell wear; see CONFIG.md).
+    pub pcm_accounting: PcmAccounting,
     /// The change assumed for a content-free update (no bytes to compare).
     pub delta: DeltaKind,
     /// Which pages a merge writes.
@@ -254,6 +257,7 @@ impl Default for BufferSection {
             delta_bytes_min: 50,
             delta_bytes_max: 150,
             pcm_timing: PcmTimingPreset::ThesisTable22,
+            pcm_accounting: PcmAccounting::Cells,
             delta: DeltaKind::Sampled,
             merge: MergeKind::LiveBlock,
             merge_layout: MergeLayout::OnePlane,
@@ -499,7 +503,7 @@ impl SsdConfig {
         if b.kind == BufferKind::None {
             ignored.extend(["buffer.pcm_mb", "buffer.log_sector_bytes", "buffer.delta_bytes_min"]);
             ignored.extend(["buffer.delta_bytes_max", "buffer.pcm_timing", "buffer.delta", "buffer.merge"]);
-            ignored.extend(["buffer.replacement", "buffer.merge_layout"]);
+            ignored.extend(["buffer.replacement", "buffer.merge_layout", "buffer.pcm_accounting"]);
             if self.ftl.mapping != Mapping::Page {
                 ignored.extend(["ftl.gc", "ftl.gc_free_blocks", "ftl.static_wl_threshold"]);
             }
@@ -510,6 +514,7 @@ impl SsdConfig {
             ignored.push("ftl.log_blocks");
             if b.kind == BufferKind::Ipl {
                 ignored.extend(["buffer.pcm_mb", "buffer.log_sector_bytes", "buffer.pcm_timing"]);
+                ignored.push("buffer.pcm_accounting");
             }
             if b.kind != BufferKind::PcmLog {
                 ignored.push("buffer.replacement");

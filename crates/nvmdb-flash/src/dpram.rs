@@ -92,6 +92,7 @@ impl DpramArea {
         }
         let mut config = PcmConfig::new(units * u64::from(UNIT_BYTES));
         config.storage = params.config.buffer.pcm_timing.timing();
+        config.accounting = params.config.buffer.pcm_accounting;
         Ok(DpramArea {
             pcm: Pcm::new(config)?,
             pcm_free_at_ns: 0,

@@ -69,10 +69,13 @@ pub struct StoreStats {
     pub flash_energy_pj: u64,
     /// PCM energy, pJ.
     pub pcm_energy_pj: u64,
-    /// PCM cells programmed.
+    /// PCM cells programmed (0, not counted, when `pcm_accounting` is `words`).
     pub pcm_bits_written: u64,
-    /// The hottest PCM cell's program count.
+    /// The hottest PCM cell's program count (0, not counted, when `pcm_accounting` is
+    /// `words`).
     pub pcm_max_cell_writes: u64,
+    /// What the log area's PCM counted (`buffer.pcm_accounting`; `cells` without one).
+    pub pcm_accounting: nvmdb_device::PcmAccounting,
     /// Host writes whose content was already stored (deduplication).
     pub dedup_pages_removed: u64,
     /// Fingerprint comparisons made by deduplication lookups.

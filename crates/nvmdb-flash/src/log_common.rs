@@ -110,10 +110,13 @@ fn extend_filler(out: &mut Vec<u8>, salt: u64, offset: u32, len: u32) {
         out.extend_from_slice(&word(first)[(offset % 8) as usize..(end % 8) as usize]);
         return;
     }
-    // A partial first word, whole words, a partial last word.
+    // A partial first word, whole words (written in place, 8 bytes at a time), a partial
+    // last word.
     out.extend_from_slice(&word(first)[(offset % 8) as usize..]);
-    for k in first + 1..last {
-        out.extend_from_slice(&word(k));
+    let whole_from = out.len();
+    out.resize(whole_from + 8 * (last - first - 1) as usize, 0);
+    for (k, bytes) in (first + 1..last).zip(out[whole_from..].chunks_exact_mut(8)) {
+        bytes.copy_from_slice(&word(k));
     }
     out.extend_from_slice(&word(last)[..(end % 8) as usize]);
 }

@@ -73,6 +73,8 @@ pub struct LogStore<A: LogArea> {
     delta_rng: Xoshiro256PlusPlus,
     salt_seed: u64,
     stats: StoreStats,
+    /// Scratch ranges of a content-free update's change, reused.
+    change_buf: Ranges,
 }
 
 impl<A: LogArea> LogStore<A> {
@@ -108,6 +110,7 @@ impl<A: LogArea> LogStore<A> {
             delta_rng: Xoshiro256PlusPlus::seed_from_u64(seed ^ 0xD5E1_7A00),
             salt_seed: splitmix64(seed),
             stats: StoreStats::default(),
+            change_buf: Vec::new(),
         })
     }
 
@@ -172,13 +175,13 @@ impl<A: LogArea> LogStore<A> {
 
     /// The change of a content-free update: `written` is the host's byte range (or the
     /// whole page).
-    fn unknown_change(&mut self, written: (u32, u32)) -> Vec<(u32, u32)> {
+    fn unknown_change(&mut self, written: (u32, u32)) -> (u32, u32) {
         match self.delta {
-            DeltaPolicy::FullPage => vec![written],
+            DeltaPolicy::FullPage => written,
             DeltaPolicy::Sampled { min, max } => {
                 let len = self.delta_rng.gen_range(min..=max).clamp(1, written.1.max(1));
                 let offset = written.0 + self.delta_rng.gen_range(0..=written.1.saturating_sub(len));
-                vec![(offset, len)]
+                (offset, len)
             }
         }
     }
@@ -226,25 +229,30 @@ impl<A: LogArea> LogStore<A> {
                 (change, Some(base_change), t)
             }
             _ => {
-                let change = match changed {
-                    Some(c) => c.to_vec(),
-                    None => self.unknown_change(written),
-                };
+                let mut change = std::mem::take(&mut self.change_buf);
+                change.clear();
+                match changed {
+                    Some(c) => change.extend_from_slice(c),
+                    None => change.push(self.unknown_change(written)),
+                }
                 (change, None, now_ns)
             }
         };
-        if change.is_empty() {
+        let done = if change.is_empty() {
             self.stats.unchanged_writes += 1;
-            return Ok(ready_ns);
-        }
-        self.log_or_write(lpn, data, change, base_change, ready_ns)
+            Ok(ready_ns)
+        } else {
+            self.log_or_write(lpn, data, &change, base_change, ready_ns)
+        };
+        self.change_buf = change;
+        done
     }
 
     fn log_or_write(
         &mut self,
         lpn: u64,
         data: PageData,
-        change: Vec<(u32, u32)>,
+        change: &[(u32, u32)],
         mut base_change: Option<Vec<(u32, u32)>>,
         mut ready_ns: u64,
     ) -> Result<u64, FlashError> {
@@ -256,7 +264,7 @@ impl<A: LogArea> LogStore<A> {
                 lpn,
                 lbn,
                 offset: (lpn % u64::from(self.pages_per_block)) as u32,
-                change: &change,
+                change,
                 base_change: base_change.as_deref(),
                 page: match &data {
                     PageData::Bytes(b) => Some(b.as_slice()),
@@ -278,7 +286,7 @@ impl<A: LogArea> LogStore<A> {
                     ready_ns = self.merge(victim, ready_ns)?;
                     if victim == lbn && base_change.is_some() {
                         // The merge made the flash copy current.
-                        base_change = Some(change.clone());
+                        base_change = Some(change.to_vec());
                     }
                 }
                 Append::Unloggable => {
@@ -381,9 +389,17 @@ impl<A: LogArea> PageStore for LogStore<A> {
         };
         if let Some(pcm) = self.area.pcm() {
             let p = pcm.stats();
-            s.pcm_bits_written += p.bits_written;
             s.pcm_energy_pj += p.storage_energy_pj;
-            s.pcm_max_cell_writes = s.pcm_max_cell_writes.max(pcm.wear_report().max_cell_writes);
+            s.pcm_accounting = pcm.config().accounting;
+            if s.pcm_accounting.is_cells() {
+                s.pcm_bits_written += p.bits_written;
+                s.pcm_max_cell_writes = s.pcm_max_cell_writes.max(pcm.wear_report().max_cell_writes);
+            } else {
+                // Counted to the word only: the stack's other PCM (deduplication's) alone
+                // would be a part passed off as the whole.
+                s.pcm_bits_written = 0;
+                s.pcm_max_cell_writes = 0;
+            }
         }
         s
     }

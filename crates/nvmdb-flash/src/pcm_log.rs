@@ -174,6 +174,7 @@ impl PcmLogArea {
         let capacity = (table_bytes + n * pblock_bytes).div_ceil(64) * 64;
         let mut pcm_config = PcmConfig::new(capacity);
         pcm_config.storage = params.config.buffer.pcm_timing.timing();
+        pcm_config.accounting = params.config.buffer.pcm_accounting;
         Ok(PcmLogArea {
             pcm: Pcm::new(pcm_config)?,
             pcm_free_at_ns: 0,

@@ -211,10 +211,10 @@ pub struct ReplaySummary {
     pub flash_energy_pj: u64,
     /// PCM energy, pJ.
     pub pcm_energy_pj: u64,
-    /// PCM cells programmed.
-    pub pcm_bits_written: u64,
-    /// The hottest PCM cell's program count.
-    pub pcm_max_cell_writes: u64,
+    /// PCM cells programmed (null when not counted: `buffer.pcm_accounting = "words"`).
+    pub pcm_bits_written: Option<u64>,
+    /// The hottest PCM cell's program count (null when not counted).
+    pub pcm_max_cell_writes: Option<u64>,
     /// Host page writes removed as duplicates.
     pub dedup_pages_removed: u64,
     /// Mean fingerprint comparisons per deduplication lookup.
@@ -272,8 +272,8 @@ impl ReplayReport {
             energy_pj: self.energy_pj(),
             flash_energy_pj: s.flash_energy_pj,
             pcm_energy_pj: s.pcm_energy_pj,
-            pcm_bits_written: s.pcm_bits_written,
-            pcm_max_cell_writes: s.pcm_max_cell_writes,
+            pcm_bits_written: s.pcm_accounting.is_cells().then_some(s.pcm_bits_written),
+            pcm_max_cell_writes: s.pcm_accounting.is_cells().then_some(s.pcm_max_cell_writes),
             dedup_pages_removed: s.dedup_pages_removed,
             dedup_comparisons_per_lookup: if s.dedup_lookups == 0 {
                 0.0

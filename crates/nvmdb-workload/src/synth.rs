@@ -223,22 +223,25 @@ fn mix64(mut z: u64) -> u64 {
 }
 
 /// Adds `(offset, len)` to a sorted disjoint range list, merging overlaps and neighbours.
-/// Ranges are within a page: an end past `u32::MAX` is cut there.
+/// Ranges are within a page: an end past `u32::MAX` is cut there. The list is edited in
+/// place: the ranges merged are consecutive (those ending at or after `offset`, up to the
+/// last starting at or before the merged end), so no other range moves but by the splice.
 pub fn union_range(ranges: &mut Vec<(u32, u32)>, offset: u32, len: u32) {
     let (mut start, mut end) = (offset, offset.saturating_add(len));
-    let mut out = Vec::with_capacity(ranges.len().saturating_add(1));
-    for &(o, l) in ranges.iter() {
-        if o.saturating_add(l) < start || o > end {
-            out.push((o, l));
-        } else {
-            start = start.min(o);
-            end = end.max(o.saturating_add(l));
-        }
-    }
-    let at = out.partition_point(|&(o, _)| o < start);
-    // start is the least of the merged offsets and end the greatest of their ends.
-    out.insert(at, (start, end.saturating_sub(start)));
-    *ranges = out;
+    // Sorted and disjoint with gaps between them, so their ends increase too.
+    let first = ranges.partition_point(|&(o, l)| o.saturating_add(l) < start);
+    let merged = ranges[first..]
+        .iter()
+        .take_while(|&&(o, l)| {
+            let joins = o <= end;
+            if joins {
+                start = start.min(o);
+                end = end.max(o.saturating_add(l));
+            }
+            joins
+        })
+        .count();
+    ranges.splice(first..first.saturating_add(merged), [(start, end.saturating_sub(start))]);
 }
 
 struct PoolPage {
@@ -611,6 +614,44 @@ mod tests {
         assert_eq!(r, vec![(0, 25)]);
         union_range(&mut r, 100, 1);
         assert_eq!(r, vec![(0, 25), (100, 1)]);
+        union_range(&mut r, 26, 0);
+        assert_eq!(r, vec![(0, 25), (26, 0), (100, 1)]);
+        union_range(&mut r, 25, 1);
+        assert_eq!(r, vec![(0, 26), (100, 1)], "neighbours join");
+    }
+
+    /// The in-place union against a rebuild of the whole list that tests every range
+    /// against the growing merged range, on random sequences of ranges.
+    #[test]
+    fn union_range_matches_a_rebuilt_list() {
+        fn rebuilt(ranges: &[(u32, u32)], offset: u32, len: u32) -> Vec<(u32, u32)> {
+            let (mut start, mut end) = (offset, offset.saturating_add(len));
+            let mut out = Vec::new();
+            for &(o, l) in ranges {
+                if o.saturating_add(l) < start || o > end {
+                    out.push((o, l));
+                } else {
+                    start = start.min(o);
+                    end = end.max(o.saturating_add(l));
+                }
+            }
+            let at = out.partition_point(|&(o, _)| o < start);
+            out.insert(at, (start, end.saturating_sub(start)));
+            out
+        }
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(11);
+        for _ in 0..2_000 {
+            let mut ranges = Vec::new();
+            for _ in 0..rng.gen_range(1..12) {
+                let (offset, len) = match rng.gen_range(0..8) {
+                    0 => (u32::MAX - rng.gen_range(0..4), rng.gen_range(0..8)),
+                    _ => (rng.gen_range(0..4096), rng.gen_range(0..160)),
+                };
+                let expected = rebuilt(&ranges, offset, len);
+                union_range(&mut ranges, offset, len);
+                assert_eq!(ranges, expected, "after adding ({offset}, {len})");
+            }
+        }
     }
 
     #[test]

@@ -8,7 +8,7 @@ use clap::Args;
 use nvmdb_btree::workload::MemoryKind;
 use nvmdb_btree::Variant;
 use nvmdb_device::pcm::WORDS_PER_LINE;
-use nvmdb_device::{FlipNWrite, Pcm, PcmConfig};
+use nvmdb_device::{FlipNWrite, Pcm, PcmAccounting, PcmConfig};
 use nvmdb_experiments::bench::btree::insert_ns_per_op;
 use nvmdb_memory::{CachedMemory, Memory, NativeMemory};
 use rand::{Rng, SeedableRng};
@@ -20,9 +20,10 @@ use crate::output::Output;
 
 /// Arguments of `nvmdb bench`.
 ///
-/// Benchmarks: ssd-1tb-rss, ssd-page-ftl-replay, ssd-pcm-log-replay (beside the plain
-/// FTL's rate when both run; uniform requests), the same two with `-hot` (90 % of the
-/// requests to 10 % of the logical blocks), memory-random-mix, memory-pointer-chase (native vs cached
+/// Benchmarks: ssd-1tb-rss, ssd-page-ftl-replay, ssd-pcm-log-replay (its PCM counting
+/// every cell) and ssd-pcm-log-words-replay (`buffer.pcm_accounting = "words"`), each
+/// beside the plain FTL's rate when both run (uniform requests), the same three with
+/// `-hot` (90 % of the requests to 10 % of the logical blocks), memory-random-mix, memory-pointer-chase (native vs cached
 /// PCM), pcm-writeback/one-word-changed and pcm-writeback/random-line (each beside
 /// line-diff/native/…, the same write-backs as XOR and popcount in plain memory),
 /// btree-insert (native vs cached PCM), envy-memory-random-mix (native vs eNVy). A
@@ -309,7 +310,6 @@ fn ssd_benches(args: &BenchArgs, out: &mut Vec<BenchResult>) -> Result<(), CliEr
     use nvmdb_experiments::bench::flash::{page_ftl_replay, pcm_log_replay, Locality};
     for (locality, suffix) in [(Locality::Uniform, ""), (Locality::HotCold, "-hot")] {
         let plain_name = format!("ssd-page-ftl-replay{suffix}");
-        let log_name = format!("ssd-pcm-log-replay{suffix}");
         let mut page_ftl = None;
         if selected(args, &plain_name) {
             let bench = page_ftl_replay(args.ops, locality).map_err(fail)?;
@@ -318,13 +318,18 @@ fn ssd_benches(args: &BenchArgs, out: &mut Vec<BenchResult>) -> Result<(), CliEr
             page_ftl = Some(r.clone());
             out.push(r);
         }
-        if selected(args, &log_name) {
-            let bench = pcm_log_replay(args.ops, locality).map_err(fail)?;
-            let r = from_ns_per_op(&log_name, bench.requests, bench.elapsed.as_nanos() as f64 / bench.requests as f64);
-            out.push(match &page_ftl {
-                Some(base) => compared(r, base),
-                None => r,
-            });
+        // The PCM log counting every cell, then counting only to the word.
+        for (accounting, infix) in [(PcmAccounting::Cells, ""), (PcmAccounting::Words, "-words")] {
+            let log_name = format!("ssd-pcm-log{infix}-replay{suffix}");
+            if selected(args, &log_name) {
+                let bench = pcm_log_replay(args.ops, locality, accounting).map_err(fail)?;
+                let ns = bench.elapsed.as_nanos() as f64 / bench.requests as f64;
+                let r = from_ns_per_op(&log_name, bench.requests, ns);
+                out.push(match &page_ftl {
+                    Some(base) => compared(r, base),
+                    None => r,
+                });
+            }
         }
     }
     Ok(())

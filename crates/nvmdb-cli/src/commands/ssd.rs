@@ -177,7 +177,12 @@ fn print_table(mut out: Output, args: &ReplayArgs, config: &SsdConfig, s: &Repla
         "energy               {} pJ (flash {}, PCM {})",
         s.energy_pj, s.flash_energy_pj, s.pcm_energy_pj
     ))?;
-    out.line(format_args!("PCM bits written     {} (hottest cell {})", s.pcm_bits_written, s.pcm_max_cell_writes))?;
+    match (s.pcm_bits_written, s.pcm_max_cell_writes) {
+        (Some(bits), Some(hottest)) => {
+            out.line(format_args!("PCM bits written     {bits} (hottest cell {hottest})"))?
+        }
+        _ => out.line(format_args!("PCM bits written     not counted (buffer.pcm_accounting = words)"))?,
+    }
     out.line(format_args!(
         "dedup                {} pages removed, {:.1} comparisons per lookup, {} flash pages saved",
         s.dedup_pages_removed, s.dedup_comparisons_per_lookup, s.flash_pages_saved

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use nvmdb_device::{PageContent, PageData};
+use nvmdb_device::{PageContent, PageData, PcmAccounting};
 use nvmdb_workload::{Content, Op, Request};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -62,11 +62,13 @@ pub fn page_ftl_replay(requests: u64, locality: Locality) -> Result<ReplayBench,
 }
 
 /// [`page_ftl_replay`] through the PCM log layer above the same FTL (`buffer.kind =
-/// "pcm-log"`, 16 MB of PCM, content-free updates logged as 50–150 B records).
-pub fn pcm_log_replay(requests: u64, locality: Locality) -> Result<ReplayBench, FlashError> {
+/// "pcm-log"`, 16 MB of PCM, content-free updates logged as 50–150 B records), its PCM
+/// counting as `accounting` (`buffer.pcm_accounting`).
+pub fn pcm_log_replay(requests: u64, locality: Locality, accounting: PcmAccounting) -> Result<ReplayBench, FlashError> {
     let mut config = bench_config();
     config.buffer.kind = nvmdb_flash::config::BufferKind::PcmLog;
     config.buffer.pcm_mb = 16;
+    config.buffer.pcm_accounting = accounting;
     replay_bench(&config, requests, locality)
 }
 
