@@ -109,3 +109,24 @@ fn same_seed_same_results() {
     let read = |d: &PathBuf| std::fs::read_to_string(d.join("pcm-start-gap/results.csv")).unwrap();
     assert_eq!(read(&a), read(&b));
 }
+
+/// The names `nvmdb bench` reported, in order.
+fn bench_names(args: &[&str]) -> Vec<String> {
+    let v = json(&nvmdb(&[&["bench", "--ops", "2000", "--mib", "1", "--json"], args].concat()));
+    v.as_array().expect("an array").iter().map(|r| r["name"].as_str().expect("a name").to_owned()).collect()
+}
+
+#[test]
+fn bench_filter_is_a_substring_and_exact_selects_one_name() {
+    let substring = bench_names(&["--filter", "memory-random-mix"]);
+    assert!(substring.contains(&"envy-memory-random-mix/envy".to_owned()), "{substring:?}");
+    assert!(substring.contains(&"memory-random-mix/cached-pcm".to_owned()), "{substring:?}");
+    let exact = bench_names(&["--filter", "memory-random-mix", "--exact"]);
+    assert_eq!(exact, ["memory-random-mix/cached-pcm", "memory-random-mix/native"]);
+    let out = nvmdb(&["bench", "--filter", "memory-random", "--exact"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("--filter"), "{stderr}");
+    assert_eq!(nvmdb(&["bench", "--exact"]).status.code(), Some(2));
+}

@@ -81,6 +81,7 @@ impl FlashGeometry {
     };
 
     /// Total planes.
+    #[inline]
     pub fn planes(&self) -> u64 {
         u64::from(self.packages) * u64::from(self.planes_per_package)
     }
@@ -102,14 +103,28 @@ impl FlashGeometry {
     pub fn capacity_bytes(&self) -> u64 {
         self.pages() * u64::from(self.page_bytes)
     }
-    /// The block holding a page.
+    /// The block holding a page (a shift when pages per block is a power of two: the
+    /// same result without a division, on every FTL and flash-array path).
+    #[inline]
     pub fn block_of(&self, ppn: Ppn) -> u64 {
-        ppn / u64::from(self.pages_per_block)
+        let per_block = u64::from(self.pages_per_block);
+        if per_block.is_power_of_two() {
+            ppn >> per_block.trailing_zeros()
+        } else {
+            ppn / per_block
+        }
     }
     /// The plane holding a block. Consecutive blocks go to consecutive planes, so that
-    /// sequential allocation spreads over planes.
+    /// sequential allocation spreads over planes. (A mask when the planes are a power of
+    /// two, as [`FlashGeometry::block_of`].)
+    #[inline]
     pub fn plane_of_block(&self, block: u64) -> u64 {
-        block % self.planes()
+        let planes = self.planes();
+        if planes.is_power_of_two() {
+            block & (planes - 1)
+        } else {
+            block % planes
+        }
     }
 
     fn validate(&self) -> Result<(), DeviceError> {
@@ -251,10 +266,6 @@ pub struct FlashArray {
     content: PageContent,
     blocks: Vec<BlockState>,
     plane_busy_until_ns: Vec<u64>,
-    /// `log2(pages_per_block)` and `planes - 1` when they are powers of two: page and plane
-    /// numbers then take a shift and a mask instead of a division (the same results).
-    page_shift: Option<u32>,
-    plane_mask: Option<u64>,
     /// `geometry.pages()` and `geometry.blocks()`, computed once.
     pages: u64,
     block_count: u64,
@@ -275,8 +286,6 @@ impl FlashArray {
             content,
             blocks: std::iter::repeat_with(BlockState::default).take(index(geometry.blocks())).collect(),
             plane_busy_until_ns: vec![0; index(geometry.planes())],
-            page_shift: geometry.pages_per_block.is_power_of_two().then(|| geometry.pages_per_block.trailing_zeros()),
-            plane_mask: geometry.planes().is_power_of_two().then(|| geometry.planes() - 1),
             pages: geometry.pages(),
             block_count: geometry.blocks(),
             stats: FlashStats::default(),
@@ -300,14 +309,17 @@ impl FlashArray {
         &self.geometry
     }
     /// The timing preset.
+    #[inline]
     pub fn timing(&self) -> &FlashTiming {
         &self.timing
     }
     /// The content mode.
+    #[inline]
     pub fn content_mode(&self) -> PageContent {
         self.content
     }
     /// The counters.
+    #[inline]
     pub fn stats(&self) -> &FlashStats {
         &self.stats
     }
@@ -316,6 +328,7 @@ impl FlashArray {
         self.stats = FlashStats::default();
     }
     /// Erases a block has had.
+    #[inline]
     pub fn erase_count(&self, block: u64) -> u64 {
         self.blocks[index(block)].erase_count
     }
@@ -324,11 +337,13 @@ impl FlashArray {
         self.blocks.iter().map(|b| b.erase_count)
     }
     /// The next page a block accepts (pages below it are programmed).
+    #[inline]
     pub fn write_pointer(&self, block: u64) -> u32 {
         self.blocks[index(block)].next_page
     }
     /// The programmed-sector mask of a page opened by partial programming (`None` for a
     /// page programmed whole, or not programmed).
+    #[inline]
     pub fn sector_mask(&self, ppn: Ppn) -> Option<u64> {
         self.slot(ppn).map(|s| s.sector_mask).filter(|&m| m != 0)
     }
@@ -341,6 +356,7 @@ impl FlashArray {
         self.plane_busy_until_ns.iter().copied().max().unwrap_or(0)
     }
 
+    #[inline]
     fn check_ppn(&self, ppn: Ppn) -> Result<(), DeviceError> {
         if ppn >= self.pages {
             return Err(DeviceError::OutOfRange { addr: ppn, len: 1, capacity: self.pages });
@@ -348,6 +364,7 @@ impl FlashArray {
         Ok(())
     }
 
+    #[inline]
     fn check_block(&self, block: u64) -> Result<(), DeviceError> {
         if block >= self.block_count {
             return Err(DeviceError::OutOfRange { addr: block, len: 1, capacity: self.block_count });
@@ -359,11 +376,9 @@ impl FlashArray {
         Ok(())
     }
 
+    #[inline]
     fn occupy(&mut self, block: u64, now_ns: u64, service_ns: u64, energy_pj: u64) -> OpTiming {
-        let plane = index(match self.plane_mask {
-            Some(mask) => block & mask,
-            None => self.geometry.plane_of_block(block),
-        });
+        let plane = self.plane_index(block);
         let start_ns = now_ns.max(self.plane_busy_until_ns[plane]);
         let end_ns = start_ns + service_ns;
         self.plane_busy_until_ns[plane] = end_ns;
@@ -373,27 +388,21 @@ impl FlashArray {
     }
 
     /// The plane of a block, as [`FlashArray::occupy`] finds it.
+    #[inline]
     fn plane_index(&self, block: u64) -> usize {
-        index(match self.plane_mask {
-            Some(mask) => block & mask,
-            None => self.geometry.plane_of_block(block),
-        })
+        index(self.geometry.plane_of_block(block))
     }
 
     /// The block of a page and the page's index in it.
     #[inline]
     fn locate(&self, ppn: Ppn) -> (u64, u32) {
-        let (block, page) = match self.page_shift {
-            Some(shift) => (ppn >> shift, ppn & ((1 << shift) - 1)),
-            None => {
-                let per_block = u64::from(self.geometry.pages_per_block);
-                (ppn / per_block, ppn % per_block)
-            }
-        };
+        let block = self.geometry.block_of(ppn);
+        let page = ppn - block * u64::from(self.geometry.pages_per_block);
         (block, u32::try_from(page).expect("a remainder below a u32 fits u32"))
     }
 
     /// The slot of a programmed page (`None` for a page out of range or not programmed).
+    #[inline]
     fn slot(&self, ppn: Ppn) -> Option<&PageSlot> {
         let (block, page) = self.locate(ppn);
         let state = self.blocks.get(index(block))?;
@@ -404,18 +413,26 @@ impl FlashArray {
     }
 
     /// The arena of a block, allocated at its first program.
+    #[inline]
     fn arena_mut(&mut self, block: u64) -> &mut BlockArena {
+        if self.blocks[index(block)].arena.is_none() {
+            self.blocks[index(block)].arena = Some(self.new_arena());
+        }
+        self.blocks[index(block)].arena.as_mut().expect("allocated above")
+    }
+
+    /// An arena of erased slots (and erased bytes in bytes mode).
+    #[cold]
+    fn new_arena(&self) -> Box<BlockArena> {
         let pages = self.geometry.pages_per_block as usize;
         let page_bytes = match self.content {
             PageContent::Bytes => self.geometry.page_bytes as usize,
             PageContent::Fingerprint | PageContent::None => 0,
         };
-        self.blocks[index(block)].arena.get_or_insert_with(|| {
-            Box::new(BlockArena {
-                slots: vec![ERASED_SLOT; pages].into_boxed_slice(),
-                bytes: vec![0xFF; pages * page_bytes].into_boxed_slice(),
-                tags: Vec::new(),
-            })
+        Box::new(BlockArena {
+            slots: vec![ERASED_SLOT; pages].into_boxed_slice(),
+            bytes: vec![0xFF; pages * page_bytes].into_boxed_slice(),
+            tags: Vec::new(),
         })
     }
 
@@ -611,6 +628,7 @@ impl FlashArray {
         arena.tags.get(page as usize * per_page as usize + sector as usize)?.as_ref()
     }
 
+    #[inline]
     fn check_spare(&self, ppn: Ppn, spare: &[u8]) -> Result<(), DeviceError> {
         let room = (self.geometry.spare_bytes as usize).min(SPARE_STORED_BYTES);
         if spare.len() > room {
@@ -622,6 +640,7 @@ impl FlashArray {
     /// The first [`SPARE_STORED_BYTES`] spare bytes of a page (`None` when its spare area
     /// is erased; unprogrammed bytes read `0xFF`). Reading the spare area is part of a page
     /// read; a recovery scan reads it for free here.
+    #[inline]
     pub fn spare(&self, ppn: Ppn) -> Option<&[u8]> {
         self.slot(ppn).filter(|s| s.has_spare).map(|s| s.spare.as_slice())
     }
@@ -651,6 +670,7 @@ impl FlashArray {
     /// in bytes mode its bytes, which then read `0xFF` where not programmed); then the data,
     /// the spare bytes if any, and for a partial program the page's new sector mask.
     #[allow(clippy::too_many_arguments)]
+    #[inline]
     fn record(
         &mut self,
         block: u64,

@@ -52,12 +52,14 @@ impl PowerSwitch {
     }
 
     /// True once the cut has been reached: the next write would be refused.
+    #[inline]
     pub fn is_cut(&self) -> bool {
         self.cut_before.is_some_and(|cut| self.writes >= cut)
     }
 
     /// Admits one device write, or refuses it with the number of writes admitted so far
     /// when the cut has been reached.
+    #[inline]
     pub fn admit(&mut self) -> Result<(), u64> {
         if self.is_cut() {
             return Err(self.writes);

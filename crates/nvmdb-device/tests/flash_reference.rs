@@ -2,11 +2,14 @@
 //! one map entry per programmed page (bytes, content identity, spare bytes, sector mask),
 //! dropped at erase. Random programs (whole and partial, with and without spare bytes,
 //! legal and not), erases and reads in every content mode must give the same results,
-//! errors, data, spare bytes, sector masks, write pointers, erase counts and counters, in
-//! a geometry whose pages per block and planes are powers of two and in one whose are not.
+//! errors, data, spare bytes, sector masks, write pointers, erase counts and counters, and
+//! each operation's start and end on its plane (a block's plane is the block number modulo
+//! the planes; operations overlap in time), in a geometry whose pages per block and planes
+//! are powers of two and in one whose are not.
 
 use std::collections::HashMap;
 
+use nvmdb_device::flash::OpTiming;
 use nvmdb_device::flash::{fingerprint64, SECTOR_BYTES, SPARE_STORED_BYTES};
 use nvmdb_device::{DeviceError, FlashArray, FlashGeometry, FlashTiming, PageContent, PageData, Ppn};
 use proptest::prelude::*;
@@ -35,6 +38,8 @@ fn geometry(pages_per_block: u32, planes: u32) -> FlashGeometry {
 #[derive(Default)]
 struct RefFlash {
     pages_per_block: u32,
+    /// When each plane is next free, ns.
+    busy_until_ns: Vec<u64>,
     next_page: [u32; BLOCKS as usize],
     erases: [u64; BLOCKS as usize],
     bytes: HashMap<Ppn, Vec<u8>>,
@@ -44,6 +49,14 @@ struct RefFlash {
 }
 
 impl RefFlash {
+    /// An operation of `service_ns` on `block`'s plane issued at `now_ns`: its start and end.
+    fn occupy(&mut self, block: u64, now_ns: u64, service_ns: u64) -> (u64, u64) {
+        let plane = (block % self.busy_until_ns.len() as u64) as usize;
+        let start = now_ns.max(self.busy_until_ns[plane]);
+        self.busy_until_ns[plane] = start + service_ns;
+        (start, start + service_ns)
+    }
+
     fn block_page(&self, ppn: Ppn) -> (usize, u32) {
         let per_block = u64::from(self.pages_per_block);
         ((ppn / per_block) as usize, (ppn % per_block) as u32)
@@ -267,29 +280,49 @@ fn spare(fill: u8, len: usize) -> Vec<u8> {
 fn run(content: PageContent, pages_per_block: u32, planes: u32, ops: &[Op]) {
     let geometry = geometry(pages_per_block, planes);
     let mut flash = FlashArray::new(geometry, FlashTiming::THESIS_TABLE_5_1, content).unwrap();
-    let mut reference = RefFlash { pages_per_block, ..RefFlash::default() };
+    let mut reference = RefFlash { pages_per_block, busy_until_ns: vec![0; planes as usize], ..RefFlash::default() };
+    let timing = FlashTiming::THESIS_TABLE_5_1;
     let pages = u64::from(BLOCKS * pages_per_block);
+    let span = |t: OpTiming| (t.start_ns, t.end_ns);
+    let block_of = |ppn: Ppn| ppn / u64::from(pages_per_block);
     // Page programs, sector programs, sectors programmed, erases, page reads.
     let mut counts = (0u64, 0u64, 0u64, 0u64, 0u64);
     for (i, op) in ops.iter().enumerate() {
+        // Less than a program apart, so that operations queue on their planes.
+        let now = i as u64 * timing.program_ns / 3;
         let (got, want) = match *op {
             Op::Page { ppn, kind, fill, spare_len } => {
                 let (d, s) = (data(kind, fill, PAGE_BYTES as usize), spare(fill, spare_len));
-                (flash.program_page_with_spare(ppn, &d, &s, 0).map(drop), reference.program_page(content, ppn, &d, &s))
+                (
+                    flash.program_page_with_spare(ppn, &d, &s, now).map(span),
+                    reference
+                        .program_page(content, ppn, &d, &s)
+                        .map(|()| reference.occupy(block_of(ppn), now, timing.program_ns)),
+                )
             }
             Op::Next { block, kind, fill, spare_len } => {
                 let ppn = u64::from(block * pages_per_block + reference.next_page[block as usize]);
                 let (d, s) = (data(kind, fill, PAGE_BYTES as usize), spare(fill, spare_len));
-                (flash.program_page_with_spare(ppn, &d, &s, 0).map(drop), reference.program_page(content, ppn, &d, &s))
+                (
+                    flash.program_page_with_spare(ppn, &d, &s, now).map(span),
+                    reference
+                        .program_page(content, ppn, &d, &s)
+                        .map(|()| reference.occupy(block_of(ppn), now, timing.program_ns)),
+                )
             }
             Op::Sectors { ppn, first, sectors, kind, fill, spare_len } => {
                 let (d, s) = (data(kind, fill, (sectors * SECTOR_BYTES) as usize), spare(fill, spare_len));
                 (
-                    flash.program_sectors_with_spare(ppn, first, &d, sectors, &s, 0).map(drop),
-                    reference.program_sectors(content, ppn, first, sectors, &d, &s),
+                    flash.program_sectors_with_spare(ppn, first, &d, sectors, &s, now).map(span),
+                    reference
+                        .program_sectors(content, ppn, first, sectors, &d, &s)
+                        .map(|()| reference.occupy(block_of(ppn), now, timing.program_ns)),
                 )
             }
-            Op::Erase { block } => (flash.erase_block(u64::from(block), 0).map(drop), reference.erase(block as usize)),
+            Op::Erase { block } => (
+                flash.erase_block(u64::from(block), now).map(span),
+                reference.erase(block as usize).map(|()| reference.occupy(u64::from(block), now, timing.erase_ns)),
+            ),
         };
         assert_eq!(got, want, "operation {i}: {op:?}");
         if got.is_ok() {
@@ -306,7 +339,13 @@ fn run(content: PageContent, pages_per_block: u32, planes: u32, ops: &[Op]) {
         for ppn in 0..pages {
             assert_eq!(flash.spare(ppn), reference.spare.get(&ppn).map(|s| s.as_slice()), "op {i}, spare of {ppn}");
             assert_eq!(flash.sector_mask(ppn), reference.masks.get(&ppn).copied(), "op {i}, mask of {ppn}");
-            assert_eq!(flash.read_page(ppn, 0).unwrap().0, reference.read(content, ppn), "op {i}, page {ppn}");
+            let (read, read_timing) = flash.read_page(ppn, now).unwrap();
+            assert_eq!(read, reference.read(content, ppn), "op {i}, page {ppn}");
+            assert_eq!(
+                span(read_timing),
+                reference.occupy(block_of(ppn), now, timing.read_ns),
+                "op {i}, read of {ppn}"
+            );
         }
         for block in 0..BLOCKS {
             assert_eq!(flash.write_pointer(u64::from(block)), reference.next_page[block as usize]);

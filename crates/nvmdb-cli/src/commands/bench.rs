@@ -20,21 +20,27 @@ use crate::output::Output;
 
 /// Arguments of `nvmdb bench`.
 ///
-/// Benchmarks: ssd-1tb-rss, ssd-page-ftl-replay, ssd-pcm-log-replay (its PCM counting
-/// every cell) and ssd-pcm-log-words-replay (`buffer.pcm_accounting = "words"`), each
-/// beside the plain FTL's rate when both run (uniform requests), the same three with
-/// `-hot` (90 % of the requests to 10 % of the logical blocks), memory-random-mix, memory-pointer-chase (native vs cached
+/// Benchmarks: ssd-1tb-rss, ssd-page-ftl-replay (beside page-remap/native, the same
+/// requests remapping a plain table: the physical limit), ssd-pcm-log-replay (its PCM
+/// counting every cell) and ssd-pcm-log-words-replay (`buffer.pcm_accounting = "words"`),
+/// each beside the plain FTL's rate when both run (uniform requests), the same with `-hot`
+/// (90 % of the requests to 10 % of the logical blocks), memory-random-mix, memory-pointer-chase (native vs cached
 /// PCM), pcm-writeback/one-word-changed and pcm-writeback/random-line (each beside
 /// line-diff/native/…, the same write-backs as XOR and popcount in plain memory),
-/// btree-insert (native vs cached PCM), envy-memory-random-mix (native vs eNVy). A
-/// benchmark with a baseline reports it and the ratio of their times per operation, both
-/// measured in the same run.
+/// btree-insert (native vs cached PCM), envy-memory-random-mix (native vs eNVy),
+/// kv/ENGINE/BENCHMARK (beside kv/btreemap/BENCHMARK). A benchmark with a baseline
+/// reports it and the ratio of their times per operation, both measured in the same run.
 #[derive(Debug, Args)]
 pub struct BenchArgs {
     /// Run only benchmarks whose name contains this text (ssd-1tb-rss reports the
     /// process's peak memory, so run it alone for a clean figure).
     #[arg(long)]
     pub filter: Option<String>,
+    /// Run only the benchmark whose name is exactly the --filter text (a name from the
+    /// list above, such as memory-random-mix, which then leaves out
+    /// envy-memory-random-mix); a name no benchmark has is an error.
+    #[arg(long, requires = "filter")]
+    pub exact: bool,
     /// Operations per measurement.
     #[arg(long, default_value_t = 5_000_000)]
     pub ops: u64,
@@ -307,24 +313,26 @@ fn ssd_benches(args: &BenchArgs, out: &mut Vec<BenchResult>) -> Result<(), CliEr
         r.peak_memory_bytes = peak;
         out.push(r);
     }
-    use nvmdb_experiments::bench::flash::{page_ftl_replay, pcm_log_replay, Locality};
+    use nvmdb_experiments::bench::flash::{page_ftl_replay, page_remap_replay, pcm_log_replay, Locality};
+    let per_request = |name: &str, bench: nvmdb_experiments::bench::flash::ReplayBench| {
+        from_ns_per_op(name, bench.requests, bench.elapsed.as_nanos() as f64 / bench.requests as f64)
+    };
     for (locality, suffix) in [(Locality::Uniform, ""), (Locality::HotCold, "-hot")] {
         let plain_name = format!("ssd-page-ftl-replay{suffix}");
+        let remap_name = format!("page-remap/native{suffix}");
         let mut page_ftl = None;
-        if selected(args, &plain_name) {
-            let bench = page_ftl_replay(args.ops, locality).map_err(fail)?;
-            let r =
-                from_ns_per_op(&plain_name, bench.requests, bench.elapsed.as_nanos() as f64 / bench.requests as f64);
+        if selected(args, &plain_name) || selected(args, &remap_name) {
+            let remap = per_request(&remap_name, page_remap_replay(args.ops, locality));
+            let r = per_request(&plain_name, page_ftl_replay(args.ops, locality).map_err(fail)?);
             page_ftl = Some(r.clone());
-            out.push(r);
+            out.push(compared(r, &remap));
+            out.push(remap);
         }
         // The PCM log counting every cell, then counting only to the word.
         for (accounting, infix) in [(PcmAccounting::Cells, ""), (PcmAccounting::Words, "-words")] {
             let log_name = format!("ssd-pcm-log{infix}-replay{suffix}");
             if selected(args, &log_name) {
-                let bench = pcm_log_replay(args.ops, locality, accounting).map_err(fail)?;
-                let ns = bench.elapsed.as_nanos() as f64 / bench.requests as f64;
-                let r = from_ns_per_op(&log_name, bench.requests, ns);
+                let r = per_request(&log_name, pcm_log_replay(args.ops, locality, accounting).map_err(fail)?);
                 out.push(match &page_ftl {
                     Some(base) => compared(r, base),
                     None => r,
@@ -352,7 +360,47 @@ fn kv_benches(args: &BenchArgs, out: &mut Vec<BenchResult>) -> Result<(), CliErr
 }
 
 fn selected(args: &BenchArgs, name: &str) -> bool {
-    args.filter.as_deref().is_none_or(|f| name.contains(f))
+    args.filter.as_deref().is_none_or(|f| matches(f, args.exact, name))
+}
+
+/// Whether `--filter filter` (with `--exact` when `exact`) selects the benchmark `name`.
+fn matches(filter: &str, exact: bool, name: &str) -> bool {
+    if exact {
+        name == filter
+    } else {
+        name.contains(filter)
+    }
+}
+
+/// Every benchmark's name, as `--filter --exact` takes it.
+fn benchmark_names() -> Vec<String> {
+    let mut names: Vec<String> = [
+        "ssd-1tb-rss",
+        "ssd-page-ftl-replay",
+        "ssd-pcm-log-replay",
+        "ssd-page-ftl-replay-hot",
+        "ssd-pcm-log-replay-hot",
+        "ssd-pcm-log-words-replay",
+        "ssd-pcm-log-words-replay-hot",
+        "page-remap/native",
+        "page-remap/native-hot",
+        "memory-random-mix",
+        "memory-pointer-chase",
+        "btree-insert",
+        "envy-memory-random-mix",
+        "pcm-writeback/one-word-changed",
+        "pcm-writeback/random-line",
+        "line-diff/native/one-word-changed",
+        "line-diff/native/random-line",
+    ]
+    .map(String::from)
+    .into();
+    for benchmark in nvmdb_kv::Benchmark::ALL {
+        for engine in nvmdb_kv::EngineKind::ALL {
+            names.push(format!("kv/{}/{}", engine.name(), benchmark.name()));
+        }
+    }
+    names
 }
 
 /// Host bytes the memory benchmarks hold per byte of working set: two memories of twice
@@ -364,6 +412,11 @@ const BENCH_BYTES_PER_WORKING_BYTE: u64 = 8;
 pub fn run(args: &BenchArgs) -> Result<(), CliError> {
     if args.ops == 0 || args.mib == 0 {
         return Err(CliError::input("--ops and --mib must be positive"));
+    }
+    if let (Some(filter), true) = (&args.filter, args.exact) {
+        if !benchmark_names().contains(filter) {
+            return Err(CliError::input(format!("--filter: no benchmark is named {filter:?} (--exact)")));
+        }
     }
     // The memory benchmarks allocate twice the working set; refused before any runs.
     let Some(bytes) = args.mib.checked_mul(1 << 20).filter(|b| b.checked_mul(2).is_some()) else {
@@ -401,4 +454,23 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
         ))?;
     }
     out.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{benchmark_names, matches};
+
+    #[test]
+    fn exact_matches_the_whole_name_only() {
+        assert!(matches("memory-random-mix", false, "envy-memory-random-mix"));
+        assert!(!matches("memory-random-mix", true, "envy-memory-random-mix"));
+        assert!(matches("memory-random-mix", true, "memory-random-mix"));
+        assert!(!matches("ssd-page-ftl-replay", true, "ssd-page-ftl-replay-hot"));
+        let names = benchmark_names();
+        assert!(names.contains(&"kv/ipl-p/update".to_owned()), "{names:?}");
+        let mut unique = names.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), names.len());
+    }
 }

@@ -72,27 +72,54 @@ pub fn pcm_log_replay(requests: u64, locality: Locality, accounting: PcmAccounti
     replay_bench(&config, requests, locality)
 }
 
-fn replay_bench(config: &SsdConfig, requests: u64, locality: Locality) -> Result<ReplayBench, FlashError> {
-    let mut store = nvmdb_flash::stack::build(config)?;
-    let pages = store.logical_pages();
+/// The physical limit of a page-mapped replay, the baseline of [`page_ftl_replay`]: the
+/// same requests over the same logical pages, each write pointing its logical page at the
+/// next physical page (in turn over the [`bench_config`] SSD's physical pages) in a plain
+/// `Vec<u32>` table, each read looking its page up; no flash, no garbage collection, no
+/// timing. Its `write_amplification` is 1: every write takes one page.
+pub fn page_remap_replay(requests: u64, locality: Locality) -> ReplayBench {
+    let config = bench_config();
+    let pages = config.logical_pages();
+    let physical = u32::try_from(config.flash.geometry().pages()).expect("the benchmark SSD has fewer than 2^32 pages");
+    let mut l2p = vec![u32::MAX; usize::try_from(pages).expect("the table fits in memory")];
+    let mut next = 0u32;
+    let mut sum = 0u64;
+    let start = Instant::now();
+    for request in request_stream(&config, pages, locality, requests) {
+        let lpn = (request.offset_bytes / 4096) as usize;
+        match request.op {
+            Op::Write => {
+                l2p[lpn] = next;
+                next = if next + 1 == physical { 0 } else { next + 1 };
+            }
+            _ => sum = sum.wrapping_add(u64::from(l2p[lpn])),
+        }
+    }
+    std::hint::black_box((sum, &l2p));
+    ReplayBench { requests, elapsed: start.elapsed(), write_amplification: 1.0 }
+}
+
+/// The benchmark's requests: single pages, 70 % writes and 30 % reads, one every 10 µs,
+/// placed by `locality` over `pages` logical pages.
+fn request_stream(config: &SsdConfig, pages: u64, locality: Locality, requests: u64) -> impl Iterator<Item = Request> {
     let per_block = u64::from(config.flash.pages_per_block);
     let hot_pages = (pages / per_block / 10).max(1) * per_block;
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(config.seed);
-    let stream = (0..requests).map(move |i| {
+    (0..requests).map(move |i| {
         let op = if rng.gen_range(0..10) < 7 { Op::Write } else { Op::Read };
         let lpn = match locality {
             Locality::Uniform => rng.gen_range(0..pages),
             Locality::HotCold if rng.gen_range(0..10) < 9 => rng.gen_range(0..hot_pages),
             Locality::HotCold => rng.gen_range(hot_pages..pages),
         };
-        Ok::<_, FlashError>(Request {
-            time_ns: i * 10_000,
-            op,
-            offset_bytes: lpn * 4096,
-            len_bytes: 4096,
-            content: Content::Unknown,
-        })
-    });
+        Request { time_ns: i * 10_000, op, offset_bytes: lpn * 4096, len_bytes: 4096, content: Content::Unknown }
+    })
+}
+
+fn replay_bench(config: &SsdConfig, requests: u64, locality: Locality) -> Result<ReplayBench, FlashError> {
+    let mut store = nvmdb_flash::stack::build(config)?;
+    let pages = store.logical_pages();
+    let stream = request_stream(config, pages, locality, requests).map(Ok::<_, FlashError>);
     let start = Instant::now();
     let report = replay(store.as_mut(), stream, &ReplayOptions::default()).map_err(|e| match e {
         ReplayError::Input(e) | ReplayError::Store { error: e, .. } => e,
@@ -147,5 +174,6 @@ mod tests {
         let run = page_ftl_replay(1_000, Locality::Uniform).unwrap();
         assert_eq!(run.requests, 1_000);
         assert!(run.write_amplification >= 1.0);
+        assert_eq!(page_remap_replay(1_000, Locality::Uniform).requests, 1_000);
     }
 }

@@ -10,7 +10,9 @@ use nvmdb_workload::synth::{SynthParams, SynthWorkload};
 use serde_json::json;
 
 use super::why::working_set;
-use super::{failed, run_synth_with, scale_divisor, ssd_config, synth_params, DeltaSource, Kind, RunResult, Warmup};
+use super::{
+    failed, part_bytes, run_synth_with, scale_divisor, ssd_config, synth_params, DeltaSource, Kind, RunResult, Warmup,
+};
 use crate::papers;
 
 /// The buffer experiments.
@@ -86,6 +88,66 @@ fn steady(
     run_synth_with(kind, &config, pcm_bytes, params, filter, Warmup::SteadyState, source)
 }
 
+/// One run of [`steady`], by its arguments: a part of its experiment.
+#[derive(Debug, Clone, PartialEq)]
+struct SteadyPart {
+    kind: Kind,
+    config: SsdConfig,
+    pcm_bytes: u64,
+    params: SynthParams,
+    filter: bool,
+    delta: Delta,
+}
+
+impl SteadyPart {
+    fn new(kind: Kind, config: &SsdConfig, pcm_bytes: u64, params: SynthParams, filter: bool, delta: Delta) -> Self {
+        SteadyPart { kind, config: config.clone(), pcm_bytes, params, filter, delta }
+    }
+}
+
+/// An experiment's steady-state runs, computed up front as independent parts on the
+/// shared pool ([`RunContext::run_parts`], each part holding one SSD: [`part_bytes`]);
+/// the tables then take each run's result by its arguments, in their own order, so the
+/// output does not depend on the threads.
+struct SteadyRuns(Vec<(SteadyPart, RunResult)>);
+
+impl SteadyRuns {
+    /// Runs each distinct part of `parts` once, calling `tick` after each.
+    fn run(ctx: &RunContext, id: &str, parts: Vec<SteadyPart>, tick: impl Fn() + Sync) -> Result<SteadyRuns, LabError> {
+        let mut distinct: Vec<SteadyPart> = Vec::new();
+        for part in parts {
+            if !distinct.contains(&part) {
+                distinct.push(part);
+            }
+        }
+        let fail = failed(id);
+        let results = ctx.run_parts(
+            &distinct,
+            |_| part_bytes(ctx.scale),
+            |p| {
+                let result = steady(p.kind, &p.config, p.pcm_bytes, p.params, p.filter, p.delta).map_err(&fail);
+                tick();
+                result
+            },
+        )?;
+        Ok(SteadyRuns(distinct.into_iter().zip(results).collect()))
+    }
+
+    /// The result of the run [`SteadyRuns::run`] was given with these arguments.
+    fn get(
+        &self,
+        kind: Kind,
+        config: &SsdConfig,
+        pcm_bytes: u64,
+        params: SynthParams,
+        filter: bool,
+        delta: Delta,
+    ) -> RunResult {
+        let part = SteadyPart::new(kind, config, pcm_bytes, params, filter, delta);
+        self.0.iter().find(|(p, _)| *p == part).map(|(_, r)| r.clone()).expect("every run of the tables is planned")
+    }
+}
+
 /// Pages written to the FTL for the layer above whose logical page follows the previous
 /// one's, % of those pages; `None` when nothing reached the FTL.
 fn sequential_percent(r: &RunResult) -> Option<f64> {
@@ -147,7 +209,6 @@ impl Experiment for BufferSchemes {
         "seed 000 (Pathak, NUS 2011), Section 5.1.2, Figures 5.5 (merges, erases, write time), 5.6 (energy), 5.7 (sequential flush)"
     }
     fn run(&self, ctx: &RunContext) -> Result<Outcome, LabError> {
-        let fail = failed(self.id());
         let divisor = scale_divisor(ctx.scale);
         let footprint_mb = 1024 / divisor;
         let config = ssd_config(footprint_mb, ctx.seed);
@@ -184,6 +245,18 @@ impl Experiment for BufferSchemes {
         // (the log schemes' two content-free deltas at each of those points).
         let points = POOLS_MB.len() + 2;
         let bar = ctx.progress(self.id(), (points * kinds.len() + points * 3 * Delta::BAND.len()) as u64);
+        let mut plan = Vec::new();
+        let figure_points = POOLS_MB.map(|pool| (SynthWorkload::T3, pool));
+        for (workload, pool) in figure_points.into_iter().chain([(SynthWorkload::T1, 60), (SynthWorkload::T2, 60)]) {
+            let params = synth_params(workload, ctx.scale, ctx.seed, pool);
+            for kind in kinds {
+                plan.push(SteadyPart::new(kind, &config, pcm, params, false, Delta::Generator));
+                if kind != Kind::Baseline {
+                    plan.extend(Delta::BAND.map(|delta| SteadyPart::new(kind, &config, pcm, params, false, delta)));
+                }
+            }
+        }
+        let steady_runs = SteadyRuns::run(ctx, self.id(), plan, || bar.inc(1))?;
         let mut at_60: Vec<RunResult> = Vec::new();
         // The generator-delta runs: workload, pool, index in `kinds`, result.
         let mut generator_runs: Vec<(SynthWorkload, u64, usize, RunResult)> = Vec::new();
@@ -195,8 +268,7 @@ impl Experiment for BufferSchemes {
             let (mut m, mut e, mut t, mut en) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
             for pool in POOLS_MB {
                 let params = synth_params(SynthWorkload::T3, ctx.scale, ctx.seed, pool);
-                let r = steady(kind, &config, pcm, params, false, Delta::Generator).map_err(&fail)?;
-                bar.inc(1);
+                let r = steady_runs.get(kind, &config, pcm, params, false, Delta::Generator);
                 let log = kind != Kind::Baseline;
                 let write_s = r.write_busy_ns as f64 / 1e9;
                 fig5.row(vec![
@@ -270,8 +342,7 @@ impl Experiment for BufferSchemes {
                 let params = synth_params(workload, ctx.scale, ctx.seed, 60);
                 let mut runs = Vec::new();
                 for (k, kind) in kinds.into_iter().enumerate() {
-                    let r = steady(kind, &config, pcm, params, false, Delta::Generator).map_err(&fail)?;
-                    bar.inc(1);
+                    let r = steady_runs.get(kind, &config, pcm, params, false, Delta::Generator);
                     generator_runs.push((workload, 60, k, r.clone()));
                     runs.push(r);
                 }
@@ -308,8 +379,7 @@ impl Experiment for BufferSchemes {
             let params = synth_params(*workload, ctx.scale, ctx.seed, *pool);
             let mut runs = vec![(Delta::Generator, generator.clone())];
             for delta in Delta::BAND {
-                runs.push((delta, steady(kinds[*k], &config, pcm, params, false, delta).map_err(&fail)?));
-                bar.inc(1);
+                runs.push((delta, steady_runs.get(kinds[*k], &config, pcm, params, false, delta)));
             }
             for (delta, r) in runs {
                 band.row(vec![
@@ -453,6 +523,23 @@ impl Experiment for Combined {
         let mut energy_points = Vec::new();
         let mut undefined_lifetimes = Vec::new();
         let (mut dedup_helps, mut log_helps, mut combined_better) = (true, true, true);
+        let roomy = roomier(&config);
+        let mut plan = Vec::new();
+        for workload in SynthWorkload::ALL {
+            let params = synth_params(workload, ctx.scale, ctx.seed, 60);
+            for (_, kind, filter) in runs {
+                plan.push(SteadyPart::new(kind, &config, pcm, params, filter, Delta::Generator));
+            }
+            for (_, kind, filter) in [runs[2], runs[3]] {
+                plan.extend(Delta::BAND.map(|delta| SteadyPart::new(kind, &config, pcm, params, filter, delta)));
+            }
+            if transaction.contains(&workload) {
+                for kind in [Kind::Baseline, Kind::PcmLogLoggedPages] {
+                    plan.push(SteadyPart::new(kind, &roomy, pcm, params, false, Delta::Generator));
+                }
+            }
+        }
+        let steady_runs = SteadyRuns::run(ctx, self.id(), plan, || bar.inc(1))?;
         let mut dedup_energy = 0.0f64;
         let mut t3_baseline = None;
         // Per workload: the PCM log's lifetime with live-block and logged-pages merges, and
@@ -466,14 +553,12 @@ impl Experiment for Combined {
             let mut results: Vec<RunResult> = Vec::new();
             let mut rows = Vec::new();
             for (name, kind, filter) in runs {
-                results.push(steady(kind, &config, pcm, params, filter, Delta::Generator).map_err(&fail)?);
-                bar.inc(1);
+                results.push(steady_runs.get(kind, &config, pcm, params, filter, Delta::Generator));
                 rows.push((name, Delta::Generator, results.len() - 1));
             }
             for (name, kind, filter) in [runs[2], runs[3]] {
                 for delta in Delta::BAND {
-                    results.push(steady(kind, &config, pcm, params, filter, delta).map_err(&fail)?);
-                    bar.inc(1);
+                    results.push(steady_runs.get(kind, &config, pcm, params, filter, delta));
                     rows.push((name, delta, results.len() - 1));
                 }
             }
@@ -558,15 +643,12 @@ impl Experiment for Combined {
         }
         // The same runs on an SSD with more spare blocks: does the lifetime ratio follow the
         // baseline's garbage-collection cost?
-        let roomy = roomier(&config);
         let mut op_notes = Vec::new();
         let (mut ratio_change_max, mut erase_drop_min) = (0.0f64, f64::INFINITY);
         for (workload, &(erases, ratio)) in transaction.into_iter().zip(&at_op) {
             let params = synth_params(workload, ctx.scale, ctx.seed, 60);
-            let base = steady(Kind::Baseline, &roomy, pcm, params, false, Delta::Generator).map_err(&fail)?;
-            let logged =
-                steady(Kind::PcmLogLoggedPages, &roomy, pcm, params, false, Delta::Generator).map_err(&fail)?;
-            bar.inc(2);
+            let base = steady_runs.get(Kind::Baseline, &roomy, pcm, params, false, Delta::Generator);
+            let logged = steady_runs.get(Kind::PcmLogLoggedPages, &roomy, pcm, params, false, Delta::Generator);
             let roomy_ratio = lifetime(&base, &logged).ok();
             if let (Some(a), Some(b)) = (ratio, roomy_ratio) {
                 ratio_change_max = ratio_change_max.max((b / a - 1.0).abs());
@@ -727,15 +809,21 @@ impl Experiment for PcmCapacity {
         "seed 000 (Pathak, NUS 2011), Section 5.1.1 (16 MB of PCM, the 128 KB F-block → P-block table), Figures 5.5 and 5.8"
     }
     fn run(&self, ctx: &RunContext) -> Result<Outcome, LabError> {
-        let fail = failed(self.id());
         let divisor = scale_divisor(ctx.scale);
         let footprint_mb = 1024 / divisor;
         let config = ssd_config(footprint_mb, ctx.seed);
         let params = synth_params(SynthWorkload::T3, ctx.scale, ctx.seed, 60);
         let deltas = [Delta::Generator, Delta::Sampled, Delta::FullPage];
         let bar = ctx.progress(self.id(), 1 + 2 * 2 * deltas.len() as u64);
-        let base = steady(Kind::Baseline, &config, 0, params, false, Delta::Generator).map_err(&fail)?;
-        bar.inc(1);
+        let mut plan = vec![SteadyPart::new(Kind::Baseline, &config, 0, params, false, Delta::Generator)];
+        for pcm_mb in [PCM_MB, PCM_TABLE_MB] {
+            for kind in [Kind::Dpram, Kind::PcmLog] {
+                let bytes = pcm_bytes(ctx, pcm_mb);
+                plan.extend(deltas.map(|delta| SteadyPart::new(kind, &config, bytes, params, false, delta)));
+            }
+        }
+        let steady_runs = SteadyRuns::run(ctx, self.id(), plan, || bar.inc(1))?;
+        let base = steady_runs.get(Kind::Baseline, &config, 0, params, false, Delta::Generator);
         let mut table = Table::new(
             "PCM capacity (t3, 60 MB pool; equal PCM for d-PRAM and the PCM log), against the baseline page FTL",
             &[
@@ -768,8 +856,7 @@ impl Experiment for PcmCapacity {
             let bytes = pcm_bytes(ctx, pcm_mb);
             for kind in [Kind::Dpram, Kind::PcmLog] {
                 for delta in deltas {
-                    let r = steady(kind, &config, bytes, params, false, delta).map_err(&fail)?;
-                    bar.inc(1);
+                    let r = steady_runs.get(kind, &config, bytes, params, false, delta);
                     // d-PRAM's 64 B units; the PCM log's P-blocks of 64 × 512 B plus a 16 B row.
                     let slots = if kind == Kind::Dpram { bytes / 64 } else { pcm_log_pblocks(&config, bytes) };
                     if delta == Delta::Generator {
@@ -826,7 +913,6 @@ impl Experiment for Replacement {
         "seed 000 (Pathak, NUS 2011), Section 3.2.3 (replacement policy, block popularity)"
     }
     fn run(&self, ctx: &RunContext) -> Result<Outcome, LabError> {
-        let fail = failed(self.id());
         let divisor = scale_divisor(ctx.scale);
         let footprint_mb = 1024 / divisor;
         let config = ssd_config(footprint_mb, ctx.seed);
@@ -851,13 +937,25 @@ impl Experiment for Replacement {
         // Merges by delta, in policy order.
         let mut merges: Vec<Vec<u64>> = vec![Vec::new(); deltas.len()];
         let mut rows = Vec::new();
+        // The run of a policy: its configuration and scheme.
+        let policy_run = |replacement: Option<ReplacementKind>| {
+            let mut config = config.clone();
+            config.buffer.replacement = replacement.unwrap_or(ReplacementKind::LeastPopular);
+            let kind = if replacement.is_some() { Kind::PcmLog } else { Kind::PcmLogOffline };
+            (kind, config)
+        };
+        let mut plan = Vec::new();
+        for delta in deltas {
+            for replacement in policies {
+                let (kind, config) = policy_run(replacement);
+                plan.push(SteadyPart::new(kind, &config, pcm, params, false, delta));
+            }
+        }
+        let steady_runs = SteadyRuns::run(ctx, self.id(), plan, || bar.inc(1))?;
         for (d, delta) in deltas.into_iter().enumerate() {
             for replacement in policies {
-                let mut config = config.clone();
-                config.buffer.replacement = replacement.unwrap_or(ReplacementKind::LeastPopular);
-                let kind = if replacement.is_some() { Kind::PcmLog } else { Kind::PcmLogOffline };
-                let r = steady(kind, &config, pcm, params, false, delta).map_err(&fail)?;
-                bar.inc(1);
+                let (kind, config) = policy_run(replacement);
+                let r = steady_runs.get(kind, &config, pcm, params, false, delta);
                 merges[d].push(r.stats.merges);
                 let name = replacement.map_or("Belady (offline bound)", |r| match r {
                     ReplacementKind::LeastPopular => "least-popular (thesis)",

@@ -7,7 +7,7 @@ use nvmdb_lab::{Experiment, LabError, Outcome, Plot, RunContext, Table};
 use nvmdb_workload::synth::{SynthGenerator, SynthParams, SynthWorkload};
 use serde_json::json;
 
-use super::{failed, run_synth, scale_divisor, ssd_config, synth_params, Kind};
+use super::{failed, part_bytes, run_synth, scale_divisor, ssd_config, synth_params, Kind, RunResult};
 use crate::papers;
 
 /// The deduplication experiments.
@@ -71,10 +71,18 @@ impl Experiment for DuplicateShare {
             &["workload", "pages written", "dup perc (%)", "dup removed (% of writes)", "removed / duplicates (%)", "thesis dup perc"],
         );
         let (mut desktop_dup, mut t3_dup, mut removed_share) = (0.0f64, f64::NAN, f64::MAX);
-        for workload in SynthWorkload::ALL {
-            let params = synth_params(workload, ctx.scale, ctx.seed, 60);
-            let (pages, duplicates, _) = duplicate_pages(params).map_err(&fail)?;
-            let r = run_synth(Kind::Dedup, &config, 0, params, false).map_err(&fail)?;
+        // A part per workload: its duplicate count and its run.
+        let runs = ctx.run_parts(
+            &SynthWorkload::ALL,
+            |_| part_bytes(ctx.scale),
+            |&workload| -> Result<(u64, u64, RunResult), LabError> {
+                let params = synth_params(workload, ctx.scale, ctx.seed, 60);
+                let (pages, duplicates, _) = duplicate_pages(params).map_err(&fail)?;
+                let r = run_synth(Kind::Dedup, &config, 0, params, false).map_err(&fail)?;
+                Ok((pages, duplicates, r))
+            },
+        )?;
+        for (workload, (pages, duplicates, r)) in SynthWorkload::ALL.into_iter().zip(runs) {
             let removed = r.stats.dedup_pages_removed;
             let dup = percent(duplicates, pages);
             if workload.is_transactional() {
@@ -150,14 +158,36 @@ impl Experiment for StoreSize {
         let mut rate_plot =
             Plot::new("Figure 5.2(b): detection", "store size (fraction of maximum)", "% of duplicates");
         let (mut smaller_faster, mut smaller_detects_less, mut flat_above_half) = (true, true, true);
-        for workload in [SynthWorkload::D1, SynthWorkload::T1] {
-            let params = synth_params(workload, ctx.scale, ctx.seed, 60);
-            let (_, duplicates, distinct) = duplicate_pages(params).map_err(&fail)?;
-            let (mut times, mut rates) = (Vec::new(), Vec::new());
+        let workloads = [SynthWorkload::D1, SynthWorkload::T1];
+        // The duplicate counts first (a part per workload), then a part per store size.
+        let counts = ctx.run_parts(
+            &workloads,
+            |_| part_bytes(ctx.scale),
+            |&workload| duplicate_pages(synth_params(workload, ctx.scale, ctx.seed, 60)).map_err(&fail),
+        )?;
+        let mut configs = Vec::new();
+        for (&workload, &(_, _, distinct)) in workloads.iter().zip(&counts) {
             for fraction in fractions {
                 let mut config = base.clone();
                 config.dedup.max_entries = ((distinct as f64 * fraction) as u64).max(1);
-                let r = run_synth(Kind::Dedup, &config, 0, params, false).map_err(&fail)?;
+                configs.push((workload, config));
+            }
+        }
+        let mut runs = ctx
+            .run_parts(
+                &configs,
+                |_| part_bytes(ctx.scale),
+                |(workload, config)| {
+                    let params = synth_params(*workload, ctx.scale, ctx.seed, 60);
+                    run_synth(Kind::Dedup, config, 0, params, false).map_err(&fail)
+                },
+            )?
+            .into_iter()
+            .zip(configs);
+        for (workload, &(_, duplicates, _)) in workloads.into_iter().zip(&counts) {
+            let (mut times, mut rates) = (Vec::new(), Vec::new());
+            for fraction in fractions {
+                let (r, (_, config)) = runs.next().expect("a run per workload and store size");
                 let per_lookup = r.stats.dedup_comparisons as f64 / r.stats.dedup_lookups.max(1) as f64;
                 let detection = percent(r.stats.dedup_pages_removed, duplicates);
                 table.row(vec![
@@ -222,9 +252,15 @@ impl Experiment for SpaceSaved {
             &["workload", "mapped pages", "live physical pages", "blocks saved", "saved (%)", "thesis"],
         );
         let mut least_saved = f64::MAX;
-        for workload in SynthWorkload::ALL {
-            let params = synth_params(workload, ctx.scale, ctx.seed, 60);
-            let r = run_synth(Kind::Dedup, &config, 0, params, false).map_err(&fail)?;
+        let runs = ctx.run_parts(
+            &SynthWorkload::ALL,
+            |_| part_bytes(ctx.scale),
+            |&workload| {
+                let params = synth_params(workload, ctx.scale, ctx.seed, 60);
+                run_synth(Kind::Dedup, &config, 0, params, false).map_err(&fail)
+            },
+        )?;
+        for (workload, r) in SynthWorkload::ALL.into_iter().zip(runs) {
             let h = r.health;
             least_saved = least_saved.min(percent(h.flash_pages_saved(), h.mapped_pages));
             let saved = h.flash_pages_saved();

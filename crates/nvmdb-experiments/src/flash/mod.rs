@@ -401,6 +401,17 @@ fn run_request(
     Ok(())
 }
 
+/// Memory one run of these experiments (a part, [`nvmdb_lab::RunContext::run_parts`]) holds
+/// beside its experiment: its SSD's mapping tables and the flash array's page slots (about
+/// 60 B per flash page: 0.31 M pages for the 1 GB footprint at paper scale), its PCM model
+/// (up to 128 MB of thesis-scale PCM, cells and per-cell wear), its generator and duplicate
+/// filter. Quick scale: each flash entry's whole process peaked at 12–45 MB with one part
+/// at a time (`nvmdb run ID --jobs 1`, BENCHMARKS.md); paper scale is not measured, and the
+/// bound is the sizes above (PCM fully written, 2.5 host bytes per byte) with room to spare.
+fn part_bytes(scale: Scale) -> u64 {
+    scale.pick(64u64, 768) << 20
+}
+
 /// Synthetic parameters at a scale: the footprint and pool divided by the scale divisor.
 fn synth_params(workload: SynthWorkload, scale: Scale, seed: u64, pool_mb: u64) -> SynthParams {
     let divisor = scale_divisor(scale);
@@ -411,6 +422,21 @@ fn synth_params(workload: SynthWorkload, scale: Scale, seed: u64, pool_mb: u64) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Parts on several threads give the outcome of one thread: the tables take each run's
+    /// result by its configuration. A deduplication experiment and a steady-state one (the
+    /// others run the same two ways of splitting; `diff -r` of quick runs covers them).
+    #[test]
+    fn the_flash_experiments_are_the_same_on_one_thread_or_several() {
+        let ids = ["thesis-fig5-3", "thesis-replacement"];
+        for experiment in all().into_iter().filter(|e| ids.contains(&e.id())) {
+            let run =
+                |jobs| experiment.run(&nvmdb_lab::RunContext::new(Scale::Quick, 3).with_jobs(jobs)).expect("runs");
+            let one = run(1);
+            assert!(!one.tables[0].rows.is_empty(), "{}", experiment.id());
+            assert_eq!(run(3), one, "{}", experiment.id());
+        }
+    }
 
     /// The buffer figures' lifetime ratios divide by the baseline's erases in the measured
     /// window: in steady state every workload's baseline erases blocks there, and the

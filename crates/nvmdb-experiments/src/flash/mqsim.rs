@@ -3,14 +3,14 @@
 //! show.
 
 use nvmdb_device::{PageContent, PageData};
-use nvmdb_lab::{Cell, Experiment, LabError, Outcome, RunContext, Table};
+use nvmdb_lab::{Cell, Experiment, LabError, Outcome, RunContext, Scale, Table};
 use nvmdb_workload::traces::{DisksimLayout, TraceFormat, TraceReader};
 use nvmdb_workload::Request;
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde_json::json;
 
-use super::{failed, ssd_config, AGE_STREAM};
+use super::{failed, part_bytes, ssd_config, AGE_STREAM};
 use nvmdb_flash::config::{BufferKind, DeltaKind, PcmTimingPreset, SsdConfig};
 use nvmdb_flash::dpram::DpramStore;
 use nvmdb_flash::ipl::IplStore;
@@ -172,20 +172,36 @@ impl Experiment for MqsimTraces {
             ],
         );
         let bar = ctx.progress(self.id(), (TRACES.len() * kinds.len() + 6) as u64);
+        // A part per trace and configuration: its SSD, aged, and the trace's replay (the
+        // same 1 GB SSD at every scale, so a paper-scale part's memory).
+        let parts: Vec<(usize, usize)> =
+            (0..TRACES.len()).flat_map(|t| (0..kinds.len()).map(move |k| (t, k))).collect();
+        let mut replays = ctx
+            .run_parts(
+                &parts,
+                |_| part_bytes(Scale::Paper),
+                |&(t, k)| {
+                    let ((trace, text), (_, kind, delta)) = (TRACES[t], kinds[k]);
+                    let mut config = base.clone();
+                    config.buffer.kind = kind;
+                    config.buffer.delta = delta;
+                    let mut store = TraceStore::new(&config).map_err(|e| fail(e.to_string()))?;
+                    let requests = requests(text, store.store()).map_err(|e| fail(format!("{trace}: {e}")))?;
+                    let report =
+                        run_aged(&mut store, &requests, ctx.seed).map_err(|e| fail(format!("{trace}: {e}")))?;
+                    bar.inc(1);
+                    Ok((requests, report))
+                },
+            )?
+            .into_iter();
         let mut tpcc_requests = Vec::new();
-        for (trace, text) in TRACES {
+        for (trace, _) in TRACES {
             let mut baseline_erases = 0;
             for (name, kind, delta) in kinds {
-                let mut config = base.clone();
-                config.buffer.kind = kind;
-                config.buffer.delta = delta;
-                let mut store = TraceStore::new(&config).map_err(|e| fail(e.to_string()))?;
-                let requests = requests(text, store.store()).map_err(|e| fail(format!("{trace}: {e}")))?;
-                let report = run_aged(&mut store, &requests, ctx.seed).map_err(|e| fail(format!("{trace}: {e}")))?;
+                let (requests, report) = replays.next().expect("a replay per trace and configuration");
                 if trace == TRACES[0].0 && tpcc_requests.is_empty() {
                     tpcc_requests = requests;
                 }
-                bar.inc(1);
                 let s = report.stats;
                 if kind == BufferKind::None {
                     baseline_erases = s.block_erases;
@@ -217,7 +233,7 @@ impl Experiment for MqsimTraces {
                 ]);
             }
         }
-        let (queueing, queueing_runs) = pcm_queueing(&base, &tpcc_requests, ctx.seed, || bar.inc(1)).map_err(&fail)?;
+        let (queueing, queueing_runs) = pcm_queueing(ctx, &base, &tpcc_requests, || bar.inc(1)).map_err(&fail)?;
         let program_ns = base.flash.timing.timing().program_ns;
         bar.finish_and_clear();
         Ok(Outcome {
@@ -252,11 +268,12 @@ struct Queueing {
 /// (sampled deltas), at the trace's arrival rate and ten times slower, and with the
 /// Samsung PRAM datasheet's timing.
 fn pcm_queueing(
+    ctx: &RunContext,
     base: &SsdConfig,
     requests: &[Request],
-    seed: u64,
-    tick: impl Fn(),
+    tick: impl Fn() + Sync,
 ) -> Result<(Table, Vec<Queueing>), String> {
+    let seed = ctx.seed;
     let mut runs = Vec::new();
     let mut table = Table::new(
         "PCM queueing on tpcc-small (sampled deltas, fresh SSD with the trace's footprint pre-filled, as `nvmdb ssd replay`): PCM busy time against the arrivals' span",
@@ -275,32 +292,51 @@ fn pcm_queueing(
         ],
     );
     let first = requests.first().map_or(0, |r| r.time_ns);
+    let stretched = |stretch: u64| -> Vec<Request> {
+        requests.iter().map(|r| Request { time_ns: first + (r.time_ns - first) * stretch, ..r.clone() }).collect()
+    };
+    let mut parts = Vec::new();
     for (timing, stretch) in [
         (PcmTimingPreset::ThesisTable22, 1u64),
         (PcmTimingPreset::ThesisTable22, 10),
         (PcmTimingPreset::SamsungPramDatasheet, 1),
     ] {
-        let stretched: Vec<Request> =
-            requests.iter().map(|r| Request { time_ns: first + (r.time_ns - first) * stretch, ..r.clone() }).collect();
-        let span_ns = stretched.last().map_or(0, |r| r.time_ns - first);
-        for kind in [BufferKind::Dpram, BufferKind::PcmLog] {
-            let mut config = base.clone();
-            config.buffer.kind = kind;
-            config.buffer.pcm_timing = timing;
-            // (report, PCM busy, flash busy), ns.
-            let (report, pcm_busy_ns, flash_busy_ns) = match kind {
-                BufferKind::Dpram => {
-                    let mut store = DpramStore::new(&config).map_err(|e| e.to_string())?;
-                    let report = run(&mut store, &stretched, seed)?;
-                    (report, store.busy_ns() - store.ftl().busy_ns(), store.ftl().busy_ns())
-                }
-                _ => {
-                    let mut store = PcmLogStore::new(&config).map_err(|e| e.to_string())?;
-                    let report = run(&mut store, &stretched, seed)?;
-                    (report, store.busy_ns() - store.ftl().busy_ns(), store.ftl().busy_ns())
-                }
-            };
-            tick();
+        parts.extend([BufferKind::Dpram, BufferKind::PcmLog].map(|kind| (timing, stretch, kind)));
+    }
+    // A part per run: (report, PCM busy, flash busy), ns.
+    let measured = ctx
+        .run_parts(
+            &parts,
+            |_| part_bytes(Scale::Paper),
+            |&(timing, stretch, kind)| -> Result<_, LabError> {
+                let failed = |message: String| LabError::Failed { id: String::new(), message };
+                let mut config = base.clone();
+                config.buffer.kind = kind;
+                config.buffer.pcm_timing = timing;
+                let stretched = stretched(stretch);
+                let measured = match kind {
+                    BufferKind::Dpram => {
+                        let mut store = DpramStore::new(&config).map_err(|e| failed(e.to_string()))?;
+                        let report = run(&mut store, &stretched, seed).map_err(failed)?;
+                        (report, store.busy_ns() - store.ftl().busy_ns(), store.ftl().busy_ns())
+                    }
+                    _ => {
+                        let mut store = PcmLogStore::new(&config).map_err(|e| failed(e.to_string()))?;
+                        let report = run(&mut store, &stretched, seed).map_err(failed)?;
+                        (report, store.busy_ns() - store.ftl().busy_ns(), store.ftl().busy_ns())
+                    }
+                };
+                tick();
+                Ok(measured)
+            },
+        )
+        .map_err(|e| match e {
+            LabError::Failed { message, .. } => message,
+            other => other.to_string(),
+        })?;
+    for (&(timing, stretch, kind), (report, pcm_busy_ns, flash_busy_ns)) in parts.iter().zip(measured) {
+        let span_ns = requests.last().map_or(0, |r| (r.time_ns - first) * stretch);
+        {
             let logged = report.stats.logged_writes;
             runs.push(Queueing {
                 dpram: kind == BufferKind::Dpram,

@@ -14,7 +14,8 @@ use serde_json::json;
 
 use super::buffers::{energy_percent, lifetime, lifetime_cell, pcm_bytes, pcm_log_pblocks, PCM_MB};
 use super::{
-    failed, run_synth_with, scale_divisor, ssd_config, steady_state, synth_params, DeltaSource, Kind, RunResult,
+    failed, part_bytes, run_synth_with, scale_divisor, ssd_config, steady_state, synth_params, DeltaSource, Kind,
+    RunResult,
 };
 use super::{Scheme, Warmup};
 
@@ -110,6 +111,68 @@ fn hot_run(
     Ok(result)
 }
 
+/// One run of the experiment: a part on the shared pool.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum WhyRun {
+    /// [`hot_run`] of `kind` (with LRU replacement when `lru`) on `hot_blocks` blocks.
+    Hot { kind: Kind, lru: bool, hot_blocks: u64 },
+    /// `t1` through `kind` with `pcm_bytes` of PCM, the exact filter when `filter`.
+    T1 { kind: Kind, pcm_bytes: u64, filter: bool, warmup: Warmup },
+}
+
+/// The experiment's runs, computed up front as independent parts
+/// ([`RunContext::run_parts`], each holding one SSD: [`part_bytes`]); the tables take
+/// each run's result by its description, so the output does not depend on the threads.
+struct WhyRuns(Vec<(WhyRun, RunResult)>);
+
+impl WhyRuns {
+    /// Runs each distinct run of `plan` once on `config` (t1 `params`; the hot stream's
+    /// `updates` with `pcm` bytes of PCM), calling `tick` after each.
+    fn run(
+        ctx: &RunContext,
+        id: &str,
+        config: &SsdConfig,
+        params: &SynthParams,
+        (pcm, updates): (u64, u64),
+        plan: Vec<WhyRun>,
+        tick: impl Fn() + Sync,
+    ) -> Result<WhyRuns, LabError> {
+        let mut distinct: Vec<WhyRun> = Vec::new();
+        for run in plan {
+            if !distinct.contains(&run) {
+                distinct.push(run);
+            }
+        }
+        let fail = failed(id);
+        let results = ctx.run_parts(
+            &distinct,
+            |_| part_bytes(ctx.scale),
+            |&run| {
+                let result = match run {
+                    WhyRun::Hot { kind, lru, hot_blocks } => {
+                        let mut config = config.clone();
+                        if lru {
+                            config.buffer.replacement = ReplacementKind::Lru;
+                        }
+                        hot_run(ctx, kind, &config, pcm, params, hot_blocks, updates)
+                    }
+                    WhyRun::T1 { kind, pcm_bytes, filter, warmup } => {
+                        run_synth_with(kind, config, pcm_bytes, *params, filter, warmup, DeltaSource::Exact)
+                    }
+                };
+                tick();
+                result.map_err(&fail)
+            },
+        )?;
+        Ok(WhyRuns(distinct.into_iter().zip(results).collect()))
+    }
+
+    /// The result of a planned run.
+    fn get(&self, run: WhyRun) -> RunResult {
+        self.0.iter().find(|(r, _)| *r == run).map(|(_, result)| result.clone()).expect("every run is planned")
+    }
+}
+
 /// Lifetime × as a number for the crossing points: a log that erased no block in the
 /// window outlives the baseline without bound; `None` where the baseline erased none.
 fn lifetime_for_crossing(base: &RunResult, r: &RunResult) -> Option<f64> {
@@ -198,21 +261,43 @@ impl Experiment for CombinedWhy {
                 "lifetime ×, live-block merges, LRU",
             ],
         );
-        let mut lru_config = config.clone();
-        lru_config.buffer.replacement = ReplacementKind::Lru;
+        let hot_blocks_of = |ratio: f64| ((pblocks as f64 * ratio).round() as u64).clamp(1, footprint_blocks);
+        let steady = |kind, pcm_bytes| WhyRun::T1 { kind, pcm_bytes, filter: false, warmup: Warmup::SteadyState };
+        let warmups = [("load only", Warmup::LoadOnly), ("steady state (the figures')", Warmup::SteadyState)];
+        let mut plan = Vec::new();
+        for ratio in HOT_OVER_PBLOCKS {
+            let hot_blocks = hot_blocks_of(ratio);
+            for (kind, lru) in
+                [(Kind::Baseline, false), (Kind::PcmLog, false), (Kind::PcmLogLoggedPages, false), (Kind::PcmLog, true)]
+            {
+                plan.push(WhyRun::Hot { kind, lru, hot_blocks });
+            }
+        }
+        plan.push(steady(Kind::Baseline, 0));
+        for pcm_mb in SWEEP_PCM_MB {
+            let bytes = pcm_bytes(ctx, pcm_mb);
+            plan.extend([steady(Kind::PcmLog, bytes), steady(Kind::PcmLogLoggedPages, bytes)]);
+        }
+        for (_, warmup) in warmups {
+            for (kind, filter) in
+                [(Kind::PcmLog, false), (Kind::PcmLog, true), (Kind::Baseline, false), (Kind::Dedup, false)]
+            {
+                plan.push(WhyRun::T1 { kind, pcm_bytes: pcm, filter, warmup });
+            }
+        }
+        let runs = WhyRuns::run(ctx, self.id(), &config, &t1, (pcm, updates), plan, || bar.inc(1))?;
         let mut live_plot = Vec::new();
         let mut logged_plot = Vec::new();
         let mut hot_points = Vec::new();
         let mut hot_points_logged = Vec::new();
         let mut hot_summary = Vec::new();
         for ratio in HOT_OVER_PBLOCKS {
-            let hot_blocks = ((pblocks as f64 * ratio).round() as u64).clamp(1, footprint_blocks);
-            let run = |kind| hot_run(ctx, kind, &config, pcm, &t1, hot_blocks, updates).map_err(&fail);
-            let base = run(Kind::Baseline)?;
-            let live = run(Kind::PcmLog)?;
-            let logged = run(Kind::PcmLogLoggedPages)?;
-            let lru = hot_run(ctx, Kind::PcmLog, &lru_config, pcm, &t1, hot_blocks, updates).map_err(&fail)?;
-            bar.inc(4);
+            let hot_blocks = hot_blocks_of(ratio);
+            let run = |kind, lru| runs.get(WhyRun::Hot { kind, lru, hot_blocks });
+            let base = run(Kind::Baseline, false);
+            let live = run(Kind::PcmLog, false);
+            let logged = run(Kind::PcmLogLoggedPages, false);
+            let lru = run(Kind::PcmLog, true);
             let x = hot_blocks as f64 / pblocks as f64;
             let l = lifetime_for_crossing(&base, &live);
             hot_points.push((x, l));
@@ -248,9 +333,7 @@ impl Experiment for CombinedWhy {
 
         // The t1 capacity sweep: only the PCM size changes.
         let set = working_set(t1, pages_per_block, pblocks).map_err(&fail)?;
-        let base = run_synth_with(Kind::Baseline, &config, 0, t1, false, Warmup::SteadyState, DeltaSource::Exact)
-            .map_err(&fail)?;
-        bar.inc(1);
+        let base = runs.get(steady(Kind::Baseline, 0));
         let mut sweep = Table::new(
             format!(
                 "t1 (60 MB pool) by PCM capacity, the varied parameter: its measured window updates {} distinct logical blocks ({} updates)",
@@ -275,12 +358,8 @@ impl Experiment for CombinedWhy {
             let bytes = pcm_bytes(ctx, pcm_mb);
             let p = pcm_log_pblocks(&config, bytes);
             let hottest = working_set(t1, pages_per_block, p).map_err(&fail)?.hottest_share_percent;
-            let run = |kind| {
-                run_synth_with(kind, &config, bytes, t1, false, Warmup::SteadyState, DeltaSource::Exact).map_err(&fail)
-            };
-            let live = run(Kind::PcmLog)?;
-            let logged = run(Kind::PcmLogLoggedPages)?;
-            bar.inc(2);
+            let live = runs.get(steady(Kind::PcmLog, bytes));
+            let logged = runs.get(steady(Kind::PcmLogLoggedPages, bytes));
             let x = p as f64 / set.blocks.max(1) as f64;
             sweep_points.push((x, lifetime_for_crossing(&base, &live)));
             sweep_points_logged.push((x, lifetime_for_crossing(&base, &logged)));
@@ -310,13 +389,10 @@ impl Experiment for CombinedWhy {
         );
         let mut dedup_rows = Vec::new();
         let mut dedup_all = true;
-        for (name, warmup) in [("load only", Warmup::LoadOnly), ("steady state (the figures')", Warmup::SteadyState)] {
-            let run = |kind, filter| {
-                run_synth_with(kind, &config, pcm, t1, filter, warmup, DeltaSource::Exact).map_err(&fail)
-            };
-            let (log, combined) = (run(Kind::PcmLog, false)?, run(Kind::PcmLog, true)?);
-            let (plain, deduped) = (run(Kind::Baseline, false)?, run(Kind::Dedup, false)?);
-            bar.inc(4);
+        for (name, warmup) in warmups {
+            let run = |kind, filter| runs.get(WhyRun::T1 { kind, pcm_bytes: pcm, filter, warmup });
+            let (log, combined) = (run(Kind::PcmLog, false), run(Kind::PcmLog, true));
+            let (plain, deduped) = (run(Kind::Baseline, false), run(Kind::Dedup, false));
             dedup_all &= combined.pages_filtered == log.stats.unchanged_writes
                 && deduped.stats.dedup_pages_removed == log.stats.unchanged_writes;
             dedup_rows.push(format!(

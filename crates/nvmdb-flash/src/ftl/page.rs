@@ -17,7 +17,7 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
-use nvmdb_device::flash::SectorTag;
+use nvmdb_device::flash::{SectorTag, SPARE_STORED_BYTES};
 use nvmdb_device::{FlashArray, FlashGeometry, PageContent, PageData, PowerSwitch};
 
 use crate::config::{GcPolicy, MergeLayout, SsdConfig, WearLeveling};
@@ -195,6 +195,7 @@ impl PageFtl {
         Ok(ftl)
     }
 
+    #[inline]
     fn plane_of(&self, block: u32) -> usize {
         self.geometry.plane_of_block(u64::from(block)) as usize
     }
@@ -209,6 +210,7 @@ impl PageFtl {
     }
 
     /// One more (`up`) or one fewer valid page in `block`.
+    #[inline]
     fn count_valid(&mut self, block: usize, up: bool) {
         let plane = self.plane_of(block as u32);
         if up {
@@ -221,6 +223,7 @@ impl PageFtl {
     }
 
     /// The next free page of a plane, opening a new active block when needed.
+    #[inline]
     fn allocate(&mut self, plane: usize, now_ns: u64) -> Result<u64, FlashError> {
         let ppb = self.geometry.pages_per_block;
         if let Some(block) = self.planes[plane].active {
@@ -299,7 +302,16 @@ impl PageFtl {
     }
 
     /// Runs garbage collection on `plane` until it has `gc_free_blocks` free blocks.
+    #[inline]
     fn collect(&mut self, plane: usize, now_ns: u64) -> Result<(), FlashError> {
+        if self.planes[plane].free.len() < self.gc_free_blocks {
+            self.collect_garbage(plane, now_ns)?;
+        }
+        Ok(())
+    }
+
+    /// [`PageFtl::collect`] once the plane is short of free blocks.
+    fn collect_garbage(&mut self, plane: usize, now_ns: u64) -> Result<(), FlashError> {
         let mut fruitless = 0;
         while self.planes[plane].free.len() < self.gc_free_blocks {
             self.candidates.clear();
@@ -347,11 +359,14 @@ impl PageFtl {
             }
             let (data, read) = self.flash.read_page(old, now_ns)?;
             // The copy keeps the page's spare bytes (logical page, write sequence number).
-            let spare = self.flash.spare(old).expect("an FTL page has its out-of-band record").to_vec();
+            let stored = self.flash.spare(old).expect("an FTL page has its out-of-band record");
+            let mut spare_bytes = [0u8; SPARE_STORED_BYTES];
+            spare_bytes[..stored.len()].copy_from_slice(stored);
+            let spare = &spare_bytes[..stored.len()];
             let (new, _) = match self.flash.sector_mask(old) {
-                Some(mask) => self.program_partial_copy(plane, old, &spare, &data, mask, read.end_ns)?,
+                Some(mask) => self.program_partial_copy(plane, old, spare, &data, mask, read.end_ns)?,
                 None => {
-                    let (lpn, seq) = parse_oob(&spare).expect("an FTL page has its out-of-band record");
+                    let (lpn, seq) = parse_oob(spare).expect("an FTL page has its out-of-band record");
                     self.program(plane, lpn, seq, &data, read.end_ns)?
                 }
             };
@@ -418,6 +433,7 @@ impl PageFtl {
 
     /// Removes `lpn`'s mapping, freeing its physical page if no other page shares it.
     /// Returns PCM time spent updating the fingerprint store, ns.
+    #[inline]
     fn unmap(&mut self, lpn: u32) -> Result<u64, FlashError> {
         let ppn = std::mem::replace(&mut self.l2p[lpn as usize], UNMAPPED);
         if ppn == UNMAPPED {
@@ -453,6 +469,7 @@ impl PageFtl {
 
     /// Maps `lpn` to `ppn` (a fresh page, or with deduplication a shared one) by the write
     /// numbered `seq`.
+    #[inline]
     fn map(&mut self, lpn: u32, ppn: u32, seq: u64) {
         self.l2p[lpn as usize] = ppn;
         if let Some(slot) = self.map_seq.get_mut(lpn as usize) {
@@ -476,6 +493,7 @@ impl PageFtl {
         self.live_physical_pages += 1;
     }
 
+    #[inline]
     fn check_lpn(&self, lpn: u64) -> Result<u32, FlashError> {
         if lpn >= self.logical_pages {
             return Err(FlashError::OutOfRange { lpn, pages: self.logical_pages });
@@ -498,6 +516,7 @@ impl PageFtl {
 
     /// Counts a page programmed for the layer above, and whether its logical page follows
     /// the previous one's (a sequential run in the write stream reaching flash).
+    #[inline]
     fn note_data_write(&mut self, lpn: u32) {
         self.stats.data_page_writes += 1;
         if self.last_data_lpn.and_then(|last| last.checked_add(1)) == Some(lpn) {
@@ -507,13 +526,14 @@ impl PageFtl {
     }
 
     /// The next plane in round-robin order that has room (after garbage collection).
+    #[inline]
     fn make_room(&mut self, now_ns: u64) -> Result<usize, FlashError> {
         let planes = self.planes.len();
         let mut last_error = None;
         // Round-robin striping; a plane that cannot make room passes the page on.
         for _ in 0..planes {
             let plane = self.next_plane;
-            self.next_plane = (self.next_plane + 1) % planes;
+            self.next_plane = if plane + 1 == planes { 0 } else { plane + 1 };
             match self.collect(plane, now_ns) {
                 Ok(()) => return Ok(plane),
                 Err(e @ FlashError::PowerCut(_)) => return Err(e),
@@ -525,6 +545,7 @@ impl PageFtl {
 
     /// Takes the next write sequence number (a log layer numbers its records from the same
     /// counter, so that a record is newer than a page copy exactly when it applies to it).
+    #[inline]
     pub fn next_write_seq(&mut self) -> u64 {
         let seq = self.write_seq;
         self.write_seq += 1;
@@ -682,6 +703,7 @@ impl PageFtl {
 
     /// Admits one device write through the store's power switch, or fails with
     /// [`FlashError::PowerCut`] once the power is cut.
+    #[inline]
     pub fn admit(&mut self) -> Result<(), FlashError> {
         self.power.admit().map_err(FlashError::PowerCut)
     }
