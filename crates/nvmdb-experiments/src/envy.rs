@@ -1108,7 +1108,7 @@ impl Experiment for ParallelAndBuffer {
         for &spares in spare_counts {
             runs.extend([(preset_erase_ns, spares, false), (preset_erase_ns, spares, true)]);
         }
-        let bar = ctx.progress(self.id(), runs.len() as u64 + 12 + 8 + 3);
+        let bar = ctx.progress(self.id(), runs.len() as u64 + 6 * ctx.scale.pick(4, 1) + 8 + 3);
         let mut measured_runs = Vec::new();
         for &(erase_ns, spares, parallel) in &runs {
             let mut config = tpca_config(ctx.scale, 0.8);
@@ -1168,16 +1168,24 @@ impl Experiment for ParallelAndBuffer {
             measured_runs.push(run);
             bar.inc(1);
         }
-        // Isolates the spare count's effect on the cleaning cost from the run's seed: the
-        // saturated run with parallel banks at 1, 2 and 4 spares, each loaded and run
-        // from several seeds, with the utilisation of the segments its cleans erased.
-        let seeds = 4u64;
-        let seed_parts: Vec<(u32, u64)> =
-            [1u32, 2, 4].iter().flat_map(|&spares| (0..seeds).map(move |seed| (spares, seed))).collect();
-        let spare_config = |spares: u32| {
+        // Isolates the spare count's effect on the cleaning cost from the run's seed and
+        // from the hybrid policy's partitions: the saturated run with parallel banks at 1,
+        // 2 and 4 spares, each loaded and run from several seeds, with the preset's hybrid
+        // policy and with greedy (no partitions), and the utilisation of the segments its
+        // cleans erased.
+        let seeds: u64 = ctx.scale.pick(4, 1);
+        let hybrid = tpca_config(ctx.scale, 0.8).cleaning;
+        let seed_parts: Vec<(CleaningPolicy, u32, u64)> = [hybrid, CleaningPolicy::Greedy]
+            .iter()
+            .flat_map(|&policy| {
+                [1u32, 2, 4].into_iter().flat_map(move |spares| (0..seeds).map(move |seed| (policy, spares, seed)))
+            })
+            .collect();
+        let spare_config = |policy: CleaningPolicy, spares: u32| {
             let mut config = tpca_config(ctx.scale, 0.8);
             config.parallel_banks = true;
             config.spare_segments = spares;
+            config.cleaning = policy;
             let one_spare = tpca_config(ctx.scale, 0.8);
             config.logical_pages =
                 one_spare.logical_pages * u64::from(config.positions()) / u64::from(one_spare.positions());
@@ -1185,10 +1193,10 @@ impl Experiment for ParallelAndBuffer {
         };
         let seed_runs = ctx.run_parts(
             &seed_parts,
-            |&(spares, _)| cleaning_run_bytes(&spare_config(spares)),
-            |&(spares, seed)| {
+            |&(policy, spares, _)| cleaning_run_bytes(&spare_config(policy, spares)),
+            |&(policy, spares, seed)| {
                 let mut rng = ctx.rng(100 + seed);
-                let (mut db, _) = load_tpca_from(spare_config(spares), &TPCA_TEMPLATE, &mut rng, self.id())?;
+                let (mut db, _) = load_tpca_from(spare_config(policy, spares), &TPCA_TEMPLATE, &mut rng, self.id())?;
                 db.run(1e6, warm, measured, &mut rng).map_err(failed(self.id()))?;
                 bar.inc(1);
                 Ok(db.with_envy(|e| *e.stats()))
@@ -1196,15 +1204,33 @@ impl Experiment for ParallelAndBuffer {
         )?;
         let mut spare_seeds = Table::new(
             format!(
-                "Cleaning cost against spare segments over {seeds} seeds (saturated TPC-A, parallel banks, the \
+                "Cleaning cost against spare segments over {seeds} seed(s) (saturated TPC-A, parallel banks, the \
                  preset's erase, {measured} transactions measured; each seed loads, ages and runs its own database)"
             ),
-            &["spare segments", "seed stream", "cleans", "cleaning cost", "cleaned segments' u", "u/(1−u)"],
+            &[
+                "policy",
+                "spare segments",
+                "partition sizes (positions)",
+                "seed stream",
+                "cleans",
+                "cleaning cost",
+                "cleaned segments' u",
+                "u/(1−u)",
+            ],
         );
-        let mut spare_costs: Vec<(u32, Vec<f64>)> = Vec::new();
-        for (&(spares, seed), s) in seed_parts.iter().zip(&seed_runs) {
+        let mut spare_costs: Vec<(&str, u32, Vec<f64>, Vec<f64>)> = Vec::new();
+        for (&(policy, spares, seed), s) in seed_parts.iter().zip(&seed_runs) {
+            let config = spare_config(policy, spares);
+            let k = policy.partition_segments(config.positions());
+            let sizes: Vec<String> = (0..config.positions())
+                .step_by(k as usize)
+                .map(|first| (config.positions() - first).min(k).to_string())
+                .collect();
+            let name = if policy == CleaningPolicy::Greedy { "greedy" } else { "hybrid" };
             spare_seeds.row(vec![
+                name.into(),
                 spares.into(),
+                sizes.join(" ").into(),
                 (100 + seed).into(),
                 s.cleans.into(),
                 s.cleaning_cost().into(),
@@ -1212,8 +1238,11 @@ impl Experiment for ParallelAndBuffer {
                 cleaning_cost(s.cleaned_utilization()).into(),
             ]);
             match spare_costs.last_mut() {
-                Some((n, costs)) if *n == spares => costs.push(s.cleaning_cost()),
-                _ => spare_costs.push((spares, vec![s.cleaning_cost()])),
+                Some((n, k, costs, us)) if *n == name && *k == spares => {
+                    costs.push(s.cleaning_cost());
+                    us.push(s.cleaned_utilization());
+                }
+                _ => spare_costs.push((name, spares, vec![s.cleaning_cost()], vec![s.cleaned_utilization()])),
             }
         }
         let mut suspend = Table::new(
@@ -1250,7 +1279,7 @@ impl Experiment for ParallelAndBuffer {
                         s.buffer_wait_ns as f64 / 1e6 / s.buffer_full_waits.max(1) as f64,
                         unwaited_ns,
                     );
-                    suspend_writes.push(waits);
+                    suspend_writes.push((waits, s.host_read_ns, s.host_write_ns));
                     suspend.row(vec![
                         offered.into(),
                         if parallel { "on" } else { "off" }.into(),
@@ -1360,33 +1389,90 @@ impl Experiment for ParallelAndBuffer {
                 .collect::<Vec<_>>()
                 .join(" ")
         ));
-        let worst_formula = seed_runs
-            .iter()
-            .map(|s| (s.cleaning_cost() / cleaning_cost(s.cleaned_utilization()) - 1.0).abs() * 100.0)
-            .fold(0.0, f64::max);
-        outcome.notes.push(format!(
-            "Spare segments and the cleaning cost, over {seeds} seeds (third table, parallel banks on): {}. Every \
-             run's cost lies within {worst_formula:.1} % of u/(1−u) of the utilisation u of the segments its cleans \
-             erased; the first table's runs are one seed each.",
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        let describe = |name: &str| {
             spare_costs
                 .iter()
-                .map(|(spares, costs)| {
-                    let mean = costs.iter().sum::<f64>() / costs.len() as f64;
+                .filter(|(n, ..)| *n == name)
+                .map(|(_, spares, costs, us)| {
                     let (lo, hi) = costs.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &c| (lo.min(c), hi.max(c)));
-                    format!("{spares} spare(s): mean {mean:.2}, from {lo:.2} to {hi:.2}")
+                    format!(
+                        "{spares} spare(s) {:.2} (from {lo:.2} to {hi:.2}; cleaned segments' u {:.3})",
+                        mean(costs),
+                        mean(us)
+                    )
                 })
                 .collect::<Vec<_>>()
-                .join("; ")
+                .join(", ")
+        };
+        let follows = spare_costs.iter().all(|(n, _, c, u)| {
+            spare_costs
+                .iter()
+                .filter(|(m, ..)| m == n)
+                .all(|(_, _, c2, u2)| (mean(c) - mean(c2)) * (mean(u) - mean(u2)) >= 0.0)
+        });
+        let verdict = |name: &str| {
+            let runs: Vec<&(&str, u32, Vec<f64>, Vec<f64>)> = spare_costs.iter().filter(|(n, ..)| *n == name).collect();
+            let means: Vec<f64> = runs.iter().map(|(.., c, _)| mean(c)).collect();
+            let spread = |v: &[f64]| {
+                v.iter().copied().fold(f64::NEG_INFINITY, f64::max) - v.iter().copied().fold(f64::INFINITY, f64::min)
+            };
+            let between = spread(&means);
+            let within = runs.iter().map(|(.., c, _)| spread(c)).fold(0.0, f64::max);
+            if means.windows(2).all(|w| w[1] <= w[0]) {
+                format!("the means fall as spares are added ({between:.2} apart; seeds of one count up to {within:.2})")
+            } else if seeds > 1 && between <= within {
+                format!("the means lie {between:.2} apart, no further than the seeds of one count ({within:.2})")
+            } else {
+                format!(
+                    "the means do not fall monotonically ({between:.2} apart; seeds of one count up to {within:.2})"
+                )
+            }
+        };
+        outcome.notes.push(format!(
+            "Spare segments and the cleaning cost, isolated (third table, parallel banks on, {seeds} seed(s) per \
+             count). Mean cost with the preset's hybrid policy: {}; {}. With greedy, which has no partitions: \
+             {}; {}. The hybrid policy cuts the positions (all segments but the spares) into partitions of {} \
+             from the lowest up, so the spare count changes the size of the last partition (the table's third \
+             column). {}",
+            describe("hybrid"),
+            verdict("hybrid"),
+            describe("greedy"),
+            verdict("greedy"),
+            hybrid.partition_segments(u32::MAX),
+            if follows {
+                "Within each policy, the spare count with the higher mean cost is the one whose cleans erased \
+                 fuller segments."
+            } else {
+                "Within a policy, the mean cost and the cleaned segments' utilisation do not always rank the spare \
+                 counts alike."
+            },
         ));
         // read_ns: [100 TPS, saturated] × [serial, parallel] × [suspend on, off].
         outcome.notes.push(format!(
             "Suspend (fourth table, {measured} transactions): at 100 TPS offered, the mean host read takes {:.0} ns \
              with suspend and {:.0} ns without on serial banks, {:.0} and {:.0} ns with parallel banks; saturated, \
-             {:.0} and {:.0} ns serial, {:.0} and {:.0} ns parallel. Writes are slower with suspend in every \
-             pair (the table); the transactions' mean response time is in its last column. With parallel banks a \
-             suspended operation now finishes later by the suspend and the read, as on serial banks, and the \
-             controller's own reads (cleaning, recovery) suspend nothing.",
+             {:.0} and {:.0} ns serial, {:.0} and {:.0} ns parallel. With parallel banks a suspended operation \
+             finishes later by the suspend and the read, as on serial banks, and the controller's own reads \
+             (cleaning, recovery) suspend nothing.",
             read_ns[0], read_ns[1], read_ns[2], read_ns[3], read_ns[4], read_ns[5], read_ns[6], read_ns[7],
+        ));
+        let per_txn_ms = |ns: u64| ns as f64 / 1e6 / measured as f64;
+        let ((on_waits, on_wait_ms, on_unwaited), on_read, on_write) = suspend_writes[0];
+        let ((off_waits, _, off_unwaited), off_read, off_write) = suspend_writes[1];
+        outcome.notes.push(format!(
+            "Why writes are slower with suspend (fourth table, 100 TPS, serial banks): a copy-on-write first reads \
+             its page from flash. Without suspend that read waits for the program or erase in progress, so writes \
+             average {off_unwaited:.0} ns with {off_waits:.1} writes per 1000 transactions waiting for a buffer \
+             page. With suspend the read takes the suspend and a read and the transaction goes on writing, so the \
+             buffer's free pages are used up while an erase holds the flash: {on_waits:.1} writes per 1000 \
+             transactions then waited for a buffer page, {on_wait_ms:.2} ms each, and with those waits left out \
+             writes average {on_unwaited:.0} ns. The waiting moves from the reads to the writes: per transaction \
+             the host spends {:.3} ms in reads and {:.3} ms in writes with suspend, {:.3} and {:.3} ms without.",
+            per_txn_ms(on_read),
+            per_txn_ms(on_write),
+            per_txn_ms(off_read),
+            per_txn_ms(off_write),
         ));
         let (serial, parallel) = (&m[2], &m[3]);
         outcome.notes.push(format!(
@@ -1505,6 +1591,18 @@ mod tests {
         let ids: Vec<&str> = all().iter().map(|e| e.id()).collect();
         for claim in ENVY {
             assert!(ids.contains(&claim.experiment), "{} names {}", claim.id, claim.experiment);
+        }
+    }
+
+    #[test]
+    fn the_experiments_with_parts_are_the_same_on_one_thread_or_several() {
+        let experiments: [&dyn Experiment; 4] =
+            [&CleaningUtilization, &CleaningLocality, &HybridPartition, &ParallelAndBuffer];
+        for experiment in experiments {
+            let run = |jobs| experiment.run(&RunContext::new(Scale::Quick, 3).with_jobs(jobs)).expect("runs");
+            let one = run(1);
+            assert!(!one.tables.is_empty() && one.tables.iter().all(|t| !t.rows.is_empty()), "{}", experiment.id());
+            assert_eq!(run(3), one, "{}", experiment.id());
         }
     }
 
