@@ -1264,6 +1264,7 @@ impl Experiment for ParallelAndBuffer {
         let mut suspend_rng = ctx.rng(8);
         let mut read_ns = Vec::new();
         let mut suspend_writes = Vec::new();
+        let mut suspend_mean_write = Vec::new();
         for offered in [100.0, 1e6] {
             for parallel in [false, true] {
                 for suspend_reads in [true, false] {
@@ -1293,6 +1294,7 @@ impl Experiment for ParallelAndBuffer {
                         waits.2.into(),
                     ]);
                     read_ns.push(r.mean_read_ns);
+                    suspend_mean_write.push(r.mean_write_ns);
                     bar.inc(1);
                 }
             }
@@ -1405,6 +1407,28 @@ impl Experiment for ParallelAndBuffer {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
+        // The hybrid runs' last partition (positions % k, a whole partition when 0) beside
+        // their mean cost.
+        let k = hybrid.partition_segments(u32::MAX);
+        let last: Vec<(u32, f64)> = spare_costs
+            .iter()
+            .filter(|(n, ..)| *n == "hybrid")
+            .map(|(_, spares, costs, _)| {
+                let positions = tpca_config(ctx.scale, 0.8).segments - spares;
+                let rest = positions % k;
+                (if rest == 0 { k } else { rest }, mean(costs))
+            })
+            .collect();
+        let costliest = last.iter().copied().fold((0, f64::NEG_INFINITY), |a, b| if b.1 > a.1 { b } else { a });
+        let smallest = last.iter().map(|l| l.0).min().unwrap_or(k);
+        let last_partition = format!(
+            "With hybrid, the last partition has {} positions and the mean cost is {}; the highest mean cost \
+             ({:.2}) is {}with the smallest last partition ({smallest} positions).",
+            last.iter().map(|l| l.0.to_string()).collect::<Vec<_>>().join(", "),
+            last.iter().map(|l| format!("{:.2}", l.1)).collect::<Vec<_>>().join(", "),
+            costliest.1,
+            if costliest.0 == smallest { "" } else { "not " },
+        );
         let follows = spare_costs.iter().all(|(n, _, c, u)| {
             spare_costs
                 .iter()
@@ -1419,14 +1443,14 @@ impl Experiment for ParallelAndBuffer {
             };
             let between = spread(&means);
             let within = runs.iter().map(|(.., c, _)| spread(c)).fold(0.0, f64::max);
+            let seed_clause =
+                if seeds > 1 { format!("seeds of one count up to {within:.2}") } else { "one seed per count".into() };
             if means.windows(2).all(|w| w[1] <= w[0]) {
-                format!("the means fall as spares are added ({between:.2} apart; seeds of one count up to {within:.2})")
+                format!("the means fall as spares are added ({between:.2} apart; {seed_clause})")
             } else if seeds > 1 && between <= within {
                 format!("the means lie {between:.2} apart, no further than the seeds of one count ({within:.2})")
             } else {
-                format!(
-                    "the means do not fall monotonically ({between:.2} apart; seeds of one count up to {within:.2})"
-                )
+                format!("the means do not fall monotonically ({between:.2} apart; {seed_clause})")
             }
         };
         outcome.notes.push(format!(
@@ -1434,7 +1458,7 @@ impl Experiment for ParallelAndBuffer {
              count). Mean cost with the preset's hybrid policy: {}; {}. With greedy, which has no partitions: \
              {}; {}. The hybrid policy cuts the positions (all segments but the spares) into partitions of {} \
              from the lowest up, so the spare count changes the size of the last partition (the table's third \
-             column). {}",
+             column). {} {}",
             describe("hybrid"),
             verdict("hybrid"),
             describe("greedy"),
@@ -1447,6 +1471,7 @@ impl Experiment for ParallelAndBuffer {
                 "Within a policy, the mean cost and the cleaned segments' utilisation do not always rank the spare \
                  counts alike."
             },
+            last_partition,
         ));
         // read_ns: [100 TPS, saturated] × [serial, parallel] × [suspend on, off].
         outcome.notes.push(format!(
@@ -1460,14 +1485,24 @@ impl Experiment for ParallelAndBuffer {
         let per_txn_ms = |ns: u64| ns as f64 / 1e6 / measured as f64;
         let ((on_waits, on_wait_ms, on_unwaited), on_read, on_write) = suspend_writes[0];
         let ((off_waits, _, off_unwaited), off_read, off_write) = suspend_writes[1];
+        let (on_mean, off_mean) = (suspend_mean_write[0], suspend_mean_write[1]);
+        let with_suspend = if on_waits > 0.0 {
+            format!(
+                "With suspend the read takes the suspend and a read and the transaction goes on writing; \
+                 {on_waits:.1} writes per 1000 transactions waited for a buffer page while the flash was busy, \
+                 {on_wait_ms:.2} ms each, and with those waits left out writes average {on_unwaited:.0} ns."
+            )
+        } else {
+            format!(
+                "With suspend the read takes the suspend and a read, no write waited for a buffer page, and writes \
+                 average {on_unwaited:.0} ns."
+            )
+        };
         outcome.notes.push(format!(
-            "Why writes are slower with suspend (fourth table, 100 TPS, serial banks): a copy-on-write first reads \
-             its page from flash. Without suspend that read waits for the program or erase in progress, so writes \
-             average {off_unwaited:.0} ns with {off_waits:.1} writes per 1000 transactions waiting for a buffer \
-             page. With suspend the read takes the suspend and a read and the transaction goes on writing, so the \
-             buffer's free pages are used up while an erase holds the flash: {on_waits:.1} writes per 1000 \
-             transactions then waited for a buffer page, {on_wait_ms:.2} ms each, and with those waits left out \
-             writes average {on_unwaited:.0} ns. The waiting moves from the reads to the writes: per transaction \
+            "Write latency and suspend (fourth table, 100 TPS, serial banks): writes average {on_mean:.0} ns with \
+             suspend and {off_mean:.0} ns without. A copy-on-write first reads its page from flash. Without suspend \
+             that read waits for the program or erase in progress: writes average {off_unwaited:.0} ns with \
+             {off_waits:.1} writes per 1000 transactions waiting for a buffer page. {with_suspend} Per transaction \
              the host spends {:.3} ms in reads and {:.3} ms in writes with suspend, {:.3} and {:.3} ms without.",
             per_txn_ms(on_read),
             per_txn_ms(on_write),
