@@ -256,9 +256,9 @@ impl Experiment for CleaningUtilization {
         );
         if ctx.scale == Scale::Quick {
             outcome.notes.push(
-                "Paper scale, a stored run (`nvmdb run envy-cleaning-utilization --scale paper`, 22 Nov 2026, built \
-                 at commit 4ef1f56; this experiment's results have not changed since; 128 segments of 2048 pages, \
-                 214 s of CPU): FIFO within 0.03 % of u/(1−u); FIFO costs 1.743 at 80 % and 10.12 at 95 %, a \
+                "Paper scale, the stored run (`nvmdb run envy-cleaning-utilization --scale paper --store`, 22 Nov \
+                 2026, data/paper-scale/envy-cleaning-utilization.json; 128 segments of 2048 pages, 61 s of CPU on \
+                 two threads; the same table as the run at commit 4ef1f56): FIFO within 0.03 % of u/(1−u); FIFO costs 1.743 at 80 % and 10.12 at 95 %, a \
                  factor of 5.8; greedy 1.740 and 10.07. At quick scale the one spare segment is 1/64 of the flash \
                  instead of 1/128, so α is higher at each utilisation (0.962 against 0.954 at 95 %), and so are the \
                  cleaned segments' u and the cost; both scales follow u/(1−u) of their u."
