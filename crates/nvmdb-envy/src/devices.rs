@@ -17,6 +17,8 @@ pub struct Devices {
     power: PowerSwitch,
     /// Per bank: time its flash operations took, ns (volatile statistics).
     bank_busy_ns: Vec<u64>,
+    /// The buffer a flush stages its page in, kept between flushes so none allocates.
+    staged: Vec<u8>,
 }
 
 impl Devices {
@@ -40,7 +42,7 @@ impl Devices {
         let bytes = usize::try_from(bytes).map_err(|_| EnvyError::Config(format!("{bytes} B of SRAM")))?;
         let sram = Volatile::new(VolatileKind::BatterySram, config.sram, bytes);
         let bank_busy_ns = vec![0; config.banks as usize];
-        Ok(Devices { flash, sram, power: PowerSwitch::new(), bank_busy_ns })
+        Ok(Devices { flash, sram, power: PowerSwitch::new(), bank_busy_ns, staged: Vec::new() })
     }
 
     /// Device writes (SRAM writes, flash programs and erases) so far.
@@ -143,8 +145,26 @@ impl Devices {
 
     /// Programs a page at `now_ns`; returns when it completes.
     pub(crate) fn program(&mut self, ppn: u64, bytes: Vec<u8>, now_ns: u64) -> Result<u64, EnvyError> {
+        self.program_data(ppn, &PageData::Bytes(bytes), now_ns)
+    }
+
+    /// Reads a page's bytes from the SRAM at `sram_addr` and programs them at `now_ns`
+    /// (a flush); returns when the program completes.
+    pub(crate) fn program_from_sram(&mut self, ppn: u64, sram_addr: u64, now_ns: u64) -> Result<u64, EnvyError> {
+        let mut staged = std::mem::take(&mut self.staged);
+        staged.resize(self.flash.geometry().page_bytes as usize, 0);
+        self.sram_read(sram_addr, &mut staged);
+        let page = PageData::Bytes(staged);
+        let end_ns = self.program_data(ppn, &page, now_ns);
+        if let PageData::Bytes(staged) = page {
+            self.staged = staged;
+        }
+        end_ns
+    }
+
+    fn program_data(&mut self, ppn: u64, page: &PageData, now_ns: u64) -> Result<u64, EnvyError> {
         self.permit()?;
-        let timing = self.flash.program_page(ppn, &PageData::Bytes(bytes), now_ns)?;
+        let timing = self.flash.program_page(ppn, page, now_ns)?;
         Ok(self.charge(self.flash.geometry().block_of(ppn), timing))
     }
 

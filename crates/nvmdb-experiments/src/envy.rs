@@ -44,6 +44,35 @@ fn cleaning_config(scale: Scale, policy: CleaningPolicy, utilization: f64) -> En
     config
 }
 
+/// Peak resident memory of one cleaning run beside the others: the flash contents
+/// twice over (array and tables) and 16 MiB.
+fn cleaning_run_bytes(config: &EnvyConfig) -> u64 {
+    (16 << 20) + 2 * config.flash_pages() * u64::from(config.page_bytes)
+}
+
+/// Runs independent cleaning runs on the context's free threads
+/// ([`RunContext::run_parts`]); results come in the order of `parts`.
+fn cleaning_parts<P: Sync, T: Send>(
+    ctx: &RunContext,
+    id: &str,
+    parts: &[P],
+    config: impl Fn(&P) -> EnvyConfig + Sync,
+    run: impl Fn(&P) -> Result<T, LabError> + Sync,
+) -> Result<Vec<T>, LabError> {
+    let bar = ctx.progress(id, parts.len() as u64);
+    let results = ctx.run_parts(
+        parts,
+        |p| cleaning_run_bytes(&config(p)),
+        |p| {
+            let result = run(p);
+            bar.inc(1);
+            result
+        },
+    );
+    bar.finish_and_clear();
+    results
+}
+
 /// Fills the space, warms up for `warm` array turnovers of updates, then measures
 /// `measured` turnovers.
 fn cleaning_run(
@@ -167,18 +196,15 @@ impl Experiment for CleaningUtilization {
         let (mut fifo_points, mut analytic_points, mut greedy_points) = (Vec::new(), Vec::new(), Vec::new());
         let mut worst_deviation: f64 = 0.0;
         let mut cost_at = Vec::new();
-        let bar = ctx.progress(self.id(), utilizations.len() as u64);
-        for (i, &u) in utilizations.iter().enumerate() {
+        let parts: Vec<(f64, CleaningPolicy)> =
+            utilizations.iter().flat_map(|&u| [(u, CleaningPolicy::Fifo), (u, CleaningPolicy::Greedy)]).collect();
+        let config_of = |&(u, policy): &(f64, CleaningPolicy)| cleaning_config(ctx.scale, policy, u);
+        let stats = cleaning_parts(ctx, self.id(), &parts, config_of, |part| {
+            cleaning_run(config_of(part), Bimodal::UNIFORM, warm, measured, ctx, self.id())
+        })?;
+        for (&u, pair) in utilizations.iter().zip(stats.chunks(2)) {
             let config = cleaning_config(ctx.scale, CleaningPolicy::Fifo, u);
-            let fifo = cleaning_run(config, Bimodal::UNIFORM, warm, measured, ctx, self.id())?;
-            let greedy = cleaning_run(
-                cleaning_config(ctx.scale, CleaningPolicy::Greedy, u),
-                Bimodal::UNIFORM,
-                warm,
-                measured,
-                ctx,
-                self.id(),
-            )?;
+            let (fifo, greedy) = (pair[0], pair[1]);
             let cleaned = fifo.cleaned_utilization();
             let analytic = cleaning_cost(cleaned);
             let deviation = (fifo.cleaning_cost() - analytic) / analytic * 100.0;
@@ -199,9 +225,7 @@ impl Experiment for CleaningUtilization {
             analytic_points.push((u, analytic));
             greedy_points.push((u, greedy.cleaning_cost()));
             cost_at.push((u, fifo.cleaning_cost()));
-            bar.set_position(i as u64 + 1);
         }
-        bar.finish_and_clear();
         let cost = |u: f64| cost_at.iter().find(|(x, _)| *x == u).map_or(f64::NAN, |(_, c)| *c);
         let steep = cost(0.95) / cost(0.8);
         let mut outcome = Outcome::default();
@@ -232,9 +256,9 @@ impl Experiment for CleaningUtilization {
         );
         if ctx.scale == Scale::Quick {
             outcome.notes.push(
-                "Paper scale, a stored run (`nvmdb run envy-cleaning-utilization --scale paper`, 22 Nov 2026, built \
-                 at commit 4ef1f56; this experiment's results have not changed since; 128 segments of 2048 pages, \
-                 214 s of CPU): FIFO within 0.03 % of u/(1−u); FIFO costs 1.743 at 80 % and 10.12 at 95 %, a \
+                "Paper scale, the stored run (`nvmdb run envy-cleaning-utilization --scale paper --store`, 22 Nov \
+                 2026, data/paper-scale/envy-cleaning-utilization.json; 128 segments of 2048 pages, 61 s of CPU on \
+                 two threads; the same table as the run at commit 4ef1f56): FIFO within 0.03 % of u/(1−u); FIFO costs 1.743 at 80 % and 10.12 at 95 %, a \
                  factor of 5.8; greedy 1.740 and 10.07. At quick scale the one spare segment is 1/64 of the flash \
                  instead of 1/128, so α is higher at each utilisation (0.962 against 0.954 at 95 %), and so are the \
                  cleaned segments' u and the cost; both scales follow u/(1−u) of their u."
@@ -294,13 +318,57 @@ impl Experiment for CleaningLocality {
         );
         let mut costs = vec![Vec::new(); policies.len()];
         let mut traces = Vec::new();
-        let bar = ctx.progress(self.id(), LOCALITIES.len() as u64);
+        // Every run is a part: each policy at each locality, then the redistribution
+        // steps (a divisor) of locality gathering and hybrid at the two extremes.
+        let mut parts: Vec<(Bimodal, CleaningPolicy, Option<u32>)> =
+            LOCALITIES.iter().flat_map(|&dist| policies.iter().map(move |&policy| (dist, policy, None))).collect();
+        for dist in [LOCALITIES[0], LOCALITIES[LOCALITIES.len() - 1]] {
+            for policy in [CleaningPolicy::Locality, hybrid_eighth(ctx.scale)] {
+                parts.extend([0u32, 32, 8].map(|divisor| (dist, policy, Some(divisor))));
+            }
+        }
+        let config_of = |&(_, policy, divisor): &(Bimodal, CleaningPolicy, Option<u32>)| {
+            let mut config = cleaning_config(ctx.scale, policy, utilization);
+            if let Some(divisor) = divisor {
+                config.redistribution_divisor = divisor;
+            }
+            config
+        };
+        let mut runs = cleaning_parts(ctx, self.id(), &parts, config_of, |part| {
+            cleaning_trace(config_of(part), part.0, warm, measured, ctx, self.id())
+        })?
+        .into_iter();
+        // Whether the measured turnovers are settled: each run's cost turnover by turnover.
+        let names = ["greedy", "FIFO", "locality gathering", "hybrid"];
+        let measured_turnovers: Vec<String> = (warm + 1..=warm + measured).map(|t| t.to_string()).collect();
+        let mut settling_columns = vec!["locality", "policy"];
+        settling_columns.extend(measured_turnovers.iter().map(String::as_str));
+        settling_columns.extend(["mean, first half", "mean, second half", "second half / first half"]);
+        let mut settling = Table::new(
+            format!(
+                "Settling: cleaning cost within each measured turnover (turnovers {}–{} after the fill) of every run \
+                 of the first table",
+                warm + 1,
+                warm + measured
+            ),
+            &settling_columns,
+        );
+        let mut worst_drift: (f64, String, &str) = (1.0, String::new(), "");
         for (i, dist) in LOCALITIES.iter().enumerate() {
             let mut row: Vec<Cell> = vec![dist.label().into()];
             let mut move_row: Vec<Cell> = vec![dist.label().into()];
-            for (p, &policy) in policies.iter().enumerate() {
-                let config = cleaning_config(ctx.scale, policy, utilization);
-                let (stats, trace) = cleaning_trace(config, *dist, warm, measured, ctx, self.id())?;
+            for (p, (stats, trace)) in runs.by_ref().take(policies.len()).enumerate() {
+                let window = &trace[warm as usize..];
+                let half = window.len() / 2;
+                let mean = |points: &[TurnoverPoint]| points.iter().map(|x| x.cost).sum::<f64>() / points.len() as f64;
+                let (first, second) = (mean(&window[..half]), mean(&window[half..]));
+                let mut settling_row: Vec<Cell> = vec![dist.label().into(), names[p].into()];
+                settling_row.extend(window.iter().map(|x| Cell::from(x.cost)));
+                settling_row.extend([first.into(), second.into(), (second / first).into()]);
+                settling.row(settling_row);
+                if (second / first - 1.0).abs() > (worst_drift.0 - 1.0).abs() {
+                    worst_drift = (second / first, dist.label(), names[p]);
+                }
                 if i == LOCALITIES.len() - 1 {
                     traces.push(trace);
                 }
@@ -313,7 +381,6 @@ impl Experiment for CleaningLocality {
             }
             table.row(row);
             moves.row(move_row);
-            bar.set_position(i as u64 + 1);
         }
         // The approach to the steady state at the highest locality, turnover by turnover
         // from the scattered start.
@@ -357,27 +424,20 @@ impl Experiment for CleaningLocality {
             ],
         );
         let mut step_costs = Vec::new();
-        for dist in [LOCALITIES[0], LOCALITIES[LOCALITIES.len() - 1]] {
-            for policy in [CleaningPolicy::Locality, hybrid_eighth(ctx.scale)] {
-                for divisor in [0u32, 32, 8] {
-                    let mut config = cleaning_config(ctx.scale, policy, utilization);
-                    config.redistribution_divisor = divisor;
-                    let s = cleaning_run(config, dist, warm, measured, ctx, self.id())?;
-                    let name = if policy == CleaningPolicy::Locality { "locality gathering" } else { "hybrid" };
-                    steps.row(vec![
-                        dist.label().into(),
-                        name.into(),
-                        divisor.into(),
-                        s.cleaning_cost().into(),
-                        s.cleaned_utilization().into(),
-                        cleaning_cost(s.cleaned_utilization()).into(),
-                        (s.redistributed_pages as f64 / s.flush_programs as f64).into(),
-                    ]);
-                    step_costs.push((dist.label(), name, divisor, s.cleaning_cost()));
-                }
-            }
+        for (&(dist, policy, divisor), (s, _)) in parts[LOCALITIES.len() * policies.len()..].iter().zip(runs) {
+            let divisor = divisor.unwrap_or_default();
+            let name = if policy == CleaningPolicy::Locality { "locality gathering" } else { "hybrid" };
+            steps.row(vec![
+                dist.label().into(),
+                name.into(),
+                divisor.into(),
+                s.cleaning_cost().into(),
+                s.cleaned_utilization().into(),
+                cleaning_cost(s.cleaned_utilization()).into(),
+                (s.redistributed_pages as f64 / s.flush_programs as f64).into(),
+            ]);
+            step_costs.push((dist.label(), name, divisor, s.cleaning_cost()));
         }
-        bar.finish_and_clear();
         let (greedy, fifo, locality, hybrid) = (&costs[0], &costs[1], &costs[2], &costs[3]);
         let last = LOCALITIES.len() - 1;
         let mut outcome = Outcome::default();
@@ -414,7 +474,7 @@ impl Experiment for CleaningLocality {
         outcome.config = json!({"segments": config.segments, "pages_per_segment": config.pages_per_segment,
             "utilization": utilization, "hybrid_partition_segments": k, "warm_turnovers": warm,
             "measured_turnovers": measured, "seed": ctx.seed});
-        outcome.tables.extend([table, convergence, moves, steps]);
+        outcome.tables.extend([table, convergence, settling, moves, steps]);
         outcome.plots.push(plot);
         let step = |label: &str, name: &str, divisor: u32| {
             step_costs
@@ -459,12 +519,17 @@ impl Experiment for CleaningLocality {
             positions = cleaning_config(ctx.scale, CleaningPolicy::Fifo, utilization).positions(),
         ));
         outcome.notes.push(format!(
-            "The redistribution step, isolated (fourth table): without redistribution (divisor 0) a flushed page \
+            "Settling (third table): over the {measured} measured turnovers, the mean cost of the second half over \
+             that of the first lies furthest from 1 for {} under {}, at {:.3}; each turnover's cost is in the table.",
+            worst_drift.2, worst_drift.1, worst_drift.0
+        ));
+        outcome.notes.push(format!(
+            "The redistribution step, isolated (fifth table): without redistribution (divisor 0) a flushed page \
              returns to its position, every position keeps its share of hot and cold pages, and locality \
              gathering costs {:.2} under {uniform} and {:.2} under {skewed}, the cost u/(1−u) of a position at \
              the average utilisation; with a step of 1/32 it costs {:.2} and {:.2}, with the preset's eighth {:.2} \
              and {:.2}. Under {uniform} there is no locality to gather, and the redistribution raises the cost: \
-             the fourth table shows the pages it moves and the higher utilisation of the segments cleaned. Hybrid \
+             the fifth table shows the pages it moves and the higher utilisation of the segments cleaned. Hybrid \
              costs {:.2} and {:.2} without redistribution, {:.2} and {:.2} with an eighth. Greedy costs {:.2} and \
              {:.2}; under {uniform}, hybrid over greedy is {:.2} without redistribution and {:.2} with the eighth.",
             step(&uniform, gathering, 0),
@@ -520,19 +585,21 @@ impl Experiment for HybridPartition {
         );
         let mut plot = Plot::new("Hybrid cleaning cost vs partition size", "segments per partition", "cleaning cost");
         let mut series = vec![Vec::new(); dists.len()];
-        let bar = ctx.progress(self.id(), sizes.len() as u64);
-        for (i, &k) in sizes.iter().enumerate() {
+        let parts: Vec<(u32, Bimodal)> = sizes.iter().flat_map(|&k| dists.map(|dist| (k, dist))).collect();
+        let config_of = |&(k, _): &(u32, Bimodal)| {
+            cleaning_config(ctx.scale, CleaningPolicy::Hybrid { partition_segments: k }, 0.8)
+        };
+        let costs = cleaning_parts(ctx, self.id(), &parts, config_of, |part| {
+            Ok(cleaning_run(config_of(part), part.1, warm, measured, ctx, self.id())?.cleaning_cost())
+        })?;
+        for (&k, row_costs) in sizes.iter().zip(costs.chunks(dists.len())) {
             let mut row: Vec<Cell> = vec![k.into()];
-            for (d, dist) in dists.iter().enumerate() {
-                let config = cleaning_config(ctx.scale, CleaningPolicy::Hybrid { partition_segments: k }, 0.8);
-                let cost = cleaning_run(config, *dist, warm, measured, ctx, self.id())?.cleaning_cost();
+            for (d, &cost) in row_costs.iter().enumerate() {
                 row.push(cost.into());
                 series[d].push((f64::from(k), cost));
             }
             table.row(row);
-            bar.set_position(i as u64 + 1);
         }
-        bar.finish_and_clear();
         let skewed = &series[1];
         let best = skewed.iter().copied().fold((0.0, f64::INFINITY), |a, b| if b.1 < a.1 { b } else { a });
         let mut outcome = Outcome::default();
@@ -576,13 +643,22 @@ fn load_tpca_with(
     ctx: &RunContext,
     id: &str,
 ) -> Result<(Tpca, TpcaConfig), LabError> {
+    load_tpca_from(config, template, &mut ctx.rng(2), id)
+}
+
+/// [`load_tpca_with`] drawing the load and the ageing from `rng`.
+fn load_tpca_from(
+    config: EnvyConfig,
+    template: &TpcaConfig,
+    rng: &mut nvmdb_lab::Rng,
+    id: &str,
+) -> Result<(Tpca, TpcaConfig), LabError> {
     let tpca = TpcaConfig { accounts: accounts_to_fill(config.logical_bytes(), 0.95, template), ..*template };
     let envy = Envy::format(config).map_err(failed(id))?;
-    let mut rng = ctx.rng(2);
-    let mut db = Tpca::load(envy, &tpca, &mut rng).map_err(failed(id))?;
+    let mut db = Tpca::load(envy, &tpca, rng).map_err(failed(id))?;
     // Two turnovers of the flash in uniform updates, so cleaning is in its steady state
     // before any transaction is measured.
-    db.age(2 * config.flash_pages(), &mut rng);
+    db.age(2 * config.flash_pages(), rng);
     Ok((db, tpca))
 }
 
@@ -1032,7 +1108,7 @@ impl Experiment for ParallelAndBuffer {
         for &spares in spare_counts {
             runs.extend([(preset_erase_ns, spares, false), (preset_erase_ns, spares, true)]);
         }
-        let bar = ctx.progress(self.id(), runs.len() as u64 + 8 + 3);
+        let bar = ctx.progress(self.id(), runs.len() as u64 + 6 * ctx.scale.pick(4, 1) + 8 + 3);
         let mut measured_runs = Vec::new();
         for &(erase_ns, spares, parallel) in &runs {
             let mut config = tpca_config(ctx.scale, 0.8);
@@ -1092,6 +1168,83 @@ impl Experiment for ParallelAndBuffer {
             measured_runs.push(run);
             bar.inc(1);
         }
+        // Isolates the spare count's effect on the cleaning cost from the run's seed and
+        // from the hybrid policy's partitions: the saturated run with parallel banks at 1,
+        // 2 and 4 spares, each loaded and run from several seeds, with the preset's hybrid
+        // policy and with greedy (no partitions), and the utilisation of the segments its
+        // cleans erased.
+        let seeds: u64 = ctx.scale.pick(4, 1);
+        let hybrid = tpca_config(ctx.scale, 0.8).cleaning;
+        let seed_parts: Vec<(CleaningPolicy, u32, u64)> = [hybrid, CleaningPolicy::Greedy]
+            .iter()
+            .flat_map(|&policy| {
+                [1u32, 2, 4].into_iter().flat_map(move |spares| (0..seeds).map(move |seed| (policy, spares, seed)))
+            })
+            .collect();
+        let spare_config = |policy: CleaningPolicy, spares: u32| {
+            let mut config = tpca_config(ctx.scale, 0.8);
+            config.parallel_banks = true;
+            config.spare_segments = spares;
+            config.cleaning = policy;
+            let one_spare = tpca_config(ctx.scale, 0.8);
+            config.logical_pages =
+                one_spare.logical_pages * u64::from(config.positions()) / u64::from(one_spare.positions());
+            config
+        };
+        let seed_runs = ctx.run_parts(
+            &seed_parts,
+            |&(policy, spares, _)| cleaning_run_bytes(&spare_config(policy, spares)),
+            |&(policy, spares, seed)| {
+                let mut rng = ctx.rng(100 + seed);
+                let (mut db, _) = load_tpca_from(spare_config(policy, spares), &TPCA_TEMPLATE, &mut rng, self.id())?;
+                db.run(1e6, warm, measured, &mut rng).map_err(failed(self.id()))?;
+                bar.inc(1);
+                Ok(db.with_envy(|e| *e.stats()))
+            },
+        )?;
+        let mut spare_seeds = Table::new(
+            format!(
+                "Cleaning cost against spare segments over {seeds} seed(s) (saturated TPC-A, parallel banks, the \
+                 preset's erase, {measured} transactions measured; each seed loads, ages and runs its own database)"
+            ),
+            &[
+                "policy",
+                "spare segments",
+                "partition sizes (positions)",
+                "seed stream",
+                "cleans",
+                "cleaning cost",
+                "cleaned segments' u",
+                "u/(1−u)",
+            ],
+        );
+        let mut spare_costs: Vec<(&str, u32, Vec<f64>, Vec<f64>)> = Vec::new();
+        for (&(policy, spares, seed), s) in seed_parts.iter().zip(&seed_runs) {
+            let config = spare_config(policy, spares);
+            let k = policy.partition_segments(config.positions());
+            let sizes: Vec<String> = (0..config.positions())
+                .step_by(k as usize)
+                .map(|first| (config.positions() - first).min(k).to_string())
+                .collect();
+            let name = if policy == CleaningPolicy::Greedy { "greedy" } else { "hybrid" };
+            spare_seeds.row(vec![
+                name.into(),
+                spares.into(),
+                sizes.join(" ").into(),
+                (100 + seed).into(),
+                s.cleans.into(),
+                s.cleaning_cost().into(),
+                s.cleaned_utilization().into(),
+                cleaning_cost(s.cleaned_utilization()).into(),
+            ]);
+            match spare_costs.last_mut() {
+                Some((n, k, costs, us)) if *n == name && *k == spares => {
+                    costs.push(s.cleaning_cost());
+                    us.push(s.cleaned_utilization());
+                }
+                _ => spare_costs.push((name, spares, vec![s.cleaning_cost()], vec![s.cleaned_utilization()])),
+            }
+        }
         let mut suspend = Table::new(
             "Host reads with and without suspending a long operation (TPC-A, one spare, the preset's erase)",
             &[
@@ -1102,11 +1255,16 @@ impl Experiment for ParallelAndBuffer {
                 "mean read ns",
                 "mean write ns",
                 "mean response µs",
+                "writes that waited for a buffer page / 1000 transactions",
+                "mean wait of such a write, ms",
+                "mean write ns, those waits left out",
             ],
         );
         let (warm, measured) = tpca_sizes(ctx.scale);
         let mut suspend_rng = ctx.rng(8);
         let mut read_ns = Vec::new();
+        let mut suspend_writes = Vec::new();
+        let mut suspend_mean_write = Vec::new();
         for offered in [100.0, 1e6] {
             for parallel in [false, true] {
                 for suspend_reads in [true, false] {
@@ -1115,6 +1273,14 @@ impl Experiment for ParallelAndBuffer {
                     config.suspend_reads = suspend_reads;
                     let (mut db, _) = load_tpca(config, ctx, self.id())?;
                     let r = db.run(offered, warm, measured, &mut suspend_rng).map_err(failed(self.id()))?;
+                    let s = db.with_envy(|e| *e.stats());
+                    let unwaited_ns = (s.host_write_ns - s.buffer_wait_ns) as f64 / s.host_page_writes as f64;
+                    let waits = (
+                        s.buffer_full_waits as f64 * 1000.0 / measured as f64,
+                        s.buffer_wait_ns as f64 / 1e6 / s.buffer_full_waits.max(1) as f64,
+                        unwaited_ns,
+                    );
+                    suspend_writes.push((waits, s.host_read_ns, s.host_write_ns));
                     suspend.row(vec![
                         offered.into(),
                         if parallel { "on" } else { "off" }.into(),
@@ -1123,8 +1289,12 @@ impl Experiment for ParallelAndBuffer {
                         r.mean_read_ns.into(),
                         r.mean_write_ns.into(),
                         (r.mean_response_ns / 1e3).into(),
+                        waits.0.into(),
+                        waits.1.into(),
+                        waits.2.into(),
                     ]);
                     read_ns.push(r.mean_read_ns);
+                    suspend_mean_write.push(r.mean_write_ns);
                     bar.inc(1);
                 }
             }
@@ -1161,7 +1331,7 @@ impl Experiment for ParallelAndBuffer {
         );
         outcome.config = json!({"envy": tpca_config(ctx.scale, 0.8), "warmup_transactions": warm,
             "transactions": measured, "spare_segments": spare_counts, "seed": ctx.seed});
-        outcome.tables.extend([banks, time, suspend, buffers]);
+        outcome.tables.extend([banks, time, spare_seeds, suspend, buffers]);
         outcome.notes.push(format!(
             "The erase time, isolated (first table): with the preset's {:.0} ms erase and one spare, parallel banks \
              multiply the saturated throughput by {:.2} ({:.0} to {:.0} TPS, {} and {} cleans measured); with \
@@ -1221,15 +1391,123 @@ impl Experiment for ParallelAndBuffer {
                 .collect::<Vec<_>>()
                 .join(" ")
         ));
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        let describe = |name: &str| {
+            spare_costs
+                .iter()
+                .filter(|(n, ..)| *n == name)
+                .map(|(_, spares, costs, us)| {
+                    let (lo, hi) = costs.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &c| (lo.min(c), hi.max(c)));
+                    format!(
+                        "{spares} spare(s) {:.2} (from {lo:.2} to {hi:.2}; cleaned segments' u {:.3})",
+                        mean(costs),
+                        mean(us)
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        // The hybrid runs' last partition (positions % k, a whole partition when 0) beside
+        // their mean cost.
+        let k = hybrid.partition_segments(u32::MAX);
+        let last: Vec<(u32, f64)> = spare_costs
+            .iter()
+            .filter(|(n, ..)| *n == "hybrid")
+            .map(|(_, spares, costs, _)| {
+                let positions = tpca_config(ctx.scale, 0.8).segments - spares;
+                let rest = positions % k;
+                (if rest == 0 { k } else { rest }, mean(costs))
+            })
+            .collect();
+        let costliest = last.iter().copied().fold((0, f64::NEG_INFINITY), |a, b| if b.1 > a.1 { b } else { a });
+        let smallest = last.iter().map(|l| l.0).min().unwrap_or(k);
+        let last_partition = format!(
+            "With hybrid, the last partition has {} positions and the mean cost is {}; the highest mean cost \
+             ({:.2}) is {}with the smallest last partition ({smallest} positions).",
+            last.iter().map(|l| l.0.to_string()).collect::<Vec<_>>().join(", "),
+            last.iter().map(|l| format!("{:.2}", l.1)).collect::<Vec<_>>().join(", "),
+            costliest.1,
+            if costliest.0 == smallest { "" } else { "not " },
+        );
+        let follows = spare_costs.iter().all(|(n, _, c, u)| {
+            spare_costs
+                .iter()
+                .filter(|(m, ..)| m == n)
+                .all(|(_, _, c2, u2)| (mean(c) - mean(c2)) * (mean(u) - mean(u2)) >= 0.0)
+        });
+        let verdict = |name: &str| {
+            let runs: Vec<&(&str, u32, Vec<f64>, Vec<f64>)> = spare_costs.iter().filter(|(n, ..)| *n == name).collect();
+            let means: Vec<f64> = runs.iter().map(|(.., c, _)| mean(c)).collect();
+            let spread = |v: &[f64]| {
+                v.iter().copied().fold(f64::NEG_INFINITY, f64::max) - v.iter().copied().fold(f64::INFINITY, f64::min)
+            };
+            let between = spread(&means);
+            let within = runs.iter().map(|(.., c, _)| spread(c)).fold(0.0, f64::max);
+            let seed_clause =
+                if seeds > 1 { format!("seeds of one count up to {within:.2}") } else { "one seed per count".into() };
+            if means.windows(2).all(|w| w[1] <= w[0]) {
+                format!("the means fall as spares are added ({between:.2} apart; {seed_clause})")
+            } else if seeds > 1 && between <= within {
+                format!("the means lie {between:.2} apart, no further than the seeds of one count ({within:.2})")
+            } else {
+                format!("the means do not fall monotonically ({between:.2} apart; {seed_clause})")
+            }
+        };
+        outcome.notes.push(format!(
+            "Spare segments and the cleaning cost, isolated (third table, parallel banks on, {seeds} seed(s) per \
+             count). Mean cost with the preset's hybrid policy: {}; {}. With greedy, which has no partitions: \
+             {}; {}. The hybrid policy cuts the positions (all segments but the spares) into partitions of {} \
+             from the lowest up, so the spare count changes the size of the last partition (the table's third \
+             column). {} {}",
+            describe("hybrid"),
+            verdict("hybrid"),
+            describe("greedy"),
+            verdict("greedy"),
+            hybrid.partition_segments(u32::MAX),
+            if follows {
+                "Within each policy, the spare count with the higher mean cost is the one whose cleans erased \
+                 fuller segments."
+            } else {
+                "Within a policy, the mean cost and the cleaned segments' utilisation do not always rank the spare \
+                 counts alike."
+            },
+            last_partition,
+        ));
         // read_ns: [100 TPS, saturated] × [serial, parallel] × [suspend on, off].
         outcome.notes.push(format!(
-            "Suspend (third table, {measured} transactions): at 100 TPS offered, the mean host read takes {:.0} ns \
+            "Suspend (fourth table, {measured} transactions): at 100 TPS offered, the mean host read takes {:.0} ns \
              with suspend and {:.0} ns without on serial banks, {:.0} and {:.0} ns with parallel banks; saturated, \
-             {:.0} and {:.0} ns serial, {:.0} and {:.0} ns parallel. Writes are slower with suspend in every \
-             pair (the table); the transactions' mean response time is in its last column. With parallel banks a \
-             suspended operation now finishes later by the suspend and the read, as on serial banks, and the \
-             controller's own reads (cleaning, recovery) suspend nothing.",
+             {:.0} and {:.0} ns serial, {:.0} and {:.0} ns parallel. With parallel banks a suspended operation \
+             finishes later by the suspend and the read, as on serial banks, and the controller's own reads \
+             (cleaning, recovery) suspend nothing.",
             read_ns[0], read_ns[1], read_ns[2], read_ns[3], read_ns[4], read_ns[5], read_ns[6], read_ns[7],
+        ));
+        let per_txn_ms = |ns: u64| ns as f64 / 1e6 / measured as f64;
+        let ((on_waits, on_wait_ms, on_unwaited), on_read, on_write) = suspend_writes[0];
+        let ((off_waits, _, off_unwaited), off_read, off_write) = suspend_writes[1];
+        let (on_mean, off_mean) = (suspend_mean_write[0], suspend_mean_write[1]);
+        let with_suspend = if on_waits > 0.0 {
+            format!(
+                "With suspend the read takes the suspend and a read and the transaction goes on writing; \
+                 {on_waits:.1} writes per 1000 transactions waited for a buffer page while the flash was busy, \
+                 {on_wait_ms:.2} ms each, and with those waits left out writes average {on_unwaited:.0} ns."
+            )
+        } else {
+            format!(
+                "With suspend the read takes the suspend and a read, no write waited for a buffer page, and writes \
+                 average {on_unwaited:.0} ns."
+            )
+        };
+        outcome.notes.push(format!(
+            "Write latency and suspend (fourth table, 100 TPS, serial banks): writes average {on_mean:.0} ns with \
+             suspend and {off_mean:.0} ns without. A copy-on-write first reads its page from flash. Without suspend \
+             that read waits for the program or erase in progress: writes average {off_unwaited:.0} ns with \
+             {off_waits:.1} writes per 1000 transactions waiting for a buffer page. {with_suspend} Per transaction \
+             the host spends {:.3} ms in reads and {:.3} ms in writes with suspend, {:.3} and {:.3} ms without.",
+            per_txn_ms(on_read),
+            per_txn_ms(on_write),
+            per_txn_ms(off_read),
+            per_txn_ms(off_write),
         ));
         let (serial, parallel) = (&m[2], &m[3]);
         outcome.notes.push(format!(
@@ -1348,6 +1626,18 @@ mod tests {
         let ids: Vec<&str> = all().iter().map(|e| e.id()).collect();
         for claim in ENVY {
             assert!(ids.contains(&claim.experiment), "{} names {}", claim.id, claim.experiment);
+        }
+    }
+
+    #[test]
+    fn the_experiments_with_parts_are_the_same_on_one_thread_or_several() {
+        let experiments: [&dyn Experiment; 4] =
+            [&CleaningUtilization, &CleaningLocality, &HybridPartition, &ParallelAndBuffer];
+        for experiment in experiments {
+            let run = |jobs| experiment.run(&RunContext::new(Scale::Quick, 3).with_jobs(jobs)).expect("runs");
+            let one = run(1);
+            assert!(!one.tables.is_empty() && one.tables.iter().all(|t| !t.rows.is_empty()), "{}", experiment.id());
+            assert_eq!(run(3), one, "{}", experiment.id());
         }
     }
 

@@ -624,7 +624,9 @@ impl Envy {
         self.dev.sram_write(data_addr, &image)?;
         image[offset..offset + bytes.len()].copy_from_slice(bytes);
         self.dev.sram_write(data_addr + offset as u64, bytes)?;
-        let meta: Vec<u8> = [lpn, home].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let mut meta = [0u8; 8];
+        meta[..4].copy_from_slice(&lpn.to_le_bytes());
+        meta[4..].copy_from_slice(&home.to_le_bytes());
         self.dev.sram_write(self.layout.slot_meta + 8 * u64::from(slot), &meta)?;
         self.dev.set_u64(header::HEAD_SEQ, self.head + 1)?;
         self.head += 1;
@@ -660,9 +662,7 @@ impl Envy {
         let position = self.target_position(home)?;
         let segment = self.segment_of[position as usize];
         let ppn = u64::from(segment) * self.pages_per_segment() + u64::from(self.write_pointer(segment));
-        let mut bytes = vec![0; self.config.page_bytes as usize];
         let a = self.slot_data_addr(slot);
-        self.dev.sram_read(a, &mut bytes);
         let issue_ns = self.issue_ns();
         let bank = self.dev.flash().geometry().plane_of_block(u64::from(segment));
         let queue_ns = self.dev.flash().plane_busy_until_ns(bank).saturating_sub(issue_ns);
@@ -670,7 +670,7 @@ impl Envy {
             self.stats.flushes_queued += 1;
             self.stats.flush_queue_ns += queue_ns;
         }
-        let end_ns = self.dev.program(ppn, bytes, issue_ns)?;
+        let end_ns = self.dev.program_from_sram(ppn, a, issue_ns)?;
         self.long_op_done(end_ns);
         if owned {
             self.set_entry(lpn, Entry::Flash(ppn))?;
