@@ -8,6 +8,8 @@
 use nvmdb_device::index;
 use nvmdb_memory::{Memory, MemoryError};
 
+use crate::instructions;
+
 /// Bytes per entry.
 pub const ENTRY_BYTES: u64 = ENTRY_LEN as u64;
 const ENTRY_LEN: usize = 24;
@@ -75,11 +77,15 @@ impl HashTable {
         assert!(records <= self.capacity, "partition of {records} records exceeds the table's {}", self.capacity);
         let zeros = [0u8; 512];
         let mut at = 0u64;
+        // The zeroed lines' addresses depend on nothing loaded.
+        mem.begin_independent();
         while at < self.dirty * 8 {
             let n = (self.dirty * 8 - at).min(zeros.len() as u64);
+            mem.compute(instructions::LOOP);
             mem.write_bytes(self.buckets + at, &zeros[..index(n)]);
             at += n;
         }
+        mem.end_independent();
         self.mask = records.max(1).next_power_of_two() - 1;
         self.dirty = 0;
         self.len = 0;
@@ -94,6 +100,10 @@ impl HashTable {
         let bucket = self.buckets + slot * 8;
         let entry = self.entries + self.len * ENTRY_BYTES;
         self.len += 1;
+        mem.compute(instructions::INSERT);
+        // The bucket and entry addresses come from the hash and the count, not from the
+        // head loaded: the three accesses overlap.
+        mem.begin_independent();
         let head = mem.load::<u64>(bucket);
         let mut bytes = [0u8; ENTRY_LEN];
         bytes[..8].copy_from_slice(&hash.to_le_bytes());
@@ -101,13 +111,16 @@ impl HashTable {
         bytes[16..].copy_from_slice(&head.to_le_bytes());
         mem.write_bytes(entry, &bytes);
         mem.store::<u64>(bucket, entry);
+        mem.end_independent();
     }
 
-    /// Calls `f` with every record inserted under `hash`, most recent first.
+    /// Calls `f` with every record inserted under `hash`, most recent first. Each chain
+    /// entry waits for the one before (it holds the entry's address).
     #[inline]
     pub fn probe<M: Memory>(&self, mem: &mut M, hash: u64, mut f: impl FnMut(&mut M, u64)) {
         let mut entry = mem.load::<u64>(self.buckets + (hash & self.mask) * 8);
         while entry != 0 {
+            mem.compute(instructions::CHAIN_STEP);
             if mem.load::<u64>(entry) == hash {
                 let record = mem.load::<u64>(entry + 8);
                 f(mem, record);

@@ -10,6 +10,8 @@ use nvmdb_device::index;
 use nvmdb_memory::{Memory, MemoryError};
 use serde::{Deserialize, Serialize};
 
+use crate::instructions;
+
 /// The escape unit: a full 32-bit ID follows in two units.
 pub const ESCAPE: u16 = 0xFFFF;
 
@@ -208,12 +210,14 @@ impl IdList {
                 self.units.clear();
                 self.encoder.push(id, &mut self.units);
                 for i in 0..self.units.len() {
+                    mem.compute(instructions::APPEND + instructions::DELTA);
                     let addr = self.stream.push(mem)?;
                     mem.store::<u16>(addr, self.units[i]);
                 }
             }
             IdEncoding::Plain32 => {
                 let id = u32::try_from(id).expect("record IDs fit 32 bits");
+                mem.compute(instructions::APPEND);
                 let addr = self.stream.push(mem)?;
                 mem.store::<u32>(addr, id);
             }
@@ -226,8 +230,10 @@ impl IdList {
         let mut decoder = DeltaDecoder::default();
         for i in 0..self.stream.len() {
             let addr = self.stream.addr(i);
+            mem.compute(instructions::LOOP);
             match self.encoding {
                 IdEncoding::Delta16 => {
+                    mem.compute(instructions::DELTA);
                     if let Some(id) = decoder.feed(mem.load::<u16>(addr)) {
                         f(mem, id);
                     }

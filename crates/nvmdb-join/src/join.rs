@@ -12,6 +12,12 @@
 //!
 //! A match reads every column of both records ("generate join results"); the results
 //! themselves are consumed in the CPU (counted and checksummed), as in the paper.
+//!
+//! Every algorithm declares the same instructions per step to the CPU time model
+//! (`instructions.rs`): a loop iteration and a hash per record scanned, built or
+//! probed, a partition choice and an append per record partitioned, a step per chain
+//! entry, a compare per candidate, a move per word copied or read at a match, and an
+//! emit per result.
 
 use nvmdb_device::index;
 use nvmdb_memory::{Memory, MemoryError, MemoryReport};
@@ -19,6 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::hash_table::{hash_key, partition_of, HashTable, METADATA_BYTES_PER_RECORD};
 use crate::idlist::{ChunkedStream, IdEncoding, IdList};
+use crate::instructions::{self, words, EMIT, HASH, KEY_COMPARE, LOOP, PARTITION};
 use crate::relation::{fold_bytes, read_uint, Layout, StoredRelation};
 
 /// The three algorithms.
@@ -148,9 +155,14 @@ fn probe_in_place<M: Memory>(
     out: &mut JoinOutput,
 ) {
     table.probe(mem, hash_key(key), |mem, r_row| {
+        mem.compute(KEY_COMPARE);
         if r.read_key(mem, r_row) == key {
+            // Both records' addresses are known: their lines overlap.
+            mem.begin_independent();
             let r_sum = r.read_record(mem, r_row);
             let s_sum = s.read_record(mem, s_row);
+            mem.end_independent();
+            mem.compute(EMIT);
             out.emit(collect, r_row, s_row, r_sum, s_sum);
         }
     });
@@ -165,11 +177,13 @@ fn simple<M: Memory>(
     let mut table = HashTable::allocate(mem, r.rows())?;
     table.reset(mem, r.rows());
     for i in 0..r.rows() {
+        mem.compute(LOOP + HASH);
         let key = r.read_key(mem, i);
         table.insert(mem, hash_key(key), i);
     }
     let mut out = JoinOutput { partitions: 1, ..JoinOutput::default() };
     for j in 0..s.rows() {
+        mem.compute(LOOP + HASH);
         let key = s.read_key(mem, j);
         probe_in_place(mem, &table, (r, s), j, key, collect, &mut out);
     }
@@ -197,10 +211,12 @@ fn virtual_partitioning<M: Memory>(
     for (r_list, s_list) in r_lists.iter().zip(&s_lists) {
         table.reset(mem, r_list.len());
         r_list.for_each(mem, |mem, i| {
+            mem.compute(HASH);
             let key = r.read_key(mem, i);
             table.insert(mem, hash_key(key), i);
         });
         s_list.for_each(mem, |mem, j| {
+            mem.compute(HASH);
             let key = s.read_key(mem, j);
             probe_in_place(mem, &table, (r, s), j, key, options.collect_pairs, &mut out);
         });
@@ -222,6 +238,7 @@ fn partition_ids<M: Memory>(
 ) -> Result<Vec<IdList>, MemoryError> {
     let mut lists = vec![IdList::new(encoding); index(partitions)];
     for i in 0..relation.rows() {
+        mem.compute(LOOP + HASH + PARTITION);
         let p = partition_of(hash_key(relation.read_key(mem, i)), partitions);
         lists[index(p)].push(mem, i)?;
     }
@@ -266,9 +283,13 @@ impl Partitioned {
         let mut source_rows = vec![Vec::new(); index(partitions)];
         let mut buf = vec![0u8; index(entry_bytes)];
         for i in 0..relation.rows() {
+            mem.compute(LOOP + HASH + PARTITION + instructions::APPEND + words(entry_bytes));
             let key = match relation.layout() {
                 Layout::Row => {
+                    // The record's lines overlap.
+                    mem.begin_independent();
                     mem.read_bytes(relation.column_addr(i, 0), &mut buf);
+                    mem.end_independent();
                     let mut k = [0u8; 8];
                     let at = index(key_offset);
                     k[..key_width as usize].copy_from_slice(&buf[at..at + key_width as usize]);
@@ -283,7 +304,10 @@ impl Partitioned {
             };
             let p = index(partition_of(hash_key(key), partitions));
             let addr = streams[p].push(mem)?;
+            // The copy's lines overlap; its address waited for the key.
+            mem.begin_independent();
             mem.write_bytes(addr, &buf);
+            mem.end_independent();
             if relation.layout() == Layout::Row {
                 source_rows[p].push(i);
             }
@@ -303,6 +327,7 @@ impl Partitioned {
             Layout::Row => {
                 let mut buf = [0u8; 512];
                 let bytes = &mut buf[..index(self.entry_bytes)];
+                mem.compute(words(self.entry_bytes));
                 mem.read_bytes(addr, bytes);
                 (self.source_rows[p][index(i)], fold_bytes(0, bytes))
             }
@@ -341,15 +366,28 @@ fn cache_partitioning<M: Memory>(
     for p in 0..index(partitions) {
         table.reset(mem, r_parts.streams[p].len());
         for i in 0..r_parts.streams[p].len() {
+            mem.compute(LOOP + HASH);
             let key = r_parts.key(mem, p, i);
             table.insert(mem, hash_key(key), i);
         }
+        // Row layout: both copies' addresses are known at a match, so their lines
+        // overlap. Column layout: each record waits for its tuple ID.
+        let overlap = r_parts.layout == Layout::Row && s_parts.layout == Layout::Row;
         for j in 0..s_parts.streams[p].len() {
+            mem.compute(LOOP + HASH);
             let key = s_parts.key(mem, p, j);
             table.probe(mem, hash_key(key), |mem, i| {
+                mem.compute(KEY_COMPARE);
                 if r_parts.key(mem, p, i) == key {
+                    if overlap {
+                        mem.begin_independent();
+                    }
                     let (r_row, r_sum) = r_parts.record(mem, r, p, i);
                     let (s_row, s_sum) = s_parts.record(mem, s, p, j);
+                    if overlap {
+                        mem.end_independent();
+                    }
+                    mem.compute(EMIT);
                     out.emit(options.collect_pairs, r_row, s_row, r_sum, s_sum);
                 }
             });

@@ -12,6 +12,10 @@
 //! - [`ssb`]: the Star Schema Benchmark of the thesis (Section 2.2.5).
 //! - [`users`]: the thesis's multi-user load (queries, inserts, updates and deletes).
 //! - [`buffered`]: PCM used as a disk behind a DRAM buffer pool (the thesis's "PCM as disk").
+//!
+//! The joins declare their instructions and independent accesses to the CPU time model
+//! (`instructions.rs`: the estimates per step and which accesses overlap); the hints
+//! change no memory content and no counter.
 
 #![warn(clippy::cast_possible_truncation, clippy::unwrap_used)]
 
@@ -19,6 +23,7 @@ pub mod buffered;
 pub mod csv;
 pub mod hash_table;
 pub mod idlist;
+mod instructions;
 pub mod join;
 pub mod model;
 pub mod relation;

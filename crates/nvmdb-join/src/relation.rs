@@ -6,6 +6,8 @@ use nvmdb_device::index;
 use nvmdb_memory::{Memory, MemoryError};
 use serde::{Deserialize, Serialize};
 
+use crate::instructions;
+
 /// How a relation's bytes are arranged in memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -275,7 +277,9 @@ impl StoredRelation {
 
     /// Reads the record of `row` as a join result does (row layout: the whole record;
     /// column layout: the projected columns, all by default) and returns a checksum of the
-    /// bytes, standing for the join result built from them.
+    /// bytes, standing for the join result built from them. Declares a word's instructions
+    /// per word read; its lines are independent of each other, but the caller declares
+    /// the group (groups do not nest).
     pub fn read_record<M: Memory>(&self, mem: &mut M, row: u64) -> u64 {
         let mut buf = [0u8; 512];
         let mut sum = 0u64;
@@ -285,6 +289,7 @@ impl StoredRelation {
         };
         for group in self.groups.iter().filter(|g| projected(g)) {
             let len = index(group.stride);
+            mem.compute(instructions::words(group.stride));
             mem.read_bytes(group.base + row * group.stride, &mut buf[..len]);
             sum = fold_bytes(sum, &buf[..len]);
         }

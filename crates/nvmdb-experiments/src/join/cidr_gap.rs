@@ -5,7 +5,9 @@
 //! The memory-only time (`estimated_cycles`) is exactly the hit latencies of every level
 //! probed, plus T_l per PCM fetch, plus the cycles a fetch or a full write queue waits
 //! behind write-backs; the first two come from the counters, the stalls are the rest
-//! (zero when write-backs are free, which the tests check).
+//! (zero when write-backs are free, which the tests check). The CPU model's time adds
+//! the joins' declared instructions, the DTLB and the overlap of their independent
+//! misses; re-running with those hints withheld gives its gap without each.
 
 #![warn(clippy::cast_possible_truncation, clippy::unwrap_used)]
 
@@ -13,7 +15,7 @@ use nvmdb_device::PcmMetrics;
 use nvmdb_lab::{Cell, LabError, RunContext, Table};
 
 use super::cidr::DEFAULT_RECORD_BYTES;
-use super::{ratio, run_synthetic, Machine, Measurement};
+use super::{ratio, run_synthetic_hinted, Hints, Machine, Measurement};
 use nvmdb_join::join::Algorithm;
 use nvmdb_join::model::{cost, ModelParams, Workload};
 use nvmdb_join::relation::Layout;
@@ -38,10 +40,12 @@ struct Split {
     stalls: u64,
     /// The memory-only time, the sum of the three.
     memory: u64,
-    /// The CPU time model's cycles (hit latency of the level that hits, DTLB, fetches
-    /// waiting only for the write in progress; the joins declare no instructions and no
-    /// independent accesses).
+    /// The CPU time model's cycles (the joins' declared instructions, hit latency of the
+    /// level that hits, DTLB, overlapped independent misses, fetches waiting only for the
+    /// write in progress).
     cpu: u64,
+    /// Instructions the CPU model counted (loads and stores and the declared ones).
+    instructions: u64,
     dtlb_misses: u64,
     lines_read: u64,
     lines_written: u64,
@@ -63,6 +67,7 @@ impl Split {
             stalls,
             memory,
             cpu: r.cpu.cycles,
+            instructions: r.cpu.instructions,
             dtlb_misses: r.cpu.dtlb_misses,
             lines_read: r.pcm.lines_read,
             lines_written: r.pcm.lines_written,
@@ -95,9 +100,22 @@ fn spec(machine: &Machine, record_bytes: u64) -> SynthSpec {
 
 /// Both joins at `record_bytes`, on the data `cidr-fig9`'s sweep uses at that size.
 fn measure(seed: u64, machine: &Machine, metrics: PcmMetrics, record_bytes: u64, id: &str) -> Result<Pair, LabError> {
+    measure_hinted(seed, machine, metrics, record_bytes, id, Hints::ALL)
+}
+
+/// [`measure`] with only `hints` reaching the CPU model.
+fn measure_hinted(
+    seed: u64,
+    machine: &Machine,
+    metrics: PcmMetrics,
+    record_bytes: u64,
+    id: &str,
+    hints: Hints,
+) -> Result<Pair, LabError> {
     let seed = seed ^ record_bytes.wrapping_mul(0x9E37_79B9_7F4A_7C15);
     let spec = spec(machine, record_bytes);
-    let run = |a| run_synthetic(machine, metrics, &spec, a, seed, id).map(|m| Split::of(&m, machine, &metrics));
+    let run =
+        |a| run_synthetic_hinted(machine, metrics, &spec, a, seed, id, hints).map(|m| Split::of(&m, machine, &metrics));
     Ok(Pair { simple: run(Algorithm::Simple)?, virtual_: run(Algorithm::VirtualPartitioning)? })
 }
 
@@ -120,6 +138,7 @@ struct Variant {
     label: &'static str,
     machine: Machine,
     metrics: PcmMetrics,
+    hints: Hints,
 }
 
 fn variants(machine: &Machine) -> Vec<Variant> {
@@ -130,20 +149,27 @@ fn variants(machine: &Machine) -> Vec<Variant> {
     for level in &mut no_hit_latency.cache.levels {
         level.latency_cycles = 0;
     }
+    let all = Hints::ALL;
+    let hinted = |label, hints| Variant { label, machine: machine.clone(), metrics: base, hints };
     vec![
-        Variant { label: "as measured (T_w = 230)", machine: machine.clone(), metrics: base },
+        hinted("as measured (T_w = 230)", all),
         Variant {
             label: "write-backs free (T_w = 0)",
             machine: machine.clone(),
             metrics: PcmMetrics { t_w_cycles: 0, ..base },
+            hints: all,
         },
-        Variant { label: "64 PCM ranks instead of 4", machine: many_ranks, metrics: base },
+        Variant { label: "64 PCM ranks instead of 4", machine: many_ranks, metrics: base, hints: all },
         Variant {
             label: "fetches free (T_l = 0)",
             machine: machine.clone(),
             metrics: PcmMetrics { t_l_cycles: 0, ..base },
+            hints: all,
         },
-        Variant { label: "cache hit latencies 0", machine: no_hit_latency, metrics: base },
+        Variant { label: "cache hit latencies 0", machine: no_hit_latency, metrics: base, hints: all },
+        hinted("CPU model without the declared instructions", Hints { instructions: false, overlap: true }),
+        hinted("CPU model without overlapped misses", Hints { instructions: true, overlap: false }),
+        hinted("CPU model with neither (accesses and DTLB only)", Hints { instructions: false, overlap: false }),
     ]
 }
 
@@ -164,6 +190,7 @@ fn decomposition_table(bytes: u64, pair: &Pair) -> Table {
             "N_l",
             "N_lw",
             "CPU-model time, M cycles",
+            "instructions, M",
             "DTLB misses",
         ],
     );
@@ -177,6 +204,7 @@ fn decomposition_table(bytes: u64, pair: &Pair) -> Table {
             s.lines_read.into(),
             s.lines_written.into(),
             (s.cpu as f64 / M).into(),
+            (s.instructions as f64 / M).into(),
             s.dtlb_misses.into(),
         ]
     };
@@ -195,6 +223,7 @@ fn decomposition_table(bytes: u64, pair: &Pair) -> Table {
         count(s.lines_read, v.lines_read),
         count(s.lines_written, v.lines_written),
         diff(s.cpu, v.cpu),
+        diff(s.instructions, v.instructions),
         count(s.dtlb_misses, v.dtlb_misses),
     ]);
     table
@@ -236,7 +265,10 @@ pub(super) fn gap_report(ctx: &RunContext, machine: &Machine, id: &str) -> Resul
     let bar = ctx.progress(&format!("{id} gap"), (runs.len() + OTHER_RECORD_BYTES.len()) as u64);
     let mut rows = Vec::new();
     for variant in &runs {
-        rows.push((variant.label, measure(ctx.seed, &variant.machine, variant.metrics, bytes, id)?));
+        rows.push((
+            variant.label,
+            measure_hinted(ctx.seed, &variant.machine, variant.metrics, bytes, id, variant.hints)?,
+        ));
         bar.inc(1);
     }
     let mut free_by_size = Vec::new();
@@ -271,6 +303,7 @@ pub(super) fn gap_report(ctx: &RunContext, machine: &Machine, id: &str) -> Resul
 /// What the decomposition and the variants show, from their numbers.
 fn gap_note(bytes: u64, machine: &Machine, rows: &[(&str, Pair)], free_by_size: &[(u64, f64)]) -> String {
     let (base, free, ranks) = (&rows[0].1, &rows[1].1, &rows[2].1);
+    let (no_instructions, no_overlap, neither) = (&rows[5].1, &rows[6].1, &rows[7].1);
     let (s, v) = (&base.simple, &base.virtual_);
     let d = |a: u64, b: u64| (a as f64 - b as f64) / M;
     let paper = papers::stated_value("cidr-fig9-gap-230") / 100.0;
@@ -284,11 +317,13 @@ fn gap_note(bytes: u64, machine: &Machine, rows: &[(&str, Pair)], free_by_size: 
          latencies (virtual partitioning hits below L1 {} times, simple {}). With write-backs free (T_w = 0) the gap \
          is {:.1}% ({}), with 64 ranks {:.1}%: write-back stalls make {:.1} points of it, simple's extra fetches less \
          virtual partitioning's extra hit latencies the rest. The memory-only time makes a fetch wait for its rank's \
-         whole write backlog; the CPU model, whose fetches wait only for the write in progress, gives {:.1}% ({:.1}% \
-         with write-backs free; it also charges simple's {} more DTLB misses and only the latency of the level that \
-         hits), so the backlog rule does not make the gap. Neither time counts the joins' instructions or overlaps \
-         their misses: with these parts unchanged, a gap of {:.0}% would need {:.0} M more cycles common to both joins \
-         ({:.1}× virtual partitioning's memory-only time, {:.0} cycles per R record).",
+         whole write backlog; the CPU model without the joins' hints, whose fetches wait only for the write in \
+         progress, gives {:.1}% (it also charges simple's {} more DTLB misses and only the latency of the level that \
+         hits), so the backlog rule does not make the gap. With the joins' declared instructions ({:.1} M more \
+         CPU-model cycles for simple, {:.1} M for virtual partitioning) and their independent misses overlapped, the \
+         CPU model's gap is {:.1}% ({:.1}% with write-backs free); without the instructions it is {:.1}%, without the \
+         overlap {:.1}%. With the memory-only parts unchanged, a gap of {:.0}% would need {:.0} M more cycles common \
+         to both joins ({:.1}× virtual partitioning's memory-only time, {:.0} cycles per R record).",
         s.memory as f64 / M,
         v.memory as f64 / M,
         base.gap(),
@@ -308,9 +343,14 @@ fn gap_note(bytes: u64, machine: &Machine, rows: &[(&str, Pair)], free_by_size: 
         free_by_size.iter().map(|(b, g)| format!("{g:.1}% at {b} B")).collect::<Vec<_>>().join(", "),
         ranks.gap(),
         base.gap() - free.gap(),
+        neither.cpu_gap(),
+        s.dtlb_misses.saturating_sub(v.dtlb_misses),
+        d(s.cpu, no_instructions.simple.cpu),
+        d(v.cpu, no_instructions.virtual_.cpu),
         base.cpu_gap(),
         free.cpu_gap(),
-        s.dtlb_misses.saturating_sub(v.dtlb_misses),
+        no_instructions.cpu_gap(),
+        no_overlap.cpu_gap(),
         100.0 * paper,
         common / M,
         common / v.memory as f64,
@@ -322,6 +362,22 @@ fn gap_note(bytes: u64, machine: &Machine, rows: &[(&str, Pair)], free_by_size: 
 mod tests {
     use super::*;
     use nvmdb_lab::Scale;
+
+    /// Withholding the joins' hints from the CPU model changes neither the memory-only
+    /// time nor a counter, only the CPU model's cycles, which the instructions raise.
+    #[test]
+    fn hints_move_only_the_cpu_model_time() {
+        let machine = Machine::for_scale(Scale::Quick);
+        let metrics = PcmMetrics { t_w_cycles: T_W, ..PcmMetrics::CIDR2011 };
+        let run =
+            |hints| measure_hinted(42, &machine, metrics, DEFAULT_RECORD_BYTES, "test", hints).expect("joins run");
+        let (all, neither) = (run(Hints::ALL), run(Hints { instructions: false, overlap: false }));
+        for (a, n) in [(all.simple, neither.simple), (all.virtual_, neither.virtual_)] {
+            assert_eq!((a.memory, a.lines_read, a.lines_written), (n.memory, n.lines_read, n.lines_written));
+            assert!(a.instructions > n.instructions, "{a:?} {n:?}");
+            assert_ne!(a.cpu, n.cpu, "{a:?} {n:?}");
+        }
+    }
 
     /// The mechanism of the quick-scale gap at T_w = 230: write-back stalls are the only
     /// part T_w changes (none left when writes are free), they add points to the gap, and

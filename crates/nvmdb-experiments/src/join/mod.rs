@@ -10,7 +10,7 @@ mod thesis;
 
 use nvmdb_device::{Pcm, PcmConfig, PcmMetrics};
 use nvmdb_lab::{Experiment, LabError, Scale};
-use nvmdb_memory::{CacheConfig, CacheLevelConfig, CachedMemory, MemoryReport};
+use nvmdb_memory::{CacheConfig, CacheLevelConfig, CachedMemory, Memory, MemoryError, MemoryReport};
 use serde::Serialize;
 
 use nvmdb_join::join::{measured_join, Algorithm, JoinOptions, JoinOutput};
@@ -107,9 +107,75 @@ impl Measurement {
         self.report.energy_pj()
     }
 
-    /// Estimated memory cycles.
+    /// Estimated memory cycles: the memory-only time.
     pub fn cycles(&self) -> u64 {
         self.report.estimated_cycles
+    }
+
+    /// The CPU time model's cycles: the joins' declared instructions, the DTLB and
+    /// overlapped independent misses beside the memory accesses.
+    pub fn cpu_cycles(&self) -> u64 {
+        self.report.cpu.cycles
+    }
+}
+
+/// Which of the joins' hints reach the CPU time model: to isolate their share of its
+/// time. Neither changes a counter or the memory-only time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hints {
+    /// The instructions the joins declare beside their loads and stores.
+    pub instructions: bool,
+    /// The groups of independent accesses whose misses overlap.
+    pub overlap: bool,
+}
+
+impl Hints {
+    /// Every hint, as the experiments run.
+    pub const ALL: Hints = Hints { instructions: true, overlap: true };
+}
+
+/// A memory passing on only the hints chosen.
+struct Hinted<M> {
+    inner: M,
+    hints: Hints,
+}
+
+impl<M: Memory> Memory for Hinted<M> {
+    fn read_bytes(&mut self, addr: u64, buf: &mut [u8]) {
+        self.inner.read_bytes(addr, buf);
+    }
+    fn write_bytes(&mut self, addr: u64, data: &[u8]) {
+        self.inner.write_bytes(addr, data);
+    }
+    fn alloc(&mut self, size: u64, align: u64) -> Result<u64, MemoryError> {
+        self.inner.alloc(size, align)
+    }
+    fn free(&mut self, addr: u64, size: u64) {
+        self.inner.free(addr, size);
+    }
+    fn flush_all(&mut self) {
+        self.inner.flush_all();
+    }
+    fn reset_stats(&mut self) {
+        self.inner.reset_stats();
+    }
+    fn report(&self) -> MemoryReport {
+        self.inner.report()
+    }
+    fn compute(&mut self, instructions: u64) {
+        if self.hints.instructions {
+            self.inner.compute(instructions);
+        }
+    }
+    fn begin_independent(&mut self) {
+        if self.hints.overlap {
+            self.inner.begin_independent();
+        }
+    }
+    fn end_independent(&mut self) {
+        if self.hints.overlap {
+            self.inner.end_independent();
+        }
     }
 }
 
@@ -123,7 +189,20 @@ pub fn run_synthetic(
     seed: u64,
     id: &str,
 ) -> Result<Measurement, LabError> {
-    let mut runs = run_synthetic_by_t_w(machine, metrics, spec, algorithm, seed, id, &[metrics.t_w_cycles])?;
+    run_synthetic_hinted(machine, metrics, spec, algorithm, seed, id, Hints::ALL)
+}
+
+/// [`run_synthetic`] with only `hints` reaching the CPU time model.
+pub fn run_synthetic_hinted(
+    machine: &Machine,
+    metrics: PcmMetrics,
+    spec: &SynthSpec,
+    algorithm: Algorithm,
+    seed: u64,
+    id: &str,
+    hints: Hints,
+) -> Result<Measurement, LabError> {
+    let mut runs = run_synthetic_timed(machine, metrics, spec, algorithm, seed, id, &[metrics.t_w_cycles], hints)?;
     Ok(runs.pop().expect("one T_w"))
 }
 
@@ -139,17 +218,32 @@ pub fn run_synthetic_by_t_w(
     id: &str,
     t_ws: &[u64],
 ) -> Result<Vec<Measurement>, LabError> {
+    run_synthetic_timed(machine, metrics, spec, algorithm, seed, id, t_ws, Hints::ALL)
+}
+
+/// One simulation of [`run_synthetic`] with `hints`, timed at each of `t_ws`.
+#[allow(clippy::too_many_arguments)]
+fn run_synthetic_timed(
+    machine: &Machine,
+    metrics: PcmMetrics,
+    spec: &SynthSpec,
+    algorithm: Algorithm,
+    seed: u64,
+    id: &str,
+    t_ws: &[u64],
+    hints: Hints,
+) -> Result<Vec<Measurement>, LabError> {
     use rand::SeedableRng;
     let failed = |e: String| LabError::Failed { id: id.into(), message: e };
     let mut config = PcmConfig::new(PCM_CAPACITY_BYTES);
     config.metrics = metrics;
     let pcm = Pcm::new(config).map_err(|e| failed(e.to_string()))?;
-    let mut mem = CachedMemory::new(pcm, machine.cache.clone());
+    let mut mem = Hinted { inner: CachedMemory::new(pcm, machine.cache.clone()), hints };
     let mut rng = nvmdb_lab::Rng::seed_from_u64(seed);
     let (r, s) = generate(&mut mem, spec, &mut rng).map_err(|e| failed(e.to_string()))?;
     // Loading the relations is timed at the device's T_w only: the other T_w count from
     // the counters' reset at the start of the join.
-    mem.time_also_at_t_w(t_ws);
+    mem.inner.time_also_at_t_w(t_ws);
     let options = JoinOptions { cache_bytes: machine.cache_bytes(), ..JoinOptions::cidr2011(algorithm) };
     let (output, _) = measured_join(&mut mem, &r, &s, &options).map_err(|e| failed(e.to_string()))?;
     if output.matches != spec.s_rows() {
@@ -164,7 +258,7 @@ pub fn run_synthetic_by_t_w(
         .iter()
         .map(|&t_w| Measurement {
             output: output.clone(),
-            report: mem.report_at_t_w(t_w).expect("timed at every T_w asked for"),
+            report: mem.inner.report_at_t_w(t_w).expect("timed at every T_w asked for"),
         })
         .collect())
 }
