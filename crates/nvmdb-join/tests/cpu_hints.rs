@@ -5,53 +5,8 @@
 use nvmdb_device::{Pcm, PcmConfig};
 use nvmdb_join::synth::{generate, SynthSpec};
 use nvmdb_join::{measured_join, Algorithm, IdEncoding, JoinOptions, Layout};
-use nvmdb_memory::{CacheConfig, CacheLevelConfig, CachedMemory, Memory, MemoryError, MemoryReport};
+use nvmdb_memory::{CacheConfig, CacheLevelConfig, CachedMemory, HintFilter, MemoryReport};
 use rand::SeedableRng;
-
-/// A memory that forwards everything but scales the declared instructions by
-/// `instruction_factor` and keeps or drops the independence groups.
-struct Hints<M> {
-    inner: M,
-    instruction_factor: u64,
-    groups: bool,
-}
-
-impl<M: Memory> Memory for Hints<M> {
-    fn read_bytes(&mut self, addr: u64, buf: &mut [u8]) {
-        self.inner.read_bytes(addr, buf);
-    }
-    fn write_bytes(&mut self, addr: u64, data: &[u8]) {
-        self.inner.write_bytes(addr, data);
-    }
-    fn alloc(&mut self, size: u64, align: u64) -> Result<u64, MemoryError> {
-        self.inner.alloc(size, align)
-    }
-    fn free(&mut self, addr: u64, size: u64) {
-        self.inner.free(addr, size);
-    }
-    fn flush_all(&mut self) {
-        self.inner.flush_all();
-    }
-    fn reset_stats(&mut self) {
-        self.inner.reset_stats();
-    }
-    fn report(&self) -> MemoryReport {
-        self.inner.report()
-    }
-    fn compute(&mut self, instructions: u64) {
-        self.inner.compute(instructions * self.instruction_factor);
-    }
-    fn begin_independent(&mut self) {
-        if self.groups {
-            self.inner.begin_independent();
-        }
-    }
-    fn end_independent(&mut self) {
-        if self.groups {
-            self.inner.end_independent();
-        }
-    }
-}
 
 /// A cache small enough that the relations overflow it and the partitioned joins use
 /// several partitions.
@@ -69,7 +24,7 @@ fn small_cached() -> CachedMemory {
 }
 
 fn run(algorithm: Algorithm, layout: Layout, instruction_factor: u64, groups: bool) -> MemoryReport {
-    let mut mem = Hints { inner: small_cached(), instruction_factor, groups };
+    let mut mem = HintFilter { inner: small_cached(), instruction_factor, overlap: groups };
     let spec = SynthSpec { r_bytes: 120_000, record_bytes: 60, match_per_r: 2, layout };
     let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(7);
     let (r, s) = generate(&mut mem, &spec, &mut rng).expect("relations fit");

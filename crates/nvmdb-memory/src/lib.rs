@@ -15,6 +15,7 @@
 pub mod cache;
 pub mod flat;
 pub mod heap;
+pub mod hints;
 pub mod image;
 pub mod native;
 pub mod timing;
@@ -22,6 +23,7 @@ pub mod timing;
 pub use cache::{CacheConfig, CacheLevelConfig, CacheLevelStats, CachedMemory};
 pub use flat::FlatMemory;
 pub use heap::Heap;
+pub use hints::HintFilter;
 pub use native::NativeMemory;
 pub use timing::{CpuConfig, CpuTimeStats};
 

@@ -10,7 +10,7 @@ mod thesis;
 
 use nvmdb_device::{Pcm, PcmConfig, PcmMetrics};
 use nvmdb_lab::{Experiment, LabError, Scale};
-use nvmdb_memory::{CacheConfig, CacheLevelConfig, CachedMemory, Memory, MemoryError, MemoryReport};
+use nvmdb_memory::{CacheConfig, CacheLevelConfig, CachedMemory, HintFilter, MemoryReport};
 use serde::Serialize;
 
 use nvmdb_join::join::{measured_join, Algorithm, JoinOptions, JoinOutput};
@@ -134,51 +134,6 @@ impl Hints {
     pub const ALL: Hints = Hints { instructions: true, overlap: true };
 }
 
-/// A memory passing on only the hints chosen.
-struct Hinted<M> {
-    inner: M,
-    hints: Hints,
-}
-
-impl<M: Memory> Memory for Hinted<M> {
-    fn read_bytes(&mut self, addr: u64, buf: &mut [u8]) {
-        self.inner.read_bytes(addr, buf);
-    }
-    fn write_bytes(&mut self, addr: u64, data: &[u8]) {
-        self.inner.write_bytes(addr, data);
-    }
-    fn alloc(&mut self, size: u64, align: u64) -> Result<u64, MemoryError> {
-        self.inner.alloc(size, align)
-    }
-    fn free(&mut self, addr: u64, size: u64) {
-        self.inner.free(addr, size);
-    }
-    fn flush_all(&mut self) {
-        self.inner.flush_all();
-    }
-    fn reset_stats(&mut self) {
-        self.inner.reset_stats();
-    }
-    fn report(&self) -> MemoryReport {
-        self.inner.report()
-    }
-    fn compute(&mut self, instructions: u64) {
-        if self.hints.instructions {
-            self.inner.compute(instructions);
-        }
-    }
-    fn begin_independent(&mut self) {
-        if self.hints.overlap {
-            self.inner.begin_independent();
-        }
-    }
-    fn end_independent(&mut self) {
-        if self.hints.overlap {
-            self.inner.end_independent();
-        }
-    }
-}
-
 /// Generates the synthetic relations of `spec` in fresh cached PCM and runs `algorithm`
 /// on them. The relations come from `seed`, so every algorithm sees the same data.
 pub fn run_synthetic(
@@ -238,7 +193,11 @@ fn run_synthetic_timed(
     let mut config = PcmConfig::new(PCM_CAPACITY_BYTES);
     config.metrics = metrics;
     let pcm = Pcm::new(config).map_err(|e| failed(e.to_string()))?;
-    let mut mem = Hinted { inner: CachedMemory::new(pcm, machine.cache.clone()), hints };
+    let mut mem = HintFilter {
+        inner: CachedMemory::new(pcm, machine.cache.clone()),
+        instruction_factor: u64::from(hints.instructions),
+        overlap: hints.overlap,
+    };
     let mut rng = nvmdb_lab::Rng::seed_from_u64(seed);
     let (r, s) = generate(&mut mem, spec, &mut rng).map_err(|e| failed(e.to_string()))?;
     // Loading the relations is timed at the device's T_w only: the other T_w count from
