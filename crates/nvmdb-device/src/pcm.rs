@@ -484,14 +484,10 @@ impl Pcm {
     /// those whose value changes, as in [`Pcm::program_encoded`]; no cell is counted.
     fn program_words(&mut self, physical_line: u64, new: &[u64; WORDS_PER_LINE]) -> LineWrite {
         let slot = index(physical_line % CHUNK_LINES as u64);
-        let chunk = self.chunk_mut(physical_line);
-        chunk.written |= 1 << slot;
-        let cells = &mut chunk.lines[slot].cells;
-        let changed = (0..WORDS_PER_LINE).fold(0u8, |mask, w| mask | u8::from(new[w] != cells[w]) << w);
-        *cells = *new;
+        let result = store_words(self.chunk_mut(physical_line), slot, &words_to_bytes(new));
         self.stats.lines_written += 1;
-        self.stats.words_written += u64::from(changed.count_ones());
-        LineWrite { words: changed.count_ones(), bits: 0, word_mask: changed }
+        self.stats.words_written += u64::from(result.words);
+        result
     }
 
     /// The write loop, monomorphised per encoding so the per-word path has no branches on
@@ -541,12 +537,61 @@ impl Pcm {
 
     /// Reads bytes: `lines_read` += the distinct lines `[addr, addr + len)` overlaps.
     pub fn read_bytes(&mut self, addr: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
+        self.peek_bytes(addr, buf)?;
+        self.stats.lines_read += lines_overlapped(addr, buf.len() as u64);
+        Ok(())
+    }
+
+    /// The logical bytes of `[addr, addr + buf.len())`, without accounting. Without
+    /// Start-Gap the lines are contiguous and read chunk by chunk (one directory lookup per
+    /// chunk); with it, line by line through the remapping.
+    pub fn peek_bytes(&self, addr: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
         self.check_range(addr, buf.len() as u64)?;
-        for span in LineSpans::new(addr, buf.len()) {
-            let bytes = words_to_bytes(&self.read_line(span.line));
-            buf[span.buf_range()].copy_from_slice(&bytes[span.line_range()]);
+        if self.start_gap.is_some() {
+            let mut at = 0;
+            for_each_line(addr, buf.len(), |line, start, take| {
+                let bytes = words_to_bytes(&self.peek_line(line));
+                buf[at..at + take].copy_from_slice(&bytes[start..start + take]);
+                at += take;
+            });
+            return Ok(());
+        }
+        match self.config.flip_n_write {
+            None => self.peek_contiguous(addr, buf, Plain),
+            Some(FlipNWrite { group_bits: 64 }) => self.peek_contiguous(addr, buf, WordFlip),
+            Some(fnw) => self.peek_contiguous(addr, buf, fnw),
         }
         Ok(())
+    }
+
+    /// [`Pcm::peek_bytes`] without Start-Gap: physical lines are logical lines.
+    fn peek_contiguous<E: Encoding>(&self, addr: u64, buf: &mut [u8], enc: E) {
+        let mut line = addr / LINE_BYTES as u64;
+        let mut start = index(addr % LINE_BYTES as u64);
+        let mut rest = buf;
+        while !rest.is_empty() {
+            let chunk = self.chunk(line);
+            let mut slot = index(line % CHUNK_LINES as u64);
+            while slot < CHUNK_LINES && !rest.is_empty() {
+                let take = (LINE_BYTES - start).min(rest.len());
+                let (out, tail) = rest.split_at_mut(take);
+                match chunk {
+                    Some(chunk) => {
+                        let record = &chunk.lines[slot];
+                        let bytes = words_to_bytes(&enc.logical_line(&record.cells, record.flips));
+                        match <&mut [u8; LINE_BYTES]>::try_from(&mut *out) {
+                            Ok(whole) => *whole = bytes,
+                            Err(_) => out.copy_from_slice(&bytes[start..start + take]),
+                        }
+                    }
+                    None => out.fill(0),
+                }
+                rest = tail;
+                start = 0;
+                slot += 1;
+                line += 1;
+            }
+        }
     }
 
     /// Counts a read of `[addr, addr + len)` without copying the data: `lines_read` += the
@@ -557,8 +602,7 @@ impl Pcm {
         if len == 0 {
             return Ok(0);
         }
-        let line_bytes = LINE_BYTES as u64;
-        let lines = (addr + len - 1) / line_bytes - addr / line_bytes + 1;
+        let lines = lines_overlapped(addr, len);
         self.stats.lines_read += lines;
         Ok(lines)
     }
@@ -569,29 +613,71 @@ impl Pcm {
     /// cell, in increasing order.
     pub fn write_bytes(&mut self, addr: u64, data: &[u8]) -> Result<WriteSummary, DeviceError> {
         let mut summary = WriteSummary::default();
-        self.write_lines_of(addr, data, |line, result| summary.add(line, result))?;
+        self.write_range(addr, data, |line, result| summary.add(line, result))?;
         Ok(summary)
     }
 
     /// The line writes of [`Pcm::write_bytes`], handing each line's result to `on_line` in
     /// increasing line order. A line the range covers whole is written without reading
-    /// its old content.
-    fn write_lines_of(
+    /// its old content. Counting to the word without Start-Gap, the lines are written in
+    /// place chunk by chunk (one directory lookup per chunk, as [`Pcm::program_words`]
+    /// writes one line); otherwise each line goes through [`Pcm::write_line`].
+    fn write_range(
         &mut self,
         addr: u64,
         data: &[u8],
         mut on_line: impl FnMut(u64, LineWrite),
     ) -> Result<(), DeviceError> {
         self.check_range(addr, data.len() as u64)?;
-        for span in LineSpans::new(addr, data.len()) {
-            let written = &data[span.buf_range()];
+        if self.start_gap.is_none() && self.config.accounting == PcmAccounting::Words {
+            self.store_words_contiguous(addr, data, on_line);
+            return Ok(());
+        }
+        let mut at = 0;
+        for_each_line(addr, data.len(), |line, start, take| {
+            let written = &data[at..at + take];
+            at += take;
             let new = match <&[u8; LINE_BYTES]>::try_from(written) {
                 Ok(whole) => bytes_to_words(whole),
-                Err(_) => with_bytes_replaced(self.peek_line(span.line), span.line_start, written),
+                Err(_) => with_bytes_replaced(self.peek_line(line), start, written),
             };
-            on_line(span.line, self.write_line(span.line, &new));
-        }
+            on_line(line, self.write_line(line, &new));
+        });
         Ok(())
+    }
+
+    /// [`Pcm::write_range`] counting to the word without Start-Gap.
+    fn store_words_contiguous(&mut self, addr: u64, data: &[u8], mut on_line: impl FnMut(u64, LineWrite)) {
+        let mut line = addr / LINE_BYTES as u64;
+        let mut start = index(addr % LINE_BYTES as u64);
+        let mut rest = data;
+        let (mut lines, mut words) = (0u64, 0u64);
+        while !rest.is_empty() {
+            let mut slot = index(line % CHUNK_LINES as u64);
+            let chunk = self.chunk_mut(line);
+            while slot < CHUNK_LINES && !rest.is_empty() {
+                let take = (LINE_BYTES - start).min(rest.len());
+                let (written, tail) = rest.split_at(take);
+                // Counting to the word, the cells hold the logical words.
+                let result = match <&[u8; LINE_BYTES]>::try_from(written) {
+                    Ok(whole) => store_words(chunk, slot, whole),
+                    Err(_) => {
+                        let mut bytes = words_to_bytes(&chunk.lines[slot].cells);
+                        bytes[start..start + take].copy_from_slice(written);
+                        store_words(chunk, slot, &bytes)
+                    }
+                };
+                lines += 1;
+                words += u64::from(result.words);
+                on_line(line, result);
+                rest = tail;
+                start = 0;
+                slot += 1;
+                line += 1;
+            }
+        }
+        self.stats.lines_written += lines;
+        self.stats.words_written += words;
     }
 
     /// Storage-mode read: returns the operation's time in ns (initial latency plus one
@@ -612,7 +698,7 @@ impl Pcm {
     pub fn storage_write(&mut self, addr: u64, data: &[u8]) -> Result<u64, DeviceError> {
         let timing = self.config.storage;
         let mut changed = ChangedChunks::new(timing.write_chunk_bytes);
-        self.write_lines_of(addr, data, |line, result| changed.add_line(line, result.word_mask))?;
+        self.write_range(addr, data, |line, result| changed.add_line(line, result.word_mask))?;
         let chunks = if timing.charge_every_chunk {
             chunks_overlapped(addr, data.len() as u64, timing.write_chunk_bytes)
         } else {
@@ -790,55 +876,39 @@ fn chunks_overlapped(addr: u64, len: u64, chunk_bytes: u64) -> u64 {
     (addr + len - 1) / chunk_bytes - addr / chunk_bytes + 1
 }
 
-/// The part of one line a byte range covers.
-#[derive(Debug, Clone, Copy)]
-struct LineSpan {
-    line: u64,
-    line_start: usize,
-    line_end: usize,
-    buf_start: usize,
+/// Lines a byte range of `len` bytes at `addr` overlaps.
+fn lines_overlapped(addr: u64, len: u64) -> u64 {
+    chunks_overlapped(addr, len, LINE_BYTES as u64)
 }
 
-impl LineSpan {
-    fn line_range(&self) -> std::ops::Range<usize> {
-        self.line_start..self.line_end
-    }
-    fn buf_range(&self) -> std::ops::Range<usize> {
-        self.buf_start..self.buf_start + (self.line_end - self.line_start)
-    }
-}
-
-/// Iterates over the lines a byte range overlaps.
-struct LineSpans {
-    next: u64,
-    end: u64,
-    addr: u64,
-}
-
-impl LineSpans {
-    fn new(addr: u64, len: usize) -> LineSpans {
-        LineSpans { next: addr, end: addr + len as u64, addr }
+/// Calls `f(line, start, take)` for each line a byte range of `len` bytes at `addr`
+/// overlaps, in increasing order: the range covers bytes `start..start + take` of `line`.
+fn for_each_line(addr: u64, len: usize, mut f: impl FnMut(u64, usize, usize)) {
+    let mut line = addr / LINE_BYTES as u64;
+    let mut start = index(addr % LINE_BYTES as u64);
+    let mut left = len;
+    while left > 0 {
+        let take = (LINE_BYTES - start).min(left);
+        f(line, start, take);
+        left -= take;
+        start = 0;
+        line += 1;
     }
 }
 
-impl Iterator for LineSpans {
-    type Item = LineSpan;
-    fn next(&mut self) -> Option<LineSpan> {
-        if self.next >= self.end {
-            return None;
-        }
-        let line = self.next / LINE_BYTES as u64;
-        let line_base = line * LINE_BYTES as u64;
-        let stop = self.end.min(line_base + LINE_BYTES as u64);
-        let span = LineSpan {
-            line,
-            line_start: index(self.next - line_base),
-            line_end: index(stop - line_base),
-            buf_start: index(self.next - self.addr),
-        };
-        self.next = stop;
-        Some(span)
+/// Counting to the word: line `slot` of `chunk` takes the logical words of the
+/// little-endian bytes `new`; the words written are those whose value changes.
+#[inline]
+fn store_words(chunk: &mut Chunk, slot: usize, new: &[u8; LINE_BYTES]) -> LineWrite {
+    chunk.written |= 1 << slot;
+    let cells = &mut chunk.lines[slot].cells;
+    let mut changed = 0u8;
+    for (w, (cell, bytes)) in cells.iter_mut().zip(new.chunks_exact(WORD_BYTES)).enumerate() {
+        let word = u64::from_le_bytes(bytes.try_into().expect("8 bytes"));
+        changed |= u8::from(word != *cell) << w;
+        *cell = word;
     }
+    LineWrite { words: changed.count_ones(), bits: 0, word_mask: changed }
 }
 
 /// `words` (a line) with its little-endian bytes from `start` on replaced by `bytes`, which

@@ -4,7 +4,9 @@
 //! wear report must be identical, for line writes and for storage-mode byte-range writes
 //! (whose merge of old and new bytes and per-chunk charging the reference also does byte
 //! by byte). Storage writes counted to the word ([`PcmAccounting::Words`]) must match it in
-//! everything but the cells programmed and their wear.
+//! everything but the cells programmed and their wear. A second test runs the storage path
+//! over a device of two directory tables, with ranges across chunk and table boundaries,
+//! against a plain byte image.
 
 use nvmdb_device::pcm::WORDS_PER_LINE;
 use nvmdb_device::wear::{FLIP_LANE, LANES};
@@ -393,5 +395,126 @@ proptest! {
         writes in storage_writes(),
     ) {
         check_storage(group_bits, timing, PcmAccounting::Words, writes)?;
+    }
+}
+
+/// Bytes of the large device of the cross-chunk storage test: a little over two
+/// directory tables (4 MiB each), so ranges cross chunk (4 KiB) and table boundaries.
+const WIDE_BYTES: u64 = (8 << 20) + (64 << 10);
+
+/// A storage operation of the cross-chunk test: a write (`true`) or a read, its address
+/// and length, and the seed of its bytes.
+type WideOp = (bool, u64, usize, u64);
+
+fn wide_ops() -> impl Strategy<Value = Vec<WideOp>> {
+    // Near chunk and table boundaries, anywhere, or at a line start.
+    let boundary = prop_oneof![Just(4096u64), Just(8192), Just(4 << 20), Just(8 << 20)];
+    let addr = prop_oneof![
+        (boundary, 0u64..300).prop_map(|(b, back)| b - back),
+        0..WIDE_BYTES,
+        (0..WIDE_BYTES / 64).prop_map(|l| l * 64),
+    ];
+    let len = prop_oneof![0usize..80, 0usize..600, 4000usize..9000, Just(64usize)];
+    prop::collection::vec((any::<bool>(), addr, len, any::<u64>()), 1..60)
+}
+
+/// The storage path over ranges that cross chunks and directory tables, against a plain
+/// byte image: each write's bytes read back (by `storage_read` and `peek_bytes`), and `lines_read`, `lines_written`,
+/// `words_written` (8 B words whose bytes change), storage time and chunk energy as the
+/// image counts them, for every encoding and both accountings.
+fn check_wide(
+    group_bits: Option<u32>,
+    timing: PcmStorageTiming,
+    accounting: PcmAccounting,
+    ops: Vec<WideOp>,
+) -> Result<(), TestCaseError> {
+    let mut config = PcmConfig::new(WIDE_BYTES);
+    config.flip_n_write = group_bits.map(|n| FlipNWrite::new(n).unwrap());
+    config.storage = timing;
+    config.accounting = accounting;
+    let mut pcm = Pcm::new(config).unwrap();
+    let mut image = std::collections::BTreeMap::<u64, u8>::new();
+    let byte = |image: &std::collections::BTreeMap<u64, u8>, at: u64| image.get(&at).copied().unwrap_or(0);
+    let (mut lines_read, mut lines_written, mut words_written) = (0u64, 0u64, 0u64);
+    let (mut time_ns, mut energy_pj) = (0u64, 0u64);
+    for (write, addr, len, seed) in ops {
+        let len = len.min((WIDE_BYTES - addr) as usize);
+        let end = addr + len as u64;
+        let lines = if len == 0 { 0 } else { (end - 1) / 64 - addr / 64 + 1 };
+        if write {
+            let data: Vec<u8> =
+                (0..len as u64).map(|i| ((seed ^ i).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as u8).collect();
+            let mut changed_chunks = BTreeSet::new();
+            let words = if len == 0 { 0..0 } else { addr / 8..end.div_ceil(8) };
+            for word in words {
+                let differs = (word * 8..word * 8 + 8)
+                    .any(|at| (addr..end).contains(&at) && data[(at - addr) as usize] != byte(&image, at));
+                if differs {
+                    words_written += 1;
+                    changed_chunks.insert(word * 8 / timing.write_chunk_bytes);
+                }
+            }
+            for (i, &b) in data.iter().enumerate() {
+                image.insert(addr + i as u64, b);
+            }
+            let chunks = if timing.charge_every_chunk {
+                if len == 0 {
+                    0
+                } else {
+                    (end - 1) / timing.write_chunk_bytes - addr / timing.write_chunk_bytes + 1
+                }
+            } else {
+                changed_chunks.len() as u64
+            };
+            let t = timing.initial_ns + chunks * timing.write_ns_per_chunk;
+            prop_assert_eq!(pcm.storage_write(addr, &data).unwrap(), t, "write of {} B at {}", len, addr);
+            lines_written += lines;
+            time_ns += t;
+            energy_pj += chunks * timing.write_pj_per_chunk;
+        } else {
+            let chunks =
+                if len == 0 { 0 } else { (end - 1) / timing.read_chunk_bytes - addr / timing.read_chunk_bytes + 1 };
+            let t = timing.initial_ns + chunks * timing.read_ns_per_chunk;
+            let expected: Vec<u8> = (addr..end).map(|at| byte(&image, at)).collect();
+            let mut buf = vec![0xA5u8; len];
+            prop_assert_eq!(pcm.storage_read(addr, &mut buf).unwrap(), t, "read of {} B at {}", len, addr);
+            prop_assert_eq!(&buf, &expected, "read of {} B at {}", len, addr);
+            let mut peeked = vec![0x5Au8; len];
+            pcm.peek_bytes(addr, &mut peeked).unwrap();
+            prop_assert_eq!(&peeked, &expected, "peek of {} B at {}", len, addr);
+            lines_read += lines;
+            time_ns += t;
+            energy_pj += chunks * timing.read_pj_per_chunk;
+        }
+        let stats = pcm.stats();
+        prop_assert_eq!(
+            (stats.lines_read, stats.lines_written, stats.words_written),
+            (lines_read, lines_written, words_written)
+        );
+        prop_assert_eq!((stats.storage_time_ns, stats.storage_energy_pj), (time_ns, energy_pj));
+    }
+    // Every line ever written reads back as the image says.
+    let lines: BTreeSet<u64> = image.keys().map(|at| at / 64).collect();
+    for line in lines {
+        let expected: [u64; WORDS_PER_LINE] = std::array::from_fn(|w| {
+            u64::from_le_bytes(std::array::from_fn(|i| byte(&image, line * 64 + 8 * w as u64 + i as u64)))
+        });
+        prop_assert_eq!(pcm.peek_line(line), expected, "line {}", line);
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn storage_path_across_chunks_and_tables_matches_a_byte_image(
+        group_bits in prop::option::of(prop::sample::select(vec![8u32, 16, 64])),
+        timing in timings(),
+        words in any::<bool>(),
+        ops in wide_ops(),
+    ) {
+        let accounting = if words { PcmAccounting::Words } else { PcmAccounting::Cells };
+        check_wide(group_bits, timing, accounting, ops)?;
     }
 }
