@@ -110,13 +110,11 @@ fn extend_filler(out: &mut Vec<u8>, salt: u64, offset: u32, len: u32) {
         out.extend_from_slice(&word(first)[(offset % 8) as usize..(end % 8) as usize]);
         return;
     }
-    // A partial first word, whole words (written in place, 8 bytes at a time), a partial
-    // last word.
+    // A partial first word, whole words (8 bytes at a time, into the room reserved by the
+    // caller), a partial last word.
     out.extend_from_slice(&word(first)[(offset % 8) as usize..]);
-    let whole_from = out.len();
-    out.resize(whole_from + 8 * (last - first - 1) as usize, 0);
-    for (k, bytes) in (first + 1..last).zip(out[whole_from..].chunks_exact_mut(8)) {
-        bytes.copy_from_slice(&word(k));
+    for k in first + 1..last {
+        out.extend_from_slice(&word(k));
     }
     out.extend_from_slice(&word(last)[..(end % 8) as usize]);
 }
@@ -166,6 +164,29 @@ pub fn decode_ranges(bytes: &[u8], out: &mut Vec<(u32, u32)>) {
         at += RANGE_HEADER_BYTES as usize + usize::from(len);
         assert!(at <= bytes.len(), "log record overruns its space");
         out.push((offset, u32::from(len)));
+    }
+}
+
+/// [`apply_record`] of the record encoded at the start of `bytes` ([`encode_record`]),
+/// without decoding it into owned entries; a malformed record is a broken invariant.
+pub fn apply_encoded(mut page: PageData, bytes: &[u8]) -> PageData {
+    let count = usize::from(u16::from_le_bytes([bytes[0], bytes[1]]));
+    let fingerprint = u64::from_le_bytes(bytes[2..10].try_into().expect("8 bytes"));
+    let mut at = RECORD_HEADER_BYTES as usize;
+    for _ in 0..count {
+        let offset = usize::from(u16::from_le_bytes([bytes[at], bytes[at + 1]]));
+        let len = usize::from(u16::from_le_bytes([bytes[at + 2], bytes[at + 3]]));
+        at += RANGE_HEADER_BYTES as usize;
+        assert!(at + len <= bytes.len(), "log record overruns its space");
+        if let PageData::Bytes(page) = &mut page {
+            page[offset..offset + len].copy_from_slice(&bytes[at..at + len]);
+        }
+        at += len;
+    }
+    match page {
+        PageData::Bytes(b) => PageData::Bytes(b),
+        PageData::Empty if fingerprint == 0 => PageData::Empty,
+        _ => PageData::Fingerprint(fingerprint),
     }
 }
 
@@ -257,6 +278,18 @@ pub trait LogArea: std::fmt::Debug {
     fn has_records(&self, lpn: u64) -> bool;
     /// A page's records in the order they apply, and when they are read.
     fn records(&mut self, ftl: &mut PageFtl, lpn: u64, now_ns: u64) -> Result<(Vec<Record>, u64), FlashError>;
+    /// Applies a page's records, in order, to `page` (its flash copy); returns the result
+    /// and when the records are read.
+    fn apply_records(
+        &mut self,
+        ftl: &mut PageFtl,
+        lpn: u64,
+        page: PageData,
+        now_ns: u64,
+    ) -> Result<(PageData, u64), FlashError> {
+        let (records, t) = self.records(ftl, lpn, now_ns)?;
+        Ok((apply_all(page, &records), t))
+    }
     /// Logs an update (see [`Append`]).
     fn append(&mut self, ftl: &mut PageFtl, update: &Update, now_ns: u64) -> Result<Append, FlashError>;
     /// Drops a page's records (it was written out of place or trimmed).
@@ -303,6 +336,9 @@ pub fn apply_all(mut page: PageData, records: &[Record]) -> PageData {
 
 #[cfg(test)]
 mod tests {
+    use rand::{Rng, SeedableRng};
+    use rand_xoshiro::Xoshiro256PlusPlus;
+
     use super::*;
 
     #[test]
@@ -323,6 +359,35 @@ mod tests {
         assert_eq!(apply_record(PageData::Bytes(old), &record), PageData::Bytes(new));
         let record = decode_record(&encode_record(&ranges, 42, None, 7));
         assert_eq!(apply_record(PageData::Empty, &record), PageData::Fingerprint(42));
+    }
+
+    #[test]
+    fn an_encoded_record_applies_as_its_decoded_form() {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(8);
+        for _ in 0..500 {
+            let mut ranges = Vec::new();
+            for _ in 0..rng.gen_range(0..5) {
+                let len = rng.gen_range(0..200);
+                nvmdb_workload::synth::union_range(&mut ranges, rng.gen_range(0..4096 - len), len);
+            }
+            let new: Vec<u8> = (0..4096).map(|_| rng.gen()).collect();
+            let fingerprint = if rng.gen_bool(0.5) { 0 } else { rng.gen() };
+            let salt = rng.gen();
+            let pages = [
+                PageData::Bytes((0..4096).map(|_| rng.gen()).collect()),
+                PageData::Fingerprint(rng.gen()),
+                PageData::Empty,
+            ];
+            for page in pages {
+                for bytes in [Some(new.as_slice()), None] {
+                    let mut encoded = encode_record(&ranges, fingerprint, bytes, salt);
+                    let expected = apply_record(page.clone(), &decode_record(&encoded));
+                    // Trailing bytes (the rest of a sector) are not part of the record.
+                    encoded.extend_from_slice(&[0xEE; 7]);
+                    assert_eq!(apply_encoded(page.clone(), &encoded), expected);
+                }
+            }
+        }
     }
 
     #[test]

@@ -35,7 +35,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::ftl::PageFtl;
 use crate::layer::{FlashError, PageStore, StoreHealth, StoreStats};
-use crate::log_common::{apply_all, diff_ranges, fingerprint_of, splitmix64, Append, LogArea, Update};
+use crate::log_common::{diff_ranges, fingerprint_of, splitmix64, Append, LogArea, Update};
 
 /// Byte ranges `(offset, len)` of a page.
 type Ranges = Vec<(u32, u32)>;
@@ -152,8 +152,8 @@ impl<A: LogArea> LogStore<A> {
         if !self.area.has_records(lpn) {
             return Ok((base, t));
         }
-        let (records, t2) = self.area.records(&mut self.ftl, lpn, now_ns)?;
-        Ok((apply_all(base, &records), t.max(t2)))
+        let (page, t2) = self.area.apply_records(&mut self.ftl, lpn, base, now_ns)?;
+        Ok((page, t.max(t2)))
     }
 
     /// Bytes mode: what changed in `new` against the page's current content and against
@@ -166,10 +166,8 @@ impl<A: LogArea> LogStore<A> {
         if !self.area.has_records(lpn) {
             return Ok((base_change.clone(), base_change, t));
         }
-        let (records, t2) = self.area.records(&mut self.ftl, lpn, now_ns)?;
-        let PageData::Bytes(current) = apply_all(PageData::Bytes(base), &records) else {
-            unreachable!("records keep bytes")
-        };
+        let (current, t2) = self.area.apply_records(&mut self.ftl, lpn, PageData::Bytes(base), now_ns)?;
+        let PageData::Bytes(current) = current else { unreachable!("records keep bytes") };
         Ok((diff_ranges(&current, new), base_change, t.max(t2)))
     }
 

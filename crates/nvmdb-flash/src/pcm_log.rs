@@ -7,7 +7,8 @@
 //! its record's write sequence number and logical page, then the record. Everything lives
 //! in a real [`Pcm`] in storage mode: every record and table update is written there, its
 //! bits counted and its wear tracked. The controller keeps a mirror of the table and of
-//! each sector's record length (the thesis's "n × 3 array").
+//! each sector's record length (the thesis's "n × 3 array"), and from those lengths each
+//! P-block's count of sectors holding a record (the "all altered" merge trigger).
 //!
 //! Write cases (3.2.3): (1) the page has no flash copy: the layer writes it through the
 //! FTL; (2) the F-block has no P-block: take a free P-block, or replace one chosen by the
@@ -23,13 +24,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use nvmdb_device::{index, Pcm, PcmConfig};
+use nvmdb_device::{index, PageData, Pcm, PcmConfig};
 
 use crate::config::{ReplacementKind, SsdConfig};
 use crate::ftl::PageFtl;
 use crate::layer::FlashError;
 use crate::log_common::{
-    decode_ranges, decode_record, encode_record_into, fits, record_len, Append, LogArea, Record, SchemeParams, Update,
+    apply_encoded, decode_ranges, decode_record, encode_record_into, fits, record_len, Append, LogArea, Record,
+    SchemeParams, Update,
 };
 use crate::log_store::LogStore;
 
@@ -109,14 +111,20 @@ pub struct PcmLogArea {
     free: BTreeSet<u32>,
     /// Record length of each sector, 0 = no record.
     sector_len: Vec<u16>,
+    /// Sectors holding a record, per P-block.
+    logged: Vec<u32>,
     policy: ReplacementKind,
     use_seq: u64,
     /// Set by [`PcmLogStore::set_offline_future`]: Belady's bound replaces the policy.
     oracle: Option<Oracle>,
     /// Each P-block's row as the replacement policy sees it, kept beside `pblocks`.
     rows: Vec<PBlockView>,
-    /// Scratch bytes of one sector, reused by reads and writes.
+    /// Scratch bytes of the record being written, reused.
     sector_buf: Vec<u8>,
+    /// Scratch bytes of one sector read, reused (a whole sector long).
+    read_buf: Vec<u8>,
+    /// Bytes of `read_buf` the last read filled.
+    read_len: usize,
     /// Scratch ranges of a record, reused.
     ranges: Vec<(u32, u32)>,
 }
@@ -186,11 +194,14 @@ impl PcmLogArea {
             assigned: 0,
             free: (0..n as u32).collect(),
             sector_len: vec![0; (n * u64::from(m)) as usize],
+            logged: vec![0; n as usize],
             policy: params.config.buffer.replacement,
             use_seq: 0,
             oracle: None,
             rows: vec![PBlockView { popularity: 0, last_use: 0 }; n as usize],
             sector_buf: Vec::new(),
+            read_buf: vec![0; sector_bytes as usize],
+            read_len: 0,
             ranges: Vec::new(),
         })
     }
@@ -237,6 +248,16 @@ impl PcmLogArea {
         (pblock * self.sectors_per_pblock + offset) as usize
     }
 
+    /// Sets the record length of P-block `pblock`'s sector `offset` (0: no record),
+    /// keeping the P-block's count of sectors with a record.
+    fn set_sector_len(&mut self, pblock: u32, offset: u32, len: u16) {
+        let at = self.sector_index(pblock, offset);
+        let (was, is) = (self.sector_len[at] != 0, len != 0);
+        self.sector_len[at] = len;
+        let logged = &mut self.logged[pblock as usize];
+        *logged = *logged + u32::from(is) - u32::from(was);
+    }
+
     fn sector_addr(&self, pblock: u32, offset: u32) -> u64 {
         self.table_bytes + self.sector_index(pblock, offset) as u64 * u64::from(self.sector_bytes)
     }
@@ -260,15 +281,8 @@ impl PcmLogArea {
 
     /// Bytes of the PCM at `addr`, without accounting (invariant checks).
     fn peek(&self, addr: u64, len: usize) -> Vec<u8> {
-        let mut out = Vec::with_capacity(len);
-        let mut at = addr;
-        while out.len() < len {
-            let line = nvmdb_device::pcm::words_to_bytes(&self.pcm.peek_line(at / 64));
-            let from = (at % 64) as usize;
-            let take = (64 - from).min(len - out.len());
-            out.extend_from_slice(&line[from..from + take]);
-            at += take as u64;
-        }
+        let mut out = vec![0u8; len];
+        self.pcm.peek_bytes(addr, &mut out).expect("the table and sectors lie within the PCM");
         out
     }
 
@@ -279,11 +293,11 @@ impl PcmLogArea {
 
     /// Reads a page's record, if it has one.
     fn read_record(&mut self, lpn: u64, now_ns: u64) -> Result<Option<(Record, u64)>, FlashError> {
-        Ok(self.read_sector(lpn, now_ns)?.map(|t| (decode_record(&self.sector_buf[SECTOR_HEADER_BYTES..]), t)))
+        Ok(self.read_sector(lpn, now_ns)?.map(|t| (decode_record(self.record_read()), t)))
     }
 
-    /// Reads a page's sector into `sector_buf` if it holds a record; returns when the
-    /// read is done.
+    /// Reads a page's sector (its record's bytes) into `read_buf` if it holds a record;
+    /// returns when the read is done.
     fn read_sector(&mut self, lpn: u64, now_ns: u64) -> Result<Option<u64>, FlashError> {
         let (lbn, offset) = self.locate(lpn);
         let Some(pblock) = self.pblock_of(lbn) else { return Ok(None) };
@@ -291,10 +305,15 @@ impl PcmLogArea {
         if len == 0 {
             return Ok(None);
         }
-        self.sector_buf.clear();
-        self.sector_buf.resize(usize::from(len), 0);
-        let ns = self.pcm.storage_read(self.sector_addr(pblock, offset), &mut self.sector_buf)?;
+        let addr = self.sector_addr(pblock, offset);
+        let ns = self.pcm.storage_read(addr, &mut self.read_buf[..usize::from(len)])?;
+        self.read_len = usize::from(len);
         Ok(Some(self.pcm_op(now_ns, ns)))
+    }
+
+    /// The record of the sector [`PcmLogArea::read_sector`] read last.
+    fn record_read(&self) -> &[u8] {
+        &self.read_buf[SECTOR_HEADER_BYTES..self.read_len]
     }
 
     /// The P-block of `lbn`, a free one, or the victim to merge first.
@@ -344,8 +363,7 @@ impl PcmLogArea {
         // (On an error the scratch buffer is dropped; a fresh one replaces it.)
         ftl.admit()?;
         let ns = self.pcm.storage_write(self.sector_addr(pblock, update.offset), &record)?;
-        let at = self.sector_index(pblock, update.offset);
-        self.sector_len[at] = record.len() as u16;
+        self.set_sector_len(pblock, update.offset, record.len() as u16);
         self.sector_buf = record;
         let done = self.pcm_op(ready_ns, ns);
         self.use_seq += 1;
@@ -356,8 +374,7 @@ impl PcmLogArea {
         };
         self.set_row(pblock, row);
         let done = done.max(self.write_table_row(ftl, pblock, done)?);
-        let first = self.sector_index(pblock, 0);
-        let all_altered = self.sector_len[first..first + self.sectors_per_pblock as usize].iter().all(|&l| l != 0);
+        let all_altered = self.logged[pblock as usize] == self.sectors_per_pblock;
         Ok(Append::Logged { done_ns: done, merge: all_altered.then_some(update.lbn) })
     }
 }
@@ -379,6 +396,19 @@ impl LogArea for PcmLogArea {
         })
     }
 
+    fn apply_records(
+        &mut self,
+        _ftl: &mut PageFtl,
+        lpn: u64,
+        page: PageData,
+        now_ns: u64,
+    ) -> Result<(PageData, u64), FlashError> {
+        Ok(match self.read_sector(lpn, now_ns)? {
+            Some(t) => (apply_encoded(page, self.record_read()), t),
+            None => (page, now_ns),
+        })
+    }
+
     fn append(&mut self, ftl: &mut PageFtl, update: &Update, now_ns: u64) -> Result<Append, FlashError> {
         // Case 3: the sector keeps the change against the flash copy.
         let mut ranges = std::mem::take(&mut self.ranges);
@@ -391,7 +421,7 @@ impl LogArea for PcmLogArea {
             None => {
                 let t = match self.read_sector(update.lpn, now_ns)? {
                     Some(t) => {
-                        decode_ranges(&self.sector_buf[SECTOR_HEADER_BYTES..], &mut ranges);
+                        decode_ranges(self.record_read(), &mut ranges);
                         t
                     }
                     None => now_ns,
@@ -410,8 +440,7 @@ impl LogArea for PcmLogArea {
     fn drop_page(&mut self, _ftl: &mut PageFtl, lpn: u64, now_ns: u64) -> Result<u64, FlashError> {
         let (lbn, offset) = self.locate(lpn);
         if let Some(p) = self.pblock_of(lbn) {
-            let at = self.sector_index(p, offset);
-            self.sector_len[at] = 0;
+            self.set_sector_len(p, offset, 0);
         }
         Ok(now_ns)
     }
@@ -424,6 +453,7 @@ impl LogArea for PcmLogArea {
         self.set_row(pblock, PBlock::default());
         let first = self.sector_index(pblock, 0);
         self.sector_len[first..first + self.sectors_per_pblock as usize].fill(0);
+        self.logged[pblock as usize] = 0;
         self.write_table_row(ftl, pblock, now_ns)
     }
     fn logged_offsets(&self, lbn: u64) -> Vec<u32> {
@@ -481,7 +511,12 @@ impl LogArea for PcmLogArea {
         }
         for (p, row) in self.pblocks.iter().enumerate() {
             let first = p * self.sectors_per_pblock as usize;
-            let used = self.sector_len[first..first + self.sectors_per_pblock as usize].iter().any(|&l| l != 0);
+            let used =
+                self.sector_len[first..first + self.sectors_per_pblock as usize].iter().filter(|&&l| l != 0).count();
+            if used != self.logged[p] as usize {
+                return Err(format!("P-block {p} has {used} sectors with records, but counts {}", self.logged[p]));
+            }
+            let used = used != 0;
             if row.fblock.is_none() && (used || row.popularity != 0) {
                 return Err(format!("free P-block {p} holds records or popularity"));
             }
@@ -494,6 +529,7 @@ impl LogArea for PcmLogArea {
         self.assigned = 0;
         self.free = (0..self.pblocks.len() as u32).collect();
         self.sector_len.fill(0);
+        self.logged.fill(0);
         self.use_seq = 0;
         let m = self.sectors_per_pblock;
         for p in 0..self.pblocks.len() as u32 {
@@ -517,8 +553,7 @@ impl LogArea for PcmLogArea {
                     continue;
                 }
                 if let Some(len) = record_len(&sector[SECTOR_HEADER_BYTES..]).filter(|&l| l > 0) {
-                    let at = self.sector_index(p, offset);
-                    self.sector_len[at] = (SECTOR_HEADER_BYTES + len) as u16;
+                    self.set_sector_len(p, offset, (SECTOR_HEADER_BYTES + len) as u16);
                 }
             }
         }

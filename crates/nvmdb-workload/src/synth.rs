@@ -225,7 +225,7 @@ fn mix64(mut z: u64) -> u64 {
 /// Adds `(offset, len)` to a sorted disjoint range list, merging overlaps and neighbours.
 /// Ranges are within a page: an end past `u32::MAX` is cut there. The list is edited in
 /// place: the ranges merged are consecutive (those ending at or after `offset`, up to the
-/// last starting at or before the merged end), so no other range moves but by the splice.
+/// last starting at or before the merged end), so no other range moves but by the insertion or removal.
 pub fn union_range(ranges: &mut Vec<(u32, u32)>, offset: u32, len: u32) {
     let (mut start, mut end) = (offset, offset.saturating_add(len));
     // Sorted and disjoint with gaps between them, so their ends increase too.
@@ -241,7 +241,13 @@ pub fn union_range(ranges: &mut Vec<(u32, u32)>, offset: u32, len: u32) {
             joins
         })
         .count();
-    ranges.splice(first..first.saturating_add(merged), [(start, end.saturating_sub(start))]);
+    let union = (start, end.saturating_sub(start));
+    if merged == 0 {
+        ranges.insert(first, union);
+    } else {
+        ranges[first] = union;
+        ranges.drain(first.saturating_add(1)..first.saturating_add(merged));
+    }
 }
 
 struct PoolPage {
