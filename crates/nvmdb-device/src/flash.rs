@@ -448,6 +448,7 @@ impl FlashArray {
 
     /// Reads a page issued at `now_ns`. An erased page reads as `Empty` (fingerprint and
     /// metadata modes) or all `0xFF` bytes.
+    #[inline]
     pub fn read_page(&mut self, ppn: Ppn, now_ns: u64) -> Result<(PageData, OpTiming), DeviceError> {
         self.check_ppn(ppn)?;
         self.stats.page_reads += 1;
@@ -483,7 +484,9 @@ impl FlashArray {
     }
 
     /// Programs a whole page and the first `spare.len()` bytes of its spare area (an FTL's
-    /// out-of-band metadata) in the same operation.
+    /// out-of-band metadata) in the same operation. (Inlined into an FTL's write path:
+    /// the workspace builds without cross-crate LTO.)
+    #[inline]
     pub fn program_page_with_spare(
         &mut self,
         ppn: Ppn,
@@ -496,11 +499,8 @@ impl FlashArray {
         let (block, page) = self.locate(ppn);
         self.check_block(block)?;
         let expected = self.blocks[index(block)].next_page;
-        if page < expected {
-            return Err(DeviceError::ProgramNotErased { ppn });
-        }
-        if page > expected {
-            return Err(DeviceError::ProgramOutOfOrder { ppn, block, expected });
+        if page != expected {
+            return Err(program_order_error(ppn, block, page, expected));
         }
         self.check_data(ppn, 0, data)?;
         self.record(block, page, true, 0, data, spare, None);
@@ -647,6 +647,7 @@ impl FlashArray {
 
     /// Whether `data` may be stored at sector `first_sector` of page `ppn` in this content
     /// mode (checked before anything changes).
+    #[inline]
     fn check_data(&self, ppn: Ppn, first_sector: u32, data: &PageData) -> Result<(), DeviceError> {
         match (self.content, data) {
             (PageContent::Bytes, PageData::Bytes(bytes)) => {
@@ -669,8 +670,10 @@ impl FlashArray {
     /// `first_sector` of a page: a program that `opens` the page first clears its slot (and
     /// in bytes mode its bytes, which then read `0xFF` where not programmed); then the data,
     /// the spare bytes if any, and for a partial program the page's new sector mask.
+    /// The slot is built in place of the old one and stored once; inlined, so that a
+    /// whole-page program (`opens`, sector 0, no mask) keeps only its own steps.
     #[allow(clippy::too_many_arguments)]
-    #[inline]
+    #[inline(always)]
     fn record(
         &mut self,
         block: u64,
@@ -688,10 +691,8 @@ impl FlashArray {
             let per_page = arena.tags.len() / arena.slots.len();
             arena.tags[page as usize * per_page..(page as usize + 1) * per_page].fill(None);
         }
-        let slot = &mut arena.slots[page as usize];
-        if opens {
-            *slot = ERASED_SLOT;
-        }
+        let stored = &mut arena.slots[page as usize];
+        let mut slot = if opens { ERASED_SLOT } else { *stored };
         match (content, data) {
             (PageContent::Bytes, PageData::Bytes(bytes)) => {
                 let page_at = page as usize * page_bytes;
@@ -719,6 +720,7 @@ impl FlashArray {
         if let Some(mask) = sector_mask {
             slot.sector_mask = mask;
         }
+        *stored = slot;
     }
 
     /// Erases a block issued at `now_ns`.
@@ -730,6 +732,17 @@ impl FlashArray {
         state.erase_count += 1;
         self.stats.block_erases += 1;
         Ok(self.occupy(block, now_ns, self.timing.erase_ns, self.timing.erase_pj))
+    }
+}
+
+/// Why a whole-page program of page `page` of `block` (`ppn`) is refused when the block
+/// expects page `expected` next.
+#[cold]
+fn program_order_error(ppn: Ppn, block: u64, page: u32, expected: u32) -> DeviceError {
+    if page < expected {
+        DeviceError::ProgramNotErased { ppn }
+    } else {
+        DeviceError::ProgramOutOfOrder { ppn, block, expected }
     }
 }
 

@@ -13,6 +13,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::layer::{FlashError, PageStore, StoreHealth, StoreStats};
 
+mod responses;
+use responses::ResponseTimes;
+
 /// How to replay.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReplayOptions {
@@ -352,9 +355,14 @@ struct Engine<'a> {
     store: &'a mut dyn PageStore,
     options: ReplayOptions,
     page_bytes: u64,
+    /// `log2(page_bytes)` when the page size is a power of two (the usual case: a page
+    /// number is then a shift, without a division on every request).
+    page_shift: Option<u32>,
     logical_pages: u64,
+    /// The logical capacity, bytes (saturating).
+    capacity_bytes: u64,
     report: ReplayReport,
-    responses_ns: Vec<u64>,
+    responses_ns: ResponseTimes,
     first_arrival_ns: Option<u64>,
     last_completion_ns: u64,
     last_arrival_ns: u64,
@@ -375,9 +383,11 @@ impl<'a> Engine<'a> {
             store,
             options: *options,
             page_bytes,
+            page_shift: page_bytes.is_power_of_two().then(|| page_bytes.trailing_zeros()),
             logical_pages,
+            capacity_bytes: logical_pages.saturating_mul(page_bytes),
             report: ReplayReport::empty(options.content),
-            responses_ns: Vec::new(),
+            responses_ns: ResponseTimes::default(),
             first_arrival_ns: None,
             last_completion_ns: 0,
             last_arrival_ns: 0,
@@ -437,14 +447,15 @@ impl<'a> Engine<'a> {
         let end = request.offset_bytes.checked_add(request.len_bytes).ok_or_else(|| {
             FlashError::Request(format!("byte range {}+{} crosses 2^64", request.offset_bytes, request.len_bytes))
         })?;
-        let capacity = self.logical_pages.saturating_mul(self.page_bytes);
-        if request.len_bytes > capacity {
+        if request.len_bytes > self.capacity_bytes {
             return Err(FlashError::Request(format!(
-                "request of {} bytes is longer than the device ({capacity} bytes)",
-                request.len_bytes
+                "request of {} bytes is longer than the device ({} bytes)",
+                request.len_bytes, self.capacity_bytes
             )));
         }
-        if request.len_bytes > 0 {
+        if let Some(lpn) = self.whole_page(request) {
+            done_ns = done_ns.max(self.whole_page_request(request, lpn, arrival_ns)?);
+        } else if request.len_bytes > 0 {
             let first = self.page_of(request.offset_bytes);
             let last = self.page_of(end - 1);
             for page in first..=last {
@@ -470,14 +481,43 @@ impl<'a> Engine<'a> {
         Ok(())
     }
 
-    /// The page holding byte `at` (a shift for the usual power-of-two page size: the same
-    /// result without a division on every request).
+    /// The page holding byte `at`.
     #[inline]
     fn page_of(&self, at: u64) -> u64 {
-        if self.page_bytes.is_power_of_two() {
-            at >> self.page_bytes.trailing_zeros()
-        } else {
-            at / self.page_bytes
+        match self.page_shift {
+            Some(shift) => at >> shift,
+            None => at / self.page_bytes,
+        }
+    }
+
+    /// The logical page of a request that is exactly one whole page, not wrapped (most
+    /// requests of page-sized traces): the fast path of [`Engine::page`] for it.
+    #[inline]
+    fn whole_page(&self, request: &Request) -> Option<u64> {
+        let shift = self.page_shift?;
+        let aligned = request.offset_bytes & (self.page_bytes - 1) == 0;
+        let lpn = request.offset_bytes >> shift;
+        (request.len_bytes == self.page_bytes && aligned && lpn < self.logical_pages).then_some(lpn)
+    }
+
+    /// [`Engine::page`] for a request that is the whole of page `lpn` (see
+    /// [`Engine::whole_page`]): the same calls on the store, without the partial-page
+    /// arithmetic.
+    #[inline]
+    fn whole_page_request(&mut self, request: &Request, lpn: u64, now_ns: u64) -> Result<u64, FlashError> {
+        match request.op {
+            Op::Read => Ok(self.store.read(lpn, now_ns)?.1),
+            Op::Write => {
+                let data = self.new_data(request, 0, 0, None);
+                self.remember(lpn, &data);
+                self.store.write(lpn, data, now_ns)
+            }
+            Op::Trim => {
+                if let Some(model) = &mut self.model {
+                    model.insert(lpn, None);
+                }
+                self.store.trim(lpn, now_ns)
+            }
         }
     }
 
@@ -525,7 +565,8 @@ impl<'a> Engine<'a> {
 
     /// The data a written page carries. `src` is the offset of the page's first written
     /// byte in the request; `merge` the old page and the byte range being replaced.
-    #[inline]
+    /// (Forced inline: in metadata mode it is a constant.)
+    #[inline(always)]
     fn new_data(
         &mut self,
         request: &Request,
@@ -619,12 +660,10 @@ impl<'a> Engine<'a> {
         r.power_cycles = self.power_cycles;
         r.stats = self.store.stats();
         r.health = self.store.health();
-        let n = self.responses_ns.len();
-        if n > 0 {
-            r.mean_response_ns = (self.responses_ns.iter().map(|&t| u128::from(t)).sum::<u128>() / n as u128) as u64;
-            let rank = (n * 99).div_ceil(100).max(1) - 1;
-            r.p99_response_ns = *self.responses_ns.select_nth_unstable(rank).1;
-            r.max_response_ns = self.responses_ns.iter().copied().max().unwrap_or(0);
+        if let Some(times) = self.responses_ns.summary() {
+            r.mean_response_ns = times.mean_ns;
+            r.p99_response_ns = times.p99_ns;
+            r.max_response_ns = times.max_ns;
         }
         r.span_ns = self.last_completion_ns.saturating_sub(self.first_arrival_ns.unwrap_or(0));
         if r.span_ns > 0 {

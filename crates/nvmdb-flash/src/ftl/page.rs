@@ -223,7 +223,7 @@ impl PageFtl {
     }
 
     /// The next free page of a plane, opening a new active block when needed.
-    #[inline]
+    #[inline(always)]
     fn allocate(&mut self, plane: usize, now_ns: u64) -> Result<u64, FlashError> {
         let ppb = self.geometry.pages_per_block;
         if let Some(block) = self.planes[plane].active {
@@ -245,6 +245,10 @@ impl PageFtl {
     }
 
     /// Programs `data` into the next page of `plane`; returns the page and completion time.
+    /// (This and the steps of [`PageFtl::write_new`] are forced inline: the write path is
+    /// the replay's inner loop, and the workspace builds without LTO in 16 code-generation
+    /// units, where `#[inline]` alone left them calls.)
+    #[inline(always)]
     fn program(
         &mut self,
         plane: usize,
@@ -302,7 +306,7 @@ impl PageFtl {
     }
 
     /// Runs garbage collection on `plane` until it has `gc_free_blocks` free blocks.
-    #[inline]
+    #[inline(always)]
     fn collect(&mut self, plane: usize, now_ns: u64) -> Result<(), FlashError> {
         if self.planes[plane].free.len() < self.gc_free_blocks {
             self.collect_garbage(plane, now_ns)?;
@@ -317,9 +321,12 @@ impl PageFtl {
             self.candidates.clear();
             let planes = self.planes.len();
             let ppb = self.geometry.pages_per_block;
+            // Whether some closed block holds garbage (found in the same pass).
+            let mut garbage = false;
             for block in (plane..self.blocks.len()).step_by(planes) {
                 let meta = self.blocks[block];
                 if meta.state == BlockState::Closed {
+                    garbage |= meta.valid_pages != ppb;
                     self.candidates.push(Candidate {
                         block: block as u32,
                         valid_pages: meta.valid_pages,
@@ -330,7 +337,7 @@ impl PageFtl {
                 }
             }
             // No closed block holds garbage: collecting would only copy.
-            if self.candidates.iter().all(|c| c.valid_pages == ppb) {
+            if !garbage {
                 return Err(FlashError::Full(format!("plane {plane}: every block is full of live data")));
             }
             let victim = gc::choose(self.gc_policy, &self.candidates, now_ns)
@@ -433,7 +440,7 @@ impl PageFtl {
 
     /// Removes `lpn`'s mapping, freeing its physical page if no other page shares it.
     /// Returns PCM time spent updating the fingerprint store, ns.
-    #[inline]
+    #[inline(always)]
     fn unmap(&mut self, lpn: u32) -> Result<u64, FlashError> {
         let ppn = std::mem::replace(&mut self.l2p[lpn as usize], UNMAPPED);
         if ppn == UNMAPPED {
@@ -469,7 +476,7 @@ impl PageFtl {
 
     /// Maps `lpn` to `ppn` (a fresh page, or with deduplication a shared one) by the write
     /// numbered `seq`.
-    #[inline]
+    #[inline(always)]
     fn map(&mut self, lpn: u32, ppn: u32, seq: u64) {
         self.l2p[lpn as usize] = ppn;
         if let Some(slot) = self.map_seq.get_mut(lpn as usize) {
@@ -526,7 +533,7 @@ impl PageFtl {
     }
 
     /// The next plane in round-robin order that has room (after garbage collection).
-    #[inline]
+    #[inline(always)]
     fn make_room(&mut self, now_ns: u64) -> Result<usize, FlashError> {
         let planes = self.planes.len();
         let mut last_error = None;
