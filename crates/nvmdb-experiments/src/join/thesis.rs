@@ -371,11 +371,11 @@ impl Experiment for ThesisHashJoin {
         "thesis-hashjoin"
     }
     /// Measured on the 2-core machine of BENCHMARKS.md: quick scale 151 s and 58 MiB on one
-    /// thread (of a loaded machine; 43 s of CPU); paper scale 164 s and 0.9 GB before the
-    /// pool sweep, the cache-fit, partition-sizing, result-columns, record-size and
-    /// multi-user runs were added (not measured since).
+    /// thread (of a loaded machine; 43 s of CPU, 28 s since the page pool's LRU list);
+    /// paper scale 678 s of CPU and 1,068 MiB peak with two multi-user runs at once (the
+    /// page pool's LRU list; the runs without users one at a time).
     fn footprint(&self, scale: Scale) -> Footprint {
-        scale.pick(Footprint::new(128, 151.0), Footprint::new(1_024, 164.0))
+        scale.pick(Footprint::new(128, 151.0), Footprint::new(1_024, 678.0))
     }
     fn title(&self) -> &'static str {
         "Traditional vs modified hash joins on SSB: row/column stores, PCM as disk and as main memory"
