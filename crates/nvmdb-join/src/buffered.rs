@@ -4,8 +4,6 @@
 //! flushed. Compare [`nvmdb_memory::CachedMemory`], PCM as main memory, where the CPU
 //! reads and writes PCM lines directly.
 
-use std::collections::{BTreeMap, HashMap};
-
 use nvmdb_device::volatile::VolatileStats;
 use nvmdb_device::{index, Pcm, Volatile};
 use nvmdb_memory::{Heap, Memory, MemoryError, MemoryReport};
@@ -13,11 +11,17 @@ use nvmdb_memory::{Heap, Memory, MemoryError, MemoryReport};
 /// Bytes per buffer-pool page.
 pub const PAGE_BYTES: u64 = 4096;
 
+/// No frame: the end of the recency list, or a page not resident.
+const NONE: u32 = u32::MAX;
+
 #[derive(Debug, Clone, Copy)]
 struct Frame {
     page: u64,
     dirty: bool,
-    stamp: u64,
+    /// The next less recently used frame, or [`NONE`].
+    older: u32,
+    /// The next more recently used frame, or [`NONE`].
+    newer: u32,
 }
 
 /// A DRAM buffer pool (LRU, write-back) over PCM in storage mode.
@@ -28,11 +32,14 @@ pub struct BufferedMemory {
     heap: Heap,
     frames: Vec<Frame>,
     capacity_frames: usize,
-    /// Resident page → frame. Only looked up, never iterated, so its order cannot leak.
-    page_table: HashMap<u64, usize>,
-    /// LRU order: stamp → frame.
-    lru: BTreeMap<u64, usize>,
-    clock: u64,
+    /// Resident page → frame ([`NONE`] when not resident), indexed by page; grown to the
+    /// highest page touched.
+    page_table: Vec<u32>,
+    /// The least and the most recently used frames ([`NONE`] while the pool is empty).
+    lru: u32,
+    mru: u32,
+    /// One page, the copy between PCM and DRAM.
+    page_buf: Box<[u8]>,
     dram_at_reset: VolatileStats,
 }
 
@@ -42,15 +49,17 @@ impl BufferedMemory {
         assert!(pool_bytes >= PAGE_BYTES && pool_bytes.is_multiple_of(PAGE_BYTES), "pool of whole pages");
         let heap = Heap::new(pcm.config().capacity_bytes);
         let capacity_frames = index(pool_bytes / PAGE_BYTES);
+        assert!(capacity_frames < NONE as usize, "a pool of fewer than 2^32 - 1 pages");
         BufferedMemory {
             pcm,
             dram: Volatile::dram(index(pool_bytes)),
             heap,
             frames: Vec::with_capacity(capacity_frames),
             capacity_frames,
-            page_table: HashMap::new(),
-            lru: BTreeMap::new(),
-            clock: 0,
+            page_table: Vec::new(),
+            lru: NONE,
+            mru: NONE,
+            page_buf: vec![0u8; index(PAGE_BYTES)].into_boxed_slice(),
             dram_at_reset: VolatileStats::default(),
         }
     }
@@ -61,40 +70,68 @@ impl BufferedMemory {
     }
 
     fn write_back(&mut self, frame: usize) {
-        let mut buf = vec![0u8; index(PAGE_BYTES)];
         let dram_addr = frame as u64 * PAGE_BYTES;
-        self.dram.read(dram_addr, &mut buf).expect("frame inside the pool");
-        self.pcm.storage_write(self.frames[frame].page * PAGE_BYTES, &buf).expect("page inside the device");
+        self.dram.read(dram_addr, &mut self.page_buf).expect("frame inside the pool");
+        self.pcm.storage_write(self.frames[frame].page * PAGE_BYTES, &self.page_buf).expect("page inside the device");
         self.frames[frame].dirty = false;
     }
 
-    /// Makes `page` resident and returns its frame.
+    /// Takes `frame` out of the recency list.
+    fn unlink(&mut self, frame: u32) {
+        let Frame { older, newer, .. } = self.frames[frame as usize];
+        match older {
+            NONE => self.lru = newer,
+            o => self.frames[o as usize].newer = newer,
+        }
+        match newer {
+            NONE => self.mru = older,
+            n => self.frames[n as usize].older = older,
+        }
+    }
+
+    /// Puts `frame` at the most recently used end of the recency list.
+    fn push_mru(&mut self, frame: u32) {
+        self.frames[frame as usize].older = self.mru;
+        self.frames[frame as usize].newer = NONE;
+        match self.mru {
+            NONE => self.lru = frame,
+            m => self.frames[m as usize].newer = frame,
+        }
+        self.mru = frame;
+    }
+
+    /// Makes `page` resident, the most recently used, and returns its frame.
     fn frame_of(&mut self, page: u64) -> usize {
-        self.clock += 1;
-        if let Some(&frame) = self.page_table.get(&page) {
-            let old = std::mem::replace(&mut self.frames[frame].stamp, self.clock);
-            self.lru.remove(&old);
-            self.lru.insert(self.clock, frame);
-            return frame;
+        let slot = index(page);
+        if let Some(&frame) = self.page_table.get(slot).filter(|&&f| f != NONE) {
+            if frame != self.mru {
+                self.unlink(frame);
+                self.push_mru(frame);
+            }
+            return frame as usize;
         }
         let frame = if self.frames.len() < self.capacity_frames {
-            self.frames.push(Frame { page, dirty: false, stamp: 0 });
-            self.frames.len() - 1
+            self.frames.push(Frame { page, dirty: false, older: NONE, newer: NONE });
+            u32::try_from(self.frames.len() - 1).expect("fewer frames than NONE")
         } else {
-            let (_, victim) = self.lru.pop_first().expect("a full pool has pages");
-            if self.frames[victim].dirty {
-                self.write_back(victim);
+            let victim = self.lru;
+            assert_ne!(victim, NONE, "a full pool has pages");
+            self.unlink(victim);
+            if self.frames[victim as usize].dirty {
+                self.write_back(victim as usize);
             }
-            self.page_table.remove(&self.frames[victim].page);
+            self.page_table[index(self.frames[victim as usize].page)] = NONE;
             victim
         };
-        let mut buf = vec![0u8; index(PAGE_BYTES)];
-        self.pcm.storage_read(page * PAGE_BYTES, &mut buf).expect("page inside the device");
-        self.dram.write(frame as u64 * PAGE_BYTES, &buf).expect("frame inside the pool");
-        self.frames[frame] = Frame { page, dirty: false, stamp: self.clock };
-        self.page_table.insert(page, frame);
-        self.lru.insert(self.clock, frame);
-        frame
+        self.pcm.storage_read(page * PAGE_BYTES, &mut self.page_buf).expect("page inside the device");
+        self.dram.write(u64::from(frame) * PAGE_BYTES, &self.page_buf).expect("frame inside the pool");
+        self.frames[frame as usize] = Frame { page, dirty: false, older: NONE, newer: NONE };
+        if slot >= self.page_table.len() {
+            self.page_table.resize(slot + 1, NONE);
+        }
+        self.page_table[slot] = frame;
+        self.push_mru(frame);
+        frame as usize
     }
 
     /// Calls `f(frame address, range of the caller's buffer)` for each page `[addr, addr + len)` spans.
@@ -170,6 +207,113 @@ impl Memory for BufferedMemory {
 mod tests {
     use super::*;
     use nvmdb_device::PcmConfig;
+    use proptest::prelude::*;
+
+    /// The pool as plainly as it can be written: frames in a list from least to most
+    /// recently used, found by a scan, one page copied through a fresh buffer.
+    struct Reference {
+        pcm: Pcm,
+        dram: Volatile,
+        /// `(page, dirty, frame)`, least recently used first.
+        recency: Vec<(u64, bool, u64)>,
+        capacity_frames: u64,
+    }
+
+    impl Reference {
+        fn touch(&mut self, page: u64, write: bool) -> u64 {
+            let (frame, dirty) = if let Some(i) = self.recency.iter().position(|&(p, _, _)| p == page) {
+                let (_, dirty, frame) = self.recency.remove(i);
+                (frame, dirty)
+            } else {
+                let frame = if (self.recency.len() as u64) < self.capacity_frames {
+                    self.recency.len() as u64
+                } else {
+                    let (victim, dirty, frame) = self.recency.remove(0);
+                    if dirty {
+                        let mut buf = vec![0u8; index(PAGE_BYTES)];
+                        self.dram.read(frame * PAGE_BYTES, &mut buf).unwrap();
+                        self.pcm.storage_write(victim * PAGE_BYTES, &buf).unwrap();
+                    }
+                    frame
+                };
+                let mut buf = vec![0u8; index(PAGE_BYTES)];
+                self.pcm.storage_read(page * PAGE_BYTES, &mut buf).unwrap();
+                self.dram.write(frame * PAGE_BYTES, &buf).unwrap();
+                (frame, false)
+            };
+            self.recency.push((page, dirty || write, frame));
+            frame
+        }
+
+        fn access(&mut self, addr: u64, data: &mut [u8], write: bool) {
+            let mut done = 0;
+            while done < data.len() {
+                let at = addr + done as u64;
+                let n = index(PAGE_BYTES - at % PAGE_BYTES).min(data.len() - done);
+                let frame = self.touch(at / PAGE_BYTES, write);
+                let dram_addr = frame * PAGE_BYTES + at % PAGE_BYTES;
+                if write {
+                    self.dram.write(dram_addr, &data[done..done + n]).unwrap();
+                } else {
+                    self.dram.read(dram_addr, &mut data[done..done + n]).unwrap();
+                }
+                done += n;
+            }
+        }
+
+        fn flush_all(&mut self) {
+            let mut dirty: Vec<(u64, u64)> =
+                self.recency.iter().filter(|&&(_, d, _)| d).map(|&(p, _, f)| (f, p)).collect();
+            dirty.sort_unstable();
+            for (frame, page) in dirty {
+                let mut buf = vec![0u8; index(PAGE_BYTES)];
+                self.dram.read(frame * PAGE_BYTES, &mut buf).unwrap();
+                self.pcm.storage_write(page * PAGE_BYTES, &buf).unwrap();
+            }
+            for entry in &mut self.recency {
+                entry.1 = false;
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn the_pool_matches_a_plain_lru_model(
+            frames in 1u64..6,
+            ops in prop::collection::vec((0u64..12 * PAGE_BYTES, 1usize..300, 0u8..5, any::<u8>()), 1..200),
+        ) {
+            let device = || Pcm::new(PcmConfig::new(1 << 20)).unwrap();
+            let mut pool = BufferedMemory::new(device(), frames * PAGE_BYTES);
+            let mut reference = Reference {
+                pcm: device(),
+                dram: Volatile::dram(index(frames * PAGE_BYTES)),
+                recency: Vec::new(),
+                capacity_frames: frames,
+            };
+            for (addr, len, op, fill) in ops {
+                let len = len.min(index(12 * PAGE_BYTES - addr));
+                match op {
+                    0 | 1 => {
+                        let mut data = vec![fill; len];
+                        pool.write_bytes(addr, &data);
+                        reference.access(addr, &mut data, true);
+                    }
+                    2 | 3 => {
+                        let (mut got, mut expected) = (vec![0u8; len], vec![0u8; len]);
+                        pool.read_bytes(addr, &mut got);
+                        reference.access(addr, &mut expected, false);
+                        prop_assert_eq!(got, expected);
+                    }
+                    _ => {
+                        pool.flush_all();
+                        reference.flush_all();
+                    }
+                }
+                prop_assert_eq!(pool.pcm.stats(), reference.pcm.stats());
+                prop_assert_eq!(pool.dram.stats(), reference.dram.stats());
+            }
+        }
+    }
 
     #[test]
     fn pages_round_trip_and_write_back_on_eviction() {

@@ -382,10 +382,9 @@ pub fn run_query<M: Memory>(
         let (output, report) = measured_join(mem, &r, &s, &options)?;
         after_join(mem);
         let mut matched = vec![false; passing.len()];
+        let predicate = step.predicate.map(|(c, v)| (&table.columns[index(table, c)].values, v));
         for &(r_row, s_row) in &output.pairs {
-            let ok = step
-                .predicate
-                .is_none_or(|(c, v)| table.columns[index(table, c)].values[nvmdb_device::index(r_row)] == v);
+            let ok = predicate.is_none_or(|(values, v)| values[nvmdb_device::index(r_row)] == v);
             matched[nvmdb_device::index(s_row)] |= ok;
         }
         for (p, m) in passing.iter_mut().zip(matched) {

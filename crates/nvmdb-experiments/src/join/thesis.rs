@@ -118,7 +118,7 @@ fn run_all<M: Memory>(
 
 /// How big the DRAM pool is and where partitions are sized to (PCM as disk), and what a
 /// column-store result reads.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Pool {
     bytes: u64,
     /// The C partitions are sized to: the pool, unless an experiment isolates the choice.
@@ -183,7 +183,7 @@ fn gains(traditional: &Totals, modified: &Totals) -> (f64, f64, f64) {
 /// column store.
 type PoolRatios = [f64; 6];
 
-fn pool_sweep(ssb: &Ssb, fractions: &[u64], machine: &Machine) -> Result<(Table, Vec<PoolRatios>), String> {
+fn pool_sweep(ssb: &Ssb, fractions: &[u64], single: &impl Fn(SingleSpec) -> Totals) -> (Table, Vec<PoolRatios>) {
     let mut table = Table::new(
         "PCM as disk at 1.0X, by DRAM pool: the modified join's wear, energy and latency over the traditional one's \
          (above 1: modified costs more)",
@@ -194,8 +194,7 @@ fn pool_sweep(ssb: &Ssb, fractions: &[u64], machine: &Machine) -> Result<(Table,
         let mut ratios = Vec::new();
         for layout in [Layout::Row, Layout::Column] {
             let [t, m] = [Algorithm::CachePartitioning, Algorithm::VirtualPartitioning]
-                .map(|a| measure(ssb, Mode::Disk, layout, a, Pool::of(pool_for(ssb, f)), machine));
-            let (t, m) = (t?, m?);
+                .map(|a| single(SingleSpec::disk(1, layout, a, Pool::of(pool_for(ssb, f)))));
             for (a, b) in [
                 (m.pcm.bits_written, t.pcm.bits_written),
                 (m.energy_pj(), t.energy_pj()),
@@ -210,7 +209,67 @@ fn pool_sweep(ssb: &Ssb, fractions: &[u64], machine: &Machine) -> Result<(Table,
         table.row(row);
         sweep.push(ratios);
     }
-    Ok((table, sweep))
+    (table, sweep)
+}
+
+/// One run of the three queries without the users: a database size, where it lives, a
+/// join variant, the DRAM pool, and (PCM as main memory) the machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct SingleSpec {
+    size_factor: u64,
+    mode: Mode,
+    layout: Layout,
+    algorithm: Algorithm,
+    pool: Pool,
+    /// The machine's last level shrunk 4× (PCM as main memory).
+    small_l3: bool,
+}
+
+impl SingleSpec {
+    fn disk(size_factor: u64, layout: Layout, algorithm: Algorithm, pool: Pool) -> SingleSpec {
+        SingleSpec { size_factor, mode: Mode::Disk, layout, algorithm, pool, small_l3: false }
+    }
+    fn main_memory(size_factor: u64, algorithm: Algorithm, pool: Pool, small_l3: bool) -> SingleSpec {
+        SingleSpec { size_factor, mode: Mode::MainMemory, layout: Layout::Row, algorithm, pool, small_l3 }
+    }
+}
+
+/// Every run without the users, each once (the pool sweep's 1/16 pool is the size sweep's
+/// pool, and at quick scale the 1/32 one too): by size, the pool sweep, the smaller last
+/// level, partitions sized to half the pool, and the column store reading every attribute.
+fn single_specs(base: &Ssb, factors: &[u64], pool_bytes: u64) -> Vec<SingleSpec> {
+    let pool = Pool::of(pool_bytes);
+    let mut specs = Vec::new();
+    for &k in factors {
+        specs.extend(VARIANTS.map(|(layout, algorithm)| SingleSpec::disk(k, layout, algorithm, pool)));
+        specs.extend(
+            [Algorithm::CachePartitioning, Algorithm::VirtualPartitioning]
+                .map(|a| SingleSpec::main_memory(k, a, pool, false)),
+        );
+    }
+    for &f in &POOL_FRACTIONS {
+        for layout in [Layout::Row, Layout::Column] {
+            specs.extend(
+                [Algorithm::CachePartitioning, Algorithm::VirtualPartitioning]
+                    .map(|a| SingleSpec::disk(1, layout, a, Pool::of(pool_for(base, f)))),
+            );
+        }
+    }
+    specs.extend(
+        [Algorithm::CachePartitioning, Algorithm::VirtualPartitioning]
+            .map(|a| SingleSpec::main_memory(1, a, pool, true)),
+    );
+    let half = Pool { partition_bytes: pool_bytes / 2, ..pool };
+    specs.extend(factors.iter().map(|&k| SingleSpec::disk(k, Layout::Column, Algorithm::CachePartitioning, half)));
+    let all_columns = Pool { result_columns: ResultColumns::All, ..pool };
+    specs.push(SingleSpec::disk(1, Layout::Column, Algorithm::VirtualPartitioning, all_columns));
+    let mut unique: Vec<SingleSpec> = Vec::new();
+    for spec in specs {
+        if !unique.contains(&spec) {
+            unique.push(spec);
+        }
+    }
+    unique
 }
 
 /// The columns after the first of a table of modified ÷ traditional ratios by DRAM pool.
@@ -312,11 +371,11 @@ impl Experiment for ThesisHashJoin {
         "thesis-hashjoin"
     }
     /// Measured on the 2-core machine of BENCHMARKS.md: quick scale 151 s and 58 MiB on one
-    /// thread (of a loaded machine; 43 s of CPU); paper scale 164 s and 0.9 GB before the
-    /// pool sweep, the cache-fit, partition-sizing, result-columns, record-size and
-    /// multi-user runs were added (not measured since).
+    /// thread (of a loaded machine; 43 s of CPU, 28 s since the page pool's LRU list);
+    /// paper scale 678 s of CPU and 1,068 MiB peak with two multi-user runs at once (the
+    /// page pool's LRU list; the runs without users one at a time).
     fn footprint(&self, scale: Scale) -> Footprint {
-        scale.pick(Footprint::new(128, 151.0), Footprint::new(1_024, 164.0))
+        scale.pick(Footprint::new(128, 151.0), Footprint::new(1_024, 678.0))
     }
     fn title(&self) -> &'static str {
         "Traditional vs modified hash joins on SSB: row/column stores, PCM as disk and as main memory"
@@ -356,7 +415,20 @@ impl Experiment for ThesisHashJoin {
         );
         let mut plot = Plot::new("Figure 5.9(a): wear, PCM as disk", "database size, X", "bits written");
         let mut series: Vec<Vec<(f64, f64)>> = vec![Vec::new(); variants.len()];
-        let bar = ctx.progress(self.id(), factors.len() as u64 + 5 + load_specs(ctx.scale).len() as u64);
+        // Every database, and every run without the users, as parts on the shared pool.
+        let databases: Vec<Ssb> = factors
+            .iter()
+            .map(|&k| if k == 1 { base.clone() } else { Ssb::generate(base_sf * k as f64, &mut ctx.rng(k)) })
+            .collect();
+        let small_l3 = Machine::with_last_level_shrunk(&machine, 4);
+        let singles = single_specs(&base, &factors, pool_bytes);
+        let bar = ctx.progress(self.id(), singles.len() as u64 + 1 + load_specs(ctx.scale).len() as u64);
+        let single_totals =
+            run_singles(ctx, &databases, (&machine, &small_l3), &singles, &|| bar.inc(1)).map_err(failed)?;
+        let single = |spec: SingleSpec| {
+            let i = singles.iter().position(|s| *s == spec).expect("every run without the users was run");
+            single_totals[i]
+        };
         let mut result_rows = Vec::new();
         let paper = |id: &str| papers::claim(id).paper_display();
         let thesis_gains = format!(
@@ -368,7 +440,6 @@ impl Experiment for ThesisHashJoin {
         let mut disk_gains = Vec::new();
         let mut memory_gains = Vec::new();
         let mut column_traditional_energy = Vec::new();
-        let mut databases = Vec::new();
         let mut modified_energy_1x = (0, 0);
         // Figure 5.9's observations, checked at every size: the traditional row store wears
         // more than the traditional column store; the modified column store uses more energy
@@ -377,10 +448,9 @@ impl Experiment for ThesisHashJoin {
         let (mut row_trad_wears_more, mut column_modified_energy_more, mut column_faster) = (true, true, true);
         let mut modified_wear_ratio = 1.0f64;
         for &k in &factors {
-            let ssb = if k == 1 { base.clone() } else { Ssb::generate(base_sf * k as f64, &mut ctx.rng(k)) };
             let mut disk = Vec::new();
             for (v, &(layout, algorithm)) in variants.iter().enumerate() {
-                let t = measure(&ssb, Mode::Disk, layout, algorithm, Pool::of(pool_bytes), &machine).map_err(failed)?;
+                let t = single(SingleSpec::disk(k, layout, algorithm, Pool::of(pool_bytes)));
                 fig59.row(
                     [
                         vec![format!("{k}.0X").into(), variant_name(layout, algorithm).into()],
@@ -401,13 +471,10 @@ impl Experiment for ThesisHashJoin {
             column_modified_energy_more &= disk[3].energy_pj() > disk[1].energy_pj();
             column_faster &= disk[2].latency_cycles() < disk[0].latency_cycles()
                 && disk[3].latency_cycles() < disk[1].latency_cycles();
-            let mut memory = Vec::new();
-            for algorithm in [Algorithm::CachePartitioning, Algorithm::VirtualPartitioning] {
-                memory.push(
-                    measure(&ssb, Mode::MainMemory, Layout::Row, algorithm, Pool::of(pool_bytes), &machine)
-                        .map_err(failed)?,
-                );
-            }
+            let memory: Vec<Totals> = [Algorithm::CachePartitioning, Algorithm::VirtualPartitioning]
+                .into_iter()
+                .map(|a| single(SingleSpec::main_memory(k, a, Pool::of(pool_bytes), false)))
+                .collect();
             if disk.iter().chain(&memory).any(|t| t.result_rows != disk[0].result_rows) {
                 return Err(failed(format!("query results differ between variants at {k}.0X")));
             }
@@ -450,17 +517,13 @@ impl Experiment for ThesisHashJoin {
                     );
                 }
             }
-            bar.inc(1);
-            databases.push(ssb);
         }
-        let (pools, pool_ratios) = pool_sweep(&base, &POOL_FRACTIONS, &machine).map_err(failed)?;
-        bar.inc(1);
+        let (pools, pool_ratios) = pool_sweep(&base, &POOL_FRACTIONS, &single);
         // PCM as main memory: the 1.0X database against a last level 4× smaller, which puts
         // it at 4.0X's ratio of database to cache.
-        let small_l3 = Machine::with_last_level_shrunk(&machine, 4);
         let [t, m] = [Algorithm::CachePartitioning, Algorithm::VirtualPartitioning]
-            .map(|a| measure(&base, Mode::MainMemory, Layout::Row, a, Pool::of(pool_bytes), &small_l3));
-        let small_l3_gains = gains(&t.map_err(failed)?, &m.map_err(failed)?);
+            .map(|a| single(SingleSpec::main_memory(1, a, Pool::of(pool_bytes), true)));
+        let small_l3_gains = gains(&t, &m);
         let mut fit = Table::new(
             "PCM as main memory, row store: the modified join's gains over traditional by database ÷ last-level cache",
             &[
@@ -490,7 +553,6 @@ impl Experiment for ThesisHashJoin {
                 g.2.into(),
             ]);
         }
-        bar.inc(1);
         // PCM as disk, column store, traditional join: energy by size with partitions sized to
         // the pool (as everywhere) and to half of it.
         let mut column_partitions = Table::new(
@@ -503,9 +565,8 @@ impl Experiment for ThesisHashJoin {
         );
         let half = Pool { partition_bytes: pool_bytes / 2, ..Pool::of(pool_bytes) };
         let mut column_half_energy = Vec::new();
-        for ((ssb, &k), &energy) in databases.iter().zip(&factors).zip(&column_traditional_energy) {
-            let t = measure(ssb, Mode::Disk, Layout::Column, Algorithm::CachePartitioning, half, &machine)
-                .map_err(failed)?;
+        for (&k, &energy) in factors.iter().zip(&column_traditional_energy) {
+            let t = single(SingleSpec::disk(k, Layout::Column, Algorithm::CachePartitioning, half));
             column_half_energy.push(t.energy_pj());
             column_partitions.row(vec![
                 format!("{k}.0X").into(),
@@ -517,9 +578,7 @@ impl Experiment for ThesisHashJoin {
         // result, as the row store does.
         let all_columns = Pool { result_columns: ResultColumns::All, ..Pool::of(pool_bytes) };
         let column_all_energy =
-            measure(&base, Mode::Disk, Layout::Column, Algorithm::VirtualPartitioning, all_columns, &machine)
-                .map_err(failed)?
-                .energy_pj();
+            single(SingleSpec::disk(1, Layout::Column, Algorithm::VirtualPartitioning, all_columns)).energy_pj();
         let mut result_columns = Table::new(
             format!(
                 "PCM as disk at 1.0X ({} KB pool), modified joins: PCM energy by what a result reads",
@@ -540,7 +599,6 @@ impl Experiment for ThesisHashJoin {
                 ratio_cell(energy, row_energy),
             ]);
         }
-        bar.inc(1);
         let records = record_size_sweep(ctx, &machine).map_err(failed)?;
         bar.inc(1);
         let loaded = multi_user(ctx, &|| bar.inc(1)).map_err(failed)?;
@@ -735,8 +793,21 @@ struct LoadSpec {
     layout: Layout,
     algorithm: Algorithm,
     users: u32,
-    /// PCM as disk with a DRAM pool of half the 1.0X database instead of 1/16.
-    half_pool: bool,
+    /// The DRAM pool (PCM as disk).
+    pool: LoadPool,
+}
+
+/// The DRAM pool of a multi-user run with PCM as disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LoadPool {
+    /// Figure 5.10's: 1/16 of the 1.0X database, partitions sized to it.
+    Figure510,
+    /// Half the 1.0X database, partitions sized to it.
+    Half,
+    /// Figure 5.10's pool with partitions sized to half of it (an isolating run).
+    PartitionsHalved,
+    /// Twice Figure 5.10's pool, partitions sized to it (an isolating run).
+    Doubled,
 }
 
 /// The hash joins of every query of every user, summed (result rows summed per query).
@@ -774,11 +845,12 @@ fn run_load_in<M: Memory>(
 }
 
 fn run_load(setup: &LoadSetup, spec: &LoadSpec) -> Result<Totals, String> {
-    run_load_with(setup, spec, if spec.half_pool { setup.half_pool } else { setup.pool })
-}
-
-/// [`run_load`] with the DRAM pool (PCM as disk) given instead of the spec's.
-fn run_load_with(setup: &LoadSetup, spec: &LoadSpec, pool: Pool) -> Result<Totals, String> {
+    let pool = match spec.pool {
+        LoadPool::Figure510 => setup.pool,
+        LoadPool::Half => setup.half_pool,
+        LoadPool::PartitionsHalved => Pool { partition_bytes: setup.pool.bytes / 2, ..setup.pool },
+        LoadPool::Doubled => Pool::of(setup.pool.bytes * 2),
+    };
     let pcm = Pcm::new(PcmConfig::new(4 << 30)).map_err(|e| e.to_string())?;
     let cache_bytes = match spec.mode {
         Mode::Disk => pool.partition_bytes,
@@ -819,6 +891,39 @@ fn run_loads(
         |_| part_bytes,
         |spec| {
             let result = run_load(setup, spec).map_err(|message| LabError::Failed { id: String::new(), message });
+            tick();
+            result
+        },
+    )
+    .map_err(|e| match e {
+        LabError::Failed { message, .. } => message,
+        other => other.to_string(),
+    })
+}
+
+/// Runs `specs` (without the users) as parts on the context's pool, each on its own
+/// memory; results in the order of `specs`, and on a failure the first failed run's error
+/// in that order. `machines` are the machine and the one with its last level shrunk.
+fn run_singles(
+    ctx: &RunContext,
+    databases: &[Ssb],
+    (machine, small_l3): (&Machine, &Machine),
+    specs: &[SingleSpec],
+    tick: &(dyn Fn() + Sync),
+) -> Result<Vec<Totals>, String> {
+    // A run's own memory beyond the experiment's footprint: its simulated devices, DRAM
+    // pool or cache image, relations and join pairs; at most tens of MiB at quick scale and
+    // a few hundred MiB for the 4.0X database at paper scale (SF 0.2: 1.2 M order lines),
+    // which the experiment's measured 1 GiB with these runs one at a time bounds.
+    let part_bytes = ctx.scale.pick(32u64, 768) << 20;
+    ctx.run_parts(
+        specs,
+        |_| part_bytes,
+        |spec| {
+            let ssb = &databases[usize::try_from(spec.size_factor - 1).expect("a size factor")];
+            let machine = if spec.small_l3 { small_l3 } else { machine };
+            let result = measure(ssb, spec.mode, spec.layout, spec.algorithm, spec.pool, machine)
+                .map_err(|message| LabError::Failed { id: String::new(), message });
             tick();
             result
         },
@@ -896,16 +1001,13 @@ struct ColumnIsolation {
 
 /// Figure 5.10's fewest users at 1.0X, traditional joins of both stores, with one thing
 /// varied from Figure 5.10's set-up: the partitions sized to half the pool (pool kept), or
-/// the pool (and the partitions) doubled.
-fn column_isolation(setup: &LoadSetup, users: u32) -> Result<ColumnIsolation, String> {
+/// the pool (and the partitions) doubled; `find` gives a run of [`load_specs`].
+fn column_isolation<'a>(setup: &LoadSetup, users: u32, find: &impl Fn(LoadSpec) -> &'a Totals) -> ColumnIsolation {
     let pool = setup.pool;
     let setups = [
-        (format!("{} KB pool, partitions sized to it (Figure 5.10)", pool.bytes >> 10), pool),
-        (
-            format!("{} KB pool, partitions sized to half of it", pool.bytes >> 10),
-            Pool { partition_bytes: pool.bytes / 2, ..pool },
-        ),
-        (format!("{} KB pool, partitions sized to it", pool.bytes >> 9), Pool::of(pool.bytes * 2)),
+        (format!("{} KB pool, partitions sized to it (Figure 5.10)", pool.bytes >> 10), LoadPool::Figure510),
+        (format!("{} KB pool, partitions sized to half of it", pool.bytes >> 10), LoadPool::PartitionsHalved),
+        (format!("{} KB pool, partitions sized to it", pool.bytes >> 9), LoadPool::Doubled),
     ];
     let mut table = Table::new(
         format!("Figure 5.10 isolated: traditional joins at U{users}, PCM as disk at 1.0X, by pool and partition size"),
@@ -920,14 +1022,13 @@ fn column_isolation(setup: &LoadSetup, users: u32) -> Result<ColumnIsolation, St
                 layout,
                 algorithm: Algorithm::CachePartitioning,
                 users,
-                half_pool: false,
+                pool,
             };
-            run_load_with(setup, &spec, pool)
+            find(spec)
         });
-        let (row, column) = (row?, column?);
         let energy = column.energy_pj() as f64 / row.energy_pj() as f64;
         let latency = column.latency_cycles() as f64 / row.latency_cycles() as f64;
-        for (t, layout, r) in [(&row, Layout::Row, None), (&column, Layout::Column, Some((energy, latency)))] {
+        for (t, layout, r) in [(row, Layout::Row, None), (column, Layout::Column, Some((energy, latency)))] {
             let mut cells: Vec<Cell> =
                 vec![name.clone().into(), variant_name(layout, Algorithm::CachePartitioning).into()];
             cells.extend(counter_cells(t));
@@ -939,7 +1040,7 @@ fn column_isolation(setup: &LoadSetup, users: u32) -> Result<ColumnIsolation, St
         }
         ratios.push((name, energy, latency, row.words_read(), column.words_read()));
     }
-    Ok(ColumnIsolation { table, ratios })
+    ColumnIsolation { table, ratios }
 }
 
 /// The explanation of the column store's traditional join costing more than the row
@@ -978,12 +1079,26 @@ fn load_specs(scale: Scale) -> Vec<LoadSpec> {
     let mut specs = Vec::new();
     for &u in &figure_510_users(scale) {
         for (layout, algorithm) in VARIANTS {
-            specs.push(LoadSpec { size_factor: 1, mode: Mode::Disk, layout, algorithm, users: u, half_pool: false });
+            specs.push(LoadSpec {
+                size_factor: 1,
+                mode: Mode::Disk,
+                layout,
+                algorithm,
+                users: u,
+                pool: LoadPool::Figure510,
+            });
         }
     }
     for &k in &LOAD_FACTORS[1..] {
         for (layout, algorithm) in VARIANTS {
-            specs.push(LoadSpec { size_factor: k, mode: Mode::Disk, layout, algorithm, users: load, half_pool: false });
+            specs.push(LoadSpec {
+                size_factor: k,
+                mode: Mode::Disk,
+                layout,
+                algorithm,
+                users: load,
+                pool: LoadPool::Figure510,
+            });
         }
     }
     for &k in &LOAD_FACTORS {
@@ -994,7 +1109,7 @@ fn load_specs(scale: Scale) -> Vec<LoadSpec> {
                 layout: Layout::Row,
                 algorithm,
                 users: load,
-                half_pool: false,
+                pool: LoadPool::Figure510,
             });
         }
     }
@@ -1002,7 +1117,28 @@ fn load_specs(scale: Scale) -> Vec<LoadSpec> {
     let users = figure_510_users(scale);
     for u in [users[0], users[users.len() - 1]] {
         for (layout, algorithm) in VARIANTS {
-            specs.push(LoadSpec { size_factor: 1, mode: Mode::Disk, layout, algorithm, users: u, half_pool: true });
+            specs.push(LoadSpec {
+                size_factor: 1,
+                mode: Mode::Disk,
+                layout,
+                algorithm,
+                users: u,
+                pool: LoadPool::Half,
+            });
+        }
+    }
+    // Isolating runs: the fewest users, traditional joins, partitions sized to half the
+    // pool, or the pool doubled (see [`column_isolation`]).
+    for pool in [LoadPool::PartitionsHalved, LoadPool::Doubled] {
+        for layout in [Layout::Row, Layout::Column] {
+            specs.push(LoadSpec {
+                size_factor: 1,
+                mode: Mode::Disk,
+                layout,
+                algorithm: Algorithm::CachePartitioning,
+                users: users[0],
+                pool,
+            });
         }
     }
     specs
@@ -1022,7 +1158,7 @@ fn multi_user(ctx: &RunContext, tick: &(dyn Fn() + Sync)) -> Result<LoadResults,
         &totals[i]
     };
     let disk = |k: u64, (layout, algorithm): (Layout, Algorithm), users: u32| {
-        find(LoadSpec { size_factor: k, mode: Mode::Disk, layout, algorithm, users, half_pool: false })
+        find(LoadSpec { size_factor: k, mode: Mode::Disk, layout, algorithm, users, pool: LoadPool::Figure510 })
     };
     // Every variant of a load sees the same transactions, so the same results.
     for spec in &specs {
@@ -1119,7 +1255,7 @@ fn multi_user(ctx: &RunContext, tick: &(dyn Fn() + Sync)) -> Result<LoadResults,
                 layout: Layout::Row,
                 algorithm,
                 users: load,
-                half_pool: false,
+                pool: LoadPool::Figure510,
             })
         });
         let g = gains(t, m);
@@ -1145,10 +1281,11 @@ fn multi_user(ctx: &RunContext, tick: &(dyn Fn() + Sync)) -> Result<LoadResults,
     );
     let mut half_pool_cheaper = true;
     for u in [few, many] {
-        for half_pool in [false, true] {
+        for pool in [LoadPool::Figure510, LoadPool::Half] {
             let [rt, rm, ct, cm] = VARIANTS.map(|(layout, algorithm)| {
-                metrics(find(LoadSpec { size_factor: 1, mode: Mode::Disk, layout, algorithm, users: u, half_pool }))
+                metrics(find(LoadSpec { size_factor: 1, mode: Mode::Disk, layout, algorithm, users: u, pool }))
             });
+            let half_pool = pool == LoadPool::Half;
             let ratios: Vec<f64> = (0..3)
                 .map(|i| (rm[i], rt[i]))
                 .chain((0..3).map(|i| (cm[i], ct[i])))
@@ -1208,7 +1345,7 @@ fn multi_user(ctx: &RunContext, tick: &(dyn Fn() + Sync)) -> Result<LoadResults,
     let config = json!({"users": users, "load_users": load, "dml_per_user": DML_PER_USER,
                         "base_scale_factor": load_base_sf(ctx.scale), "pool_bytes": setup.pool.bytes,
                         "machine": setup.machine, "size_factors": factors});
-    let isolation = column_isolation(&setup, users[0])?;
+    let isolation = column_isolation(&setup, users[0], &find);
     let column_note = column_isolation_note(&isolation, users[0]);
     Ok(LoadResults {
         tables: vec![fig510, pools, isolation.table, fig59, fig511],
@@ -1417,6 +1554,34 @@ mod tests {
     }
 
     #[test]
+    fn runs_without_users_are_listed_once_and_give_the_same_counters_on_any_number_of_threads() {
+        let ctx = RunContext::new(Scale::Quick, 3);
+        let base = Ssb::generate(0.0005, &mut ctx.rng(1));
+        let pool_bytes = pool_for(&base, SIZE_SWEEP_POOL_FRACTION);
+        let specs = single_specs(&base, &[1], pool_bytes);
+        assert!(specs.iter().enumerate().all(|(i, s)| !specs[..i].contains(s)), "each run listed once");
+        // The pool sweep's 1/16 pool is the size sweep's: its four runs are not repeated.
+        let sweep_pool = SingleSpec::disk(1, Layout::Row, Algorithm::CachePartitioning, Pool::of(pool_bytes));
+        assert_eq!(specs.iter().filter(|s| **s == sweep_pool).count(), 1);
+        let machine = Machine::for_scale(Scale::Quick);
+        let small_l3 = Machine::with_last_level_shrunk(&machine, 4);
+        let some: Vec<SingleSpec> = specs.iter().copied().step_by(5).collect();
+        let run = |jobs| {
+            let ctx = RunContext::new(Scale::Quick, 3).with_jobs(jobs);
+            run_singles(&ctx, std::slice::from_ref(&base), (&machine, &small_l3), &some, &|| {}).expect("runs")
+        };
+        let one = run(1);
+        assert_eq!(one, run(3));
+        for (spec, totals) in some.iter().zip(&one) {
+            let alone = measure(&base, spec.mode, spec.layout, spec.algorithm, spec.pool, &machine).expect("runs");
+            if !spec.small_l3 {
+                assert_eq!(*totals, alone, "{spec:?}");
+            }
+            assert!(totals.pcm.lines_read > 0);
+        }
+    }
+
+    #[test]
     fn multi_user_runs_give_the_same_counters_on_any_number_of_threads() {
         let ctx = RunContext::new(Scale::Quick, 3);
         let setup = LoadSetup::new(&ctx, &[1]);
@@ -1428,7 +1593,7 @@ mod tests {
                 layout,
                 algorithm,
                 users: 2,
-                half_pool: false,
+                pool: LoadPool::Figure510,
             })
             .chain([LoadSpec {
                 size_factor: 1,
@@ -1436,7 +1601,7 @@ mod tests {
                 layout: Layout::Row,
                 algorithm: Algorithm::VirtualPartitioning,
                 users: 2,
-                half_pool: false,
+                pool: LoadPool::Figure510,
             }])
             .collect();
         let run = |jobs| {
