@@ -2100,6 +2100,31 @@ mod tests {
     }
 
     #[test]
+    fn the_settling_rule_compares_the_last_two_windows() {
+        assert!(!settled(&[1.0; 7]), "fewer than two windows");
+        assert!(settled(&[1.0; 8]));
+        assert!(settled(&[0.0; 8]));
+        let falling: Vec<f64> = (0..8).map(|t| 10.0 - f64::from(t)).collect();
+        assert!(!settled(&falling));
+        let within = [[1.0; 4], [1.015; 4]].concat();
+        assert!(settled(&within));
+        let beyond = [[1.0; 4], [1.025; 4]].concat();
+        assert!(!settled(&beyond));
+        // Only the last two windows count.
+        assert!(settled(&[vec![9.0; 4], vec![1.0; 8]].concat()));
+    }
+
+    #[test]
+    fn shapes_settle_where_the_cost_and_the_hot_pages_reach_their_final_level() {
+        let point = |cost: f64, hot_positions: usize| TurnoverPoint { cost, hot_positions };
+        // Falling to 2.0 and 5 hot positions at turnover 20, flat after.
+        let points: Vec<TurnoverPoint> =
+            (1..=40).map(|t| if t < 20 { point(10.0, 30 - t) } else { point(2.0, 5) }).collect();
+        // The window of 8 ending at 27 is the first all at 2.0; the hot positions reach 5 at 20.
+        assert_eq!(settle_turnovers(&points), (27, 20));
+    }
+
+    #[test]
     fn lifetime_measures_its_claim_from_the_run() {
         let outcome = Lifetime.run(&RunContext::new(Scale::Quick, 1)).unwrap();
         let finished = nvmdb_lab::report::Finished {
