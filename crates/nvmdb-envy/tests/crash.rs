@@ -95,6 +95,7 @@ fn check_recovered(got: &[u8], op: &Op, exp: &Expectation, page_bytes: usize) {
 /// before each operation.
 fn reference(config: EnvyConfig, ops: &[Op]) -> (u64, Vec<u64>, Vec<Expectation>) {
     let mut envy = Envy::format(config).unwrap();
+    envy.set_erase_checks(true);
     let base = envy.devices().device_writes();
     let mut model = vec![0u8; config.logical_bytes() as usize];
     let mut txn_base: Option<Vec<u8>> = None;
@@ -142,6 +143,7 @@ fn power_loss_at_every_device_write() {
         let (total, starts, expectations) = reference(config, &ops);
         for cut in 0..total {
             let mut envy = Envy::format(config).unwrap();
+            envy.set_erase_checks(true);
             let base = envy.devices().device_writes();
             envy.cut_power_before(base + cut);
             let failed_at =
@@ -150,6 +152,7 @@ fn power_loss_at_every_device_write() {
             let mut devices = envy.into_devices();
             devices.power_cycle();
             let mut envy = Envy::open(config, devices).unwrap();
+            envy.set_erase_checks(true);
             let in_clean = envy.stats().cleans_resumed > 0;
             rolled_back += envy.stats().aborts;
             let got = contents(&mut envy);
@@ -184,6 +187,7 @@ fn power_loss_at_every_device_write() {
 /// format); returns the interrupted operation and the devices after the cut.
 fn cut_run(config: EnvyConfig, ops: &[Op], cut: u64) -> (usize, nvmdb_envy::Devices) {
     let mut envy = Envy::format(config).unwrap();
+    envy.set_erase_checks(true);
     let base = envy.devices().device_writes();
     envy.cut_power_before(base + cut);
     let failed_at = ops.iter().position(|op| apply(&mut envy, op).is_err()).expect("the cut falls inside the run");

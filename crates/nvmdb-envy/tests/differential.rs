@@ -29,6 +29,7 @@ fn run(policy: CleaningPolicy, spares: u32, buffer_pages: u32, utilization: f64,
     config.spare_segments = spares;
     config.set_utilization(utilization);
     let mut envy = Envy::format(config).unwrap();
+    envy.set_erase_checks(true);
     let size = config.logical_bytes() as usize;
     let mut model = vec![0u8; size];
     for op in ops {

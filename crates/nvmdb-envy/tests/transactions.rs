@@ -37,6 +37,7 @@ proptest! {
     ) {
         let config = tiny(POLICIES[policy], 8, 8, buffer_pages, utilization);
         let mut envy = Envy::format(config).unwrap();
+        envy.set_erase_checks(true);
         let size = config.logical_bytes() as usize;
         let mut model = vec![0u8; size];
         let mut base: Option<Vec<u8>> = None;

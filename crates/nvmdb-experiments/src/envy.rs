@@ -73,17 +73,49 @@ fn cleaning_parts<P: Sync, T: Send>(
     results
 }
 
-/// Fills the space, warms up for `warm` array turnovers of updates, then measures
-/// `measured` turnovers.
+/// A cleaning run's warm-up, in array turnovers of updates: at least `min`, then until
+/// [`settled`], at most `cap`. With `cap` equal to `min` it is a fixed warm-up.
+#[derive(Debug, Clone, Copy)]
+struct WarmUp {
+    min: u64,
+    cap: u64,
+}
+
+impl WarmUp {
+    const fn fixed(turnovers: u64) -> WarmUp {
+        WarmUp { min: turnovers, cap: turnovers }
+    }
+}
+
+/// Turnovers per window of the settling rule.
+const SETTLE_WINDOW: usize = 4;
+
+/// The settling rule's tolerance: the last two windows' mean costs differ by less.
+const SETTLE_TOLERANCE: f64 = 0.02;
+
+/// Whether a run's per-turnover costs have settled: the mean cost of the last
+/// [`SETTLE_WINDOW`] turnovers and that of the window before differ by less than
+/// [`SETTLE_TOLERANCE`] of the larger.
+fn settled(costs: &[f64]) -> bool {
+    let n = costs.len();
+    if n < 2 * SETTLE_WINDOW {
+        return false;
+    }
+    let mean = |w: &[f64]| w.iter().sum::<f64>() / w.len() as f64;
+    let (before, last) = (mean(&costs[n - 2 * SETTLE_WINDOW..n - SETTLE_WINDOW]), mean(&costs[n - SETTLE_WINDOW..]));
+    (last - before).abs() < SETTLE_TOLERANCE * last.max(before) || last == before
+}
+
+/// Fills the space, warms up (`warm`), then measures `measured` turnovers.
 fn cleaning_run(
     config: EnvyConfig,
     dist: Bimodal,
-    warm: u64,
+    warm: WarmUp,
     measured: u64,
     ctx: &RunContext,
     id: &str,
 ) -> Result<EnvyStats, LabError> {
-    Ok(cleaning_trace(config, dist, warm, measured, ctx, id)?.0)
+    Ok(cleaning_trace(config, dist, warm, measured, ctx, id)?.stats)
 }
 
 /// One turnover of a traced cleaning run.
@@ -95,35 +127,52 @@ struct TurnoverPoint {
     hot_positions: usize,
 }
 
+/// A traced cleaning run.
+struct CleaningTrace {
+    /// The measured turnovers' counters.
+    stats: EnvyStats,
+    /// Every turnover, warm-up included.
+    points: Vec<TurnoverPoint>,
+    /// Warm-up turnovers run.
+    warm: u64,
+    /// Whether the warm-up ended at its cap unsettled.
+    capped: bool,
+}
+
 /// [`cleaning_run`], also giving each turnover's (warm-up included) cleaning cost and
 /// how gathered the hot pages are.
 fn cleaning_trace(
     config: EnvyConfig,
     dist: Bimodal,
-    warm: u64,
+    warm: WarmUp,
     measured: u64,
     ctx: &RunContext,
     id: &str,
-) -> Result<(EnvyStats, Vec<TurnoverPoint>), LabError> {
+) -> Result<CleaningTrace, LabError> {
     let mut envy = Envy::format(config).map_err(failed(id))?;
     let mut rng = ctx.rng(1);
     workload::fill(&mut envy).map_err(failed(id))?;
     let hot = dist.hot_pages(config.logical_pages);
-    let mut trace = Vec::new();
-    let mut total = EnvyStats::default();
-    for turnover in 0..warm + measured {
+    let mut points = Vec::new();
+    let mut costs = Vec::new();
+    let mut turnover = |envy: &mut Envy| -> Result<f64, LabError> {
         let before = *envy.stats();
-        workload::update(&mut envy, dist, config.flash_pages(), &mut rng).map_err(failed(id))?;
+        workload::update(envy, dist, config.flash_pages(), &mut rng).map_err(failed(id))?;
         let after = *envy.stats();
         let cost = (after.clean_programs - before.clean_programs) as f64
             / (after.flush_programs - before.flush_programs) as f64;
-        trace.push(TurnoverPoint { cost, hot_positions: hot_positions_90(&envy, &hot) });
-        if turnover + 1 == warm {
-            envy.reset_stats();
-        }
-        total = *envy.stats();
+        points.push(TurnoverPoint { cost, hot_positions: hot_positions_90(envy, &hot) });
+        Ok(cost)
+    };
+    while (costs.len() as u64) < warm.min || (!settled(&costs) && (costs.len() as u64) < warm.cap) {
+        costs.push(turnover(&mut envy)?);
     }
-    Ok((total, trace))
+    let capped = !settled(&costs) && warm.cap > warm.min;
+    envy.reset_stats();
+    for _ in 0..measured {
+        turnover(&mut envy)?;
+    }
+    Ok(CleaningTrace { stats: *envy.stats(), points, warm: costs.len() as u64, capped })
 }
 
 /// The fewest positions that hold 90 % of the `hot` pages found in flash.
@@ -158,9 +207,35 @@ fn turnovers(scale: Scale) -> (u64, u64) {
 /// hybrid. From a start with the hot pages scattered over every position, their
 /// redistribution gathers hot data one neighbouring partition per clean; the
 /// convergence table of `envy-cleaning-locality` shows the cost falling for about 20–30
-/// turnovers at quick scale.
-fn gathering_turnovers(scale: Scale) -> (u64, u64) {
-    scale.pick((32, 8), (32, 8))
+/// turnovers at quick scale, and its shape table how the time grows with the positions.
+/// At least 32 turnovers, then until [`settled`], at most 96.
+fn gathering_turnovers(scale: Scale) -> (WarmUp, u64) {
+    scale.pick((WarmUp { min: 32, cap: 96 }, 8), (WarmUp { min: 32, cap: 96 }, 8))
+}
+
+/// The warm-ups of several runs in words: their range, and the runs that reached the
+/// cap unsettled.
+fn warm_up_words(warm: WarmUp, runs: &[(String, u64, bool)]) -> String {
+    let lo = runs.iter().map(|r| r.1).min().unwrap_or(0);
+    let hi = runs.iter().map(|r| r.1).max().unwrap_or(0);
+    let capped: Vec<&str> = runs.iter().filter(|r| r.2).map(|r| r.0.as_str()).collect();
+    let cap = if capped.is_empty() {
+        format!("every run settled before the cap of {}", warm.cap)
+    } else {
+        format!(
+            "{} of {} runs reached the cap of {} unsettled: {}",
+            capped.len(),
+            runs.len(),
+            warm.cap,
+            capped.join(", ")
+        )
+    };
+    format!(
+        "Each run warms up for at least {} turnovers and then until the mean cost of its last {SETTLE_WINDOW} \
+         turnovers is within {:.0} % of the {SETTLE_WINDOW} before; the warm-ups took {lo}–{hi} turnovers, and {cap}.",
+        warm.min,
+        SETTLE_TOLERANCE * 100.0
+    )
 }
 
 /// `envy-cleaning-utilization`.
@@ -180,6 +255,7 @@ impl Experiment for CleaningUtilization {
     fn run(&self, ctx: &RunContext) -> Result<Outcome, LabError> {
         let utilizations = [0.3, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95];
         let (warm, measured) = turnovers(ctx.scale);
+        let warm_up = WarmUp::fixed(warm);
         let mut table = Table::new(
             "Cleaning cost (flash programs by cleaning per flushed page), uniform page updates",
             &[
@@ -200,7 +276,7 @@ impl Experiment for CleaningUtilization {
             utilizations.iter().flat_map(|&u| [(u, CleaningPolicy::Fifo), (u, CleaningPolicy::Greedy)]).collect();
         let config_of = |&(u, policy): &(f64, CleaningPolicy)| cleaning_config(ctx.scale, policy, u);
         let stats = cleaning_parts(ctx, self.id(), &parts, config_of, |part| {
-            cleaning_run(config_of(part), Bimodal::UNIFORM, warm, measured, ctx, self.id())
+            cleaning_run(config_of(part), Bimodal::UNIFORM, warm_up, measured, ctx, self.id())
         })?;
         for (&u, pair) in utilizations.iter().zip(stats.chunks(2)) {
             let config = cleaning_config(ctx.scale, CleaningPolicy::Fifo, u);
@@ -278,6 +354,68 @@ const LOCALITIES: [Bimodal; 6] = [
     Bimodal { hot_access: 0.95, hot_data: 0.05 },
 ];
 
+/// Turnovers in the shape runs' moving window of costs.
+const SHAPE_WINDOW: usize = 8;
+/// Turnovers at the end of a shape run that give its final level.
+const SHAPE_FINAL: usize = 16;
+/// How near the final cost a window's mean must come.
+const SHAPE_COST_TOLERANCE: f64 = 0.05;
+/// How far above its final level the hot pages' spread may be.
+const SHAPE_HOT_TOLERANCE: f64 = 0.10;
+
+/// A shape run's turnovers to settle (1-based), by the cost (the first turnover whose
+/// window of [`SHAPE_WINDOW`] costs has a mean within [`SHAPE_COST_TOLERANCE`] of the
+/// last [`SHAPE_FINAL`] turnovers') and by the hot pages (the first turnover whose
+/// positions holding 90 % of them are within [`SHAPE_HOT_TOLERANCE`] above their mean
+/// over the last [`SHAPE_FINAL`]).
+fn settle_turnovers(points: &[TurnoverPoint]) -> (usize, usize) {
+    let n = points.len();
+    let tail = &points[n.saturating_sub(SHAPE_FINAL)..];
+    let final_cost = tail.iter().map(|x| x.cost).sum::<f64>() / tail.len() as f64;
+    let final_hot = tail.iter().map(|x| x.hot_positions as f64).sum::<f64>() / tail.len() as f64;
+    let by_cost = (SHAPE_WINDOW..=n)
+        .find(|&t| {
+            let mean = points[t - SHAPE_WINDOW..t].iter().map(|x| x.cost).sum::<f64>() / SHAPE_WINDOW as f64;
+            (mean - final_cost).abs() <= SHAPE_COST_TOLERANCE * final_cost
+        })
+        .unwrap_or(n);
+    let by_hot =
+        (1..=n).find(|&t| points[t - 1].hot_positions as f64 <= (1.0 + SHAPE_HOT_TOLERANCE) * final_hot).unwrap_or(n);
+    (by_cost, by_hot)
+}
+
+/// What the shape runs (segments, pages per segment, positions, turnovers to settle by
+/// the cost and by the hot pages) of `envy-cleaning-locality` show, in words: how the
+/// settling time changes with the positions (at equal pages per segment) and with the
+/// pages per segment (at equal positions). Runs 0 and 1 differ in positions, 1 and 2 in
+/// pages, 2 and 3 in positions.
+fn shape_verdict(runs: &[(u32, u32, u32, usize, usize)]) -> String {
+    let [a, b, c, d] = runs else { return String::new() };
+    let ratio = |x: &(u32, u32, u32, usize, usize), y: &(u32, u32, u32, usize, usize)| {
+        format!("{:.2} by the cost and {:.2} by the hot pages", y.3 as f64 / x.3 as f64, y.4 as f64 / x.4 as f64)
+    };
+    format!(
+        "Doubling the positions multiplies the turnovers to settle by {} ({} pages per segment) and by {} ({} pages \
+         per segment); quartering the pages per segment at {} positions multiplies them by {}.",
+        ratio(a, b),
+        a.1,
+        ratio(c, d),
+        c.1,
+        b.2,
+        ratio(b, c),
+    )
+}
+
+/// One run of `envy-cleaning-locality`.
+struct LocalityPart {
+    dist: Bimodal,
+    policy: CleaningPolicy,
+    /// The redistribution divisor, when not the preset's.
+    divisor: Option<u32>,
+    /// Segments and pages per segment, when not the experiment's array.
+    shape: Option<(u32, u32)>,
+}
+
 /// The hybrid policy of the locality experiment: partitions of an eighth of the
 /// segments, chosen before any run (not fitted).
 fn hybrid_eighth(scale: Scale) -> CleaningPolicy {
@@ -319,58 +457,93 @@ impl Experiment for CleaningLocality {
         let mut costs = vec![Vec::new(); policies.len()];
         let mut traces = Vec::new();
         // Every run is a part: each policy at each locality, then the redistribution
-        // steps (a divisor) of locality gathering and hybrid at the two extremes.
-        let mut parts: Vec<(Bimodal, CleaningPolicy, Option<u32>)> =
-            LOCALITIES.iter().flat_map(|&dist| policies.iter().map(move |&policy| (dist, policy, None))).collect();
+        // steps (a divisor) of locality gathering and hybrid at the two extremes, then
+        // locality gathering under 80/20 on arrays of other shapes (segments, pages per
+        // segment), which isolates what sets its settling time.
+        let mut parts: Vec<LocalityPart> = LOCALITIES
+            .iter()
+            .flat_map(|&dist| {
+                policies.iter().map(move |&policy| LocalityPart { dist, policy, divisor: None, shape: None })
+            })
+            .collect();
         for dist in [LOCALITIES[0], LOCALITIES[LOCALITIES.len() - 1]] {
             for policy in [CleaningPolicy::Locality, hybrid_eighth(ctx.scale)] {
-                parts.extend([0u32, 32, 8].map(|divisor| (dist, policy, Some(divisor))));
+                parts.extend([0u32, 32, 8].map(|divisor| LocalityPart {
+                    dist,
+                    policy,
+                    divisor: Some(divisor),
+                    shape: None,
+                }));
             }
         }
-        let config_of = |&(_, policy, divisor): &(Bimodal, CleaningPolicy, Option<u32>)| {
-            let mut config = cleaning_config(ctx.scale, policy, utilization);
-            if let Some(divisor) = divisor {
+        let base = cleaning_config(ctx.scale, CleaningPolicy::Fifo, utilization);
+        let (segments, pages) = (base.segments, base.pages_per_segment);
+        let shapes = [(segments / 2, pages), (segments, pages), (segments, pages / 4), (2 * segments, pages / 4)];
+        let shape_dist = LOCALITIES[3];
+        let shape_turnovers = warm.cap;
+        parts.extend(shapes.map(|shape| LocalityPart {
+            dist: shape_dist,
+            policy: CleaningPolicy::Locality,
+            divisor: None,
+            shape: Some(shape),
+        }));
+        let config_of = |part: &LocalityPart| {
+            let mut config = match part.shape {
+                Some((segments, pages)) => {
+                    let mut c = EnvyConfig::small(segments, pages, segments * pages / 256, utilization);
+                    c.wear_threshold_erases = None;
+                    c.cleaning = part.policy;
+                    c
+                }
+                None => cleaning_config(ctx.scale, part.policy, utilization),
+            };
+            if let Some(divisor) = part.divisor {
                 config.redistribution_divisor = divisor;
             }
             config
         };
         let mut runs = cleaning_parts(ctx, self.id(), &parts, config_of, |part| {
-            cleaning_trace(config_of(part), part.0, warm, measured, ctx, self.id())
+            let (warm, measured) = if part.shape.is_some() {
+                (WarmUp::fixed(shape_turnovers - SHAPE_FINAL as u64), SHAPE_FINAL as u64)
+            } else {
+                (warm, measured)
+            };
+            cleaning_trace(config_of(part), part.dist, warm, measured, ctx, self.id())
         })?
         .into_iter();
         // Whether the measured turnovers are settled: each run's cost turnover by turnover.
         let names = ["greedy", "FIFO", "locality gathering", "hybrid"];
-        let measured_turnovers: Vec<String> = (warm + 1..=warm + measured).map(|t| t.to_string()).collect();
-        let mut settling_columns = vec!["locality", "policy"];
+        let measured_turnovers: Vec<String> = (1..=measured).map(|t| t.to_string()).collect();
+        let mut settling_columns = vec!["locality", "policy", "warm-up turnovers"];
         settling_columns.extend(measured_turnovers.iter().map(String::as_str));
         settling_columns.extend(["mean, first half", "mean, second half", "second half / first half"]);
         let mut settling = Table::new(
-            format!(
-                "Settling: cleaning cost within each measured turnover (turnovers {}–{} after the fill) of every run \
-                 of the first table",
-                warm + 1,
-                warm + measured
-            ),
+            "Settling: the warm-up each run of the first table took, and its cleaning cost within each measured \
+             turnover after the warm-up",
             &settling_columns,
         );
         let mut worst_drift: (f64, String, &str) = (1.0, String::new(), "");
+        let mut warm_ups = Vec::new();
         for (i, dist) in LOCALITIES.iter().enumerate() {
             let mut row: Vec<Cell> = vec![dist.label().into()];
             let mut move_row: Vec<Cell> = vec![dist.label().into()];
-            for (p, (stats, trace)) in runs.by_ref().take(policies.len()).enumerate() {
-                let window = &trace[warm as usize..];
+            for (p, run) in runs.by_ref().take(policies.len()).enumerate() {
+                let stats = run.stats;
+                let window = &run.points[run.warm as usize..];
                 let half = window.len() / 2;
                 let mean = |points: &[TurnoverPoint]| points.iter().map(|x| x.cost).sum::<f64>() / points.len() as f64;
                 let (first, second) = (mean(&window[..half]), mean(&window[half..]));
-                let mut settling_row: Vec<Cell> = vec![dist.label().into(), names[p].into()];
+                let warm_cell = if run.capped { format!("{} (cap)", run.warm) } else { run.warm.to_string() };
+                let mut settling_row: Vec<Cell> = vec![dist.label().into(), names[p].into(), warm_cell.into()];
                 settling_row.extend(window.iter().map(|x| Cell::from(x.cost)));
                 settling_row.extend([first.into(), second.into(), (second / first).into()]);
                 settling.row(settling_row);
                 if (second / first - 1.0).abs() > (worst_drift.0 - 1.0).abs() {
                     worst_drift = (second / first, dist.label(), names[p]);
                 }
+                warm_ups.push((format!("{} under {}", names[p], dist.label()), run.warm, run.capped));
                 if i == LOCALITIES.len() - 1 {
-                    traces.push(trace);
+                    traces.push(run.points);
                 }
                 row.push(stats.cleaning_cost().into());
                 costs[p].push(stats.cleaning_cost());
@@ -402,7 +575,7 @@ impl Experiment for CleaningLocality {
                 "hybrid: hot positions",
             ],
         );
-        let turnovers = (warm + measured) as usize;
+        let turnovers = traces.iter().map(Vec::len).min().unwrap_or(0);
         for t in (0..turnovers).filter(|t| t % 4 == 3 || *t == 0) {
             let mut row: Vec<Cell> = vec![(t + 1).into()];
             row.extend(traces.iter().map(|trace| Cell::from(trace[t].cost)));
@@ -424,8 +597,9 @@ impl Experiment for CleaningLocality {
             ],
         );
         let mut step_costs = Vec::new();
-        for (&(dist, policy, divisor), (s, _)) in parts[LOCALITIES.len() * policies.len()..].iter().zip(runs) {
-            let divisor = divisor.unwrap_or_default();
+        let step_parts = &parts[LOCALITIES.len() * policies.len()..parts.len() - shapes.len()];
+        for (part, run) in step_parts.iter().zip(runs.by_ref()) {
+            let (dist, policy, divisor, s) = (part.dist, part.policy, part.divisor.unwrap_or_default(), run.stats);
             let name = if policy == CleaningPolicy::Locality { "locality gathering" } else { "hybrid" };
             steps.row(vec![
                 dist.label().into(),
@@ -437,6 +611,70 @@ impl Experiment for CleaningLocality {
                 (s.redistributed_pages as f64 / s.flush_programs as f64).into(),
             ]);
             step_costs.push((dist.label(), name, divisor, s.cleaning_cost()));
+            warm_ups.push((format!("{name} with divisor {divisor} under {}", dist.label()), run.warm, run.capped));
+        }
+        // What sets locality gathering's settling time: each shape's turnovers to settle,
+        // and its cost and gathering of the hot pages along the way.
+        let checkpoints = [1usize, 8, 16, 32, 48, 64, 96];
+        let mut shape_columns = vec![
+            "segments".to_string(),
+            "pages per segment".into(),
+            "positions".into(),
+            "turnovers to settle: cost".into(),
+            "hot positions".into(),
+        ];
+        shape_columns.extend(checkpoints.iter().map(|t| format!("cost, turnover {t}")));
+        shape_columns.extend(checkpoints.iter().map(|t| format!("hot positions / positions, turnover {t}")));
+        shape_columns.extend(
+            ["last turnovers: cleaning cost", "cleaned segments' u", "u/(1−u)", "moved pages / flushed page"]
+                .map(String::from),
+        );
+        let shape_column_refs: Vec<&str> = shape_columns.iter().map(String::as_str).collect();
+        let mut shape_table = Table::new(
+            format!(
+                "What sets the settling time: locality gathering under {} at {:.0} % utilisation on arrays of other \
+                 shapes, {shape_turnovers} turnovers from the filled, scattered start. Turnovers to settle: the \
+                 first turnover t at which the mean cost of turnovers t − {} … t is within {:.0} % of the last {} \
+                 turnovers' mean, and the first at which the positions holding 90 % of the hot pages in flash are \
+                 at most {:.0} % above their mean over the last {}; then the cost within, and the share of positions \
+                 holding 90 % of the hot pages after, chosen turnovers; and over the last {}: the cleaning cost, the \
+                 cleaned segments' utilisation and the pages the redistribution moved per flushed page",
+                shape_dist.label(),
+                utilization * 100.0,
+                SHAPE_WINDOW - 1,
+                SHAPE_COST_TOLERANCE * 100.0,
+                SHAPE_FINAL,
+                SHAPE_HOT_TOLERANCE * 100.0,
+                SHAPE_FINAL,
+                SHAPE_FINAL,
+            ),
+            &shape_column_refs,
+        );
+        let mut shape_settles = Vec::new();
+        let mut shape_ends = Vec::new();
+        for (&(segments, pages), run) in shapes.iter().zip(runs) {
+            let positions = segments - 1;
+            let (by_cost, by_hot) = settle_turnovers(&run.points);
+            let mut row: Vec<Cell> =
+                vec![segments.into(), pages.into(), positions.into(), by_cost.into(), by_hot.into()];
+            row.extend(
+                checkpoints.iter().map(|&t| run.points.get(t - 1).map_or(Cell::from(""), |x| Cell::from(x.cost))),
+            );
+            row.extend(checkpoints.iter().map(|&t| {
+                run.points
+                    .get(t - 1)
+                    .map_or(Cell::from(""), |x| Cell::from(x.hot_positions as f64 / f64::from(positions)))
+            }));
+            let s = run.stats;
+            row.extend([
+                s.cleaning_cost().into(),
+                s.cleaned_utilization().into(),
+                cleaning_cost(s.cleaned_utilization()).into(),
+                (s.redistributed_pages as f64 / s.flush_programs as f64).into(),
+            ]);
+            shape_table.row(row);
+            shape_settles.push((segments, pages, positions, by_cost, by_hot));
+            shape_ends.push((s.cleaning_cost(), s.cleaned_utilization()));
         }
         let (greedy, fifo, locality, hybrid) = (&costs[0], &costs[1], &costs[2], &costs[3]);
         let last = LOCALITIES.len() - 1;
@@ -472,9 +710,10 @@ impl Experiment for CleaningLocality {
         );
         let config = cleaning_config(ctx.scale, CleaningPolicy::Fifo, utilization);
         outcome.config = json!({"segments": config.segments, "pages_per_segment": config.pages_per_segment,
-            "utilization": utilization, "hybrid_partition_segments": k, "warm_turnovers": warm,
-            "measured_turnovers": measured, "seed": ctx.seed});
-        outcome.tables.extend([table, convergence, settling, moves, steps]);
+            "utilization": utilization, "hybrid_partition_segments": k, "min_warm_turnovers": warm.min,
+            "max_warm_turnovers": warm.cap, "settle_window_turnovers": SETTLE_WINDOW,
+            "settle_tolerance": SETTLE_TOLERANCE, "measured_turnovers": measured, "seed": ctx.seed});
+        outcome.tables.extend([table, convergence, settling, moves, steps, shape_table]);
         outcome.plots.push(plot);
         let step = |label: &str, name: &str, divisor: u32| {
             step_costs
@@ -490,7 +729,7 @@ impl Experiment for CleaningLocality {
             let points = &traces[p][turnovers];
             points.iter().map(|x| x.cost).sum::<f64>() / points.len() as f64
         };
-        let measured_part = warm as usize..(warm + measured) as usize;
+        let measured_part = |p: usize| traces[p].len() - measured as usize..traces[p].len();
         outcome.notes.push(format!(
             "The approach to the steady state (second table): the space is filled with the hot pages scattered over \
              all {positions} positions. Greedy and FIFO reach their steady cost within 4 turnovers. Locality \
@@ -498,8 +737,9 @@ impl Experiment for CleaningLocality {
              90 % of the hot pages go from {} and {} after the first turnover to {} and {} after 16, and their \
              cleaning cost falls with them, from {:.2} and {:.2} in the first turnover and {:.2} and {:.2} in the \
              fourth to {:.2} and {:.2} in the 16th. Over turnovers 3–6 (a warm-up of 2 and 4 measured) locality \
-             gathering averages {:.2} per turnover against greedy's {:.2}; the first table measures turnovers \
-             {}–{}, where it averages {:.2} against greedy's {:.2}.",
+             gathering averages {:.2} per turnover against greedy's {:.2}; the first table measures the {} \
+             turnovers after each run's warm-up ({} and {} turnovers for these two), where it averages {:.2} \
+             against greedy's {:.2}.",
             at(2, 1).hot_positions,
             at(3, 1).hot_positions,
             at(2, 16).hot_positions,
@@ -512,16 +752,48 @@ impl Experiment for CleaningLocality {
             at(3, 16).cost,
             mean(2, 2..6),
             mean(0, 2..6),
-            warm + 1,
-            warm + measured,
-            mean(2, measured_part.clone()),
-            mean(0, measured_part),
+            measured,
+            traces[2].len() - measured as usize,
+            traces[0].len() - measured as usize,
+            mean(2, measured_part(2)),
+            mean(0, measured_part(0)),
             positions = cleaning_config(ctx.scale, CleaningPolicy::Fifo, utilization).positions(),
         ));
         outcome.notes.push(format!(
-            "Settling (third table): over the {measured} measured turnovers, the mean cost of the second half over \
-             that of the first lies furthest from 1 for {} under {}, at {:.3}; each turnover's cost is in the table.",
-            worst_drift.2, worst_drift.1, worst_drift.0
+            "Settling (third table): {} Over the {measured} measured turnovers, the mean cost of the second half \
+             over that of the first lies furthest from 1 for {} under {}, at {:.3}; each turnover's cost is in the \
+             table.",
+            warm_up_words(warm, &warm_ups),
+            worst_drift.2,
+            worst_drift.1,
+            worst_drift.0
+        ));
+        let settle_words: Vec<String> = shape_settles
+            .iter()
+            .map(|&(segments, pages, positions, by_cost, by_hot)| {
+                format!(
+                    "{segments} × {pages} ({positions} positions): {by_cost} by the cost, {by_hot} by the hot pages"
+                )
+            })
+            .collect();
+        outcome.notes.push(format!(
+            "What sets the settling time (sixth table): locality gathering under {} from the scattered start, \
+             segments × pages per segment, turnovers to settle: {}. {} On the experiment's own array ({segments} × \
+             {pages}) the cost over the last {SHAPE_FINAL} of {shape_turnovers} turnovers is {:.2} (cleaned \
+             segments' u {:.3}), against {:.2} measured after the warm-up in the first table: {}",
+            shape_dist.label(),
+            settle_words.join("; "),
+            shape_verdict(&shape_settles),
+            shape_ends[1].0,
+            shape_ends[1].1,
+            costs[2][3],
+            if shape_ends[1].0 > 1.05 * costs[2][3] {
+                "after the warm-up's settled window the cost rises again, so that window is not its steady state."
+            } else if shape_ends[1].0 < 0.95 * costs[2][3] {
+                "the cost keeps falling after the warm-up's settled window, so that window is not its steady state."
+            } else {
+                "the two agree within 5 %."
+            },
         ));
         outcome.notes.push(format!(
             "The redistribution step, isolated (fifth table): without redistribution (divisor 0) a flushed page \
@@ -581,7 +853,7 @@ impl Experiment for HybridPartition {
         let dists = [Bimodal::UNIFORM, Bimodal { hot_access: 0.9, hot_data: 0.1 }];
         let mut table = Table::new(
             format!("Hybrid cleaning cost at 80 % utilisation, {segments} cleanable segments"),
-            &["segments per partition", "uniform", "90/10"],
+            &["segments per partition", "uniform", "90/10", "warm-up turnovers: uniform", "90/10"],
         );
         let mut plot = Plot::new("Hybrid cleaning cost vs partition size", "segments per partition", "cleaning cost");
         let mut series = vec![Vec::new(); dists.len()];
@@ -589,15 +861,19 @@ impl Experiment for HybridPartition {
         let config_of = |&(k, _): &(u32, Bimodal)| {
             cleaning_config(ctx.scale, CleaningPolicy::Hybrid { partition_segments: k }, 0.8)
         };
-        let costs = cleaning_parts(ctx, self.id(), &parts, config_of, |part| {
-            Ok(cleaning_run(config_of(part), part.1, warm, measured, ctx, self.id())?.cleaning_cost())
+        let runs = cleaning_parts(ctx, self.id(), &parts, config_of, |part| {
+            cleaning_trace(config_of(part), part.1, warm, measured, ctx, self.id())
         })?;
-        for (&k, row_costs) in sizes.iter().zip(costs.chunks(dists.len())) {
+        let mut warm_ups = Vec::new();
+        for (&k, row_runs) in sizes.iter().zip(runs.chunks(dists.len())) {
             let mut row: Vec<Cell> = vec![k.into()];
-            for (d, &cost) in row_costs.iter().enumerate() {
+            for (d, run) in row_runs.iter().enumerate() {
+                let cost = run.stats.cleaning_cost();
                 row.push(cost.into());
                 series[d].push((f64::from(k), cost));
+                warm_ups.push((format!("{k} under {}", dists[d].label()), run.warm, run.capped));
             }
+            row.extend(row_runs.iter().map(|run| Cell::from(run.warm)));
             table.row(row);
         }
         let skewed = &series[1];
@@ -612,7 +888,9 @@ impl Experiment for HybridPartition {
             best.1, best.0
         );
         outcome.config = json!({"segments": segments + 1, "utilization": 0.8, "sizes": sizes,
-            "warm_turnovers": warm, "measured_turnovers": measured, "seed": ctx.seed});
+            "min_warm_turnovers": warm.min, "max_warm_turnovers": warm.cap, "settle_window_turnovers": SETTLE_WINDOW,
+            "settle_tolerance": SETTLE_TOLERANCE, "measured_turnovers": measured, "seed": ctx.seed});
+        outcome.notes.push(warm_up_words(warm, &warm_ups));
         outcome.tables.push(table);
         outcome.plots.push(plot);
         Ok(outcome)
@@ -1108,7 +1386,7 @@ impl Experiment for ParallelAndBuffer {
         for &spares in spare_counts {
             runs.extend([(preset_erase_ns, spares, false), (preset_erase_ns, spares, true)]);
         }
-        let bar = ctx.progress(self.id(), runs.len() as u64 + 6 * ctx.scale.pick(4, 1) + 8 + 3);
+        let bar = ctx.progress(self.id(), runs.len() as u64 + 13 * ctx.scale.pick(4, 1) + 8 + 3 + 4);
         let mut measured_runs = Vec::new();
         for &(erase_ns, spares, parallel) in &runs {
             let mut config = tpca_config(ctx.scale, 0.8);
@@ -1245,6 +1523,97 @@ impl Experiment for ParallelAndBuffer {
                 _ => spare_costs.push((name, spares, vec![s.cleaning_cost()], vec![s.cleaned_utilization()])),
             }
         }
+        // The control for the spare count: hybrid with every partition equal at 1, 2 and
+        // 4 spares (7 partitions of k positions), and at one spare with a last partition
+        // of 1, k/2 and k − 1 positions. The array has one bank here, so the segment count
+        // need not be a multiple of 8: cleaning decisions follow the pages written, not
+        // the time, and the run at the preset's segments checks that against the seed table.
+        let k = hybrid.partition_segments(u32::MAX);
+        let preset_segments = tpca_config(ctx.scale, 0.8).segments;
+        let mut control_shapes: Vec<(u32, u32)> = [1u32, 2, 4].iter().map(|&spares| (7 * k + spares, spares)).collect();
+        control_shapes.extend([1, k / 2, k - 1].map(|rest| (7 * k + rest + 1, 1)));
+        if !control_shapes.contains(&(preset_segments, 1)) {
+            control_shapes.push((preset_segments, 1));
+        }
+        let control_parts: Vec<(u32, u32, u64)> = control_shapes
+            .iter()
+            .flat_map(|&(segments, spares)| (0..seeds).map(move |seed| (segments, spares, seed)))
+            .collect();
+        let control_config = |segments: u32, spares: u32| {
+            let one_spare = tpca_config(ctx.scale, 0.8);
+            let mut config = spare_config(hybrid, spares);
+            config.banks = 1;
+            config.segments = segments;
+            config.logical_pages =
+                one_spare.logical_pages * u64::from(config.positions()) / u64::from(one_spare.positions());
+            config
+        };
+        let control_runs = ctx.run_parts(
+            &control_parts,
+            |&(segments, spares, _)| cleaning_run_bytes(&control_config(segments, spares)),
+            |&(segments, spares, seed)| {
+                let mut rng = ctx.rng(100 + seed);
+                let config = control_config(segments, spares);
+                let (mut db, _) = load_tpca_from(config, &TPCA_TEMPLATE, &mut rng, self.id())?;
+                db.run(1e6, warm, measured, &mut rng).map_err(failed(self.id()))?;
+                bar.inc(1);
+                Ok(db.with_envy(|e| *e.stats()))
+            },
+        )?;
+        let mut control = Table::new(
+            format!(
+                "The spare count's control: hybrid ({k}-position partitions) on one bank, saturated TPC-A as in the \
+                 third table, with every partition equal at 1, 2 and 4 spares, and with one spare and a smaller \
+                 last partition; the array with the preset's {preset_segments} segments and one spare is the third \
+                 table's on one bank"
+            ),
+            &[
+                "segments",
+                "spare segments",
+                "positions",
+                "partition sizes (positions)",
+                "seed stream",
+                "cleans",
+                "cleaning cost",
+                "cleaned segments' u",
+            ],
+        );
+        // (segments, spares, last partition, costs)
+        let mut control_costs: Vec<(u32, u32, u32, Vec<f64>)> = Vec::new();
+        for (&(segments, spares, seed), s) in control_parts.iter().zip(&control_runs) {
+            let config = control_config(segments, spares);
+            let positions = config.positions();
+            let sizes: Vec<String> =
+                (0..positions).step_by(k as usize).map(|first| (positions - first).min(k).to_string()).collect();
+            let last = if positions % k == 0 { k } else { positions % k };
+            control.row(vec![
+                segments.into(),
+                spares.into(),
+                positions.into(),
+                sizes.join(" ").into(),
+                (100 + seed).into(),
+                s.cleans.into(),
+                s.cleaning_cost().into(),
+                s.cleaned_utilization().into(),
+            ]);
+            match control_costs.last_mut() {
+                Some((g, sp, _, costs)) if *g == segments && *sp == spares => costs.push(s.cleaning_cost()),
+                _ => control_costs.push((segments, spares, last, vec![s.cleaning_cost()])),
+            }
+        }
+        // The preset's shape on one bank against the seed table's 8-bank runs, seed by seed.
+        let one_bank: Vec<f64> = control_parts
+            .iter()
+            .zip(&control_runs)
+            .filter(|((segments, spares, _), _)| *segments == preset_segments && *spares == 1)
+            .map(|(_, s)| s.cleaning_cost())
+            .collect();
+        let eight_banks: Vec<f64> = seed_parts
+            .iter()
+            .zip(&seed_runs)
+            .filter(|((policy, spares, _), _)| *policy == hybrid && *spares == 1)
+            .map(|(_, s)| s.cleaning_cost())
+            .collect();
         let mut suspend = Table::new(
             "Host reads with and without suspending a long operation (TPC-A, one spare, the preset's erase)",
             &[
@@ -1299,6 +1668,47 @@ impl Experiment for ParallelAndBuffer {
                 }
             }
         }
+        // The buffer's part in the waits: the same 100 TPS serial runs with the quick
+        // scale's buffer and with the paper scale's.
+        let mut suspend_buffers = Table::new(
+            "Suspend against the buffer size: TPC-A at 100 TPS offered, serial banks, one spare, with the quick \
+             scale's buffer (256 pages) and the paper scale's (4,096 pages), all else as in the fourth table",
+            &[
+                "buffer pages",
+                "suspend",
+                "mean read ns",
+                "mean write ns",
+                "writes that waited for a buffer page / 1000 transactions",
+                "mean wait of such a write, ms",
+                "mean write ns, those waits left out",
+            ],
+        );
+        let mut buffer_waits = Vec::new();
+        for buffer_pages in [256u32, 4096] {
+            for suspend_reads in [true, false] {
+                let mut config = tpca_config(ctx.scale, 0.8);
+                config.suspend_reads = suspend_reads;
+                config.buffer_pages = buffer_pages;
+                config.flush_threshold_pages = buffer_pages - (buffer_pages / 8).max(1);
+                let (mut db, _) = load_tpca(config, ctx, self.id())?;
+                let r = db.run(100.0, warm, measured, &mut ctx.rng(9)).map_err(failed(self.id()))?;
+                let s = db.with_envy(|e| *e.stats());
+                let waits = s.buffer_full_waits as f64 * 1000.0 / measured as f64;
+                let wait_ms = s.buffer_wait_ns as f64 / 1e6 / s.buffer_full_waits.max(1) as f64;
+                let unwaited = (s.host_write_ns - s.buffer_wait_ns) as f64 / s.host_page_writes as f64;
+                suspend_buffers.row(vec![
+                    buffer_pages.into(),
+                    if suspend_reads { "on" } else { "off" }.into(),
+                    r.mean_read_ns.into(),
+                    r.mean_write_ns.into(),
+                    waits.into(),
+                    wait_ms.into(),
+                    unwaited.into(),
+                ]);
+                buffer_waits.push((buffer_pages, suspend_reads, waits, wait_ms, r.mean_write_ns));
+                bar.inc(1);
+            }
+        }
         let mut buffers = Table::new(
             "TPC-A at 25 TPS against the SRAM buffer size",
             &["buffer / flash", "buffer pages", "flushed pages / transaction", "mean write ns", "cleaning cost"],
@@ -1331,7 +1741,7 @@ impl Experiment for ParallelAndBuffer {
         );
         outcome.config = json!({"envy": tpca_config(ctx.scale, 0.8), "warmup_transactions": warm,
             "transactions": measured, "spare_segments": spare_counts, "seed": ctx.seed});
-        outcome.tables.extend([banks, time, spare_seeds, suspend, buffers]);
+        outcome.tables.extend([banks, time, spare_seeds, suspend, buffers, control, suspend_buffers]);
         outcome.notes.push(format!(
             "The erase time, isolated (first table): with the preset's {:.0} ms erase and one spare, parallel banks \
              multiply the saturated throughput by {:.2} ({:.0} to {:.0} TPS, {} and {} cleans measured); with \
@@ -1472,6 +1882,54 @@ impl Experiment for ParallelAndBuffer {
                  counts alike."
             },
             last_partition,
+        ));
+        let control_mean = |segments: u32, spares: u32| {
+            control_costs.iter().find(|c| c.0 == segments && c.1 == spares).map_or(f64::NAN, |c| mean(&c.3))
+        };
+        let equal: Vec<String> = [1u32, 2, 4]
+            .iter()
+            .map(|&spares| format!("{spares} spare(s) {:.2}", control_mean(7 * k + spares, spares)))
+            .collect();
+        let mut by_last: Vec<(u32, f64)> =
+            control_costs.iter().filter(|c| c.1 == 1).map(|c| (c.2, mean(&c.3))).collect();
+        by_last.sort_by_key(|l| l.0);
+        let same_as_eight_banks = one_bank == eight_banks;
+        outcome.notes.push(format!(
+            "The spare count's control (sixth table, one bank, {seeds} seed(s) per row). With every partition \
+             equal ({k} positions each, 7 partitions), hybrid's mean cost is {}. With one spare and a last \
+             partition of {}, it is {}. {}",
+            equal.join(", "),
+            by_last.iter().map(|l| l.0.to_string()).collect::<Vec<_>>().join(", "),
+            by_last.iter().map(|l| format!("{:.2}", l.1)).collect::<Vec<_>>().join(", "),
+            if same_as_eight_banks {
+                format!(
+                    "On one bank the preset's {preset_segments} segments with one spare cost exactly what they cost \
+                     on 8 banks in the third table, seed by seed: the cleaning decisions follow the pages written, \
+                     not the time."
+                )
+            } else {
+                format!(
+                    "On one bank the preset's {preset_segments} segments with one spare cost {} against {} on 8 \
+                     banks (third table), seed by seed: the bank count changes the cleaning decisions.",
+                    one_bank.iter().map(|c| format!("{c:.3}")).collect::<Vec<_>>().join(", "),
+                    eight_banks.iter().map(|c| format!("{c:.3}")).collect::<Vec<_>>().join(", "),
+                )
+            }
+        ));
+        let buffer_words: Vec<String> = buffer_waits
+            .iter()
+            .map(|&(pages, on, waits, wait_ms, write_ns)| {
+                format!(
+                    "{pages} pages, suspend {}: {waits:.1} writes per 1000 transactions waited {wait_ms:.2} ms each, \
+                     writes average {write_ns:.0} ns",
+                    if on { "on" } else { "off" }
+                )
+            })
+            .collect();
+        outcome.notes.push(format!(
+            "Suspend and the buffer size, isolated (seventh table, 100 TPS, serial banks, this scale's array with \
+             each scale's buffer): {}.",
+            buffer_words.join("; ")
         ));
         // read_ns: [100 TPS, saturated] × [serial, parallel] × [suspend on, off].
         outcome.notes.push(format!(
@@ -1639,6 +2097,31 @@ mod tests {
             assert!(!one.tables.is_empty() && one.tables.iter().all(|t| !t.rows.is_empty()), "{}", experiment.id());
             assert_eq!(run(3), one, "{}", experiment.id());
         }
+    }
+
+    #[test]
+    fn the_settling_rule_compares_the_last_two_windows() {
+        assert!(!settled(&[1.0; 7]), "fewer than two windows");
+        assert!(settled(&[1.0; 8]));
+        assert!(settled(&[0.0; 8]));
+        let falling: Vec<f64> = (0..8).map(|t| 10.0 - f64::from(t)).collect();
+        assert!(!settled(&falling));
+        let within = [[1.0; 4], [1.015; 4]].concat();
+        assert!(settled(&within));
+        let beyond = [[1.0; 4], [1.025; 4]].concat();
+        assert!(!settled(&beyond));
+        // Only the last two windows count.
+        assert!(settled(&[vec![9.0; 4], vec![1.0; 8]].concat()));
+    }
+
+    #[test]
+    fn shapes_settle_where_the_cost_and_the_hot_pages_reach_their_final_level() {
+        let point = |cost: f64, hot_positions: usize| TurnoverPoint { cost, hot_positions };
+        // Falling to 2.0 and 5 hot positions at turnover 20, flat after.
+        let points: Vec<TurnoverPoint> =
+            (1..=40).map(|t| if t < 20 { point(10.0, 30 - t) } else { point(2.0, 5) }).collect();
+        // The window of 8 ending at 27 is the first all at 2.0; the hot positions reach 5 at 20.
+        assert_eq!(settle_turnovers(&points), (27, 20));
     }
 
     #[test]

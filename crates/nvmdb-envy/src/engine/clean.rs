@@ -285,6 +285,9 @@ impl Envy {
         self.dev.set_u32(self.layout.spares + 4 * u64::from(next), victim)?;
         self.spares[next as usize] = victim;
         if self.write_pointer(victim) > 0 {
+            if self.erase_checks {
+                self.assert_nothing_names(victim);
+            }
             let end_ns = self.dev.erase(u64::from(victim), self.issue_ns())?;
             self.long_op_done(end_ns);
             self.stats.erases += 1;
@@ -297,6 +300,28 @@ impl Envy {
         self.dev.set_u64(header::SPARE_NEXT, u64::from(advanced) | u64::from(PHASE_IDLE) << 32)?;
         self.spare_next = advanced;
         Ok(())
+    }
+
+    /// The erase check ([`Envy::set_erase_checks`]): no page-table entry and no shadow
+    /// entry of an open transaction names a programmed page of `segment`.
+    fn assert_nothing_names(&mut self, segment: u32) {
+        let base = u64::from(segment) * self.pages_per_segment();
+        let pages = base..base + u64::from(self.write_pointer(segment));
+        for lpn in 0..self.config.logical_pages as u32 {
+            if let Entry::Flash(ppn) = self.entry(lpn) {
+                assert!(!pages.contains(&ppn), "segment {segment} is erased while page {lpn} maps to its page {ppn}");
+            }
+        }
+        if self.txn_pages.is_some() {
+            for k in 0..self.txn_count {
+                if let (lpn, Entry::Flash(ppn)) = self.shadow_entry(k) {
+                    assert!(
+                        !pages.contains(&ppn),
+                        "segment {segment} is erased while the pre-image of page {lpn} is its page {ppn}"
+                    );
+                }
+            }
+        }
     }
 
     /// Wear levelling: cleans the position on the least-erased segment when the spread

@@ -93,6 +93,9 @@ pub struct Envy {
     energy_base: EnvyEnergy,
     /// The devices' per-bank busy times when `stats` started.
     bank_busy_base: Vec<u64>,
+    /// Before each erase, scan the SRAM page table and shadow list for a page of the
+    /// segment ([`Envy::set_erase_checks`]).
+    erase_checks: bool,
 }
 
 impl Envy {
@@ -198,6 +201,7 @@ impl Envy {
             stats: EnvyStats::default(),
             energy_base: EnvyEnergy::default(),
             bank_busy_base: Vec::new(),
+            erase_checks: false,
             config,
             dev,
         };
@@ -260,6 +264,15 @@ impl Envy {
             self.copy_out(victim, dest, Redistribution::default(), None, None)?;
         }
         self.finish_clean(position, victim, dest)
+    }
+
+    /// Turns on (or off) the erase check: before the cleaner erases a segment, it
+    /// asserts that neither the page table nor the open transaction's shadow list in
+    /// SRAM names a page of it. Each erase then reads the whole page table (and counts
+    /// those SRAM reads), so tests turn it on; off, the cleaner asserts only that the
+    /// segment's live count is 0. Not persistent: a recovered system starts with it off.
+    pub fn set_erase_checks(&mut self, on: bool) {
+        self.erase_checks = on;
     }
 
     /// The configuration.
