@@ -33,10 +33,7 @@
 //! refreshes and back-invalidations go straight to their slots. An access searches L1's
 //! set (most accesses hit there); on a miss there, inclusion means the line is in some
 //! level only if it is in the last one, so the last level's set is the only other set
-//! searched, in the same pass that finds its LRU way. A way is 8 bytes (the line's
-//! quotient by the number of sets, and a 31-bit LRU clock beside the dirty bit), and each
-//! level's sets start on a host cache line, so that a last-level set of 16 ways is two
-//! host cache lines.
+//! searched, in the same pass that finds its LRU way.
 //!
 //! Beside it, [`timing`](crate::timing) keeps a CPU time (`cpu` in the report) with
 //! instructions, a DTLB and overlapped independent misses; the hierarchy reports each
@@ -113,36 +110,25 @@ pub struct CacheLevelStats {
     pub misses: u64,
 }
 
-/// Tag of an empty way (never a real line's quotient). Empty ways also have stamp 0.
-const INVALID: u32 = u32::MAX;
+/// Tag of an empty way (never a real line number). Empty ways also have stamp 0.
+const INVALID: u64 = u64::MAX;
 
 /// No slot: the line is not in that level.
 const NONE: u32 = u32::MAX;
-
-/// The largest clock a stamp holds beside its dirty bit. When the clock reaches it, every
-/// set's stamps are renumbered by their order ([`Level::renumber`]), which changes no
-/// LRU choice.
-const CLOCK_LIMIT: u32 = u32::MAX >> 1;
-
-/// Host cache line, bytes: each level's first set starts on one, so that a set of 8 or 16
-/// ways spans one or two of them.
-const HOST_LINE_BYTES: usize = 64;
 
 /// A slot index as stored in the directories (levels have fewer than [`NONE`] lines).
 fn to_slot(slot: usize) -> u32 {
     u32::try_from(slot).expect("levels have fewer than u32::MAX lines")
 }
 
-/// One way of a set, 8 bytes: its tag beside its LRU stamp, so that a set's lookup and
-/// its LRU choice read the same host cache lines.
+/// One way of a set: its tag beside its LRU stamp, so that a set's lookup and its LRU
+/// choice read the same few host cache lines.
 #[derive(Debug, Clone, Copy)]
 struct Way {
-    /// The line divided by the level's number of sets (the remainder is the set); below
-    /// [`INVALID`] for every line in use (see [`Level::place`]).
-    tag: u32,
+    tag: u64,
     /// `clock << 1 | dirty`, where `clock` is the time of the last access; 0 when empty.
     /// Within a set the clocks differ, so the least stamp is the least recently used way.
-    stamp: u32,
+    stamp: u64,
 }
 
 impl Way {
@@ -153,25 +139,12 @@ impl Way {
     }
 }
 
-/// Where a line goes in a level: its set, the set's first slot, and its tag.
-#[derive(Debug, Clone, Copy)]
-struct Place {
-    set: u64,
-    base: usize,
-    tag: u32,
-}
-
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Level {
     sets: u64,
-    /// `log2(sets)` when `sets` is a power of two: a shift and a mask instead of a division.
-    set_shift: Option<u32>,
     ways: usize,
     latency_cycles: u64,
-    /// The slot of set 0's first way: the slots before it are padding (always empty) that
-    /// align the sets to host cache lines.
-    first: usize,
-    /// Set `s` is `slots[first + s * ways..first + (s + 1) * ways]`.
+    /// Set `s` is `slots[s * ways..(s + 1) * ways]`.
     slots: Vec<Way>,
     /// Above the last level: the last level's slot of the line in each slot (inclusion
     /// keeps every line there), so that an eviction finds the line's other copies
@@ -190,54 +163,30 @@ impl Level {
             "cache of {} bytes cannot have {ways} ways",
             config.size_bytes
         );
-        assert!(lines < u64::from(NONE) / 2, "cache of {} bytes has too many lines", config.size_bytes);
-        // Allocated with a host line of spare slots, of which `first` skip to the first
-        // host line boundary.
-        let spare = HOST_LINE_BYTES / std::mem::size_of::<Way>();
-        let slots = vec![Way::EMPTY; index(lines) + spare];
-        let misalignment = slots.as_ptr() as usize % HOST_LINE_BYTES / std::mem::size_of::<Way>();
-        let first = (spare - misalignment) % spare;
+        assert!(lines < u64::from(NONE), "cache of {} bytes has too many lines", config.size_bytes);
         Level {
             sets,
-            set_shift: sets.is_power_of_two().then(|| sets.trailing_zeros()),
             ways,
             latency_cycles: config.latency_cycles,
-            first,
-            below: if last { Vec::new() } else { vec![NONE; slots.len()] },
-            slots,
+            slots: vec![Way::EMPTY; index(lines)],
+            below: if last { Vec::new() } else { vec![NONE; index(lines)] },
             stats: CacheLevelStats::default(),
         }
     }
 
     #[inline]
-    fn place(&self, line: u64) -> Place {
-        let (set, quotient) = match self.set_shift {
-            Some(shift) => (line & (self.sets - 1), line >> shift),
-            None => (line % self.sets, line / self.sets),
-        };
-        // Memory in use is held in the image, so the quotient of any line that can be
-        // accessed fits: it would take 256 GiB in use per set to reach `INVALID`.
-        let tag = u32::try_from(quotient).ok().filter(|&t| t != INVALID).expect("lines below 2^32 - 1 per set");
-        Place { set, base: self.first + index(set) * self.ways, tag }
-    }
-
-    /// The line of `tag` in `set`.
-    #[inline]
-    fn line_of(&self, set: u64, tag: u32) -> u64 {
-        match self.set_shift {
-            Some(shift) => u64::from(tag) << shift | set,
-            None => u64::from(tag) * self.sets + set,
-        }
+    fn set_base(&self, line: u64) -> usize {
+        index(line % self.sets) * self.ways
     }
 
     /// The slot of `line` if present.
     #[inline]
     fn find(&self, line: u64) -> Option<usize> {
-        let Place { base, tag, .. } = self.place(line);
+        let base = self.set_base(line);
         // A line is in at most one way; scanning every way without an early exit trades a
         // few compares for no mispredicted loop exit.
         let hit = self.slots[base..base + self.ways].iter().enumerate().fold(usize::MAX, |hit, (w, way)| {
-            if way.tag == tag {
+            if way.tag == line {
                 w
             } else {
                 hit
@@ -250,14 +199,14 @@ impl Level {
     /// with the slot an insert fills, [`Level::victim`]'s. One pass answers both.
     #[inline]
     fn lookup(&self, line: u64) -> Result<usize, usize> {
-        let Place { base, tag, .. } = self.place(line);
+        let base = self.set_base(line);
         // A line is in at most one way; scanning every way without an early exit trades a
         // few compares for no mispredicted loop exit. The least stamp is the first way's
         // with that stamp, as in `victim`.
         let (hit, oldest, _) = self.slots[base..base + self.ways].iter().enumerate().fold(
-            (usize::MAX, 0, u32::MAX),
+            (usize::MAX, 0, u64::MAX),
             |(hit, oldest, least), (w, way)| {
-                let hit = if way.tag == tag { w } else { hit };
+                let hit = if way.tag == line { w } else { hit };
                 if way.stamp < least {
                     (hit, w, way.stamp)
                 } else {
@@ -274,7 +223,7 @@ impl Level {
 
     /// Marks an access to a present line at `clock`, keeping its dirtiness.
     #[inline]
-    fn touch(&mut self, slot: usize, clock: u32) {
+    fn touch(&mut self, slot: usize, clock: u64) {
         let way = &mut self.slots[slot];
         way.stamp = clock << 1 | way.stamp & 1;
     }
@@ -288,18 +237,18 @@ impl Level {
     /// invalid way has stamp 0, older than any valid one); returns its slot, and the
     /// evicted line and its dirtiness.
     #[inline]
-    fn insert(&mut self, line: u64, clock: u32) -> (usize, Option<(u64, bool)>) {
+    fn insert(&mut self, line: u64, clock: u64) -> (usize, Option<(u64, bool)>) {
         let slot = self.victim(line);
         (slot, self.fill(slot, line, clock))
     }
 
     /// The least recently used way of `line`'s set: the first way with the least stamp
-    /// (no stamp is u32::MAX).
+    /// (no stamp is u64::MAX).
     #[inline]
     fn victim(&self, line: u64) -> usize {
-        let base = self.place(line).base;
+        let base = self.set_base(line);
         let (oldest, _) =
-            self.slots[base..base + self.ways].iter().enumerate().fold((0, u32::MAX), |(oldest, least), (w, way)| {
+            self.slots[base..base + self.ways].iter().enumerate().fold((0, u64::MAX), |(oldest, least), (w, way)| {
                 if way.stamp < least {
                     (w, way.stamp)
                 } else {
@@ -309,13 +258,11 @@ impl Level {
         base + oldest
     }
 
-    /// Puts `line`, clean, into `slot` of its set; returns the line it held and its
-    /// dirtiness.
+    /// Puts `line`, clean, into `slot`; returns the line it held and its dirtiness.
     #[inline]
-    fn fill(&mut self, slot: usize, line: u64, clock: u32) -> Option<(u64, bool)> {
-        let Place { set, tag, .. } = self.place(line);
-        let old = std::mem::replace(&mut self.slots[slot], Way { tag, stamp: clock << 1 });
-        (old.stamp != 0).then(|| (self.line_of(set, old.tag), old.dirty()))
+    fn fill(&mut self, slot: usize, line: u64, clock: u64) -> Option<(u64, bool)> {
+        let old = std::mem::replace(&mut self.slots[slot], Way { tag: line, stamp: clock << 1 });
+        (old.stamp != 0).then_some((old.tag, old.dirty()))
     }
 
     /// Empties the way in `slot`; returns whether its line was dirty.
@@ -330,23 +277,6 @@ impl Level {
         way.stamp &= !1;
         dirty
     }
-
-    /// Gives each set's lines the clocks `1..` in the order of their stamps, keeping
-    /// their dirtiness: every set keeps its LRU order, and every clock is at most the
-    /// number of ways.
-    #[cold]
-    fn renumber(&mut self) {
-        let mut order: Vec<usize> = Vec::with_capacity(self.ways);
-        for base in (self.first..self.first + index(self.sets) * self.ways).step_by(self.ways) {
-            order.clear();
-            order.extend((base..base + self.ways).filter(|&s| self.slots[s].stamp != 0));
-            order.sort_unstable_by_key(|&s| self.slots[s].stamp);
-            for (clock, &slot) in (1u32..).zip(&order) {
-                let way = &mut self.slots[slot];
-                way.stamp = clock << 1 | way.stamp & 1;
-            }
-        }
-    }
 }
 
 /// A cache hierarchy over a PCM line device.
@@ -360,8 +290,7 @@ pub struct CachedMemory<D: LineDevice = Pcm> {
     /// slot in level `i` of the line in last-level slot `s`, or [`NONE`]. With inclusion,
     /// one search of the last level finds a line in every level.
     up: Vec<u32>,
-    /// The clock of the latest access (see [`CLOCK_LIMIT`]).
-    clock: u32,
+    clock: u64,
     cycles: u64,
     t_l_cycles: u64,
     t_w_cycles: u64,
@@ -449,14 +378,21 @@ impl<D: LineDevice> CachedMemory<D> {
         let metrics = device.metrics();
         assert!(!config.levels.is_empty() && config.ranks > 0 && config.write_queue > 0, "invalid cache config");
         let heap = Heap::new(device.capacity_bytes());
-        let levels: Vec<Level> =
-            config.levels.iter().enumerate().map(|(i, l)| Level::new(l, i + 1 == config.levels.len())).collect();
         CachedMemory {
             device,
             image: Image::default(),
             heap,
-            up: vec![NONE; levels.last().map_or(0, |l| l.slots.len()) * (levels.len() - 1)],
-            levels,
+            levels: config
+                .levels
+                .iter()
+                .enumerate()
+                .map(|(i, l)| Level::new(l, i + 1 == config.levels.len()))
+                .collect(),
+            up: vec![
+                NONE;
+                config.levels.last().map_or(0, |l| index(l.size_bytes / LINE_BYTES as u64))
+                    * (config.levels.len() - 1)
+            ],
             clock: 0,
             cycles: 0,
             t_l_cycles: metrics.t_l_cycles,
@@ -558,9 +494,6 @@ impl<D: LineDevice> CachedMemory<D> {
     /// Brings `line` into L1 and marks it dirty on a write.
     #[inline]
     fn access(&mut self, line: u64, write: bool) {
-        if self.clock == CLOCK_LIMIT {
-            self.renumber();
-        }
         self.clock += 1;
         let clock = self.clock;
         let last = self.levels.len() - 1;
@@ -637,7 +570,7 @@ impl<D: LineDevice> CachedMemory<D> {
     /// An access that found its line in L1 at `slot`, with levels below L1: refreshes the
     /// line's recency in every level (see the module docs).
     #[inline]
-    fn l1_hit(&mut self, slot: usize, clock: u32, write: bool) {
+    fn l1_hit(&mut self, slot: usize, clock: u64, write: bool) {
         let last = self.levels.len() - 1;
         let llc = index(u64::from(self.levels[0].below[slot]));
         let l1 = &mut self.levels[0];
@@ -652,15 +585,6 @@ impl<D: LineDevice> CachedMemory<D> {
             self.levels[j].touch(below, clock);
         }
         self.levels[last].touch(llc, clock);
-    }
-
-    /// Renumbers every level's stamps and restarts the clock after the largest.
-    #[cold]
-    fn renumber(&mut self) {
-        for level in &mut self.levels {
-            level.renumber();
-        }
-        self.clock = self.levels.iter().map(|l| to_slot(l.ways)).max().unwrap_or(0);
     }
 
     /// Reports an access that hit at level `hit` (a fetch when `None`) to the CPU model.
@@ -786,12 +710,10 @@ impl<D: LineDevice> Memory for CachedMemory<D> {
     fn flush_all(&mut self) {
         let last = self.levels.len() - 1;
         for slot in 0..self.levels[last].slots.len() {
-            let tag = self.levels[last].slots[slot].tag;
-            if tag == INVALID {
+            let line = self.levels[last].slots[slot].tag;
+            if line == INVALID {
                 continue;
             }
-            let level = &self.levels[last];
-            let line = level.line_of(((slot - level.first) / level.ways) as u64, tag);
             let mut dirty = self.levels[last].take_dirty(slot);
             for (j, upper) in self.levels[..last].iter_mut().enumerate() {
                 let s = self.up[slot * last + j];
@@ -854,72 +776,6 @@ impl<D: LineDevice> Memory for CachedMemory<D> {
             estimated_cycles: self.cycles,
             cpu: self.cpu.stats(),
             metrics: Some(self.device.metrics()),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use nvmdb_device::PcmConfig;
-    use proptest::prelude::*;
-
-    fn memory() -> CachedMemory {
-        let level =
-            |lines: u64, ways, latency_cycles| CacheLevelConfig { size_bytes: lines * 64, ways, latency_cycles };
-        // Power-of-two and other set counts.
-        let config =
-            CacheConfig { levels: vec![level(4, 2, 1), level(12, 4, 3), level(48, 8, 7)], ranks: 2, write_queue: 3 };
-        CachedMemory::new(Pcm::new(PcmConfig::new(1 << 16)).expect("PCM"), config)
-    }
-
-    /// A device of more lines than a tag holds per set is fine: only lines in use must fit.
-    #[test]
-    fn a_device_larger_than_the_tags_reach_is_cached() {
-        let config = CacheConfig {
-            levels: vec![CacheLevelConfig { size_bytes: 128, ways: 1, latency_cycles: 1 }],
-            ranks: 1,
-            write_queue: 1,
-        };
-        let mut m = CachedMemory::new(Pcm::new(PcmConfig::new(1 << 40)).expect("PCM"), config);
-        let base = m.alloc(4096, 64).expect("fits");
-        m.store::<u64>(base + 64, 7);
-        assert_eq!(m.load::<u64>(base + 64), 7);
-    }
-
-    proptest! {
-        /// Renumbering the stamps when the clock reaches its limit changes nothing: a
-        /// memory whose clock is pushed to the limit again and again (a jump forward keeps
-        /// every set's order) loads the same values and reports the same counters and
-        /// times as one whose clock never gets there.
-        #[test]
-        fn renumbering_the_stamps_changes_no_result(
-            ops in prop::collection::vec((0u64..128, any::<bool>(), 0u32..4), 1..600),
-        ) {
-            let (mut plain, mut wrapped) = (memory(), memory());
-            let base = plain.alloc(128 * 64, 64).expect("fits");
-            prop_assert_eq!(wrapped.alloc(128 * 64, 64).expect("fits"), base);
-            let mut renumbered = 0;
-            for (i, &(line, write, jump)) in ops.iter().enumerate() {
-                if i % 50 == 7 {
-                    wrapped.clock = wrapped.clock.max(CLOCK_LIMIT - jump);
-                }
-                let clock = wrapped.clock;
-                let addr = base + line * 64;
-                if write {
-                    plain.store::<u64>(addr, i as u64);
-                    wrapped.store::<u64>(addr, i as u64);
-                } else {
-                    prop_assert_eq!(plain.load::<u64>(addr), wrapped.load::<u64>(addr));
-                }
-                prop_assert_eq!(plain.estimated_cycles(), wrapped.estimated_cycles());
-                renumbered += u32::from(wrapped.clock < clock);
-            }
-            // The first jump reaches the limit within four accesses.
-            prop_assert!(ops.len() <= 10 || renumbered > 0);
-            plain.flush_all();
-            wrapped.flush_all();
-            prop_assert_eq!(plain.report(), wrapped.report());
         }
     }
 }
