@@ -80,8 +80,11 @@ pub struct Room {
 /// far. Above it, `live / divisor` of the live pages (at least one) leave, half each way, as far
 /// as the neighbours' free pages allow; below it, as many come in from the neighbours,
 /// as far as the victim's free pages allow while leaving one free for the flush waiting.
-/// A partition without a neighbour on a side moves nothing that way, and a `divisor`
-/// of 0 moves nothing.
+/// A transfer must bring both ends' products closer (the paper's rule): pages go only
+/// to a neighbour whose product is below the victim's and come only from one whose
+/// product is above it, a neighbour not cleaned lately counting as 0; if one side is
+/// barred, the whole step goes the other way. A partition without a neighbour on a side
+/// moves nothing that way, and a `divisor` of 0 moves nothing.
 pub fn redistribute(
     costs: &[PartitionCost],
     victim: usize,
@@ -104,9 +107,11 @@ pub fn redistribute(
         (false, true) => (0, moving),
         (false, false) => (0, 0),
     };
-    let (has_down, has_up) = (victim > 0, victim + 1 < costs.len());
+    let neighbour = |q: Option<usize>| q.filter(|&q| q < costs.len()).map(|q| costs[q].product(total).unwrap_or(0.0));
+    let (down_product, up_product) = (neighbour(victim.checked_sub(1)), neighbour(Some(victim + 1)));
     if mine > average && live > 0 {
-        let (down, up) = split(has_down, has_up);
+        let below = |p: Option<f64>| p.is_some_and(|p| p < mine);
+        let (down, up) = split(below(down_product), below(up_product));
         return Redistribution {
             down: down.min(room.free_down),
             up: up.min(room.free_up),
@@ -115,7 +120,8 @@ pub fn redistribute(
     }
     if mine < average {
         let spare = pages_per_segment.saturating_sub(live + 1);
-        let (down, up) = split(has_down, has_up);
+        let above = |p: Option<f64>| p.is_some_and(|p| p > mine);
+        let (down, up) = split(above(down_product), above(up_product));
         let from_down = down.min(room.live_down).min(spare);
         let from_up = up.min(room.live_up).min(spare - from_down);
         return Redistribution { from_down, from_up, ..Redistribution::default() };
@@ -185,6 +191,19 @@ mod tests {
         // Edges send everything the one way they can.
         let costs = [cost(6, 60, 20), cost(1, 10, 10)];
         assert_eq!(redistribute(&costs, 0, 16, 128, 8, room(100, 100, 0, 0)), out(0, 2));
+        // A transfer must bring the neighbour's product closer to the average too: no
+        // pages go to a neighbour whose product is above the victim's, none come from
+        // one below it (a neighbour not cleaned lately counts as 0), and the step goes
+        // the other way instead.
+        // Products 4.27, 2.4 and 0.0007 (average 2.22): partition 1 is above the
+        // average but below partition 0, so all its pages go up.
+        let costs = [cost(8, 80, 10), cost(6, 60, 10), cost(1, 1, 100)];
+        assert_eq!(redistribute(&costs, 1, 80, 128, 8, room(100, 100, 0, 0)), out(0, 10));
+        assert_eq!(redistribute(&costs, 2, 80, 128, 8, room(0, 0, 50, 0)), pull(10, 0));
+        // Products 0, 1.5 and 3: partition 1 is below the average, but partition 0
+        // (drained, not cleaned lately) is below it, so pages come from above only.
+        let costs = [cost(0, 0, 0), cost(6, 60, 20), cost(6, 60, 10)];
+        assert_eq!(redistribute(&costs, 1, 80, 128, 8, room(0, 0, 50, 50)), pull(0, 10));
         // Never cleaned: no product, nothing moves.
         let costs = [cost(0, 0, 0), cost(1, 1, 1)];
         assert_eq!(redistribute(&costs, 0, 16, 128, 8, room(9, 9, 9, 9)), Redistribution::default());

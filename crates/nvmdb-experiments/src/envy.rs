@@ -823,7 +823,9 @@ impl Experiment for CleaningLocality {
             "Locality gathering here is nvmdb's reading of the paper's heuristic (see crates/nvmdb-envy/README.md): \
              when a segment is cleaned and its cleaning frequency × cost is above the average, an eighth of its \
              live pages leave it, the newest to the lower neighbour and the oldest to the upper one; below the \
-             average, as many come in from the neighbours (their oldest from below, their newest from above). The \
+             average, as many come in from the neighbours (their oldest from below, their newest from above). As \
+             the paper says, a transfer brings both ends' products closer to the average: pages go only to a \
+             neighbour whose product is below the victim's and come only from one whose product is above it. The \
              step, an eighth, is nvmdb's choice; the paper gives none."
                 .into(),
         );
