@@ -6,8 +6,9 @@
 //! A log record is `[count: u16][fingerprint: u64]` followed by `count` entries of
 //! `[offset: u16][len: u16][len bytes]`. In bytes mode the entry bytes are the page's new
 //! bytes at that offset; in fingerprint and metadata modes they are deterministic
-//! pseudo-random filler (so PCM cells flip as real data would), and the fingerprint field
-//! carries the page's content identity.
+//! pseudo-random filler (so PCM cells flip as real data would; a rewrite of a record keeps
+//! the filler of its unchanged ranges, [`encode_record_keeping_into`]), and the fingerprint
+//! field carries the page's content identity.
 
 use nvmdb_device::{PageData, Pcm};
 
@@ -94,6 +95,66 @@ pub fn encode_record_into(out: &mut Vec<u8>, ranges: &[(u32, u32)], fingerprint:
         match page {
             Some(bytes) => out.extend_from_slice(&bytes[offset as usize..(offset + len) as usize]),
             None => extend_filler(out, salt, offset, len),
+        }
+    }
+}
+
+/// [`encode_record_into`] for a content-free rewrite of a page's record: `old` is the
+/// page's record as stored (as [`encode_record`] wrote it) and `change` the update's new
+/// change (ranges in any order). A page offset that `old` holds and `change` does not keeps
+/// its stored byte (it stands for content that did not change, wherever the rewrite moves
+/// it in the record); every other byte is filler drawn from `salt`.
+pub fn encode_record_keeping_into(
+    out: &mut Vec<u8>,
+    ranges: &[(u32, u32)],
+    fingerprint: u64,
+    salt: u64,
+    change: &[(u32, u32)],
+    old: &[u8],
+) {
+    out.reserve(record_bytes(ranges) as usize);
+    out.extend_from_slice(&(ranges.len() as u16).to_le_bytes());
+    out.extend_from_slice(&fingerprint.to_le_bytes());
+    let old_count = usize::from(u16::from_le_bytes([old[0], old[1]]));
+    // The old entry under consideration: page offsets `start..end`, bytes from `old[at..]`.
+    let (mut read, mut at, mut next_at) = (0, 0, RECORD_HEADER_BYTES as usize);
+    let (mut start, mut end) = (0u32, 0u32);
+    for &(offset, len) in ranges {
+        out.extend_from_slice(&(offset as u16).to_le_bytes());
+        out.extend_from_slice(&(len as u16).to_le_bytes());
+        let (mut p, stop) = (offset, offset + len);
+        while p < stop {
+            while end <= p && read < old_count {
+                start = u32::from(u16::from_le_bytes([old[next_at], old[next_at + 1]]));
+                let n = u16::from_le_bytes([old[next_at + 2], old[next_at + 3]]);
+                at = next_at + RANGE_HEADER_BYTES as usize;
+                next_at = at + usize::from(n);
+                assert!(next_at <= old.len(), "log record overruns its space");
+                end = start + u32::from(n);
+                read += 1;
+            }
+            // The end of a change range holding `p`, and the next change range's start.
+            let (mut changed_to, mut next_change) = (None, u32::MAX);
+            for &(o, l) in change {
+                if o <= p && p < o + l {
+                    changed_to = Some(o + l);
+                } else if o > p {
+                    next_change = next_change.min(o);
+                }
+            }
+            let kept = changed_to.is_none() && start <= p && p < end;
+            let to = match changed_to {
+                _ if kept => stop.min(end).min(next_change),
+                Some(e) => stop.min(e),
+                None => stop.min(next_change).min(if p < start { start } else { u32::MAX }),
+            };
+            if kept {
+                let from = at + (p - start) as usize;
+                out.extend_from_slice(&old[from..from + (to - p) as usize]);
+            } else {
+                extend_filler(out, salt, p, to - p);
+            }
+            p = to;
         }
     }
 }

@@ -14,7 +14,9 @@
 //! FTL; (2) the F-block has no P-block: take a free P-block, or replace one chosen by the
 //! [`ReplacementKind`] policy (the thesis: the *least popular*; its F-block is merged), then
 //! log; (3) the page already has a record: read it and rewrite the sector with the
-//! combined change against the flash copy; (4) the F-block has a P-block but the page no
+//! combined change against the flash copy (in the content-free modes the rewrite keeps
+//! the stored record's bytes outside the new change, so that only the new change's bytes
+//! are fresh filler, as in bytes mode only they hold new content); (4) the F-block has a P-block but the page no
 //! record: log it. The sector of a page is its offset in the block, the "simple hash".
 //! Popularity grows by one per update and is reset when the P-block is freed.
 //!
@@ -30,8 +32,8 @@ use crate::config::{ReplacementKind, SsdConfig};
 use crate::ftl::PageFtl;
 use crate::layer::FlashError;
 use crate::log_common::{
-    apply_encoded, decode_ranges, decode_record, encode_record_into, fits, record_len, Append, LogArea, Record,
-    SchemeParams, Update,
+    apply_encoded, decode_ranges, decode_record, encode_record_into, encode_record_keeping_into, fits, record_len,
+    Append, LogArea, Record, SchemeParams, Update,
 };
 use crate::log_store::LogStore;
 
@@ -340,12 +342,14 @@ impl PcmLogArea {
 
 impl PcmLogArea {
     /// Logs `ranges` (the page's whole change against its flash copy) for `update` in the
-    /// page's sector, once its F-block has a P-block.
+    /// page's sector, once its F-block has a P-block. `rewrite`: `read_buf` holds the page's
+    /// record (content-free modes), whose bytes outside the update's change are kept.
     fn log(
         &mut self,
         ftl: &mut PageFtl,
         update: &Update,
         ranges: &[(u32, u32)],
+        rewrite: bool,
         ready_ns: u64,
     ) -> Result<Append, FlashError> {
         if !fits(ranges, self.sector_bytes - SECTOR_HEADER_BYTES as u32) {
@@ -359,7 +363,12 @@ impl PcmLogArea {
         record.clear();
         record.extend_from_slice(&update.seq.to_le_bytes());
         record.extend_from_slice(&(update.lpn as u32).to_le_bytes());
-        encode_record_into(&mut record, ranges, update.fingerprint, update.page, update.salt);
+        if rewrite && update.page.is_none() {
+            let old = &self.read_buf[SECTOR_HEADER_BYTES..self.read_len];
+            encode_record_keeping_into(&mut record, ranges, update.fingerprint, update.salt, update.change, old);
+        } else {
+            encode_record_into(&mut record, ranges, update.fingerprint, update.page, update.salt);
+        }
         // (On an error the scratch buffer is dropped; a fresh one replaces it.)
         ftl.admit()?;
         let ns = self.pcm.storage_write(self.sector_addr(pblock, update.offset), &record)?;
@@ -413,26 +422,23 @@ impl LogArea for PcmLogArea {
         // Case 3: the sector keeps the change against the flash copy.
         let mut ranges = std::mem::take(&mut self.ranges);
         ranges.clear();
-        let ready_ns = match update.base_change {
+        let (ready_ns, rewrite) = match update.base_change {
             Some(base) => {
                 ranges.extend_from_slice(base);
-                now_ns
+                (now_ns, false)
             }
             None => {
-                let t = match self.read_sector(update.lpn, now_ns)? {
-                    Some(t) => {
-                        decode_ranges(self.record_read(), &mut ranges);
-                        t
-                    }
-                    None => now_ns,
-                };
+                let read = self.read_sector(update.lpn, now_ns)?;
+                if read.is_some() {
+                    decode_ranges(self.record_read(), &mut ranges);
+                }
                 for &(o, l) in update.change {
                     nvmdb_workload::synth::union_range(&mut ranges, o, l);
                 }
-                t
+                (read.unwrap_or(now_ns), read.is_some())
             }
         };
-        let logged = self.log(ftl, update, &ranges, ready_ns);
+        let logged = self.log(ftl, update, &ranges, rewrite, ready_ns);
         self.ranges = ranges;
         logged
     }
@@ -583,9 +589,13 @@ mod tests {
     use nvmdb_device::{PageContent, PageData};
 
     fn store(pblocks: u64) -> PcmLogStore {
+        store_in(PageContent::Fingerprint, pblocks)
+    }
+
+    fn store_in(content: PageContent, pblocks: u64) -> PcmLogStore {
         let base = SsdConfig::default();
         let config = SsdConfig {
-            content: PageContent::Fingerprint,
+            content,
             flash: FlashSection {
                 packages: 1,
                 planes_per_package: 1,
@@ -691,6 +701,82 @@ mod tests {
         s.write_update(3, PageData::Fingerprint(3), Some(&[]), 0).unwrap();
         assert_eq!(s.stats().unchanged_writes, 1);
         s.check_invariants().unwrap();
+    }
+
+    /// Page 2's record after `updates` disjoint 40-byte changes at offsets 0, 100, 200, …
+    /// and the PCM bits and words each update wrote.
+    fn disjoint_updates(content: PageContent, updates: u32) -> (Vec<Record>, Vec<(u64, u64)>) {
+        let mut s = store_in(content, 2);
+        let mut page = vec![0u8; 4096];
+        let mut x = 7u64;
+        let mut fill = |bytes: &mut [u8]| {
+            for b in bytes {
+                x = crate::log_common::splitmix64(x);
+                *b = x as u8;
+            }
+        };
+        fill(&mut page);
+        let data = |page: &[u8]| match content {
+            PageContent::Bytes => PageData::Bytes(page.to_vec()),
+            _ => PageData::Empty,
+        };
+        for lpn in 0..4 {
+            s.write_update(lpn, data(&page), None, 0).unwrap();
+        }
+        let (mut records, mut written) = (Vec::new(), Vec::new());
+        for i in 0..updates {
+            let range = (i * 100, 40);
+            fill(&mut page[range.0 as usize..(range.0 + range.1) as usize]);
+            let before = *s.area().pcm().unwrap().stats();
+            s.write_update(2, data(&page), Some(&[range]), 0).unwrap();
+            let after = s.area().pcm().unwrap().stats();
+            written.push((after.bits_written - before.bits_written, after.words_written - before.words_written));
+            records.push(s.area_mut().read_record(2, 0).unwrap().unwrap().0);
+            s.check_invariants().unwrap();
+        }
+        (records, written)
+    }
+
+    #[test]
+    fn a_content_free_rewrite_keeps_the_earlier_ranges_bytes() {
+        for content in [PageContent::None, PageContent::Fingerprint, PageContent::Bytes] {
+            let (records, _) = disjoint_updates(content, 6);
+            for pair in records.windows(2) {
+                let (before, after) = (&pair[0], &pair[1]);
+                assert_eq!(after.entries.len(), before.entries.len() + 1, "{content:?}: disjoint ranges");
+                // Every earlier range keeps its bytes; the new one is the last entry.
+                assert_eq!(after.entries[..before.entries.len()], before.entries[..], "{content:?}");
+            }
+        }
+        // A change over an earlier range gets fresh filler there, and only there; a range
+        // inserted before the others moves their bytes along in the record.
+        let mut s = store_in(PageContent::None, 2);
+        for lpn in 0..4 {
+            s.write_update(lpn, PageData::Empty, None, 0).unwrap();
+        }
+        s.write_update(2, PageData::Empty, Some(&[(100, 100)]), 0).unwrap();
+        let first = s.area_mut().read_record(2, 0).unwrap().unwrap().0;
+        s.write_update(2, PageData::Empty, Some(&[(140, 20), (0, 10)]), 0).unwrap();
+        let second = s.area_mut().read_record(2, 0).unwrap().unwrap().0;
+        assert_eq!(second.ranges(), vec![(0, 10), (100, 100)]);
+        let (old, new) = (&first.entries[0].1, &second.entries[1].1);
+        assert_eq!((&old[..40], &old[60..]), (&new[..40], &new[60..]), "outside the change: kept");
+        assert_ne!(&old[40..60], &new[40..60], "the change: fresh filler");
+    }
+
+    #[test]
+    fn a_content_free_rewrite_costs_the_pcm_what_a_bytes_mode_rewrite_costs() {
+        // Six disjoint 40-byte updates of one page: a rewrite of the folded record writes
+        // the new range and the record's header, whatever the record already holds.
+        let (_, none) = disjoint_updates(PageContent::None, 6);
+        let (_, bytes) = disjoint_updates(PageContent::Bytes, 6);
+        println!("PCM (bits, words) written per update: none {none:?}, bytes {bytes:?}");
+        for (i, (&(n_bits, n_words), &(b_bits, b_words))) in none.iter().zip(&bytes).enumerate() {
+            // Within 64 bits and 4 words of bytes mode's update (the salt changes no more
+            // than the new range's filler; bytes mode's record header is the same size).
+            assert!(n_bits.abs_diff(b_bits) <= 64, "update {i}: none {n_bits} bits, bytes {b_bits}");
+            assert!(n_words.abs_diff(b_words) <= 4, "update {i}: none {n_words} words, bytes {b_words}");
+        }
     }
 
     #[test]
