@@ -1,6 +1,6 @@
 //! Power cut at every device write: for every configuration that recovers, a short
-//! workload (in bytes mode; IPL also in fingerprint mode, whose log sectors recover from
-//! their tags) runs once to count its device writes (flash programs and erases, PCM
+//! workload (in bytes mode; IPL, d-PRAM and the PCM log also in fingerprint mode, where
+//! IPL's log sectors recover from their tags and the PCM log's records hold filler) runs once to count its device writes (flash programs and erases, PCM
 //! writes), then once per write index with the power cut before that write. The store
 //! power-cycles (every volatile table rebuilt from flash and PCM alone), every page is
 //! checked against a plain model of acknowledged writes (in fingerprint mode, against the
@@ -401,8 +401,10 @@ fn a_second_cut_during_or_just_after_recovery_loses_nothing() {
         "ipl+dedup@fingerprint",
         "dpram",
         "dpram+dedup",
+        "dpram@fingerprint",
         "pcm-log",
         "pcm-log+dedup",
+        "pcm-log@fingerprint",
         "dram-plp",
     ] {
         let (tried, in_recovery) = cuts_during_recovery(name, &steps);
@@ -463,6 +465,18 @@ fn pcm_log_with_dedup_loses_nothing_at_any_device_write() {
 #[test]
 fn protected_dram_buffer_loses_nothing_at_any_device_write() {
     check("dram-plp");
+}
+
+/// The PCM log's content-free rewrite keeps the stored bytes of a record's earlier
+/// ranges (filler): cut at every device write of that path too.
+#[test]
+fn pcm_log_in_fingerprint_mode_loses_nothing_at_any_device_write() {
+    check("pcm-log@fingerprint");
+}
+
+#[test]
+fn dpram_in_fingerprint_mode_loses_nothing_at_any_device_write() {
+    check("dpram@fingerprint");
 }
 
 #[test]
