@@ -885,12 +885,24 @@ fn run_loads(
     // A run's own memory beyond the experiment's footprint: its database clone, DRAM pool
     // and simulated devices, a few MiB at quick scale (SF 0.0005) and at most tens of MiB
     // at paper scale (SF 0.002); a generous bound, so that it never starves the budget.
-    let part_bytes = ctx.scale.pick(32u64, 256) << 20;
+    run_parts(ctx, specs, ctx.scale.pick(32u64, 256) << 20, tick, |spec| run_load(setup, spec))
+}
+
+/// Runs `specs` as parts on the context's pool, each stated at `part_bytes`, calling
+/// `tick` after each; results in the order of `specs`, and on a failure the first failed
+/// run's message in that order.
+fn run_parts<S: Sync, T: Send>(
+    ctx: &RunContext,
+    specs: &[S],
+    part_bytes: u64,
+    tick: &(dyn Fn() + Sync),
+    run: impl Fn(&S) -> Result<T, String> + Sync,
+) -> Result<Vec<T>, String> {
     ctx.run_parts(
         specs,
         |_| part_bytes,
         |spec| {
-            let result = run_load(setup, spec).map_err(|message| LabError::Failed { id: String::new(), message });
+            let result = run(spec).map_err(|message| LabError::Failed { id: String::new(), message });
             tick();
             result
         },
@@ -915,22 +927,10 @@ fn run_singles(
     // pool or cache image, relations and join pairs; at most tens of MiB at quick scale and
     // a few hundred MiB for the 4.0X database at paper scale (SF 0.2: 1.2 M order lines),
     // which the experiment's measured 1 GiB with these runs one at a time bounds.
-    let part_bytes = ctx.scale.pick(32u64, 768) << 20;
-    ctx.run_parts(
-        specs,
-        |_| part_bytes,
-        |spec| {
-            let ssb = &databases[usize::try_from(spec.size_factor - 1).expect("a size factor")];
-            let machine = if spec.small_l3 { small_l3 } else { machine };
-            let result = measure(ssb, spec.mode, spec.layout, spec.algorithm, spec.pool, machine)
-                .map_err(|message| LabError::Failed { id: String::new(), message });
-            tick();
-            result
-        },
-    )
-    .map_err(|e| match e {
-        LabError::Failed { message, .. } => message,
-        other => other.to_string(),
+    run_parts(ctx, specs, ctx.scale.pick(32u64, 768) << 20, tick, |spec| {
+        let ssb = &databases[usize::try_from(spec.size_factor - 1).expect("a size factor")];
+        let machine = if spec.small_l3 { small_l3 } else { machine };
+        measure(ssb, spec.mode, spec.layout, spec.algorithm, spec.pool, machine)
     })
 }
 
