@@ -1077,29 +1077,17 @@ const LOAD_FACTORS: [u64; 4] = [1, 2, 3, 4];
 fn load_specs(scale: Scale) -> Vec<LoadSpec> {
     let load = load_users(scale);
     let mut specs = Vec::new();
-    for &u in &figure_510_users(scale) {
+    // The four variants with PCM as disk.
+    let disk = |specs: &mut Vec<LoadSpec>, size_factor, users, pool| {
         for (layout, algorithm) in VARIANTS {
-            specs.push(LoadSpec {
-                size_factor: 1,
-                mode: Mode::Disk,
-                layout,
-                algorithm,
-                users: u,
-                pool: LoadPool::Figure510,
-            });
+            specs.push(LoadSpec { size_factor, mode: Mode::Disk, layout, algorithm, users, pool });
         }
+    };
+    for &u in &figure_510_users(scale) {
+        disk(&mut specs, 1, u, LoadPool::Figure510);
     }
     for &k in &LOAD_FACTORS[1..] {
-        for (layout, algorithm) in VARIANTS {
-            specs.push(LoadSpec {
-                size_factor: k,
-                mode: Mode::Disk,
-                layout,
-                algorithm,
-                users: load,
-                pool: LoadPool::Figure510,
-            });
-        }
+        disk(&mut specs, k, load, LoadPool::Figure510);
     }
     for &k in &LOAD_FACTORS {
         for algorithm in [Algorithm::CachePartitioning, Algorithm::VirtualPartitioning] {
@@ -1116,16 +1104,7 @@ fn load_specs(scale: Scale) -> Vec<LoadSpec> {
     // Isolating runs: Figure 5.10's fewest and most users with a pool of half the database.
     let users = figure_510_users(scale);
     for u in [users[0], users[users.len() - 1]] {
-        for (layout, algorithm) in VARIANTS {
-            specs.push(LoadSpec {
-                size_factor: 1,
-                mode: Mode::Disk,
-                layout,
-                algorithm,
-                users: u,
-                pool: LoadPool::Half,
-            });
-        }
+        disk(&mut specs, 1, u, LoadPool::Half);
     }
     // Isolating runs: the fewest users, traditional joins, partitions sized to half the
     // pool, or the pool doubled (see [`column_isolation`]).
