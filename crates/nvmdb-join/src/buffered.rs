@@ -43,8 +43,6 @@ pub struct BufferedMemory {
     /// The least and the most recently used frames ([`NONE`] while the pool is empty).
     lru: u32,
     mru: u32,
-    /// One page, the copy between PCM and DRAM.
-    page_buf: Box<[u8]>,
     dram_at_reset: VolatileStats,
 }
 
@@ -64,7 +62,6 @@ impl BufferedMemory {
             page_table: Vec::new(),
             lru: NONE,
             mru: NONE,
-            page_buf: vec![0u8; index(PAGE_BYTES)].into_boxed_slice(),
             dram_at_reset: VolatileStats::default(),
         }
     }
@@ -76,11 +73,13 @@ impl BufferedMemory {
 
     /// Writes the page back: a whole-page storage write, in which only the lines written
     /// since the page was read are compared with PCM's (the others hold its bytes).
+    /// The page goes from the frame's DRAM to PCM without a copy between them: a DRAM
+    /// read of the page, as a copy out would count it.
     fn write_back(&mut self, frame: usize) {
-        let dram_addr = frame as u64 * PAGE_BYTES;
-        self.dram.read(dram_addr, &mut self.page_buf).expect("frame inside the pool");
         let Frame { page, dirty_lines, .. } = self.frames[frame];
-        self.pcm.storage_write_lines(page * PAGE_BYTES, &self.page_buf, dirty_lines).expect("page inside the device");
+        let bytes =
+            self.dram.read_in_place(frame as u64 * PAGE_BYTES, index(PAGE_BYTES)).expect("frame inside the pool");
+        self.pcm.storage_write_lines(page * PAGE_BYTES, bytes, dirty_lines).expect("page inside the device");
         self.frames[frame].dirty_lines = 0;
     }
 
@@ -131,8 +130,10 @@ impl BufferedMemory {
             self.page_table[index(self.frames[victim as usize].page)] = NONE;
             victim
         };
-        self.pcm.storage_read(page * PAGE_BYTES, &mut self.page_buf).expect("page inside the device");
-        self.dram.write(u64::from(frame) * PAGE_BYTES, &self.page_buf).expect("frame inside the pool");
+        // Read from PCM straight into the frame: a DRAM write of the page.
+        let bytes =
+            self.dram.write_in_place(u64::from(frame) * PAGE_BYTES, index(PAGE_BYTES)).expect("frame inside the pool");
+        self.pcm.storage_read(page * PAGE_BYTES, bytes).expect("page inside the device");
         self.frames[frame as usize] = Frame { page, dirty_lines: 0, older: NONE, newer: NONE };
         if slot >= self.page_table.len() {
             self.page_table.resize(slot + 1, NONE);
