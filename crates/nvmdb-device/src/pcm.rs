@@ -497,41 +497,11 @@ impl Pcm {
         let slot = index(physical_line % CHUNK_LINES as u64);
         let chunk = self.chunk_mut(physical_line);
         chunk.written |= 1 << slot;
-        let LineRecord { cells, flips, wear } = &mut chunk.lines[slot];
-        let old_flips_all = *flips;
-        // An unchanged logical word programs nothing (its current encoding costs 0), and a
-        // changed one programs at least one cell or flip cell: so the words written are
-        // exactly the words whose logical value changes.
-        let old = enc.logical_line(cells, old_flips_all);
-        let changed = (0..WORDS_PER_LINE).fold(0u8, |mask, w| mask | u8::from(new[w] != old[w]) << w);
-        // Per lane, the cells this write programs.
-        let mut programmed = [0u64; LANES];
-        // How many cells this write programs.
-        let mut bits = 0u32;
-        let mut new_flips_all = old_flips_all;
-        let mut pending = changed;
-        while pending != 0 {
-            let w = pending.trailing_zeros() as usize % WORDS_PER_LINE;
-            pending &= pending - 1;
-            let old_flips = old_flips_all >> (8 * w) & 0xff;
-            let (new_cells, new_flips) = enc.encode(cells[w], old_flips, new[w]);
-            programmed[w] = cells[w] ^ new_cells;
-            bits += programmed[w].count_ones();
-            cells[w] = new_cells;
-            new_flips_all ^= (old_flips ^ new_flips) << (8 * w);
-        }
-        let flip_programmed = old_flips_all ^ new_flips_all;
-        programmed[FLIP_LANE] = flip_programmed;
-        bits += flip_programmed.count_ones();
-        *flips = new_flips_all;
-        // Every lane that programs a cell is a changed word's or the flip lane (a changed
-        // word may program only its flip cells: its lane adds nothing).
-        wear.add_lanes(&programmed, u16::from(changed) | u16::from(flip_programmed != 0) << FLIP_LANE);
-        let result = LineWrite { words: changed.count_ones(), bits, word_mask: changed };
+        let (result, flip_bits) = program_record(&mut chunk.lines[slot], new, enc);
         self.stats.lines_written += 1;
         self.stats.words_written += u64::from(result.words);
         self.stats.bits_written += u64::from(result.bits);
-        self.stats.flip_bits_written += u64::from(flip_programmed.count_ones());
+        self.stats.flip_bits_written += u64::from(flip_bits);
         result
     }
 
@@ -578,10 +548,15 @@ impl Pcm {
                 match chunk {
                     Some(chunk) => {
                         let record = &chunk.lines[slot];
-                        let bytes = words_to_bytes(&enc.logical_line(&record.cells, record.flips));
+                        let words = enc.logical_line(&record.cells, record.flips);
                         match <&mut [u8; LINE_BYTES]>::try_from(&mut *out) {
-                            Ok(whole) => *whole = bytes,
-                            Err(_) => out.copy_from_slice(&bytes[start..start + take]),
+                            // A whole line: its words straight into the buffer, one copy.
+                            Ok(whole) => {
+                                for (bytes, word) in whole.chunks_exact_mut(WORD_BYTES).zip(words) {
+                                    bytes.copy_from_slice(&word.to_le_bytes());
+                                }
+                            }
+                            Err(_) => out.copy_from_slice(&words_to_bytes(&words)[start..start + take]),
                         }
                     }
                     None => out.fill(0),
@@ -619,9 +594,10 @@ impl Pcm {
 
     /// The line writes of [`Pcm::write_bytes`], handing each line's result to `on_line` in
     /// increasing line order. A line the range covers whole is written without reading
-    /// its old content. Counting to the word without Start-Gap, the lines are written in
-    /// place chunk by chunk (one directory lookup per chunk, as [`Pcm::program_words`]
-    /// writes one line); otherwise each line goes through [`Pcm::write_line`].
+    /// its old content. Without Start-Gap the lines are written in place chunk by chunk
+    /// (one directory lookup per chunk, as [`Pcm::program_words`] or, counting every cell,
+    /// [`Pcm::program_encoded`] writes one line); with it each line goes through
+    /// [`Pcm::write_line`].
     fn write_range(
         &mut self,
         addr: u64,
@@ -631,6 +607,14 @@ impl Pcm {
         self.check_range(addr, data.len() as u64)?;
         if self.start_gap.is_none() && self.config.accounting == PcmAccounting::Words {
             self.store_words_contiguous(addr, data, on_line);
+            return Ok(());
+        }
+        if self.start_gap.is_none() {
+            match self.config.flip_n_write {
+                None => self.program_contiguous(addr, data, Plain, on_line),
+                Some(FlipNWrite { group_bits: 64 }) => self.program_contiguous(addr, data, WordFlip, on_line),
+                Some(fnw) => self.program_contiguous(addr, data, fnw, on_line),
+            }
             return Ok(());
         }
         let mut at = 0;
@@ -680,6 +664,50 @@ impl Pcm {
         self.stats.words_written += words;
     }
 
+    /// [`Pcm::write_range`] counting every cell without Start-Gap: the lines are written in
+    /// place chunk by chunk (one directory lookup per chunk), each as [`Pcm::program_encoded`]
+    /// writes one line.
+    fn program_contiguous<E: Encoding>(
+        &mut self,
+        addr: u64,
+        data: &[u8],
+        enc: E,
+        mut on_line: impl FnMut(u64, LineWrite),
+    ) {
+        let mut line = addr / LINE_BYTES as u64;
+        let mut start = index(addr % LINE_BYTES as u64);
+        let mut rest = data;
+        let (mut lines, mut words, mut bits, mut flip_bits) = (0u64, 0u64, 0u64, 0u64);
+        while !rest.is_empty() {
+            let mut slot = index(line % CHUNK_LINES as u64);
+            let chunk = self.chunk_mut(line);
+            while slot < CHUNK_LINES && !rest.is_empty() {
+                let take = (LINE_BYTES - start).min(rest.len());
+                let (written, tail) = rest.split_at(take);
+                chunk.written |= 1 << slot;
+                let record = &mut chunk.lines[slot];
+                let new = match <&[u8; LINE_BYTES]>::try_from(written) {
+                    Ok(whole) => bytes_to_words(whole),
+                    Err(_) => with_bytes_replaced(enc.logical_line(&record.cells, record.flips), start, written),
+                };
+                let (result, flips) = program_record(record, &new, enc);
+                lines += 1;
+                words += u64::from(result.words);
+                bits += u64::from(result.bits);
+                flip_bits += u64::from(flips);
+                on_line(line, result);
+                rest = tail;
+                start = 0;
+                slot += 1;
+                line += 1;
+            }
+        }
+        self.stats.lines_written += lines;
+        self.stats.words_written += words;
+        self.stats.bits_written += bits;
+        self.stats.flip_bits_written += flip_bits;
+    }
+
     /// Storage-mode read: returns the operation's time in ns (initial latency plus one
     /// read chunk time per chunk overlapped).
     pub fn storage_read(&mut self, addr: u64, buf: &mut [u8]) -> Result<u64, DeviceError> {
@@ -699,16 +727,65 @@ impl Pcm {
         let timing = self.config.storage;
         let mut changed = ChangedChunks::new(timing.write_chunk_bytes);
         self.write_range(addr, data, |line, result| changed.add_line(line, result.word_mask))?;
+        Ok(self.count_storage_write(addr, data.len() as u64, changed.count))
+    }
+
+    /// Counts a storage-mode write of `len` bytes at `addr` whose programmed words lie in
+    /// `changed_chunks` write chunks; returns its time in ns.
+    fn count_storage_write(&mut self, addr: u64, len: u64, changed_chunks: u64) -> u64 {
+        let timing = self.config.storage;
         let chunks = if timing.charge_every_chunk {
-            chunks_overlapped(addr, data.len() as u64, timing.write_chunk_bytes)
+            chunks_overlapped(addr, len, timing.write_chunk_bytes)
         } else {
-            changed.count
+            changed_chunks
         };
         let time_ns = timing.initial_ns + chunks * timing.write_ns_per_chunk;
         self.stats.storage_ops += 1;
         self.stats.storage_time_ns += time_ns;
         self.stats.storage_energy_pj += chunks * timing.write_pj_per_chunk;
-        Ok(time_ns)
+        time_ns
+    }
+
+    /// [`Pcm::storage_write`] of whole lines, whose lines outside `dirty_lines` (bit `i`:
+    /// line `i` of the range) the caller knows to hold the device's bytes already, as a
+    /// page pool knows of the lines it has not written since it read the page: those are
+    /// counted as written and unchanged, as `storage_write` counts them, without comparing
+    /// them. Every counter, cell and wear count comes out as `storage_write`'s. `addr` and
+    /// `data.len()` are multiples of 64 and the range is at most 64 lines. With Start-Gap,
+    /// whose gap moves with every line write, this is `storage_write`.
+    pub fn storage_write_lines(&mut self, addr: u64, data: &[u8], dirty_lines: u64) -> Result<u64, DeviceError> {
+        let lines = data.len() / LINE_BYTES;
+        assert!(
+            addr.is_multiple_of(LINE_BYTES as u64) && data.len().is_multiple_of(LINE_BYTES) && lines <= 64,
+            "whole lines, at most 64"
+        );
+        if self.start_gap.is_some() {
+            return self.storage_write(addr, data);
+        }
+        self.check_range(addr, data.len() as u64)?;
+        let first = addr / LINE_BYTES as u64;
+        // Every line of the range is written: its chunk allocated and the line marked, as
+        // a line write does whether or not a cell changes.
+        let mut line = first;
+        while line < first + lines as u64 {
+            let slot = index(line % CHUNK_LINES as u64);
+            let take = (CHUNK_LINES - slot).min(index(first + lines as u64 - line));
+            self.chunk_mut(line).written |= (u64::MAX >> (64 - take)) << slot;
+            line += take as u64;
+        }
+        let timing = self.config.storage;
+        let mut changed = ChangedChunks::new(timing.write_chunk_bytes);
+        let mut pending = if lines == 64 { dirty_lines } else { dirty_lines & ((1 << lines) - 1) };
+        self.stats.lines_written += lines as u64 - u64::from(pending.count_ones());
+        while pending != 0 {
+            let i = pending.trailing_zeros() as usize;
+            pending &= pending - 1;
+            let bytes: &[u8; LINE_BYTES] =
+                data[i * LINE_BYTES..(i + 1) * LINE_BYTES].try_into().expect("a line's bytes");
+            let result = self.program_physical(first + i as u64, &bytes_to_words(bytes));
+            changed.add_line(first + i as u64, result.word_mask);
+        }
+        Ok(self.count_storage_write(addr, data.len() as u64, changed.count))
     }
 
     /// The exact program count of one physical cell: `lane` 0..8 are data words, 8 the
@@ -894,6 +971,48 @@ fn for_each_line(addr: u64, len: usize, mut f: impl FnMut(u64, usize, usize)) {
         start = 0;
         line += 1;
     }
+}
+
+/// Counting every cell: `record` takes the logical words `new`, encoded by `enc`, and its
+/// programmed cells are added to its wear. Returns the line's result and the flip cells
+/// programmed; a line whose logical words do not change programs nothing.
+#[inline(always)]
+fn program_record<E: Encoding>(record: &mut LineRecord, new: &[u64; WORDS_PER_LINE], enc: E) -> (LineWrite, u32) {
+    let LineRecord { cells, flips, wear } = record;
+    let old_flips_all = *flips;
+    // An unchanged logical word programs nothing (its current encoding costs 0), and a
+    // changed one programs at least one cell or flip cell: so the words written are
+    // exactly the words whose logical value changes.
+    let old = enc.logical_line(cells, old_flips_all);
+    // Most lines of a page written back are unchanged: one test for the whole line.
+    if old.iter().zip(new).fold(0, |any, (o, n)| any | (o ^ n)) == 0 {
+        return (LineWrite::default(), 0);
+    }
+    let changed = (0..WORDS_PER_LINE).fold(0u8, |mask, w| mask | u8::from(new[w] != old[w]) << w);
+    // Per lane, the cells this write programs.
+    let mut programmed = [0u64; LANES];
+    // How many cells this write programs.
+    let mut bits = 0u32;
+    let mut new_flips_all = old_flips_all;
+    let mut pending = changed;
+    while pending != 0 {
+        let w = pending.trailing_zeros() as usize % WORDS_PER_LINE;
+        pending &= pending - 1;
+        let old_flips = old_flips_all >> (8 * w) & 0xff;
+        let (new_cells, new_flips) = enc.encode(cells[w], old_flips, new[w]);
+        programmed[w] = cells[w] ^ new_cells;
+        bits += programmed[w].count_ones();
+        cells[w] = new_cells;
+        new_flips_all ^= (old_flips ^ new_flips) << (8 * w);
+    }
+    let flip_programmed = old_flips_all ^ new_flips_all;
+    programmed[FLIP_LANE] = flip_programmed;
+    bits += flip_programmed.count_ones();
+    *flips = new_flips_all;
+    // Every lane that programs a cell is a changed word's or the flip lane (a changed
+    // word may program only its flip cells: its lane adds nothing).
+    wear.add_lanes(&programmed, u16::from(changed) | u16::from(flip_programmed != 0) << FLIP_LANE);
+    (LineWrite { words: changed.count_ones(), bits, word_mask: changed }, flip_programmed.count_ones())
 }
 
 /// Counting to the word: line `slot` of `chunk` takes the logical words of the

@@ -1,7 +1,7 @@
 //! Hand-computed and property tests of PCM accounting.
 
 use nvmdb_device::pcm::{LINE_BYTES, WORDS_PER_LINE};
-use nvmdb_device::{FlipNWrite, Pcm, PcmConfig, PcmMetrics, PcmStorageTiming};
+use nvmdb_device::{FlipNWrite, Pcm, PcmAccounting, PcmConfig, PcmMetrics, PcmStorageTiming};
 use proptest::prelude::*;
 
 fn pcm(fnw: Option<u32>) -> Pcm {
@@ -244,4 +244,78 @@ fn count_read_matches_read_bytes_and_refuses_ranges_past_the_device() {
     let before = counted.stats().lines_read;
     assert!(counted.count_read(1, u64::MAX).is_err());
     assert_eq!(counted.stats().lines_read, before);
+}
+
+/// A page write of the line-skipping storage write: the first line of the range, its
+/// length in lines, the lines whose bytes change (bit `i`: line `i` of the range), the
+/// further lines declared dirty though unchanged, and the seed of the new bytes.
+type PageWrite = (u64, usize, u64, u64, u64);
+
+/// Replays `writes` on two devices of the same configuration, one through
+/// `storage_write`, the other through `storage_write_lines` given the changed lines and
+/// some unchanged ones as dirty: the returned times, every counter, the wear report, every
+/// cell's program count and the bytes must be identical after each write.
+fn check_lines_write(config: PcmConfig, writes: Vec<PageWrite>) -> Result<(), TestCaseError> {
+    let (mut whole, mut skipping) = (Pcm::new(config).unwrap(), Pcm::new(config).unwrap());
+    let device_lines = whole.lines();
+    for (first, lines, changed, extra, seed) in writes {
+        let first = first % device_lines;
+        let lines = lines.min((device_lines - first) as usize);
+        let addr = first * LINE_BYTES as u64;
+        let mut data = vec![0u8; lines * LINE_BYTES];
+        whole.peek_bytes(addr, &mut data).unwrap();
+        for (i, line) in data.chunks_exact_mut(LINE_BYTES).enumerate() {
+            if changed >> i & 1 == 1 {
+                for (j, byte) in line.iter_mut().enumerate() {
+                    let x = (seed ^ (i * LINE_BYTES + j) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                    // Sparse: a few bytes of the line change.
+                    if x >> 60 == 0 {
+                        *byte = (x >> 32) as u8;
+                    }
+                }
+            }
+        }
+        let t = whole.storage_write(addr, &data).unwrap();
+        prop_assert_eq!(skipping.storage_write_lines(addr, &data, changed | extra).unwrap(), t);
+        prop_assert_eq!(whole.stats(), skipping.stats());
+    }
+    prop_assert_eq!(whole.wear_report(), skipping.wear_report());
+    for line in 0..device_lines + u64::from(config.start_gap_interval.is_some()) {
+        for lane in 0..9 {
+            for bit in 0..64 {
+                prop_assert_eq!(whole.cell_writes(line, lane, bit), skipping.cell_writes(line, lane, bit));
+            }
+        }
+    }
+    let (mut a, mut b) = (vec![0u8; config.capacity_bytes as usize], vec![0u8; config.capacity_bytes as usize]);
+    whole.peek_bytes(0, &mut a).unwrap();
+    skipping.peek_bytes(0, &mut b).unwrap();
+    prop_assert_eq!(a, b);
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn storage_write_lines_counts_as_storage_write(
+        fnw in prop::option::of(prop::sample::select(vec![8u32, 64])),
+        words in any::<bool>(),
+        start_gap in any::<bool>(),
+        charge_every_chunk in any::<bool>(),
+        timing in prop::sample::select(vec![
+            PcmStorageTiming::THESIS_TABLE_2_2,
+            PcmStorageTiming::SAMSUNG_PRAM_DATASHEET,
+            PcmStorageTiming::IPLP_BOARD,
+        ]),
+        writes in prop::collection::vec((0u64..200, 0usize..=64, any::<u64>(), any::<u64>(), any::<u64>()), 1..30),
+    ) {
+        // 200 lines: ranges cross the device's 64-line chunks.
+        let mut config = PcmConfig::new(200 * LINE_BYTES as u64);
+        config.flip_n_write = fnw.map(|n| FlipNWrite::new(n).unwrap());
+        config.accounting = if words { PcmAccounting::Words } else { PcmAccounting::Cells };
+        config.start_gap_interval = start_gap.then_some(3);
+        config.storage = PcmStorageTiming { charge_every_chunk, ..timing };
+        check_lines_write(config, writes)?;
+    }
 }

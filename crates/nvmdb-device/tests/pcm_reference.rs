@@ -3,7 +3,8 @@
 //! Flip-N-Write decided bit by bit. Every counter, every cell's program count and the
 //! wear report must be identical, for line writes and for storage-mode byte-range writes
 //! (whose merge of old and new bytes and per-chunk charging the reference also does byte
-//! by byte). Storage writes counted to the word ([`PcmAccounting::Words`]) must match it in
+//! by byte), on lines within one 64-line chunk and on lines across a chunk boundary.
+//! Storage writes counted to the word ([`PcmAccounting::Words`]) must match it in
 //! everything but the cells programmed and their wear. A second test runs the storage path
 //! over a device of two directory tables, with ranges across chunk and table boundaries,
 //! against a plain byte image.
@@ -288,15 +289,18 @@ fn storage_writes() -> impl Strategy<Value = Vec<StorageWrite>> {
 }
 
 /// Replays `writes` through the storage path of a device counting as `accounting` and
-/// through the per-cell reference. Under [`PcmAccounting::Words`] everything but the cells
-/// programmed and their wear must match the reference, and those must read 0.
+/// through the per-cell reference, whose line `i` is the device's line `base_line + i`.
+/// Under [`PcmAccounting::Words`] everything but the cells programmed and their wear must
+/// match the reference, and those must read 0.
 fn check_storage(
     group_bits: Option<u32>,
     timing: PcmStorageTiming,
     accounting: PcmAccounting,
+    base_line: u64,
     writes: Vec<StorageWrite>,
 ) -> Result<(), TestCaseError> {
-    let mut config = PcmConfig::new(LINES * 64);
+    let base = base_line * 64;
+    let mut config = PcmConfig::new(base + LINES * 64);
     config.flip_n_write = group_bits.map(|n| FlipNWrite::new(n).unwrap());
     config.storage = timing;
     config.accounting = accounting;
@@ -312,21 +316,21 @@ fn check_storage(
             })
             .collect();
         let mut old = vec![0u8; len];
-        pcm.read_bytes(addr, &mut old).unwrap();
+        pcm.read_bytes(base + addr, &mut old).unwrap();
         for i in 0..repeat {
             let value = if i % 2 == 0 { &new } else { &old };
             let (t, e) = ref_storage_write(&mut reference, &timing, addr, value);
-            prop_assert_eq!(pcm.storage_write(addr, value).unwrap(), t, "write of {} B at {}", len, addr);
+            prop_assert_eq!(pcm.storage_write(base + addr, value).unwrap(), t, "write of {} B at {}", len, addr);
             time_ns += t;
             energy_pj += e;
             ops += 1;
             let mut back = vec![0u8; len];
-            pcm.read_bytes(addr, &mut back).unwrap();
+            pcm.read_bytes(base + addr, &mut back).unwrap();
             prop_assert_eq!(&back, value);
         }
     }
     for line in 0..LINES {
-        prop_assert_eq!(pcm.peek_line(line), reference.peek(line), "line {}", line);
+        prop_assert_eq!(pcm.peek_line(base_line + line), reference.peek(line), "line {}", line);
     }
     let stats = pcm.stats();
     prop_assert_eq!((stats.lines_written, stats.words_written), (reference.lines_written, reference.words_written));
@@ -337,7 +341,7 @@ fn check_storage(
                 (stats.bits_written, stats.flip_bits_written),
                 (reference.bits_written, reference.flip_bits_written)
             );
-            check_wear(&pcm, &reference, |line| line)
+            check_wear(&pcm, &reference, |line| base_line + line)
         }
         PcmAccounting::Words => {
             let wear = pcm.wear_report();
@@ -385,7 +389,19 @@ proptest! {
         timing in timings(),
         writes in storage_writes(),
     ) {
-        check_storage(group_bits, timing, PcmAccounting::Cells, writes)?;
+        check_storage(group_bits, timing, PcmAccounting::Cells, 0, writes)?;
+    }
+
+    #[test]
+    fn storage_path_across_a_chunk_boundary_matches_the_per_cell_reference(
+        group_bits in prop::option::of(prop::sample::select(vec![8u32, 16, 32, 64])),
+        timing in timings(),
+        accounting in prop::sample::select(vec![PcmAccounting::Cells, PcmAccounting::Words]),
+        writes in storage_writes(),
+    ) {
+        // The reference's lines are the device's lines 60..68: the last four of the first
+        // 64-line chunk and the first four of the second.
+        check_storage(group_bits, timing, accounting, 60, writes)?;
     }
 
     #[test]
@@ -394,7 +410,7 @@ proptest! {
         timing in timings(),
         writes in storage_writes(),
     ) {
-        check_storage(group_bits, timing, PcmAccounting::Words, writes)?;
+        check_storage(group_bits, timing, PcmAccounting::Words, 0, writes)?;
     }
 }
 

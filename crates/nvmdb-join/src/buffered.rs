@@ -11,13 +11,18 @@ use nvmdb_memory::{Heap, Memory, MemoryError, MemoryReport};
 /// Bytes per buffer-pool page.
 pub const PAGE_BYTES: u64 = 4096;
 
+/// Bytes per PCM line: a page is 64 lines.
+const LINE_BYTES: u64 = nvmdb_device::pcm::LINE_BYTES as u64;
+
 /// No frame: the end of the recency list, or a page not resident.
 const NONE: u32 = u32::MAX;
 
 #[derive(Debug, Clone, Copy)]
 struct Frame {
     page: u64,
-    dirty: bool,
+    /// Bit `i` set when line `i` of the page has been written since the page was read
+    /// from PCM or last written back: the other lines still hold PCM's bytes.
+    dirty_lines: u64,
     /// The next less recently used frame, or [`NONE`].
     older: u32,
     /// The next more recently used frame, or [`NONE`].
@@ -38,8 +43,6 @@ pub struct BufferedMemory {
     /// The least and the most recently used frames ([`NONE`] while the pool is empty).
     lru: u32,
     mru: u32,
-    /// One page, the copy between PCM and DRAM.
-    page_buf: Box<[u8]>,
     dram_at_reset: VolatileStats,
 }
 
@@ -59,7 +62,6 @@ impl BufferedMemory {
             page_table: Vec::new(),
             lru: NONE,
             mru: NONE,
-            page_buf: vec![0u8; index(PAGE_BYTES)].into_boxed_slice(),
             dram_at_reset: VolatileStats::default(),
         }
     }
@@ -69,11 +71,16 @@ impl BufferedMemory {
         self.dram.stats().since(&self.dram_at_reset)
     }
 
+    /// Writes the page back: a whole-page storage write, in which only the lines written
+    /// since the page was read are compared with PCM's (the others hold its bytes).
+    /// The page goes from the frame's DRAM to PCM without a copy between them: a DRAM
+    /// read of the page, as a copy out would count it.
     fn write_back(&mut self, frame: usize) {
-        let dram_addr = frame as u64 * PAGE_BYTES;
-        self.dram.read(dram_addr, &mut self.page_buf).expect("frame inside the pool");
-        self.pcm.storage_write(self.frames[frame].page * PAGE_BYTES, &self.page_buf).expect("page inside the device");
-        self.frames[frame].dirty = false;
+        let Frame { page, dirty_lines, .. } = self.frames[frame];
+        let bytes =
+            self.dram.read_in_place(frame as u64 * PAGE_BYTES, index(PAGE_BYTES)).expect("frame inside the pool");
+        self.pcm.storage_write_lines(page * PAGE_BYTES, bytes, dirty_lines).expect("page inside the device");
+        self.frames[frame].dirty_lines = 0;
     }
 
     /// Takes `frame` out of the recency list.
@@ -111,21 +118,23 @@ impl BufferedMemory {
             return frame as usize;
         }
         let frame = if self.frames.len() < self.capacity_frames {
-            self.frames.push(Frame { page, dirty: false, older: NONE, newer: NONE });
+            self.frames.push(Frame { page, dirty_lines: 0, older: NONE, newer: NONE });
             u32::try_from(self.frames.len() - 1).expect("fewer frames than NONE")
         } else {
             let victim = self.lru;
             assert_ne!(victim, NONE, "a full pool has pages");
             self.unlink(victim);
-            if self.frames[victim as usize].dirty {
+            if self.frames[victim as usize].dirty_lines != 0 {
                 self.write_back(victim as usize);
             }
             self.page_table[index(self.frames[victim as usize].page)] = NONE;
             victim
         };
-        self.pcm.storage_read(page * PAGE_BYTES, &mut self.page_buf).expect("page inside the device");
-        self.dram.write(u64::from(frame) * PAGE_BYTES, &self.page_buf).expect("frame inside the pool");
-        self.frames[frame as usize] = Frame { page, dirty: false, older: NONE, newer: NONE };
+        // Read from PCM straight into the frame: a DRAM write of the page.
+        let bytes =
+            self.dram.write_in_place(u64::from(frame) * PAGE_BYTES, index(PAGE_BYTES)).expect("frame inside the pool");
+        self.pcm.storage_read(page * PAGE_BYTES, bytes).expect("page inside the device");
+        self.frames[frame as usize] = Frame { page, dirty_lines: 0, older: NONE, newer: NONE };
         if slot >= self.page_table.len() {
             self.page_table.resize(slot + 1, NONE);
         }
@@ -150,7 +159,9 @@ impl BufferedMemory {
             let n = index(PAGE_BYTES - offset).min(len - done);
             let frame = self.frame_of(page);
             if write {
-                self.frames[frame].dirty = true;
+                // The lines `offset..offset + n` spans (n ≥ 1; a page is 64 lines).
+                let (first, last) = (offset / LINE_BYTES, (offset + n as u64 - 1) / LINE_BYTES);
+                self.frames[frame].dirty_lines |= (u64::MAX >> (63 - (last - first))) << first;
             }
             f(&mut self.dram, frame as u64 * PAGE_BYTES + offset, done..done + n);
             done += n;
@@ -182,7 +193,7 @@ impl Memory for BufferedMemory {
     /// Writes every dirty page back, in frame order.
     fn flush_all(&mut self) {
         for frame in 0..self.frames.len() {
-            if self.frames[frame].dirty {
+            if self.frames[frame].dirty_lines != 0 {
                 self.write_back(frame);
             }
         }

@@ -28,7 +28,13 @@ use crate::output::Output;
 /// PCM), pcm-writeback/one-word-changed and pcm-writeback/random-line (each beside
 /// line-diff/native/…, the same write-backs as XOR and popcount in plain memory),
 /// btree-insert (native vs cached PCM), envy-memory-random-mix (native vs eNVy),
-/// kv/ENGINE/BENCHMARK (beside kv/btreemap/BENCHMARK). A benchmark with a baseline
+/// kv/ENGINE/BENCHMARK (beside kv/btreemap/BENCHMARK), pcm-as-disk/page-fault (a DRAM page
+/// pool over PCM storage: each touch reads a page and writes a dirty one back; beside
+/// page-copy/native, the same copies and word diffs in plain memory; at most 200,000 touches)
+/// and
+/// pcm-as-disk/ssb-load-join (the column-store SSB database at scale factor 0.0005 loaded
+/// behind a 16-page pool and query Q1 joined, beside native/ssb-load-join; runs once,
+/// whatever --ops). A benchmark with a baseline
 /// reports it and the ratio of their times per operation, both measured in the same run.
 #[derive(Debug, Args)]
 pub struct BenchArgs {
@@ -288,6 +294,24 @@ fn writeback_benches(args: &BenchArgs, bytes: u64, out: &mut Vec<BenchResult>) -
     Ok(())
 }
 
+/// PCM as disk: page faults of the DRAM pool, and an SSB load and join, each beside its
+/// plain-memory baseline measured in the same run.
+fn pcm_as_disk_benches(args: &BenchArgs, out: &mut Vec<BenchResult>) {
+    use nvmdb_experiments::bench::join;
+    if selected(args, "pcm-as-disk/page-fault") || selected(args, "page-copy/native") {
+        let ops = args.ops.min(200_000);
+        let native = from_ns_per_op("page-copy/native", ops, join::page_copy_native_ns(ops));
+        let disk = from_ns_per_op("pcm-as-disk/page-fault", ops, join::page_fault_ns(ops));
+        out.push(compared(disk, &native));
+        out.push(native);
+    }
+    if selected(args, "pcm-as-disk/ssb-load-join") || selected(args, "native/ssb-load-join") {
+        let [disk, native] = join::ssb_load_join().map(|(name, ops, ns)| from_ns_per_op(&name, ops, ns));
+        out.push(compared(disk, &native));
+        out.push(native);
+    }
+}
+
 /// B+-tree inserts (unsorted-leaf-bitmap, 4-line nodes) on native and cached PCM memory.
 fn btree_benches(args: &BenchArgs, out: &mut Vec<BenchResult>) {
     if !selected(args, "btree-insert") {
@@ -392,6 +416,10 @@ fn benchmark_names() -> Vec<String> {
         "pcm-writeback/random-line",
         "line-diff/native/one-word-changed",
         "line-diff/native/random-line",
+        "pcm-as-disk/page-fault",
+        "page-copy/native",
+        "pcm-as-disk/ssb-load-join",
+        "native/ssb-load-join",
     ]
     .map(String::from)
     .into();
@@ -436,6 +464,7 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
     }
     kv_benches(args, &mut results)?;
     writeback_benches(args, bytes, &mut results)?;
+    pcm_as_disk_benches(args, &mut results);
     let mut out = Output::new();
     if args.json {
         return out.json(&results);

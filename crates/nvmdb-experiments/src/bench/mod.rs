@@ -4,4 +4,5 @@
 pub mod btree;
 pub mod envy;
 pub mod flash;
+pub mod join;
 pub mod kv;
