@@ -4,7 +4,7 @@
 
 use nvmdb_btree::{BTree, Variant};
 use nvmdb_device::{Pcm, PcmConfig};
-use nvmdb_envy::analytic::{cleaning_cost, fifo_cleaned_utilization};
+use nvmdb_envy::analytic::{cleaning_cost, fifo_cleaned_utilization, fifo_partition_cleaned_utilization};
 use nvmdb_envy::tpca::{accounts_to_fill, Tpca, TpcaConfig, TpcaReport};
 use nvmdb_envy::workload::{self, Bimodal};
 use nvmdb_envy::{CleaningPolicy, Envy, EnvyConfig, EnvyError, EnvyMemory, EnvyStats};
@@ -87,23 +87,41 @@ impl WarmUp {
     }
 }
 
-/// Turnovers per window of the settling rule.
-const SETTLE_WINDOW: usize = 4;
+/// The settling rule in the outcomes' configuration.
+const SETTLE_RULE: &str = "three equal windows over the last three quarters of the warm-up";
 
-/// The settling rule's tolerance: the last two windows' mean costs differ by less.
-const SETTLE_TOLERANCE: f64 = 0.02;
+/// The settling rule's tolerance: the three windows' mean costs lie within it of the
+/// largest.
+const SETTLE_TOLERANCE: f64 = 0.03;
 
-/// Whether a run's per-turnover costs have settled: the mean cost of the last
-/// [`SETTLE_WINDOW`] turnovers and that of the window before differ by less than
-/// [`SETTLE_TOLERANCE`] of the larger.
+/// Whether a run's per-turnover costs have settled: the last three quarters of the
+/// turnovers so far, cut into three equal windows, have mean costs within
+/// [`SETTLE_TOLERANCE`] of the largest. The windows grow with the run, so a dip in the
+/// cost (locality gathering's falls below its steady state and recovers over tens to
+/// hundreds of turnovers) cannot pass for a plateau as it can between two short
+/// adjacent windows, and their noise shrinks as they grow.
 fn settled(costs: &[f64]) -> bool {
-    let n = costs.len();
-    if n < 2 * SETTLE_WINDOW {
+    let (n, w) = (costs.len(), costs.len() / 4);
+    if w == 0 {
         return false;
     }
     let mean = |w: &[f64]| w.iter().sum::<f64>() / w.len() as f64;
-    let (before, last) = (mean(&costs[n - 2 * SETTLE_WINDOW..n - SETTLE_WINDOW]), mean(&costs[n - SETTLE_WINDOW..]));
-    (last - before).abs() < SETTLE_TOLERANCE * last.max(before) || last == before
+    let means = [&costs[n - 3 * w..n - 2 * w], &costs[n - 2 * w..n - w], &costs[n - w..]].map(mean);
+    let (lo, hi) = means.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &m| (lo.min(m), hi.max(m)));
+    hi - lo < SETTLE_TOLERANCE * hi || hi == lo
+}
+
+/// The live share α of the cleanable segments (all but the spares) with the buffer's
+/// pages excluded: the quantity FIFO's closed forms take.
+fn live_share(config: &EnvyConfig) -> f64 {
+    (config.logical_pages - u64::from(config.flush_threshold_pages)) as f64
+        / (u64::from(config.positions()) * u64::from(config.pages_per_segment)) as f64
+}
+
+/// Pages a run's redistribution pulled into cleaned partitions from their neighbours,
+/// per page of the segments cleaned: cleaning programs beyond the cleaned live pages.
+fn pulled_share(s: &EnvyStats) -> f64 {
+    (s.clean_programs - s.cleaned_live_pages) as f64 / s.cleaned_segment_pages as f64
 }
 
 /// Fills the space, warms up (`warm`), then measures `measured` turnovers.
@@ -137,6 +155,8 @@ struct CleaningTrace {
     warm: u64,
     /// Whether the warm-up ended at its cap unsettled.
     capped: bool,
+    /// The lowest and highest live share of a partition's positions at the end.
+    partition_live_share: (f64, f64),
 }
 
 /// [`cleaning_run`], also giving each turnover's (warm-up included) cleaning cost and
@@ -172,7 +192,14 @@ fn cleaning_trace(
     for _ in 0..measured {
         turnover(&mut envy)?;
     }
-    Ok(CleaningTrace { stats: *envy.stats(), points, warm: costs.len() as u64, capped })
+    let k = config.cleaning.partition_segments(config.positions()) as usize;
+    let pages = f64::from(config.pages_per_segment);
+    let partition_live_share = envy
+        .position_live_pages()
+        .chunks(k)
+        .map(|c| c.iter().map(|&l| f64::from(l)).sum::<f64>() / (c.len() as f64 * pages))
+        .fold((f64::INFINITY, 0.0f64), |(lo, hi), share| (lo.min(share), hi.max(share)));
+    Ok(CleaningTrace { stats: *envy.stats(), points, warm: costs.len() as u64, capped, partition_live_share })
 }
 
 /// The fewest positions that hold 90 % of the `hot` pages found in flash.
@@ -205,12 +232,14 @@ fn turnovers(scale: Scale) -> (u64, u64) {
 
 /// Warm-up and measured turnovers of the experiments that run locality gathering and
 /// hybrid. From a start with the hot pages scattered over every position, their
-/// redistribution gathers hot data one neighbouring partition per clean; the
-/// convergence table of `envy-cleaning-locality` shows the cost falling for about 20–30
-/// turnovers at quick scale, and its shape table how the time grows with the positions.
-/// At least 32 turnovers, then until [`settled`], at most 96.
+/// redistribution gathers hot data one neighbouring partition per clean. Locality
+/// gathering's cost falls below its steady state and recovers over tens to hundreds of
+/// turnovers, the longer the more positions and the smaller the segments (the shape
+/// table of `envy-cleaning-locality`; BENCHMARKS.md has runs of 400 turnovers). At least
+/// 32 turnovers, then until [`settled`], at most 400: on 64 × 256 pages under 80/20 the
+/// rule settled after 142–355 turnovers in three seeds' runs of 400.
 fn gathering_turnovers(scale: Scale) -> (WarmUp, u64) {
-    scale.pick((WarmUp { min: 32, cap: 96 }, 8), (WarmUp { min: 32, cap: 96 }, 8))
+    scale.pick((WarmUp { min: 32, cap: 400 }, 8), (WarmUp { min: 32, cap: 400 }, 8))
 }
 
 /// The warm-ups of several runs in words: their range, and the runs that reached the
@@ -231,8 +260,9 @@ fn warm_up_words(warm: WarmUp, runs: &[(String, u64, bool)]) -> String {
         )
     };
     format!(
-        "Each run warms up for at least {} turnovers and then until the mean cost of its last {SETTLE_WINDOW} \
-         turnovers is within {:.0} % of the {SETTLE_WINDOW} before; the warm-ups took {lo}–{hi} turnovers, and {cap}.",
+        "Each run warms up for at least {} turnovers and then until the last three quarters of its turnovers, cut \
+         into three equal windows, have mean costs within {:.0} % of the largest; the warm-ups took {lo}–{hi} \
+         turnovers, and {cap}.",
         warm.min,
         SETTLE_TOLERANCE * 100.0
     )
@@ -285,8 +315,7 @@ impl Experiment for CleaningUtilization {
             let analytic = cleaning_cost(cleaned);
             let deviation = (fifo.cleaning_cost() - analytic) / analytic * 100.0;
             worst_deviation = worst_deviation.max(deviation.abs());
-            let alpha = (config.logical_pages - u64::from(config.flush_threshold_pages)) as f64
-                / (u64::from(config.positions()) * u64::from(config.pages_per_segment)) as f64;
+            let alpha = live_share(&config);
             table.row(vec![
                 u.into(),
                 alpha.into(),
@@ -354,45 +383,43 @@ const LOCALITIES: [Bimodal; 6] = [
     Bimodal { hot_access: 0.95, hot_data: 0.05 },
 ];
 
-/// Turnovers in the shape runs' moving window of costs.
-const SHAPE_WINDOW: usize = 8;
-/// Turnovers at the end of a shape run that give its final level.
-const SHAPE_FINAL: usize = 16;
-/// How near the final cost a window's mean must come.
-const SHAPE_COST_TOLERANCE: f64 = 0.05;
+/// The share of a shape run, at its end, that gives its final level.
+const SHAPE_FINAL_SHARE: usize = 4;
 /// How far above its final level the hot pages' spread may be.
 const SHAPE_HOT_TOLERANCE: f64 = 0.10;
 
-/// A shape run's turnovers to settle (1-based), by the cost (the first turnover whose
-/// window of [`SHAPE_WINDOW`] costs has a mean within [`SHAPE_COST_TOLERANCE`] of the
-/// last [`SHAPE_FINAL`] turnovers') and by the hot pages (the first turnover whose
-/// positions holding 90 % of them are within [`SHAPE_HOT_TOLERANCE`] above their mean
-/// over the last [`SHAPE_FINAL`]).
-fn settle_turnovers(points: &[TurnoverPoint]) -> (usize, usize) {
+/// A shape run's turnovers to settle (1-based): by the cost, the first turnover from
+/// `min` on at which the warm-ups' rule ([`settled`]) holds over the costs so far (`None`
+/// if it never does), and by the hot pages, the turnover from which on the positions
+/// holding 90 % of them stay within [`SHAPE_HOT_TOLERANCE`] above their mean over the last
+/// `final_turnovers`.
+fn settle_turnovers(points: &[TurnoverPoint], min: usize, final_turnovers: usize) -> (Option<usize>, usize) {
     let n = points.len();
-    let tail = &points[n.saturating_sub(SHAPE_FINAL)..];
-    let final_cost = tail.iter().map(|x| x.cost).sum::<f64>() / tail.len() as f64;
+    let costs: Vec<f64> = points.iter().map(|x| x.cost).collect();
+    let by_cost = (min.max(1)..=n).find(|&t| settled(&costs[..t]));
+    let tail = &points[n.saturating_sub(final_turnovers)..];
     let final_hot = tail.iter().map(|x| x.hot_positions as f64).sum::<f64>() / tail.len() as f64;
-    let by_cost = (SHAPE_WINDOW..=n)
-        .find(|&t| {
-            let mean = points[t - SHAPE_WINDOW..t].iter().map(|x| x.cost).sum::<f64>() / SHAPE_WINDOW as f64;
-            (mean - final_cost).abs() <= SHAPE_COST_TOLERANCE * final_cost
-        })
-        .unwrap_or(n);
-    let by_hot =
-        (1..=n).find(|&t| points[t - 1].hot_positions as f64 <= (1.0 + SHAPE_HOT_TOLERANCE) * final_hot).unwrap_or(n);
+    let hot_off = |t: usize| points[t - 1].hot_positions as f64 > (1.0 + SHAPE_HOT_TOLERANCE) * final_hot;
+    let by_hot = (1..=n).rev().find(|&t| hot_off(t)).map_or(1, |t| (t + 1).min(n));
     (by_cost, by_hot)
 }
 
-/// What the shape runs (segments, pages per segment, positions, turnovers to settle by
-/// the cost and by the hot pages) of `envy-cleaning-locality` show, in words: how the
-/// settling time changes with the positions (at equal pages per segment) and with the
-/// pages per segment (at equal positions). Runs 0 and 1 differ in positions, 1 and 2 in
-/// pages, 2 and 3 in positions.
-fn shape_verdict(runs: &[(u32, u32, u32, usize, usize)]) -> String {
+/// A shape run's settling: segments, pages per segment, positions, turnovers to settle
+/// by the cost (`None`: not within the run) and by the hot pages.
+type ShapeSettle = (u32, u32, u32, Option<usize>, usize);
+
+/// What the shape runs of `envy-cleaning-locality` show, in words: how the settling time
+/// changes with the positions (at equal pages per segment) and with the pages per
+/// segment (at equal positions). Runs 0 and 1 differ in positions, 1 and 2 in pages, 2
+/// and 3 in positions.
+fn shape_verdict(runs: &[ShapeSettle]) -> String {
     let [a, b, c, d] = runs else { return String::new() };
-    let ratio = |x: &(u32, u32, u32, usize, usize), y: &(u32, u32, u32, usize, usize)| {
-        format!("{:.2} by the cost and {:.2} by the hot pages", y.3 as f64 / x.3 as f64, y.4 as f64 / x.4 as f64)
+    let ratio = |x: &ShapeSettle, y: &ShapeSettle| {
+        let by_cost = match (x.3, y.3) {
+            (Some(p), Some(q)) => format!("{:.2}", q as f64 / p as f64),
+            _ => "an unknown factor (a run did not settle)".into(),
+        };
+        format!("{by_cost} by the cost and {:.2} by the hot pages", y.4 as f64 / x.4 as f64)
     };
     format!(
         "Doubling the positions multiplies the turnovers to settle by {} ({} pages per segment) and by {} ({} pages \
@@ -481,6 +508,7 @@ impl Experiment for CleaningLocality {
         let shapes = [(segments / 2, pages), (segments, pages), (segments, pages / 4), (2 * segments, pages / 4)];
         let shape_dist = LOCALITIES[3];
         let shape_turnovers = warm.cap;
+        let shape_final = shape_turnovers / SHAPE_FINAL_SHARE as u64;
         parts.extend(shapes.map(|shape| LocalityPart {
             dist: shape_dist,
             policy: CleaningPolicy::Locality,
@@ -504,7 +532,7 @@ impl Experiment for CleaningLocality {
         };
         let mut runs = cleaning_parts(ctx, self.id(), &parts, config_of, |part| {
             let (warm, measured) = if part.shape.is_some() {
-                (WarmUp::fixed(shape_turnovers - SHAPE_FINAL as u64), SHAPE_FINAL as u64)
+                (WarmUp::fixed(shape_turnovers - shape_final), shape_final)
             } else {
                 (warm, measured)
             };
@@ -524,6 +552,9 @@ impl Experiment for CleaningLocality {
         );
         let mut worst_drift: (f64, String, &str) = (1.0, String::new(), "");
         let mut warm_ups = Vec::new();
+        // Greedy, FIFO, locality gathering and hybrid under uniform access: stats and the
+        // partitions' live shares.
+        let mut uniform_runs = Vec::new();
         for (i, dist) in LOCALITIES.iter().enumerate() {
             let mut row: Vec<Cell> = vec![dist.label().into()];
             let mut move_row: Vec<Cell> = vec![dist.label().into()];
@@ -542,6 +573,9 @@ impl Experiment for CleaningLocality {
                     worst_drift = (second / first, dist.label(), names[p]);
                 }
                 warm_ups.push((format!("{} under {}", names[p], dist.label()), run.warm, run.capped));
+                if i == 0 {
+                    uniform_runs.push((stats, run.partition_live_share));
+                }
                 if i == LOCALITIES.len() - 1 {
                     traces.push(run.points);
                 }
@@ -610,12 +644,15 @@ impl Experiment for CleaningLocality {
                 cleaning_cost(s.cleaned_utilization()).into(),
                 (s.redistributed_pages as f64 / s.flush_programs as f64).into(),
             ]);
-            step_costs.push((dist.label(), name, divisor, s.cleaning_cost()));
+            step_costs.push((dist.label(), name, divisor, s, run.partition_live_share));
             warm_ups.push((format!("{name} with divisor {divisor} under {}", dist.label()), run.warm, run.capped));
         }
         // What sets locality gathering's settling time: each shape's turnovers to settle,
         // and its cost and gathering of the hot pages along the way.
-        let checkpoints = [1usize, 8, 16, 32, 48, 64, 96];
+        let checkpoints: Vec<usize> = [1usize, 16, 32, 48, 64, 96, 128, 192, 256, 320, 400]
+            .into_iter()
+            .filter(|&t| t as u64 <= shape_turnovers)
+            .collect();
         let mut shape_columns = vec![
             "segments".to_string(),
             "pages per segment".into(),
@@ -633,20 +670,17 @@ impl Experiment for CleaningLocality {
         let mut shape_table = Table::new(
             format!(
                 "What sets the settling time: locality gathering under {} at {:.0} % utilisation on arrays of other \
-                 shapes, {shape_turnovers} turnovers from the filled, scattered start. Turnovers to settle: the \
-                 first turnover t at which the mean cost of turnovers t − {} … t is within {:.0} % of the last {} \
-                 turnovers' mean, and the first at which the positions holding 90 % of the hot pages in flash are \
-                 at most {:.0} % above their mean over the last {}; then the cost within, and the share of positions \
-                 holding 90 % of the hot pages after, chosen turnovers; and over the last {}: the cleaning cost, the \
-                 cleaned segments' utilisation and the pages the redistribution moved per flushed page",
+                 shapes, {shape_turnovers} turnovers from the filled, scattered start. Turnovers to settle: by the \
+                 cost, the first turnover (from {}) at which the warm-ups' settling rule holds over the costs so far; \
+                 by the hot pages, the turnover from which on the positions holding 90 % of the hot pages in flash \
+                 stay at most {:.0} % above their mean over the last {shape_final}; then the cost within, and the \
+                 share of positions holding 90 % of the hot pages after, chosen turnovers; and over the last \
+                 {shape_final}: the cleaning cost, the cleaned segments' utilisation and the pages the \
+                 redistribution moved per flushed page",
                 shape_dist.label(),
                 utilization * 100.0,
-                SHAPE_WINDOW - 1,
-                SHAPE_COST_TOLERANCE * 100.0,
-                SHAPE_FINAL,
+                warm.min,
                 SHAPE_HOT_TOLERANCE * 100.0,
-                SHAPE_FINAL,
-                SHAPE_FINAL,
             ),
             &shape_column_refs,
         );
@@ -654,9 +688,9 @@ impl Experiment for CleaningLocality {
         let mut shape_ends = Vec::new();
         for (&(segments, pages), run) in shapes.iter().zip(runs) {
             let positions = segments - 1;
-            let (by_cost, by_hot) = settle_turnovers(&run.points);
-            let mut row: Vec<Cell> =
-                vec![segments.into(), pages.into(), positions.into(), by_cost.into(), by_hot.into()];
+            let (by_cost, by_hot) = settle_turnovers(&run.points, warm.min as usize, shape_final as usize);
+            let by_cost_cell = by_cost.map_or(Cell::from(format!("not within {shape_turnovers}")), Cell::from);
+            let mut row: Vec<Cell> = vec![segments.into(), pages.into(), positions.into(), by_cost_cell, by_hot.into()];
             row.extend(
                 checkpoints.iter().map(|&t| run.points.get(t - 1).map_or(Cell::from(""), |x| Cell::from(x.cost))),
             );
@@ -711,15 +745,15 @@ impl Experiment for CleaningLocality {
         let config = cleaning_config(ctx.scale, CleaningPolicy::Fifo, utilization);
         outcome.config = json!({"segments": config.segments, "pages_per_segment": config.pages_per_segment,
             "utilization": utilization, "hybrid_partition_segments": k, "min_warm_turnovers": warm.min,
-            "max_warm_turnovers": warm.cap, "settle_window_turnovers": SETTLE_WINDOW,
+            "max_warm_turnovers": warm.cap, "settle_windows": SETTLE_RULE,
             "settle_tolerance": SETTLE_TOLERANCE, "measured_turnovers": measured, "seed": ctx.seed});
         outcome.tables.extend([table, convergence, settling, moves, steps, shape_table]);
         outcome.plots.push(plot);
+        let step_run = |label: &str, name: &str, divisor: u32| {
+            step_costs.iter().find(|(l, n, d, ..)| *l == label && *n == name && *d == divisor).map(|r| (r.3, r.4))
+        };
         let step = |label: &str, name: &str, divisor: u32| {
-            step_costs
-                .iter()
-                .find(|(l, n, d, _)| *l == label && *n == name && *d == divisor)
-                .map_or(f64::NAN, |(_, _, _, c)| *c)
+            step_run(label, name, divisor).map_or(f64::NAN, |(s, _)| s.cleaning_cost())
         };
         let (uniform, skewed) = (LOCALITIES[0].label(), LOCALITIES[last].label());
         let gathering = "locality gathering";
@@ -771,6 +805,7 @@ impl Experiment for CleaningLocality {
         let settle_words: Vec<String> = shape_settles
             .iter()
             .map(|&(segments, pages, positions, by_cost, by_hot)| {
+                let by_cost = by_cost.map_or(format!("not within {shape_turnovers}"), |t| t.to_string());
                 format!(
                     "{segments} × {pages} ({positions} positions): {by_cost} by the cost, {by_hot} by the hot pages"
                 )
@@ -779,7 +814,7 @@ impl Experiment for CleaningLocality {
         outcome.notes.push(format!(
             "What sets the settling time (sixth table): locality gathering under {} from the scattered start, \
              segments × pages per segment, turnovers to settle: {}. {} On the experiment's own array ({segments} × \
-             {pages}) the cost over the last {SHAPE_FINAL} of {shape_turnovers} turnovers is {:.2} (cleaned \
+             {pages}) the cost over the last {shape_final} of {shape_turnovers} turnovers is {:.2} (cleaned \
              segments' u {:.3}), against {:.2} measured after the warm-up in the first table: {}",
             shape_dist.label(),
             settle_words.join("; "),
@@ -819,6 +854,9 @@ impl Experiment for CleaningLocality {
             step(&uniform, "hybrid", 0) / greedy[0],
             step(&uniform, "hybrid", 8) / greedy[0],
         ));
+        let near_greedy = hybrid_near_greedy(&uniform_runs, step_run(&uniform, "hybrid", 0), &config, k);
+        outcome.tables.push(near_greedy.0);
+        outcome.notes.push(near_greedy.1);
         outcome.notes.push(
             "Locality gathering here is nvmdb's reading of the paper's heuristic (see crates/nvmdb-envy/README.md): \
              when a segment is cleaned and its cleaning frequency × cost is above the average, an eighth of its \
@@ -831,6 +869,100 @@ impl Experiment for CleaningLocality {
         );
         Ok(outcome)
     }
+}
+
+/// Hybrid against greedy under uniform access, isolated (the seventh table of
+/// `envy-cleaning-locality` and its note), from the runs under uniform access: greedy,
+/// FIFO, locality gathering and hybrid (`uniform`: stats and partitions' live shares) and
+/// hybrid without redistribution (`unredistributed`). FIFO within partitions of `k`
+/// positions is compared with its closed form, and hybrid's redistribution with the
+/// pages it pulled.
+fn hybrid_near_greedy(
+    uniform: &[(EnvyStats, (f64, f64))],
+    unredistributed: Option<(EnvyStats, (f64, f64))>,
+    config: &EnvyConfig,
+    k: u32,
+) -> (Table, String) {
+    let mut table = Table::new(
+        "Hybrid against greedy under uniform access, isolated: FIFO within partitions of k positions against its \
+         closed form, and the pages the redistribution pulled into cleaned partitions (q, per page of the segments \
+         cleaned: each is a program, and takes a page the flushes would have had)",
+        &[
+            "run",
+            "positions per partition k",
+            "cleaning cost",
+            "cleaned segments' u",
+            "FIFO within partitions of k: u (closed form)",
+            "its u/(1−u)",
+            "pulled pages per cleaned page q",
+            "(u + q)/(1 − u − q)",
+            "partitions' live share at the end: lowest",
+            "highest",
+        ],
+    );
+    let alpha = live_share(config);
+    let positions = config.positions();
+    let (Some(&(greedy, greedy_spread)), Some(&(fifo, fifo_spread)), Some(&(hybrid, spread))) =
+        (uniform.first(), uniform.get(1), uniform.get(3))
+    else {
+        return (table, String::new());
+    };
+    let Some((plain, plain_spread)) = unredistributed else { return (table, String::new()) };
+    let model = |k: u32| fifo_partition_cleaned_utilization(alpha, k);
+    let row = |name: &str, k: u32, s: &EnvyStats, fifo_like: bool, spread: (f64, f64)| {
+        let (u, q) = (s.cleaned_utilization(), pulled_share(s));
+        let mut cells: Vec<Cell> = vec![name.into(), k.into(), s.cleaning_cost().into(), u.into()];
+        if fifo_like {
+            cells.extend([model(k).into(), cleaning_cost(model(k)).into()]);
+        } else {
+            cells.extend([Cell::from(""), Cell::from("")]);
+        }
+        cells.extend([q.into(), ((u + q) / (1.0 - u - q)).into(), spread.0.into(), spread.1.into()]);
+        cells
+    };
+    table.row(row("greedy", positions, &greedy, false, greedy_spread));
+    table.row(row("FIFO", positions, &fifo, true, fifo_spread));
+    table.row(row("hybrid without redistribution", k, &plain, true, plain_spread));
+    table.row(row("hybrid", k, &hybrid, true, spread));
+    let (u_plain, u_hybrid, q) = (plain.cleaned_utilization(), hybrid.cleaned_utilization(), pulled_share(&hybrid));
+    let note = format!(
+        "Hybrid against greedy under uniform access, isolated (seventh table): greedy costs {:.2} and FIFO over all \
+         {positions} positions {:.2} (cleaned segments' u {:.3}; FIFO's closed form within one partition of \
+         {positions}: u {:.3}, cost {:.2}). Hybrid without redistribution is FIFO within closed partitions of {k}: \
+         it costs {:.2} (u {:.3}) against its closed form's {:.2} (u {:.3}). A segment is cleaned again {k} cleans \
+         after its last clean, so the pages flushed into it last have had only about ({k} − 1)/{k} of a cycle to \
+         be overwritten, and the smaller the partition the fuller the segments cleaned (the closed form's u is α = \
+         {alpha:.3} at one position per partition). The preset's redistribution adds {:.2} (hybrid {:.2}): its \
+         cleaned segments' u is {:.3} against {:.3} without it, and it pulled q = {:.3} pages per cleaned page from \
+         neighbouring partitions, each a program that also takes a page from the flushes, so the cost becomes \
+         (u + q)/(1 − u − q) = {:.2}. The partitions' live shares end between {:.3} and {:.3} with the \
+         redistribution and between {:.3} and {:.3} without. Of hybrid's excess over greedy ({:.2}), FIFO within \
+         partitions of {k} makes {:.2} and the redistribution's transfers, which under uniform access move pages \
+         between partitions that do not differ, {:.2}.",
+        greedy.cleaning_cost(),
+        fifo.cleaning_cost(),
+        fifo.cleaned_utilization(),
+        model(positions),
+        cleaning_cost(model(positions)),
+        plain.cleaning_cost(),
+        u_plain,
+        cleaning_cost(model(k)),
+        model(k),
+        hybrid.cleaning_cost() - plain.cleaning_cost(),
+        hybrid.cleaning_cost(),
+        u_hybrid,
+        u_plain,
+        q,
+        (u_hybrid + q) / (1.0 - u_hybrid - q),
+        spread.0,
+        spread.1,
+        plain_spread.0,
+        plain_spread.1,
+        hybrid.cleaning_cost() - greedy.cleaning_cost(),
+        plain.cleaning_cost() - greedy.cleaning_cost(),
+        hybrid.cleaning_cost() - plain.cleaning_cost(),
+    );
+    (table, note)
 }
 
 /// `envy-hybrid-partition`.
@@ -854,27 +986,55 @@ impl Experiment for HybridPartition {
         sizes.push(segments);
         let dists = [Bimodal::UNIFORM, Bimodal { hot_access: 0.9, hot_data: 0.1 }];
         let mut table = Table::new(
-            format!("Hybrid cleaning cost at 80 % utilisation, {segments} cleanable segments"),
-            &["segments per partition", "uniform", "90/10", "warm-up turnovers: uniform", "90/10"],
+            format!(
+                "Hybrid cleaning cost at 80 % utilisation, {segments} cleanable segments; under uniform access also \
+                 without redistribution (FIFO within closed partitions) beside FIFO's closed form within partitions \
+                 of k"
+            ),
+            &[
+                "segments per partition",
+                "uniform",
+                "90/10",
+                "uniform, no redistribution",
+                "closed form: FIFO within partitions",
+                "warm-up turnovers: uniform",
+                "90/10",
+                "uniform, no redistribution",
+            ],
         );
         let mut plot = Plot::new("Hybrid cleaning cost vs partition size", "segments per partition", "cleaning cost");
-        let mut series = vec![Vec::new(); dists.len()];
-        let parts: Vec<(u32, Bimodal)> = sizes.iter().flat_map(|&k| dists.map(|dist| (k, dist))).collect();
-        let config_of = |&(k, _): &(u32, Bimodal)| {
-            cleaning_config(ctx.scale, CleaningPolicy::Hybrid { partition_segments: k }, 0.8)
+        let mut series = vec![Vec::new(); dists.len() + 1];
+        // Each size under each distribution, then under uniform access without redistribution.
+        let parts: Vec<(u32, Bimodal, bool)> = sizes
+            .iter()
+            .flat_map(|&k| dists.map(|dist| (k, dist, true)).into_iter().chain([(k, Bimodal::UNIFORM, false)]))
+            .collect();
+        let config_of = |&(k, _, redistribute): &(u32, Bimodal, bool)| {
+            let mut config = cleaning_config(ctx.scale, CleaningPolicy::Hybrid { partition_segments: k }, 0.8);
+            if !redistribute {
+                config.redistribution_divisor = 0;
+            }
+            config
         };
+        let alpha = live_share(&config_of(&(1, Bimodal::UNIFORM, true)));
+        let mut worst_deviation: f64 = 0.0;
         let runs = cleaning_parts(ctx, self.id(), &parts, config_of, |part| {
             cleaning_trace(config_of(part), part.1, warm, measured, ctx, self.id())
         })?;
         let mut warm_ups = Vec::new();
-        for (&k, row_runs) in sizes.iter().zip(runs.chunks(dists.len())) {
+        for (&k, row_runs) in sizes.iter().zip(runs.chunks(dists.len() + 1)) {
             let mut row: Vec<Cell> = vec![k.into()];
             for (d, run) in row_runs.iter().enumerate() {
                 let cost = run.stats.cleaning_cost();
                 row.push(cost.into());
                 series[d].push((f64::from(k), cost));
-                warm_ups.push((format!("{k} under {}", dists[d].label()), run.warm, run.capped));
+                let label = dists.get(d).map_or("uniform without redistribution".into(), Bimodal::label);
+                warm_ups.push((format!("{k} under {label}"), run.warm, run.capped));
             }
+            let closed = cleaning_cost(fifo_partition_cleaned_utilization(alpha, k));
+            let plain = row_runs[dists.len()].stats.cleaning_cost();
+            worst_deviation = worst_deviation.max(((plain - closed) / closed).abs());
+            row.push(closed.into());
             row.extend(row_runs.iter().map(|run| Cell::from(run.warm)));
             table.row(row);
         }
@@ -884,15 +1044,29 @@ impl Experiment for HybridPartition {
         outcome.holds("envy-hybrid-partition-interior", best.0 > 1.0 && best.0 < f64::from(segments));
         plot.series("uniform", series[0].clone());
         plot.series("90/10", series[1].clone());
+        plot.series("uniform, no redistribution", series[2].clone());
         outcome.summary = format!(
             "Partition size 1 is locality gathering and {segments} (all segments) is FIFO. Under 90/10 locality the \
              lowest cost, {:.3}, is at {} segments per partition.",
             best.1, best.0
         );
         outcome.config = json!({"segments": segments + 1, "utilization": 0.8, "sizes": sizes,
-            "min_warm_turnovers": warm.min, "max_warm_turnovers": warm.cap, "settle_window_turnovers": SETTLE_WINDOW,
+            "min_warm_turnovers": warm.min, "max_warm_turnovers": warm.cap, "settle_windows": SETTLE_RULE,
             "settle_tolerance": SETTLE_TOLERANCE, "measured_turnovers": measured, "seed": ctx.seed});
         outcome.notes.push(warm_up_words(warm, &warm_ups));
+        let excess: Vec<f64> = series[0].iter().zip(&series[2]).map(|(with, without)| with.1 - without.1).collect();
+        outcome.notes.push(format!(
+            "Under uniform access without redistribution, hybrid is FIFO within closed partitions, and its cost \
+             follows FIFO's closed form within partitions of k (crates/nvmdb-envy/src/analytic.rs) within {:.1} % \
+             at every size, from {:.2} at 1 segment per partition to {:.2} at {segments}: the smaller the partition, \
+             the sooner a segment is cleaned again after its last flushes. The preset's redistribution adds {:.2} to \
+             {:.2} at the sizes with more than one partition.",
+            worst_deviation * 100.0,
+            series[2].first().map_or(f64::NAN, |p| p.1),
+            series[2].last().map_or(f64::NAN, |p| p.1),
+            excess[..excess.len() - 1].iter().copied().fold(f64::INFINITY, f64::min),
+            excess[..excess.len() - 1].iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        ));
         outcome.tables.push(table);
         outcome.plots.push(plot);
         Ok(outcome)
@@ -1329,6 +1503,14 @@ struct SaturatedRun {
     copies: f64,
 }
 
+/// A row of the spare count's control: segments, spares, last partition's positions, the
+/// seeds' costs in the measured window and in the later windows.
+type ControlRow = (u32, u32, u32, Vec<f64>, Vec<f64>);
+
+/// Windows of the measured transactions that the spare count's control runs on for,
+/// after its measured window, to see whether that window's costs last.
+const CONTROL_LATER_WINDOWS: u64 = 8;
+
 /// `envy-parallel`.
 #[derive(Debug)]
 pub struct ParallelAndBuffer;
@@ -1558,8 +1740,11 @@ impl Experiment for ParallelAndBuffer {
                 let config = control_config(segments, spares);
                 let (mut db, _) = load_tpca_from(config, &TPCA_TEMPLATE, &mut rng, self.id())?;
                 db.run(1e6, warm, measured, &mut rng).map_err(failed(self.id()))?;
+                let first = db.with_envy(|e| *e.stats());
+                // The same run continued: does the first window's cost last?
+                db.run(1e6, 0, CONTROL_LATER_WINDOWS * measured, &mut rng).map_err(failed(self.id()))?;
                 bar.inc(1);
-                Ok(db.with_envy(|e| *e.stats()))
+                Ok((first, db.with_envy(|e| *e.stats())))
             },
         )?;
         let mut control = Table::new(
@@ -1578,11 +1763,13 @@ impl Experiment for ParallelAndBuffer {
                 "cleans",
                 "cleaning cost",
                 "cleaned segments' u",
+                "next windows: cleans",
+                "cleaning cost",
+                "cleaned segments' u",
             ],
         );
-        // (segments, spares, last partition, costs)
-        let mut control_costs: Vec<(u32, u32, u32, Vec<f64>)> = Vec::new();
-        for (&(segments, spares, seed), s) in control_parts.iter().zip(&control_runs) {
+        let mut control_costs: Vec<ControlRow> = Vec::new();
+        for (&(segments, spares, seed), (s, later)) in control_parts.iter().zip(&control_runs) {
             let config = control_config(segments, spares);
             let positions = config.positions();
             let sizes: Vec<String> =
@@ -1597,10 +1784,16 @@ impl Experiment for ParallelAndBuffer {
                 s.cleans.into(),
                 s.cleaning_cost().into(),
                 s.cleaned_utilization().into(),
+                later.cleans.into(),
+                later.cleaning_cost().into(),
+                later.cleaned_utilization().into(),
             ]);
             match control_costs.last_mut() {
-                Some((g, sp, _, costs)) if *g == segments && *sp == spares => costs.push(s.cleaning_cost()),
-                _ => control_costs.push((segments, spares, last, vec![s.cleaning_cost()])),
+                Some((g, sp, _, costs, later_costs)) if *g == segments && *sp == spares => {
+                    costs.push(s.cleaning_cost());
+                    later_costs.push(later.cleaning_cost());
+                }
+                _ => control_costs.push((segments, spares, last, vec![s.cleaning_cost()], vec![later.cleaning_cost()])),
             }
         }
         // The preset's shape on one bank against the seed table's 8-bank runs, seed by seed.
@@ -1608,7 +1801,7 @@ impl Experiment for ParallelAndBuffer {
             .iter()
             .zip(&control_runs)
             .filter(|((segments, spares, _), _)| *segments == preset_segments && *spares == 1)
-            .map(|(_, s)| s.cleaning_cost())
+            .map(|(_, (s, _))| s.cleaning_cost())
             .collect();
         let eight_banks: Vec<f64> = seed_parts
             .iter()
@@ -1892,17 +2085,50 @@ impl Experiment for ParallelAndBuffer {
             .iter()
             .map(|&spares| format!("{spares} spare(s) {:.2}", control_mean(7 * k + spares, spares)))
             .collect();
-        let mut by_last: Vec<(u32, f64)> =
-            control_costs.iter().filter(|c| c.1 == 1).map(|c| (c.2, mean(&c.3))).collect();
+        let control_later_mean = |segments: u32, spares: u32| {
+            control_costs.iter().find(|c| c.0 == segments && c.1 == spares).map_or(f64::NAN, |c| mean(&c.4))
+        };
+        let equal_later: Vec<String> = [1u32, 2, 4]
+            .iter()
+            .map(|&spares| format!("{spares} spare(s) {:.2}", control_later_mean(7 * k + spares, spares)))
+            .collect();
+        // One spare, by the last partition's size: (size, first window's mean, later mean).
+        let mut by_last: Vec<(u32, f64, f64)> =
+            control_costs.iter().filter(|c| c.1 == 1).map(|c| (c.2, mean(&c.3), mean(&c.4))).collect();
         by_last.sort_by_key(|l| l.0);
+        let spread = |v: &[f64]| {
+            v.iter().copied().fold(f64::NEG_INFINITY, f64::max) - v.iter().copied().fold(f64::INFINITY, f64::min)
+        };
+        let rank = |key: fn(&(u32, f64, f64)) -> f64| {
+            let mut order: Vec<u32> = (0..by_last.len() as u32).collect();
+            order.sort_by(|&a, &b| key(&by_last[a as usize]).total_cmp(&key(&by_last[b as usize])));
+            order
+        };
+        let same_order = rank(|l| l.1) == rank(|l| l.2);
+        let first_means: Vec<f64> = control_costs.iter().map(|c| mean(&c.3)).collect();
+        let later_means: Vec<f64> = control_costs.iter().map(|c| mean(&c.4)).collect();
         let same_as_eight_banks = one_bank == eight_banks;
+        let saturated = parallel_sizes(ctx.scale).1;
         outcome.notes.push(format!(
             "The spare count's control (sixth table, one bank, {seeds} seed(s) per row). With every partition \
              equal ({k} positions each, 7 partitions), hybrid's mean cost is {}. With one spare and a last \
-             partition of {}, it is {}. {}",
+             partition of {}, it is {}. The same runs continued for {CONTROL_LATER_WINDOWS} × {saturated} more \
+             transactions cost {} with equal partitions and {} with the last partition of {}: the rows' means lie \
+             {:.2} apart there against {:.2} in the first {saturated} transactions, and ordered by cost the last \
+             partitions come {}. {}",
             equal.join(", "),
             by_last.iter().map(|l| l.0.to_string()).collect::<Vec<_>>().join(", "),
             by_last.iter().map(|l| format!("{:.2}", l.1)).collect::<Vec<_>>().join(", "),
+            equal_later.join(", "),
+            by_last.iter().map(|l| format!("{:.2}", l.2)).collect::<Vec<_>>().join(", "),
+            by_last.iter().map(|l| l.0.to_string()).collect::<Vec<_>>().join(", "),
+            spread(&later_means),
+            spread(&first_means),
+            if same_order {
+                "in the same order in both"
+            } else {
+                "in another order than in the first transactions: the first window's costs do not last"
+            },
             if same_as_eight_banks {
                 format!(
                     "On one bank the preset's {preset_segments} segments with one spare cost exactly what they cost \
@@ -2102,28 +2328,46 @@ mod tests {
     }
 
     #[test]
-    fn the_settling_rule_compares_the_last_two_windows() {
-        assert!(!settled(&[1.0; 7]), "fewer than two windows");
-        assert!(settled(&[1.0; 8]));
+    fn the_settling_rule_wants_the_last_three_quarters_flat() {
+        assert!(!settled(&[1.0; 3]), "no windows yet");
+        assert!(settled(&[1.0; 4]));
         assert!(settled(&[0.0; 8]));
-        let falling: Vec<f64> = (0..8).map(|t| 10.0 - f64::from(t)).collect();
+        let falling: Vec<f64> = (0..32).map(|t| 40.0 - f64::from(t)).collect();
         assert!(!settled(&falling));
-        let within = [[1.0; 4], [1.015; 4]].concat();
+        let within = [[5.0; 4], [1.0; 4], [1.02; 4], [1.0; 4]].concat();
         assert!(settled(&within));
-        let beyond = [[1.0; 4], [1.025; 4]].concat();
+        let beyond = [[5.0; 4], [1.0; 4], [1.04; 4], [1.0; 4]].concat();
         assert!(!settled(&beyond));
-        // Only the last two windows count.
-        assert!(settled(&[vec![9.0; 4], vec![1.0; 8]].concat()));
+        // Only the last three quarters count.
+        assert!(settled(&[vec![9.0; 4], vec![1.0; 12]].concat()));
+        // A dip: the cost falls from 10 to 7 over 16 turnovers and stays there for 8. Two
+        // adjacent 4-turnover windows at the bottom agree; the last three quarters do not.
+        let dip: Vec<f64> = (0..16).map(|t| 10.0 - 3.0 * f64::from(t) / 15.0).chain([7.0; 8]).collect();
+        assert!(!settled(&dip));
+        // It recovers to 8.5 and stays: settled once the dip has left the windows.
+        let recovered: Vec<f64> = dip.iter().copied().chain([8.5; 72]).collect();
+        assert!(!settled(&recovered[..48]));
+        assert!(settled(&recovered));
     }
 
     #[test]
-    fn shapes_settle_where_the_cost_and_the_hot_pages_reach_their_final_level() {
+    fn shapes_settle_by_the_warm_up_rule_and_where_the_hot_pages_stay_gathered() {
         let point = |cost: f64, hot_positions: usize| TurnoverPoint { cost, hot_positions };
-        // Falling to 2.0 and 5 hot positions at turnover 20, flat after.
+        // 10.0 until turnover 19, then 2.0; the hot positions fall to 5 at turnover 20. The
+        // first 19 turnovers are flat, so the rule holds at turnover 4 already: hence the
+        // warm-ups' minimum. From 32 on it holds once the last three quarters are all at
+        // 2.0: turnover 67 (windows of 16 from turnover 20).
         let points: Vec<TurnoverPoint> =
-            (1..=40).map(|t| if t < 20 { point(10.0, 30 - t) } else { point(2.0, 5) }).collect();
-        // The window of 8 ending at 27 is the first all at 2.0; the hot positions reach 5 at 20.
-        assert_eq!(settle_turnovers(&points), (27, 20));
+            (1..=100).map(|t| if t < 20 { point(10.0, 30 - t) } else { point(2.0, 5) }).collect();
+        assert_eq!(settle_turnovers(&points, 1, 16), (Some(4), 20));
+        assert_eq!(settle_turnovers(&points, 32, 16), (Some(67), 20));
+        // A cost that never settles within the run.
+        let rising: Vec<TurnoverPoint> = (1..=40).map(|t| point(f64::from(t), 5)).collect();
+        assert_eq!(settle_turnovers(&rising, 1, 16).0, None);
+        // The hot positions come down to 5 at 20, spread out again and gather at 30 for good.
+        let hot: Vec<TurnoverPoint> =
+            (1..=40).map(|t| point(1.0, if (20..25).contains(&t) || t >= 30 { 5 } else { 9 })).collect();
+        assert_eq!(settle_turnovers(&hot, 1, 10).1, 30);
     }
 
     #[test]
