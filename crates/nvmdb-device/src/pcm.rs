@@ -9,6 +9,8 @@
 //! wear plane together) are allocated on first write, and a line's wear
 //! counters grow with the writes it has seen (see [`crate::wear`]).
 
+use std::ops::Range;
+
 use serde::{Deserialize, Serialize};
 
 use crate::error::DeviceError;
@@ -587,27 +589,22 @@ impl Pcm {
     /// Returns the indices (global, in units of `chunk_bytes`) of chunks with a programmed
     /// cell, in increasing order.
     pub fn write_bytes(&mut self, addr: u64, data: &[u8]) -> Result<WriteSummary, DeviceError> {
+        self.check_range(addr, data.len() as u64)?;
         let mut summary = WriteSummary::default();
-        self.write_range(addr, data, |line, result| summary.add(line, result))?;
+        self.write_range(addr, data, |line, result| summary.add(line, result));
         Ok(summary)
     }
 
-    /// The line writes of [`Pcm::write_bytes`], handing each line's result to `on_line` in
-    /// increasing line order. A line the range covers whole is written without reading
-    /// its old content. Without Start-Gap the lines are written in place chunk by chunk
-    /// (one directory lookup per chunk, as [`Pcm::program_words`] or, counting every cell,
-    /// [`Pcm::program_encoded`] writes one line); with it each line goes through
-    /// [`Pcm::write_line`].
-    fn write_range(
-        &mut self,
-        addr: u64,
-        data: &[u8],
-        mut on_line: impl FnMut(u64, LineWrite),
-    ) -> Result<(), DeviceError> {
-        self.check_range(addr, data.len() as u64)?;
+    /// The line writes of [`Pcm::write_bytes`] (the range checked), handing each line's
+    /// result to `on_line` in increasing line order. A line the range covers whole is
+    /// written without reading its old content. Without Start-Gap the lines are written in
+    /// place chunk by chunk (one directory lookup per chunk, as [`Pcm::program_words`] or,
+    /// counting every cell, [`Pcm::program_encoded`] writes one line); with it each line
+    /// goes through [`Pcm::write_line`].
+    fn write_range(&mut self, addr: u64, data: &[u8], mut on_line: impl FnMut(u64, LineWrite)) {
         if self.start_gap.is_none() && self.config.accounting == PcmAccounting::Words {
             self.store_words_contiguous(addr, data, on_line);
-            return Ok(());
+            return;
         }
         if self.start_gap.is_none() {
             match self.config.flip_n_write {
@@ -615,7 +612,7 @@ impl Pcm {
                 Some(FlipNWrite { group_bits: 64 }) => self.program_contiguous(addr, data, WordFlip, on_line),
                 Some(fnw) => self.program_contiguous(addr, data, fnw, on_line),
             }
-            return Ok(());
+            return;
         }
         let mut at = 0;
         for_each_line(addr, data.len(), |line, start, take| {
@@ -627,7 +624,6 @@ impl Pcm {
             };
             on_line(line, self.write_line(line, &new));
         });
-        Ok(())
     }
 
     /// [`Pcm::write_range`] counting to the word without Start-Gap.
@@ -712,22 +708,74 @@ impl Pcm {
     /// read chunk time per chunk overlapped).
     pub fn storage_read(&mut self, addr: u64, buf: &mut [u8]) -> Result<u64, DeviceError> {
         self.read_bytes(addr, buf)?;
+        Ok(self.charge_storage_read(addr, buf.len() as u64))
+    }
+
+    /// [`Pcm::storage_read`] of the `len` bytes at `addr` that copies only the first
+    /// `buf.len()` of them into `buf` (at most `len`): counts and returns exactly what
+    /// reading them all does.
+    pub fn storage_read_head(&mut self, addr: u64, len: u64, buf: &mut [u8]) -> Result<u64, DeviceError> {
+        assert!(buf.len() as u64 <= len, "the head of a read lies within it");
+        self.check_range(addr, len)?;
+        self.peek_bytes(addr, buf)?;
+        self.stats.lines_read += lines_overlapped(addr, len);
+        Ok(self.charge_storage_read(addr, len))
+    }
+
+    /// Charges a storage-mode read of `len` bytes at `addr` and returns its time.
+    fn charge_storage_read(&mut self, addr: u64, len: u64) -> u64 {
         let timing = self.config.storage;
-        let chunks = chunks_overlapped(addr, buf.len() as u64, timing.read_chunk_bytes);
+        let chunks = chunks_overlapped(addr, len, timing.read_chunk_bytes);
         let time_ns = timing.initial_ns + chunks * timing.read_ns_per_chunk;
         self.stats.storage_ops += 1;
         self.stats.storage_time_ns += time_ns;
         self.stats.storage_energy_pj += chunks * timing.read_pj_per_chunk;
-        Ok(time_ns)
+        time_ns
     }
 
     /// Storage-mode write: returns the operation's time in ns (initial latency plus one
     /// write chunk time per chunk whose cells change).
     pub fn storage_write(&mut self, addr: u64, data: &[u8]) -> Result<u64, DeviceError> {
+        self.check_range(addr, data.len() as u64)?;
+        Ok(self.charge_storage_write(addr, data.len() as u64, |pcm, changed| {
+            pcm.write_range(addr, data, |line, result| changed.add_line(line, result.word_mask))
+        }))
+    }
+
+    /// [`Pcm::storage_write`] of `data` at `addr` when the bytes `unchanged` (a range of
+    /// `data`'s indices) are known to hold their stored values already. Stores, counts and
+    /// returns exactly what `storage_write` would (every line the range overlaps is written;
+    /// a line those bytes cover whole is written unchanged), but without Start-Gap does not
+    /// read or compare the lines those bytes cover whole: they are only counted.
+    pub fn storage_write_known(&mut self, addr: u64, data: &[u8], unchanged: Range<usize>) -> Result<u64, DeviceError> {
+        self.check_range(addr, data.len() as u64)?;
+        assert!(unchanged.start <= unchanged.end && unchanged.end <= data.len(), "unchanged bytes within the data");
+        let line_bytes = LINE_BYTES as u64;
+        // The whole lines within the unchanged bytes.
+        let (first, end) =
+            ((addr + unchanged.start as u64).div_ceil(line_bytes), (addr + unchanged.end as u64) / line_bytes);
+        Ok(self.charge_storage_write(addr, data.len() as u64, |pcm, changed| {
+            let mut on_line = |line, result: LineWrite| changed.add_line(line, result.word_mask);
+            // With Start-Gap every line write moves the gap: each line is written.
+            if pcm.start_gap.is_some() || first >= end {
+                pcm.write_range(addr, data, on_line);
+                return;
+            }
+            let (before, after) = (index(first * line_bytes - addr), index(end * line_bytes - addr));
+            pcm.write_range(addr, &data[..before], &mut on_line);
+            pcm.mark_written(first, end);
+            pcm.stats.lines_written += end - first;
+            pcm.write_range(end * line_bytes, &data[after..], &mut on_line);
+        }))
+    }
+
+    /// Carries out a storage-mode write of `len` bytes at `addr` (already checked) with
+    /// `write`, which reports each line write's changed words; charges and returns its time.
+    fn charge_storage_write(&mut self, addr: u64, len: u64, write: impl FnOnce(&mut Pcm, &mut ChangedChunks)) -> u64 {
         let timing = self.config.storage;
         let mut changed = ChangedChunks::new(timing.write_chunk_bytes);
-        self.write_range(addr, data, |line, result| changed.add_line(line, result.word_mask))?;
-        Ok(self.count_storage_write(addr, data.len() as u64, changed.count))
+        write(self, &mut changed);
+        self.count_storage_write(addr, len, changed.count)
     }
 
     /// Counts a storage-mode write of `len` bytes at `addr` whose programmed words lie in
@@ -766,26 +814,31 @@ impl Pcm {
         let first = addr / LINE_BYTES as u64;
         // Every line of the range is written: its chunk allocated and the line marked, as
         // a line write does whether or not a cell changes.
+        self.mark_written(first, first + lines as u64);
+        let mut pending = if lines == 64 { dirty_lines } else { dirty_lines & ((1 << lines) - 1) };
+        self.stats.lines_written += lines as u64 - u64::from(pending.count_ones());
+        Ok(self.charge_storage_write(addr, data.len() as u64, |pcm, changed| {
+            while pending != 0 {
+                let i = pending.trailing_zeros() as usize;
+                pending &= pending - 1;
+                let bytes: &[u8; LINE_BYTES] =
+                    data[i * LINE_BYTES..(i + 1) * LINE_BYTES].try_into().expect("a line's bytes");
+                let result = pcm.program_physical(first + i as u64, &bytes_to_words(bytes));
+                changed.add_line(first + i as u64, result.word_mask);
+            }
+        }))
+    }
+
+    /// Marks the lines `first..end` written (their chunks allocated), as a line write does
+    /// whether or not a cell changes, without storing anything.
+    fn mark_written(&mut self, first: u64, end: u64) {
         let mut line = first;
-        while line < first + lines as u64 {
+        while line < end {
             let slot = index(line % CHUNK_LINES as u64);
-            let take = (CHUNK_LINES - slot).min(index(first + lines as u64 - line));
+            let take = (CHUNK_LINES - slot).min(index(end - line));
             self.chunk_mut(line).written |= (u64::MAX >> (64 - take)) << slot;
             line += take as u64;
         }
-        let timing = self.config.storage;
-        let mut changed = ChangedChunks::new(timing.write_chunk_bytes);
-        let mut pending = if lines == 64 { dirty_lines } else { dirty_lines & ((1 << lines) - 1) };
-        self.stats.lines_written += lines as u64 - u64::from(pending.count_ones());
-        while pending != 0 {
-            let i = pending.trailing_zeros() as usize;
-            pending &= pending - 1;
-            let bytes: &[u8; LINE_BYTES] =
-                data[i * LINE_BYTES..(i + 1) * LINE_BYTES].try_into().expect("a line's bytes");
-            let result = self.program_physical(first + i as u64, &bytes_to_words(bytes));
-            changed.add_line(first + i as u64, result.word_mask);
-        }
-        Ok(self.count_storage_write(addr, data.len() as u64, changed.count))
     }
 
     /// The exact program count of one physical cell: `lane` 0..8 are data words, 8 the

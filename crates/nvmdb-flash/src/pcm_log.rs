@@ -16,9 +16,13 @@
 //! log; (3) the page already has a record: read it and rewrite the sector with the
 //! combined change against the flash copy (in the content-free modes the rewrite keeps
 //! the stored record's bytes outside the new change, so that only the new change's bytes
-//! are fresh filler, as in bytes mode only they hold new content); (4) the F-block has a P-block but the page no
-//! record: log it. The sector of a page is its offset in the block, the "simple hash".
-//! Popularity grows by one per update and is reset when the P-block is freed.
+//! are fresh filler, as in bytes mode only they hold new content; the PCM is not made to
+//! compare the lines of the leading entries that the rewrite keeps byte for byte, and
+//! counts the write as the whole record's); (4) the F-block has a P-block but the page no
+//! record: log it. In the content-free modes a read of a page's record (a host read, a
+//! merge) copies only its header, which holds all it changes, the read counted whole.
+//! The sector of a page is its offset in the block, the "simple hash". Popularity grows
+//! by one per update and is reset when the P-block is freed.
 //!
 //! A change whose combined record exceeds a sector is written out of place by the layer.
 //! When every sector of a P-block holds a record ("the log sectors in a block region are
@@ -32,8 +36,8 @@ use crate::config::{ReplacementKind, SsdConfig};
 use crate::ftl::PageFtl;
 use crate::layer::FlashError;
 use crate::log_common::{
-    apply_encoded, decode_ranges, decode_record, encode_record_into, encode_record_keeping_into, fits, record_len,
-    Append, LogArea, Record, SchemeParams, Update,
+    apply_encoded, apply_encoded_identity, decode_ranges, decode_record, encode_record_into, encode_rewrite_into, fits,
+    record_len, Append, LogArea, Record, SchemeParams, Update, RECORD_HEADER_BYTES,
 };
 use crate::log_store::LogStore;
 
@@ -301,6 +305,12 @@ impl PcmLogArea {
     /// Reads a page's sector (its record's bytes) into `read_buf` if it holds a record;
     /// returns when the read is done.
     fn read_sector(&mut self, lpn: u64, now_ns: u64) -> Result<Option<u64>, FlashError> {
+        self.read_sector_head(lpn, now_ns, usize::MAX)
+    }
+
+    /// [`PcmLogArea::read_sector`] that copies at most the record's first `head` bytes,
+    /// the read counted and timed whole.
+    fn read_sector_head(&mut self, lpn: u64, now_ns: u64, head: usize) -> Result<Option<u64>, FlashError> {
         let (lbn, offset) = self.locate(lpn);
         let Some(pblock) = self.pblock_of(lbn) else { return Ok(None) };
         let len = self.sector_len[self.sector_index(pblock, offset)];
@@ -308,8 +318,8 @@ impl PcmLogArea {
             return Ok(None);
         }
         let addr = self.sector_addr(pblock, offset);
-        let ns = self.pcm.storage_read(addr, &mut self.read_buf[..usize::from(len)])?;
-        self.read_len = usize::from(len);
+        self.read_len = usize::from(len).min(SECTOR_HEADER_BYTES.saturating_add(head));
+        let ns = self.pcm.storage_read_head(addr, u64::from(len), &mut self.read_buf[..self.read_len])?;
         Ok(Some(self.pcm_op(now_ns, ns)))
     }
 
@@ -363,16 +373,22 @@ impl PcmLogArea {
         record.clear();
         record.extend_from_slice(&update.seq.to_le_bytes());
         record.extend_from_slice(&(update.lpn as u32).to_le_bytes());
-        if rewrite && update.page.is_none() {
+        let addr = self.sector_addr(pblock, update.offset);
+        // (On an error the scratch buffer is dropped; a fresh one replaces it.)
+        let ns = if rewrite && update.page.is_none() {
             let old = &self.read_buf[SECTOR_HEADER_BYTES..self.read_len];
-            encode_record_keeping_into(&mut record, ranges, update.fingerprint, update.salt, update.change, old);
+            let kept = encode_rewrite_into(&mut record, ranges, update.fingerprint, update.salt, update.change, old);
+            // The kept entries are the stored bytes: the PCM need not compare them.
+            let unchanged = SECTOR_HEADER_BYTES + RECORD_HEADER_BYTES as usize..SECTOR_HEADER_BYTES + kept;
+            ftl.admit()?;
+            self.pcm.storage_write_known(addr, &record, unchanged)?
         } else {
             encode_record_into(&mut record, ranges, update.fingerprint, update.page, update.salt);
-        }
-        // (On an error the scratch buffer is dropped; a fresh one replaces it.)
-        ftl.admit()?;
-        let ns = self.pcm.storage_write(self.sector_addr(pblock, update.offset), &record)?;
-        self.set_sector_len(pblock, update.offset, record.len() as u16);
+            ftl.admit()?;
+            self.pcm.storage_write(addr, &record)?
+        };
+        let len = record.len();
+        self.set_sector_len(pblock, update.offset, len as u16);
         self.sector_buf = record;
         let done = self.pcm_op(ready_ns, ns);
         self.use_seq += 1;
@@ -412,8 +428,15 @@ impl LogArea for PcmLogArea {
         page: PageData,
         now_ns: u64,
     ) -> Result<(PageData, u64), FlashError> {
-        Ok(match self.read_sector(lpn, now_ns)? {
-            Some(t) => (apply_encoded(page, self.record_read()), t),
+        // A page without bytes takes only its record's content identity, from its header.
+        if matches!(page, PageData::Bytes(_)) {
+            return Ok(match self.read_sector(lpn, now_ns)? {
+                Some(t) => (apply_encoded(page, self.record_read()), t),
+                None => (page, now_ns),
+            });
+        }
+        Ok(match self.read_sector_head(lpn, now_ns, RECORD_HEADER_BYTES as usize)? {
+            Some(t) => (apply_encoded_identity(page, self.record_read()), t),
             None => (page, now_ns),
         })
     }
