@@ -30,10 +30,18 @@
 //!
 //! **Lookups.** Each last-level way has a directory entry naming the line's slot in
 //! every level above, and each upper way the line's last-level slot, so recency
-//! refreshes and back-invalidations go straight to their slots. An access searches L1's
-//! set (most accesses hit there); on a miss there, inclusion means the line is in some
-//! level only if it is in the last one, so the last level's set is the only other set
-//! searched, in the same pass that finds its LRU way.
+//! refreshes and back-invalidations go straight to their slots. An access to the line of
+//! the access before finds it in the L1 slot that access left it in; any other access
+//! searches L1's set (most accesses hit there); on a miss there, inclusion means the line
+//! is in some level only if it is in the last one, so the last level's set is the only
+//! other set searched, in the same pass that finds its LRU way.
+//!
+//! **Recency below L1, kept lazily.** An L1 hit updates L1's way alone and flags it as
+//! hit; the line's clocks below may then be older than its last access. They are brought
+//! up to date from L1 when a flagged line leaves L1, and when the least stamp of a set
+//! that chooses a victim belongs to a line in L1. Every other clock is exact and clocks
+//! differ, so the victims are those of refreshing every level on each hit
+//! (`tests/cache_reference.rs` compares with a reference that does).
 //!
 //! Beside it, [`timing`](crate::timing) keeps a CPU time (`cpu` in the report) with
 //! instructions, a DTLB and overlapped independent misses; the hierarchy reports each
@@ -61,7 +69,7 @@ use serde::{Deserialize, Serialize};
 use crate::heap::Heap;
 use crate::image::Image;
 use crate::timing::{CpuConfig, CpuTiming};
-use crate::{Memory, MemoryError, MemoryReport};
+use crate::{Memory, MemoryError, MemoryReport, Scalar};
 
 /// One cache level.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -117,25 +125,41 @@ const INVALID: u64 = u64::MAX;
 const NONE: u32 = u32::MAX;
 
 /// A slot index as stored in the directories (levels have fewer than [`NONE`] lines).
+#[inline]
 fn to_slot(slot: usize) -> u32 {
     u32::try_from(slot).expect("levels have fewer than u32::MAX lines")
 }
+
+/// A way's stamp is `clock << CLOCK_SHIFT | HIT | DIRTY`.
+const DIRTY: u64 = 1;
+/// In L1 only: the line has been hit in L1 since it was filled there, so its clocks in
+/// the levels below may be older than its last access (see `CachedMemory::l1_hit`).
+const HIT: u64 = 2;
+const CLOCK_SHIFT: u32 = 2;
 
 /// One way of a set: its tag beside its LRU stamp, so that a set's lookup and its LRU
 /// choice read the same few host cache lines.
 #[derive(Debug, Clone, Copy)]
 struct Way {
     tag: u64,
-    /// `clock << 1 | dirty`, where `clock` is the time of the last access; 0 when empty.
-    /// Within a set the clocks differ, so the least stamp is the least recently used way.
+    /// `clock << CLOCK_SHIFT | flags`, where `clock` is the time of the last access (below
+    /// L1, for a line in L1 whose L1 way has [`HIT`], of an access no later than the
+    /// last); 0 when empty. Within a set the clocks differ, so the least stamp is the
+    /// least recently used way once no clock is stale.
     stamp: u64,
 }
 
 impl Way {
     const EMPTY: Way = Way { tag: INVALID, stamp: 0 };
 
+    #[inline]
     fn dirty(self) -> bool {
-        self.stamp & 1 == 1
+        self.stamp & DIRTY != 0
+    }
+
+    #[inline]
+    fn clock(self) -> u64 {
+        self.stamp >> CLOCK_SHIFT
     }
 }
 
@@ -221,29 +245,22 @@ impl Level {
         }
     }
 
-    /// Marks an access to a present line at `clock`, keeping its dirtiness.
+    /// Marks an access to a present line at `clock` with the flags `hit` (0 or [`HIT`]),
+    /// keeping its dirtiness.
     #[inline]
-    fn touch(&mut self, slot: usize, clock: u64) {
+    fn touch(&mut self, slot: usize, clock: u64, hit: u64) {
         let way = &mut self.slots[slot];
-        way.stamp = clock << 1 | way.stamp & 1;
+        way.stamp = clock << CLOCK_SHIFT | hit | way.stamp & DIRTY;
     }
 
     #[inline]
     fn mark_dirty(&mut self, slot: usize) {
-        self.slots[slot].stamp |= 1;
+        self.slots[slot].stamp |= DIRTY;
     }
 
-    /// Inserts a line that is not present, clean, into the least recently used way (an
-    /// invalid way has stamp 0, older than any valid one); returns its slot, and the
-    /// evicted line and its dirtiness.
-    #[inline]
-    fn insert(&mut self, line: u64, clock: u64) -> (usize, Option<(u64, bool)>) {
-        let slot = self.victim(line);
-        (slot, self.fill(slot, line, clock))
-    }
-
-    /// The least recently used way of `line`'s set: the first way with the least stamp
-    /// (no stamp is u64::MAX).
+    /// The way of `line`'s set with the least stamp, the first of them (no stamp is
+    /// u64::MAX): below L1, the least recently used unless its line is in L1 with a stale
+    /// clock here ([`HIT`]).
     #[inline]
     fn victim(&self, line: u64) -> usize {
         let base = self.set_base(line);
@@ -258,23 +275,25 @@ impl Level {
         base + oldest
     }
 
-    /// Puts `line`, clean, into `slot`; returns the line it held and its dirtiness.
+    /// Puts `line`, clean, into `slot` at `clock`; returns the way it replaced, if one was
+    /// in use.
     #[inline]
-    fn fill(&mut self, slot: usize, line: u64, clock: u64) -> Option<(u64, bool)> {
-        let old = std::mem::replace(&mut self.slots[slot], Way { tag: line, stamp: clock << 1 });
-        (old.stamp != 0).then_some((old.tag, old.dirty()))
+    fn fill(&mut self, slot: usize, line: u64, clock: u64) -> Option<Way> {
+        let old = std::mem::replace(&mut self.slots[slot], Way { tag: line, stamp: clock << CLOCK_SHIFT });
+        (old.stamp != 0).then_some(old)
     }
 
-    /// Empties the way in `slot`; returns whether its line was dirty.
-    fn invalidate(&mut self, slot: usize) -> bool {
-        std::mem::replace(&mut self.slots[slot], Way::EMPTY).dirty()
+    /// Empties the way in `slot`; returns what it held.
+    #[inline]
+    fn invalidate(&mut self, slot: usize) -> Way {
+        std::mem::replace(&mut self.slots[slot], Way::EMPTY)
     }
 
     /// Clears the dirty bit of the way in `slot`; returns whether it was set.
     fn take_dirty(&mut self, slot: usize) -> bool {
         let way = &mut self.slots[slot];
         let dirty = way.dirty();
-        way.stamp &= !1;
+        way.stamp &= !DIRTY;
         dirty
     }
 }
@@ -290,6 +309,10 @@ pub struct CachedMemory<D: LineDevice = Pcm> {
     /// slot in level `i` of the line in last-level slot `s`, or [`NONE`]. With inclusion,
     /// one search of the last level finds a line in every level.
     up: Vec<u32>,
+    /// The line of the last access and its L1 slot, where that access left it: no access
+    /// since has moved it (with levels below L1, the next access to it is an L1 hit there).
+    last_line: u64,
+    last_slot: usize,
     clock: u64,
     cycles: u64,
     t_l_cycles: u64,
@@ -393,6 +416,8 @@ impl<D: LineDevice> CachedMemory<D> {
                 config.levels.last().map_or(0, |l| index(l.size_bytes / LINE_BYTES as u64))
                     * (config.levels.len() - 1)
             ],
+            last_line: INVALID,
+            last_slot: 0,
             clock: 0,
             cycles: 0,
             t_l_cycles: metrics.t_l_cycles,
@@ -497,18 +522,24 @@ impl<D: LineDevice> CachedMemory<D> {
         self.clock += 1;
         let clock = self.clock;
         let last = self.levels.len() - 1;
-        // Most accesses hit L1: its set is searched first, and a hit reaches the line's
-        // slots below through the directory.
+        // Most accesses hit L1, many of them the line of the access before: its set is
+        // searched first, unless the line is that one.
         if last > 0 {
-            if let Some(slot) = self.levels[0].find(line) {
+            let slot = if line == self.last_line { Some(self.last_slot) } else { self.levels[0].find(line) };
+            if let Some(slot) = slot {
                 self.l1_hit(slot, clock, write);
                 self.time_access(line, Some(0));
+                self.last_line = line;
+                self.last_slot = slot;
                 return;
             }
         }
         // Inclusion: a line is in a level only if it is in the last one, whose directory
         // gives its slot in each level above. The first level holding it is the hit.
-        let found = self.levels[last].lookup(line);
+        let found = match self.levels[last].lookup(line) {
+            Err(slot) if last > 0 => Err(self.exact_victim(last, line, slot)),
+            found => found,
+        };
         let llc = found.ok();
         let hit = llc.map(|llc| {
             let up = &self.up[llc * last..(llc + 1) * last];
@@ -523,15 +554,15 @@ impl<D: LineDevice> CachedMemory<D> {
             let level = &mut self.levels[i];
             self.cycles += level.latency_cycles;
             level.stats.hits += 1;
-            level.touch(slot, clock);
+            level.touch(slot, clock, 0);
             // A hit refreshes the line's recency in the levels below too (see the module
             // docs); inclusion keeps it in each of them.
             for j in i + 1..last {
                 let below = index(u64::from(self.up[llc * last + j]));
-                self.levels[j].touch(below, clock);
+                self.levels[j].touch(below, clock, 0);
             }
             if i < last {
-                self.levels[last].touch(llc, clock);
+                self.levels[last].touch(llc, clock, 0);
             }
         }
         self.time_access(line, hit.map(|(i, _)| i));
@@ -545,12 +576,16 @@ impl<D: LineDevice> CachedMemory<D> {
         for i in (0..fill_from).rev() {
             // The last level's victim is the one its search found: nothing has changed
             // its set since.
-            let (slot, victim) = match found {
-                Err(slot) if i == last => (slot, self.levels[last].fill(slot, line, clock)),
-                _ => self.levels[i].insert(line, clock),
+            let slot = match found {
+                Err(slot) if i == last => slot,
+                _ if i > 0 => {
+                    let slot = self.levels[i].victim(line);
+                    self.exact_victim(i, line, slot)
+                }
+                _ => self.levels[0].victim(line),
             };
-            if let Some((victim, dirty)) = victim {
-                self.evict(i, slot, victim, dirty);
+            if let Some(victim) = self.levels[i].fill(slot, line, clock) {
+                self.evict(i, slot, victim);
             }
             if i == last {
                 // The victim's eviction emptied the slot's directory entries.
@@ -565,26 +600,66 @@ impl<D: LineDevice> CachedMemory<D> {
         if write {
             self.levels[0].mark_dirty(l1_slot);
         }
+        self.last_line = line;
+        self.last_slot = l1_slot;
     }
 
-    /// An access that found its line in L1 at `slot`, with levels below L1: refreshes the
-    /// line's recency in every level (see the module docs).
+    /// An access that found its line in L1 at `slot`, with levels below L1.
+    ///
+    /// The line's recency in the levels below (see the module docs) is refreshed lazily:
+    /// L1's way is flagged [`HIT`], and the line's clocks below may be older than L1's.
+    /// They are brought up to date from L1's way when the line leaves L1 (`evict`), and
+    /// when the least stamp of a set that chooses a victim belongs to a line in L1
+    /// (`exact_victim`). Every other clock below L1 is the line's last access, and clocks
+    /// only grow, so a stale clock that is not its set's least stamp does not hide the
+    /// least recently used way: the victims are those of refreshing every level on each
+    /// hit.
     #[inline]
     fn l1_hit(&mut self, slot: usize, clock: u64, write: bool) {
-        let last = self.levels.len() - 1;
-        let llc = index(u64::from(self.levels[0].below[slot]));
         let l1 = &mut self.levels[0];
         self.cycles += l1.latency_cycles;
         l1.stats.hits += 1;
-        l1.touch(slot, clock);
+        l1.touch(slot, clock, HIT);
         if write {
             l1.mark_dirty(slot);
         }
-        for j in 1..last {
-            let below = index(u64::from(self.up[llc * last + j]));
-            self.levels[j].touch(below, clock);
+    }
+
+    /// The least recently used way of `line`'s set in level `j` below L1, given `slot`, the
+    /// way with the least stamp. When that way's line is in L1 (its clock here may be
+    /// stale), the set's clocks are first brought up to date from L1.
+    #[inline]
+    fn exact_victim(&mut self, j: usize, line: u64, slot: usize) -> usize {
+        if self.l1_slot_of(j, slot).is_none() {
+            return slot;
         }
-        self.levels[last].touch(llc, clock);
+        self.refresh_set(j, line);
+        self.levels[j].victim(line)
+    }
+
+    /// The L1 slot of the line in `slot` of level `j` below L1, if it is in L1.
+    #[inline]
+    fn l1_slot_of(&self, j: usize, slot: usize) -> Option<usize> {
+        if self.levels[j].slots[slot].stamp == 0 {
+            return None;
+        }
+        let last = self.levels.len() - 1;
+        let llc = if j == last { slot } else { index(u64::from(self.levels[j].below[slot])) };
+        let l1 = self.up[llc * last];
+        (l1 != NONE).then(|| index(u64::from(l1)))
+    }
+
+    /// Sets the clock of each way of `line`'s set in level `j` (below L1) whose line is in
+    /// L1 to L1's, the line's last access.
+    #[cold]
+    fn refresh_set(&mut self, j: usize, line: u64) {
+        let base = self.levels[j].set_base(line);
+        for slot in base..base + self.levels[j].ways {
+            if let Some(l1) = self.l1_slot_of(j, slot) {
+                let clock = self.levels[0].slots[l1].clock();
+                self.levels[j].touch(slot, clock, 0);
+            }
+        }
     }
 
     /// Reports an access that hit at level `hit` (a fetch when `None`) to the CPU model.
@@ -601,21 +676,37 @@ impl<D: LineDevice> CachedMemory<D> {
         }
     }
 
-    /// `line` left `slot` of level `i`: invalidate it above (inclusion), merge
-    /// dirtiness, and pass it down or write it back. The slot's directory entries are
-    /// still the line's.
-    fn evict(&mut self, i: usize, slot: usize, line: u64, mut dirty: bool) {
+    /// `victim` left `slot` of level `i`: invalidate it above (inclusion), merge
+    /// dirtiness, bring its clocks below up to date if it was hit in L1, and pass it down
+    /// or write it back. The slot's directory entries are still the line's.
+    fn evict(&mut self, i: usize, slot: usize, victim: Way) {
         let last = self.levels.len() - 1;
+        let line = victim.tag;
+        let mut dirty = victim.dirty();
         let llc = if i == last { slot } else { index(u64::from(self.levels[i].below[slot])) };
         let up = llc * last;
+        // The line's L1 way, if it was in L1.
+        let mut l1_way = (i == 0).then_some(victim);
         for (j, upper) in self.levels[..i].iter_mut().enumerate() {
             let s = std::mem::replace(&mut self.up[up + j], NONE);
             if s != NONE {
-                dirty |= upper.invalidate(index(u64::from(s)));
+                let way = upper.invalidate(index(u64::from(s)));
+                dirty |= way.dirty();
+                if j == 0 {
+                    l1_way = Some(way);
+                }
             }
         }
         if i < last {
             self.up[up + i] = NONE;
+            if let Some(clock) = l1_way.filter(|way| way.stamp & HIT != 0).map(Way::clock) {
+                // The line stays below, no longer in L1: its clocks there become exact.
+                for j in i + 1..last {
+                    let below = index(u64::from(self.up[up + j]));
+                    self.levels[j].touch(below, clock, 0);
+                }
+                self.levels[last].touch(llc, clock, 0);
+            }
         }
         if !dirty {
             return;
@@ -672,28 +763,48 @@ impl<D: LineDevice> CachedMemory<D> {
         }
     }
 
-    fn spans(addr: u64, len: usize) -> impl Iterator<Item = u64> {
+    /// Accesses each line of `[addr, addr + len)` in order (one line when `len` is 0).
+    #[inline]
+    fn access_span(&mut self, addr: u64, len: usize, write: bool) {
         let first = addr / LINE_BYTES as u64;
         let last = (addr + len.max(1) as u64 - 1) / LINE_BYTES as u64;
-        first..=last
+        // Most accesses are scalars within one line: no loop for them.
+        self.access(first, write);
+        for line in first + 1..last + 1 {
+            self.access(line, write);
+        }
     }
 }
 
 impl<D: LineDevice> Memory for CachedMemory<D> {
     #[inline]
     fn read_bytes(&mut self, addr: u64, buf: &mut [u8]) {
-        for line in Self::spans(addr, buf.len()) {
-            self.access(line, false);
-        }
+        self.access_span(addr, buf.len(), false);
         self.image.read(addr, buf);
     }
 
     #[inline]
     fn write_bytes(&mut self, addr: u64, data: &[u8]) {
-        for line in Self::spans(addr, data.len()) {
-            self.access(line, true);
-        }
+        self.access_span(addr, data.len(), true);
         self.image.write(addr, data);
+    }
+
+    /// As the provided method, with the copy's length known where it is made.
+    #[inline]
+    fn load<T: Scalar>(&mut self, addr: u64) -> T {
+        let mut bytes = [0u8; 8];
+        self.access_span(addr, T::SIZE, false);
+        self.image.read(addr, &mut bytes[..T::SIZE]);
+        T::from_le(&bytes[..T::SIZE])
+    }
+
+    /// As the provided method, with the copy's length known where it is made.
+    #[inline]
+    fn store<T: Scalar>(&mut self, addr: u64, value: T) {
+        let mut bytes = [0u8; 8];
+        value.to_le(&mut bytes[..T::SIZE]);
+        self.access_span(addr, T::SIZE, true);
+        self.image.write(addr, &bytes[..T::SIZE]);
     }
 
     fn alloc(&mut self, size: u64, align: u64) -> Result<u64, MemoryError> {

@@ -282,3 +282,28 @@ proptest! {
         check_against_reference(&config, ops, 1024)?;
     }
 }
+
+/// Half the operations on the first 1 to 5 lines, the rest over all `words` words: hot
+/// lines stay in L1 for long stretches while the levels below turn over, so that a line
+/// in L1 often has the least recent use of a lower set (its clock there is brought up to
+/// date only when the set chooses a victim) and leaves L1 with its clocks below out of
+/// date.
+fn skewed_ops(words: u64) -> impl Strategy<Value = Vec<Op>> {
+    (1u64..6).prop_flat_map(move |hot| {
+        let op = prop_oneof![
+            3 => (0..hot * 8).prop_map(Op::Load),
+            2 => (0..hot * 8, any::<u64>()).prop_map(|(w, v)| Op::Store(w, v)),
+            3 => (0..words).prop_map(Op::Load),
+            2 => (0..words, any::<u64>()).prop_map(|(w, v)| Op::Store(w, v)),
+        ];
+        prop::collection::vec(op, 1..600)
+    })
+}
+
+proptest! {
+    /// The comparison over both configurations' levels with [`skewed_ops`].
+    #[test]
+    fn hot_lines_in_l1_match_the_reference(config in prop_oneof![config(), wide_config()], ops in skewed_ops(1024)) {
+        check_against_reference(&config, ops, 1024)?;
+    }
+}
