@@ -626,36 +626,50 @@ impl Pcm {
         });
     }
 
-    /// [`Pcm::write_range`] counting to the word without Start-Gap.
-    fn store_words_contiguous(&mut self, addr: u64, data: &[u8], mut on_line: impl FnMut(u64, LineWrite)) {
+    /// Hands each line's part of `data`, written at `addr`, to `visit(chunk, slot, line,
+    /// start, written)` in increasing line order, walking the lines in place chunk by chunk
+    /// (one directory lookup per chunk); `start` is the part's offset in its line.
+    fn for_each_line_in_place(
+        &mut self,
+        addr: u64,
+        data: &[u8],
+        mut visit: impl FnMut(&mut Chunk, usize, u64, usize, &[u8]),
+    ) {
         let mut line = addr / LINE_BYTES as u64;
         let mut start = index(addr % LINE_BYTES as u64);
         let mut rest = data;
-        let (mut lines, mut words) = (0u64, 0u64);
         while !rest.is_empty() {
             let mut slot = index(line % CHUNK_LINES as u64);
             let chunk = self.chunk_mut(line);
             while slot < CHUNK_LINES && !rest.is_empty() {
                 let take = (LINE_BYTES - start).min(rest.len());
                 let (written, tail) = rest.split_at(take);
-                // Counting to the word, the cells hold the logical words.
-                let result = match <&[u8; LINE_BYTES]>::try_from(written) {
-                    Ok(whole) => store_words(chunk, slot, whole),
-                    Err(_) => {
-                        let mut bytes = words_to_bytes(&chunk.lines[slot].cells);
-                        bytes[start..start + take].copy_from_slice(written);
-                        store_words(chunk, slot, &bytes)
-                    }
-                };
-                lines += 1;
-                words += u64::from(result.words);
-                on_line(line, result);
+                visit(chunk, slot, line, start, written);
                 rest = tail;
                 start = 0;
                 slot += 1;
                 line += 1;
             }
         }
+    }
+
+    /// [`Pcm::write_range`] counting to the word without Start-Gap.
+    fn store_words_contiguous(&mut self, addr: u64, data: &[u8], mut on_line: impl FnMut(u64, LineWrite)) {
+        let (mut lines, mut words) = (0u64, 0u64);
+        self.for_each_line_in_place(addr, data, |chunk, slot, line, start, written| {
+            // Counting to the word, the cells hold the logical words.
+            let result = match <&[u8; LINE_BYTES]>::try_from(written) {
+                Ok(whole) => store_words(chunk, slot, whole),
+                Err(_) => {
+                    let mut bytes = words_to_bytes(&chunk.lines[slot].cells);
+                    bytes[start..start + written.len()].copy_from_slice(written);
+                    store_words(chunk, slot, &bytes)
+                }
+            };
+            lines += 1;
+            words += u64::from(result.words);
+            on_line(line, result);
+        });
         self.stats.lines_written += lines;
         self.stats.words_written += words;
     }
@@ -670,34 +684,21 @@ impl Pcm {
         enc: E,
         mut on_line: impl FnMut(u64, LineWrite),
     ) {
-        let mut line = addr / LINE_BYTES as u64;
-        let mut start = index(addr % LINE_BYTES as u64);
-        let mut rest = data;
         let (mut lines, mut words, mut bits, mut flip_bits) = (0u64, 0u64, 0u64, 0u64);
-        while !rest.is_empty() {
-            let mut slot = index(line % CHUNK_LINES as u64);
-            let chunk = self.chunk_mut(line);
-            while slot < CHUNK_LINES && !rest.is_empty() {
-                let take = (LINE_BYTES - start).min(rest.len());
-                let (written, tail) = rest.split_at(take);
-                chunk.written |= 1 << slot;
-                let record = &mut chunk.lines[slot];
-                let new = match <&[u8; LINE_BYTES]>::try_from(written) {
-                    Ok(whole) => bytes_to_words(whole),
-                    Err(_) => with_bytes_replaced(enc.logical_line(&record.cells, record.flips), start, written),
-                };
-                let (result, flips) = program_record(record, &new, enc);
-                lines += 1;
-                words += u64::from(result.words);
-                bits += u64::from(result.bits);
-                flip_bits += u64::from(flips);
-                on_line(line, result);
-                rest = tail;
-                start = 0;
-                slot += 1;
-                line += 1;
-            }
-        }
+        self.for_each_line_in_place(addr, data, |chunk, slot, line, start, written| {
+            chunk.written |= 1 << slot;
+            let record = &mut chunk.lines[slot];
+            let new = match <&[u8; LINE_BYTES]>::try_from(written) {
+                Ok(whole) => bytes_to_words(whole),
+                Err(_) => with_bytes_replaced(enc.logical_line(&record.cells, record.flips), start, written),
+            };
+            let (result, flips) = program_record(record, &new, enc);
+            lines += 1;
+            words += u64::from(result.words);
+            bits += u64::from(result.bits);
+            flip_bits += u64::from(flips);
+            on_line(line, result);
+        });
         self.stats.lines_written += lines;
         self.stats.words_written += words;
         self.stats.bits_written += bits;
