@@ -9,6 +9,9 @@
 use nvmdb_device::{FlipNWrite, Pcm, PcmAccounting, PcmConfig, PcmStorageTiming};
 use proptest::prelude::*;
 
+mod common;
+use common::timings;
+
 /// Device bytes: two 64-line chunks and a little more, so ranges cross chunks.
 const BYTES: u64 = 130 * 64;
 
@@ -78,18 +81,6 @@ fn check_known(
         }
     }
     Ok(())
-}
-
-fn timings() -> impl Strategy<Value = PcmStorageTiming> {
-    (
-        prop::sample::select(vec![
-            PcmStorageTiming::THESIS_TABLE_2_2,
-            PcmStorageTiming::SAMSUNG_PRAM_DATASHEET,
-            PcmStorageTiming::IPLP_BOARD,
-        ]),
-        any::<bool>(),
-    )
-        .prop_map(|(timing, every)| PcmStorageTiming { charge_every_chunk: every, ..timing })
 }
 
 proptest! {

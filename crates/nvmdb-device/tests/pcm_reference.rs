@@ -16,6 +16,9 @@ use std::collections::BTreeSet;
 use nvmdb_device::{FlipNWrite, LineWrite, Pcm, PcmAccounting, PcmConfig, PcmMetrics, PcmStorageTiming};
 use proptest::prelude::*;
 
+mod common;
+use common::timings;
+
 const LINES: u64 = 8;
 
 /// Where each reference line lives in a device spread over its sparse directory: lines
@@ -350,20 +353,6 @@ fn check_storage(
             Ok(())
         }
     }
-}
-
-/// Storage timings with chunks of one word, 32 B and 128 B, differential or charged for
-/// every chunk covered.
-fn timings() -> impl Strategy<Value = PcmStorageTiming> {
-    (
-        prop::sample::select(vec![
-            PcmStorageTiming::THESIS_TABLE_2_2,
-            PcmStorageTiming::SAMSUNG_PRAM_DATASHEET,
-            PcmStorageTiming::IPLP_BOARD,
-        ]),
-        any::<bool>(),
-    )
-        .prop_map(|(timing, every)| PcmStorageTiming { charge_every_chunk: every, ..timing })
 }
 
 proptest! {
