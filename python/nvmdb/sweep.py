@@ -168,9 +168,15 @@ def _evaluate(fn: Callable[..., Any], point: Point) -> Outcome:
         fields = result_fields(fn(**point))
     except Exception as error:  # reported to the caller with the point named
         return ("error", f"{type(error).__name__}: {error}", traceback.format_exc())
-    clash = [name for name in fields if name in point]
-    if clash:
-        return ("error", f"the result's field {clash[0]!r} has a parameter's name; rename it in the function", None)
+    # A result that echoes a parameter (ssd_replay's "trace", "format") gives no column.
+    for name in [name for name in fields if name in point]:
+        if fields[name] != point[name]:
+            message = (
+                f"the result's field {name!r} = {fields[name]!r} has the name of a parameter whose value is"
+                f" {point[name]!r}; rename it in the function"
+            )
+            return ("error", message, None)
+        del fields[name]
     return ("ok", fields)
 
 
@@ -229,8 +235,9 @@ def sweep(
     -------
     pandas.DataFrame
         Row ``i`` is the ``i``-th point in grid order (index 0..n-1). Columns: the
-        parameters in grid order, then the result fields (see :func:`result_fields`) in
-        the order they first appear; a field some results lack is missing (NaN/None) in
+        parameters in grid order, then the result fields (see :func:`result_fields`;
+        those equal to a parameter of the same name left out) in the order they first
+        appear; a field some results lack is missing (NaN/None) in
         their rows. The same grid and function (with its randomness seeded from the
         point) give the same frame on every executor.
 
@@ -241,8 +248,9 @@ def sweep(
         executor, before any point runs.
     SweepError
         A point's function raised, returned something other than a dict or a scalar, or
-        returned a field named like a parameter (rename it in ``fn``: the frame would
-        otherwise hold two columns of one name), or its worker was lost. The sweep stops
+        returned a field named like a parameter with a different value (rename it in
+        ``fn``: the frame would otherwise hold two columns of one name; a field equal to
+        its parameter, as ``ssd_replay``'s ``trace``, is dropped), or its worker was lost. The sweep stops
         (points not yet started are cancelled, running ones finish); if several points
         failed, the one earliest in grid order is reported.
     """

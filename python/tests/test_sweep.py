@@ -335,11 +335,12 @@ def test_the_earliest_failing_point_in_grid_order_is_reported():
             sweep(lambda x: 1 // x, [{"x": 1}, {"x": 0}, {"x": 2}, {"x": 0}], pool, progress=False)
 
 
-def test_result_fields_named_like_parameters_are_refused():
-    with pytest.raises(
-        SweepError, match=r"sweep point 0 \(n=1\) failed: the result's field 'n' has a parameter's name"
-    ):
-        sweep(lambda n: {"n": n, "m": 2}, {"n": [1]}, workers=1, progress=False)
+def test_result_fields_named_like_parameters_are_dropped_if_equal_and_refused_if_not():
+    frame = sweep(lambda n, s: {"n": n, "s": s, "m": 2 * n}, {"n": [1, 2], "s": ["a"]}, workers=1, progress=False)
+    pdt.assert_frame_equal(frame, pd.DataFrame({"n": [1, 2], "s": ["a", "a"], "m": [2, 4]}))
+    message = r"sweep point 1 \(n=2\) failed: the result's field 'n' = 3 has the name of a parameter whose value is 2"
+    with pytest.raises(SweepError, match=message):
+        sweep(lambda n: {"n": n if n == 1 else 3}, {"n": [1, 2]}, workers=1, progress=False)
 
 
 def test_results_that_are_neither_dicts_nor_scalars_fail_their_point():
@@ -357,3 +358,40 @@ def test_progress_prints_only_when_asked_or_on_a_terminal(capfd):
     assert "points: 100%" in capfd.readouterr().err
     sweep(lambda n: n, {"n": [1, 2]}, workers=1, progress=False)
     assert capfd.readouterr().err == ""
+
+
+# The examples' flags (their sweeps need the extension; these checks stop before any point).
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def run_example(name: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [PACKAGE_PARENT, os.environ.get("PYTHONPATH")])))
+    command = [sys.executable, str(EXAMPLES / name), *args]
+    return subprocess.run(command, capture_output=True, text=True, env=env, cwd=cwd, timeout=60)
+
+
+def test_the_example_never_overwrites_its_png_without_force(tmp_path):
+    (tmp_path / "pcm_log_sweep.png").write_bytes(b"earlier")
+    run = run_example("pcm_log_sweep.py", cwd=tmp_path)
+    assert run.returncode == 2
+    assert run.stderr == "pcm_log_sweep.py: --out pcm_log_sweep.png: the file exists; pass --force to overwrite it\n"
+    assert (tmp_path / "pcm_log_sweep.png").read_bytes() == b"earlier"
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "message"),
+    [
+        ("pcm_log_sweep.py", ["--workers", "0"], "pcm_log_sweep.py: argument --workers: '0' is not a positive integer"),
+        ("pcm_log_sweep.py", ["--trace", "missing.trace:fiu"], "pcm_log_sweep.py: argument --trace: missing.trace:"),
+        ("pcm_log_sweep.py", ["--nvmdb", "missing-cli"], "pcm_log_sweep.py: --nvmdb missing-cli: no such file"),
+        ("pcm_log_sweep.py", ["--out", "no/dir.png"], "pcm_log_sweep.py: --out no/dir.png: no such directory no"),
+        ("bench_sweep.py", ["--rounds", "x"], "bench_sweep.py: argument --rounds: 'x' is not a positive integer"),
+        ("bench_sweep.py", ["--trace", "t.trace:csv"], "bench_sweep.py: argument --trace: 't.trace:csv' is not FILE:"),
+    ],
+)
+def test_the_examples_bad_flags_get_one_line_and_status_2(tmp_path, name, args, message):
+    run = run_example(name, *args, cwd=tmp_path)
+    assert run.returncode == 2
+    assert run.stderr.startswith(message) and run.stderr.count("\n") == 1, run.stderr
+    assert run.stdout == "" and list(tmp_path.iterdir()) == []
