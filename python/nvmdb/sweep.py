@@ -237,9 +237,9 @@ def sweep(
         Row ``i`` is the ``i``-th point in grid order (index 0..n-1). Columns: the
         parameters in grid order, then the result fields (see :func:`result_fields`;
         those equal to a parameter of the same name left out) in the order they first
-        appear; a field some results lack is missing (NaN/None) in
-        their rows. The same grid and function (with its randomness seeded from the
-        point) give the same frame on every executor.
+        appear; a field some results lack is missing (NaN/None) in their rows. The same
+        grid and function (with its randomness seeded from the point) give the same
+        frame on every executor.
 
     Raises
     ------
@@ -250,9 +250,9 @@ def sweep(
         A point's function raised, returned something other than a dict or a scalar, or
         returned a field named like a parameter with a different value (rename it in
         ``fn``: the frame would otherwise hold two columns of one name; a field equal to
-        its parameter, as ``ssd_replay``'s ``trace``, is dropped), or its worker was lost. The sweep stops
-        (points not yet started are cancelled, running ones finish); if several points
-        failed, the one earliest in grid order is reported.
+        its parameter, as ``ssd_replay``'s ``trace``, is dropped), or its worker was
+        lost. The sweep stops (points not yet started are cancelled, running ones
+        finish); if several points failed, the one earliest in grid order is reported.
     """
     points = grid_points(grid)
     if workers is not None:
