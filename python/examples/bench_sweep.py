@@ -41,6 +41,7 @@ import pandas as pd
 import pandas.testing as pdt
 
 import nvmdb
+from nvmdb.sweep import sweep
 
 FORMATS = ("disksim", "msr", "spc", "fiu", "simple")
 DEFAULT_TRACE = Path(__file__).resolve().parents[2] / "data" / "mqsim" / "tpcc-small.trace"
@@ -115,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     runs: list[dict[str, Any]] = []
 
     def local(workers: int) -> pd.DataFrame:
-        return nvmdb.sweep(replay_point, grid, workers=workers, progress=False)
+        return sweep(replay_point, grid, workers=workers, progress=False)
 
     baseline_s, baseline = timed(lambda: local(1), args.rounds)
     runs.append({"executor": "local processes", "workers": 1, "seconds": baseline_s})
@@ -129,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
             LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
             Client(cluster) as client,
         ):
-            dask_s, on_dask = timed(lambda: nvmdb.sweep(replay_point, grid, client, progress=False), args.rounds)
+            dask_s, on_dask = timed(lambda: sweep(replay_point, grid, client, progress=False), args.rounds)
         pdt.assert_frame_equal(on_dask, baseline)
         runs.append({"executor": "dask LocalCluster", "workers": 2, "seconds": dask_s})
     for run in runs:

@@ -65,6 +65,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import nvmdb
+from nvmdb.sweep import sweep
 
 FORMATS = ("disksim", "msr", "spc", "fiu", "simple")
 WORKLOADS_SHORT = ["t1"]
@@ -237,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
             ) as cluster,
             Client(cluster) as client,
         ):
-            frame = nvmdb.sweep(replay_point, grid(args, traces), client, description="pcm-log points")
+            frame = sweep(replay_point, grid(args, traces), client, description="pcm-log points")
     wrapped = frame[frame["wrapped_pages"] > 0].groupby("workload", sort=False)["wrapped_pages"].max()
     for workload, pages in wrapped.items():
         print(

@@ -6,6 +6,7 @@ not need the extension."""
 from __future__ import annotations
 
 import concurrent.futures
+import importlib
 import json
 import os
 import random
@@ -21,12 +22,12 @@ import pandas as pd
 import pandas.testing as pdt
 import pytest
 
-import nvmdb.sweep as sweep_module
 from nvmdb.sweep import SweepError, grid_points, result_fields, sweep
 
 # The directory holding the `nvmdb` package these tests import, so that Dask's worker
 # processes and the script below import the same one.
-PACKAGE_PARENT = str(Path(sweep_module.__file__).resolve().parents[1])
+# (`nvmdb.sweep` may be the function once the package exports it: ask for the module.)
+PACKAGE_PARENT = str(Path(importlib.import_module("nvmdb.sweep").__file__).resolve().parents[1])
 
 
 def seeded(workload: str, size: int, seed: int) -> dict:
