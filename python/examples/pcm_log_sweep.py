@@ -14,9 +14,10 @@ two panels to a PNG:
   no lifetime estimate (``None``) and is not drawn;
 - energy: ``energy_pj`` (flash and PCM) as a percentage of the baseline's.
 
-Scale: the thesis's quick scale, 1/16 of its runs: a 64 MB database behind a 4 MB DBMS
-buffer pool (the thesis: 1 GB and 20-100 MB), and ``t1``, ``t2``, ``t3`` of 50,000,
-200,000 and 400,000 requests. The flash is sized to the data as in the thesis experiments
+Scale: the quick scale's database, 1/16 of the thesis's: 64 MB behind a 4 MB DBMS buffer
+pool (the thesis: 1 GB and 20-100 MB; the experiments' quick scale: 3.75 MB), and
+``t1``, ``t2``, ``t3`` of ``nvmdb trace gen``'s default lengths, 50,000, 200,000 and
+400,000 requests (the experiments' quick scale runs 1/12 of them). The flash is sized to the data as in the thesis experiments
 (2 packages x 4 planes x ``--blocks-per-plane`` blocks of 64 pages of 4 KB, 10%
 over-provisioning; thesis Table 5.1's timing and energy, the PCM's Table 2.2), so that
 merges turn into erases. The runs are whole traces from a prefilled flash, not the steady
@@ -73,7 +74,7 @@ WORKLOADS_FULL = ["t1", "t2", "t3"]
 PCM_MB_SHORT = [1, 4, 16]
 PCM_MB_FULL = [1, 2, 4, 8, 16, 32, 64]
 POLICIES = ["least-popular", "lru"]
-# The thesis's quick scale: its 1 GB database and 60 MB pool, and its runs, divided by 16.
+# The thesis's 1 GB database and 60 MB pool divided by 16, and the generator's lengths.
 FOOTPRINT_MB = 64
 BUFFER_POOL_MB = 4
 REQUESTS = {"t1": 50_000, "t2": 200_000, "t3": 400_000}
