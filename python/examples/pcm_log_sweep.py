@@ -17,12 +17,12 @@ two panels to a PNG:
 Scale: the quick scale's database, 1/16 of the thesis's: 64 MB behind a 4 MB DBMS buffer
 pool (the thesis: 1 GB and 20-100 MB; the experiments' quick scale: 3.75 MB), and
 ``t1``, ``t2``, ``t3`` of ``nvmdb trace gen``'s default lengths, 50,000, 200,000 and
-400,000 requests (the experiments' quick scale runs 1/12 of them). The flash is sized to the data as in the thesis experiments
-(2 packages x 4 planes x ``--blocks-per-plane`` blocks of 64 pages of 4 KB, 10%
-over-provisioning; thesis Table 5.1's timing and energy, the PCM's Table 2.2), so that
-merges turn into erases. The runs are whole traces from a prefilled flash, not the steady
-state of ``nvmdb run thesis-pcm-capacity`` and ``thesis-replacement``, the registered
-experiments behind this question.
+400,000 requests (the experiments' quick scale runs 1/12 of them). The flash is sized to
+the data as in the thesis experiments (2 packages x 4 planes x ``--blocks-per-plane``
+blocks of 64 pages of 4 KB, 10% over-provisioning; thesis Table 5.1's timing and energy,
+the PCM's Table 2.2), so that merges turn into erases. The runs are whole traces from a
+prefilled flash, not the steady state of ``nvmdb run thesis-pcm-capacity`` and
+``thesis-replacement``, the registered experiments behind this question.
 
 The workloads' traces are generated with the ``nvmdb`` CLI (``nvmdb trace gen``; the
 package has no generator), into a temporary directory removed at the end: the script

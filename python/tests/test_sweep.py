@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import importlib
+import importlib.util
 import json
 import os
 import random
@@ -16,6 +17,7 @@ import textwrap
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -366,17 +368,26 @@ def test_progress_prints_only_when_asked_or_on_a_terminal(capfd):
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
-def run_example(name: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [PACKAGE_PARENT, os.environ.get("PYTHONPATH")])))
-    command = [sys.executable, str(EXAMPLES / name), *args]
-    return subprocess.run(command, capture_output=True, text=True, env=env, cwd=cwd, timeout=60)
+def example(name: str) -> Any:
+    spec = importlib.util.spec_from_file_location(name.removesuffix(".py"), EXAMPLES / name)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def test_the_example_never_overwrites_its_png_without_force(tmp_path):
+def exit_status(name: str, *args: str) -> int:
+    with pytest.raises(SystemExit) as exit:
+        example(name).main(list(args))
+    return exit.value.code
+
+
+def test_the_example_never_overwrites_its_png_without_force(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
     (tmp_path / "pcm_log_sweep.png").write_bytes(b"earlier")
-    run = run_example("pcm_log_sweep.py", cwd=tmp_path)
-    assert run.returncode == 2
-    assert run.stderr == "pcm_log_sweep.py: --out pcm_log_sweep.png: the file exists; pass --force to overwrite it\n"
+    assert exit_status("pcm_log_sweep.py") == 2
+    message = "pcm_log_sweep.py: --out pcm_log_sweep.png: the file exists; pass --force to overwrite it\n"
+    assert capsys.readouterr().err == message
     assert (tmp_path / "pcm_log_sweep.png").read_bytes() == b"earlier"
 
 
@@ -391,8 +402,9 @@ def test_the_example_never_overwrites_its_png_without_force(tmp_path):
         ("bench_sweep.py", ["--trace", "t.trace:csv"], "bench_sweep.py: argument --trace: 't.trace:csv' is not FILE:"),
     ],
 )
-def test_the_examples_bad_flags_get_one_line_and_status_2(tmp_path, name, args, message):
-    run = run_example(name, *args, cwd=tmp_path)
-    assert run.returncode == 2
-    assert run.stderr.startswith(message) and run.stderr.count("\n") == 1, run.stderr
-    assert run.stdout == "" and list(tmp_path.iterdir()) == []
+def test_the_examples_bad_flags_get_one_line_and_status_2(tmp_path, monkeypatch, capsys, name, args, message):
+    monkeypatch.chdir(tmp_path)
+    assert exit_status(name, *args) == 2
+    out, err = capsys.readouterr()
+    assert err.startswith(message) and err.count("\n") == 1, err
+    assert out == "" and list(tmp_path.iterdir()) == []
