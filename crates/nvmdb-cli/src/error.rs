@@ -14,12 +14,37 @@ pub struct CliError {
     pub message: String,
     /// The process exit code.
     pub code: i32,
+    /// What failed, for callers that tell failures apart by more than the exit code (the
+    /// Python package's exception types).
+    pub kind: ErrorKind,
+}
+
+/// What a [`CliError`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// Bad input: a flag, a value, a line of an input file (exit 2).
+    Input,
+    /// A file could not be opened, read or written (a missing input file is exit 2, an
+    /// output that cannot be written exit 1); the operating system's reason.
+    Io(std::io::ErrorKind),
+    /// A failure while running (exit 1), or a closed stdout pipe (exit 0).
+    Failed,
 }
 
 impl CliError {
     /// Bad input (exit 2).
     pub fn input(message: impl Into<String>) -> CliError {
-        CliError { message: message.into(), code: EXIT_BAD_INPUT }
+        CliError { message: message.into(), code: EXIT_BAD_INPUT, kind: ErrorKind::Input }
+    }
+
+    /// An input file that cannot be read (exit 2): `FILE: cannot read: reason`.
+    pub fn unreadable(path: &str, e: &std::io::Error) -> CliError {
+        CliError { message: format!("{path}: cannot read: {e}"), code: EXIT_BAD_INPUT, kind: ErrorKind::Io(e.kind()) }
+    }
+
+    /// An output file that cannot be written (exit 1): `FILE: cannot write: reason`.
+    pub fn unwritable(path: &str, e: &std::io::Error) -> CliError {
+        CliError { message: format!("{path}: cannot write: {e}"), code: EXIT_FAILURE, kind: ErrorKind::Io(e.kind()) }
     }
 
     /// A bad line of an input file (exit 2): `FILE:LINE: what is wrong`.
@@ -29,13 +54,13 @@ impl CliError {
 
     /// A failure while running (exit 1).
     pub fn failed(message: impl Into<String>) -> CliError {
-        CliError { message: message.into(), code: EXIT_FAILURE }
+        CliError { message: message.into(), code: EXIT_FAILURE, kind: ErrorKind::Failed }
     }
 
     /// Stdout's reader went away (`nvmdb … | head -1`): it has all it wanted, so stop
     /// quietly with success.
     pub fn closed_pipe() -> CliError {
-        CliError { message: String::new(), code: 0 }
+        CliError { message: String::new(), code: 0, kind: ErrorKind::Failed }
     }
 }
 

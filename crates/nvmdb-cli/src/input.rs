@@ -14,7 +14,7 @@ const MAX_SMALL_FILE_BYTES: u64 = 1 << 20;
 
 /// Opens an input file, naming it on failure.
 pub fn open(path: &str) -> Result<File, CliError> {
-    let file = File::open(path).map_err(|e| CliError::input(format!("{path}: cannot read: {e}")))?;
+    let file = File::open(path).map_err(|e| CliError::unreadable(path, &e))?;
     if file.metadata().is_ok_and(|m| m.is_dir()) {
         return Err(CliError::input(format!("{path}: cannot read: is a directory")));
     }
@@ -24,10 +24,7 @@ pub fn open(path: &str) -> Result<File, CliError> {
 /// Reads a small file whole (at most 1 MiB), naming it on failure.
 pub fn read_small(path: &str) -> Result<String, CliError> {
     let mut bytes = Vec::new();
-    open(path)?
-        .take(MAX_SMALL_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| CliError::input(format!("{path}: cannot read: {e}")))?;
+    open(path)?.take(MAX_SMALL_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(|e| CliError::unreadable(path, &e))?;
     if bytes.len() as u64 > MAX_SMALL_FILE_BYTES {
         return Err(CliError::input(format!("{path}: larger than {MAX_SMALL_FILE_BYTES} bytes")));
     }

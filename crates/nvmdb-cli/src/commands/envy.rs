@@ -440,13 +440,13 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
         .ok_or_else(|| CliError::input(format!("--size-mb {} is out of range", args.size_mb)))?;
     let config = system_config(logical, &args.system, "--size-mb")?;
     let capacity = config.logical_bytes();
-    let file = File::open(&args.trace).map_err(|e| CliError::input(format!("{}: cannot read: {e}", args.trace)))?;
+    let file = File::open(&args.trace).map_err(|e| CliError::unreadable(&args.trace, &e))?;
     let mut lines = Lines::new(BufReader::new(file));
     let mut out: Box<dyn Write> = match &args.reads {
-        Some(path) => Box::new(std::io::BufWriter::new(
-            File::create(path).map_err(|e| CliError::failed(format!("{path}: cannot write: {e}")))?,
-        )),
-        None => Box::new(std::io::BufWriter::new(std::io::stdout())),
+        Some(path) => {
+            Box::new(std::io::BufWriter::new(File::create(path).map_err(|e| CliError::unwritable(path, &e))?))
+        }
+        None => Box::new(std::io::BufWriter::new(crate::output::Stdout)),
     };
     let mut envy = Envy::format(config).map_err(envy_failed)?;
     // The model the recovery is checked against (the size was checked above), and the

@@ -378,7 +378,7 @@ fn sql_report(args: &SqlArgs) -> Result<SqlReport, CliError> {
     let failed = |e: nvmdb_journal::JournalError| CliError::failed(e.to_string());
     let sim = Simulation::new(config, &DeviceParams::PAPER, args.seed).map_err(failed)?;
     if image_path.is_file() {
-        let bytes = std::fs::read(&image_path).map_err(|e| CliError::input(format!("{image}: cannot read: {e}")))?;
+        let bytes = std::fs::read(&image_path).map_err(|e| CliError::unreadable(&image, &e))?;
         if bytes.len() as u64 > nvmdb_journal::devices::MAX_FILE_BYTES {
             return Err(CliError::input(format!("{image}: larger than the simulated device's files")));
         }
@@ -438,7 +438,7 @@ fn sql_report(args: &SqlArgs) -> Result<SqlReport, CliError> {
         crate::output::write_file(path, text)?;
     }
     if let Some(bytes) = sim.file(DB_NAME) {
-        std::fs::write(&image_path, bytes).map_err(|e| CliError::failed(format!("{image}: cannot write: {e}")))?;
+        std::fs::write(&image_path, bytes).map_err(|e| CliError::unwritable(&image, &e))?;
     }
     let stats = sim.stats();
     Ok(SqlReport {

@@ -251,7 +251,7 @@ impl Results {
 
     fn synced(&mut self) -> Result<(), CliError> {
         if let Some(out) = &mut self.out {
-            out.write_all(&self.pending).map_err(|e| CliError::failed(format!("{}: cannot write: {e}", self.path)))?;
+            out.write_all(&self.pending).map_err(|e| CliError::unwritable(&self.path, &e))?;
         }
         self.pending.clear();
         Ok(())
@@ -260,7 +260,7 @@ impl Results {
     fn finish(mut self) -> Result<(), CliError> {
         self.synced()?;
         if let Some(mut out) = self.out.take() {
-            out.flush().map_err(|e| CliError::failed(format!("{}: cannot write: {e}", self.path)))?;
+            out.flush().map_err(|e| CliError::unwritable(&self.path, &e))?;
         }
         Ok(())
     }
@@ -358,9 +358,7 @@ fn file_run(args: &RunArgs) -> Result<Report, CliError> {
     loaded.map_err(engine_error)?;
     engine.sync().map_err(engine_error)?;
     let out = match &args.results {
-        Some(path) => Some(BufWriter::new(
-            File::create(path).map_err(|e| CliError::failed(format!("{path}: cannot write: {e}")))?,
-        )),
+        Some(path) => Some(BufWriter::new(File::create(path).map_err(|e| CliError::unwritable(path, &e))?)),
         None => None,
     };
     let mut results = Results { path: args.results.clone().unwrap_or_default(), out, pending: Vec::new() };

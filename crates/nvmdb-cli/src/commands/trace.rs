@@ -75,7 +75,7 @@ fn generate(args: &GenArgs) -> Result<(), CliError> {
     for request in generator {
         text.clear();
         fiu_lines(&request, &mut text).expect("formatting into a String cannot fail");
-        out.write_all(text.as_bytes()).map_err(|e| CliError::failed(format!("{}: cannot write: {e}", args.out)))?;
+        out.write_all(text.as_bytes()).map_err(|e| CliError::unwritable(&args.out, &e))?;
     }
-    out.flush().map_err(|e| CliError::failed(format!("{}: cannot write: {e}", args.out)))
+    out.flush().map_err(|e| CliError::unwritable(&args.out, &e))
 }

@@ -1,0 +1,217 @@
+//! `nvmdb`: run nvmdb's devices, data structures and experiments from the shell, or from
+//! a program: [`main`] is the binary's whole body, and [`run_captured`] runs the same
+//! command line with what it would print on stdout returned instead (the Python package's
+//! one way in).
+
+#![warn(clippy::cast_possible_truncation, clippy::unwrap_used, clippy::arithmetic_side_effects)]
+
+mod commands;
+mod error;
+mod input;
+mod limits;
+mod monitor;
+mod output;
+
+use clap::{CommandFactory, Parser, Subcommand};
+
+use crate::error::EXIT_BAD_INPUT;
+pub use crate::error::{CliError, ErrorKind};
+
+/// Database structures and storage engines on simulated non-volatile memory.
+#[derive(Debug, Parser)]
+#[command(name = "nvmdb", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// PCM device commands.
+    #[command(subcommand)]
+    Pcm(commands::pcm::PcmCommand),
+    /// SSD simulator commands (FTLs, GC, wear levelling, buffers, deduplication).
+    #[command(subcommand)]
+    Ssd(commands::ssd::SsdCommand),
+    /// Hash joins on simulated PCM, and their analytic model.
+    #[command(subcommand)]
+    Join(commands::join::JoinCommand),
+    /// B+-tree commands.
+    #[command(subcommand)]
+    Btree(commands::btree::BtreeCommand),
+    /// eNVy: flash as persistent, byte-addressable main memory.
+    #[command(subcommand)]
+    Envy(commands::envy::EnvyCommand),
+    /// Real SQLite with its rollback journal in simulated PCM (seed 003).
+    #[command(subcommand)]
+    Journal(commands::journal::JournalCommand),
+    /// The IPL-P key-value engine (seed 002): B+-tree pages in flash, their changes
+    /// logged in PCM or flash.
+    #[command(subcommand)]
+    Kv(commands::kv::KvCommand),
+    /// Synthetic trace commands.
+    #[command(subcommand)]
+    Trace(commands::trace::TraceCommand),
+    /// List the registered experiments.
+    List,
+    /// Run one experiment and write its results.
+    Run(commands::lab::RunArgs),
+    /// Run every experiment and write the report (REPORT.md, index.html).
+    Reproduce(commands::lab::ReproduceArgs),
+    /// Measure the simulator's own speed (results go to BENCHMARKS.md by hand).
+    Bench(commands::bench::BenchArgs),
+}
+
+fn dispatch(command: Command) -> Result<(), CliError> {
+    match command {
+        Command::Pcm(c) => commands::pcm::run(c),
+        Command::Ssd(c) => commands::ssd::run(c),
+        Command::Join(c) => commands::join::run(c),
+        Command::Btree(c) => commands::btree::run(c),
+        Command::Envy(c) => commands::envy::run(c),
+        Command::Journal(c) => commands::journal::run(c),
+        Command::Kv(c) => commands::kv::run(c),
+        Command::Trace(c) => commands::trace::run(c),
+        Command::List => commands::lab::list(),
+        Command::Run(args) => commands::lab::run(&args),
+        Command::Reproduce(args) => commands::lab::reproduce(&args),
+        Command::Bench(args) => commands::bench::run(&args),
+    }
+}
+
+/// The `nvmdb` binary: parses the process's arguments, runs the command, and on failure
+/// prints its one line on stderr and exits with its code.
+pub fn main() {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => {
+            // --help and --version.
+            let _ = e.print();
+            return;
+        }
+        Err(e) => {
+            eprintln!("{}", usage_error(&e).message);
+            std::process::exit(EXIT_BAD_INPUT);
+        }
+    };
+    if let Err(e) = dispatch(cli.command) {
+        // The message is the whole line: `FILE:LINE: what is wrong` for bad input. A closed
+        // stdout pipe has no message.
+        if !e.message.is_empty() {
+            eprintln!("{e}");
+        }
+        std::process::exit(e.code);
+    }
+}
+
+/// Runs `nvmdb ARGS` (`args` without the program name) as the binary does, parsed by the
+/// same definitions and run by the same code, and returns what it would have printed on
+/// stdout (with `--json`, the JSON). A failure is the error the binary would print and
+/// exit with: a bad flag is the binary's one line, exit code 2. `--help` and `--version`
+/// return their text. Stderr (progress, notes) is the process's own, as for the binary.
+pub fn run_captured(args: &[String]) -> Result<String, CliError> {
+    let argv = std::iter::once("nvmdb").chain(args.iter().map(String::as_str));
+    let cli = match Cli::try_parse_from(argv) {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => return Ok(e.render().to_string()),
+        Err(e) => return Err(usage_error(&e)),
+    };
+    // Runs of real SQLite share its process-wide PRNG (seeded at each run's start): in one
+    // process they run one at a time, so that each gives the same numbers as the binary.
+    let _sqlite = uses_sqlite(&cli.command).then(|| SQLITE.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+    output::capture(|| dispatch(cli.command))
+}
+
+/// Held by a [`run_captured`] command that runs real SQLite.
+static SQLITE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Whether `command` runs real SQLite: the journal commands, and the experiments of an
+/// exclusive group (the journal's, which share SQLite's PRNG), alone or in `reproduce`.
+fn uses_sqlite(command: &Command) -> bool {
+    match command {
+        Command::Journal(_) | Command::Reproduce(_) => true,
+        Command::Run(args) => {
+            nvmdb_experiments::all().iter().any(|e| e.id() == args.experiment && e.exclusive_group().is_some())
+        }
+        _ => false,
+    }
+}
+
+/// A clap parse error as the binary's one line, exit code 2.
+fn usage_error(e: &clap::Error) -> CliError {
+    CliError::input(format!("{} (see --help)", one_line_usage_error(&e.render().to_string())))
+}
+
+/// clap's multi-line error as one line: the error and its notes (the flag, the allowed
+/// values), without the usage block; the allowed values of a flag named in it are added
+/// when clap leaves them out (a missing flag); long quoted values are cut.
+fn one_line_usage_error(rendered: &str) -> String {
+    let lines: Vec<&str> = rendered.lines().map(str::trim).collect();
+    let usage = lines.iter().find_map(|l| l.strip_prefix("Usage: ")).unwrap_or("");
+    let mut text = lines
+        .iter()
+        .take_while(|l| !l.starts_with("Usage: ") && !l.starts_with("For more information"))
+        .filter(|l| !l.is_empty())
+        .copied()
+        .collect::<Vec<_>>()
+        .join(" ");
+    if !text.contains("possible values") {
+        let mut command = Cli::command();
+        for word in usage.split_whitespace().skip(1) {
+            match command.find_subcommand(word) {
+                Some(sub) => command = sub.clone(),
+                None => break,
+            }
+        }
+        let flags: Vec<String> = text
+            .split(|c: char| c.is_whitespace() || c == '\'')
+            .filter_map(|w| w.strip_prefix("--"))
+            .map(str::to_string)
+            .collect();
+        for flag in flags {
+            let values: Vec<String> = command
+                .get_arguments()
+                .find(|a| a.get_long() == Some(flag.as_str()))
+                .map(|a| a.get_possible_values().iter().map(|v| v.get_name().to_string()).collect())
+                .unwrap_or_default();
+            if !values.is_empty() {
+                text.push_str(&format!(" [--{flag}: one of {}]", values.join(", ")));
+            }
+        }
+    }
+    shorten_quoted(&text)
+}
+
+/// Cuts every '…'-quoted part of `text` longer than 60 characters (a huge bad value).
+fn shorten_quoted(text: &str) -> String {
+    text.split('\'')
+        .enumerate()
+        .map(|(i, part)| match part.char_indices().nth(60) {
+            Some((cut, _)) if i % 2 == 1 => format!("{}…", &part[..cut]),
+            _ => part.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("'")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usage_errors_keep_the_flag_and_its_values_on_one_line() {
+        let line = |args: &[&str]| match Cli::try_parse_from(args) {
+            Ok(_) => panic!("{args:?} parses"),
+            Err(e) => one_line_usage_error(&e.render().to_string()),
+        };
+        let bad = line(&["nvmdb", "btree", "run", "--variant", "sorted", "--node-lines", "3"]);
+        assert!(bad.contains("--node-lines") && bad.contains("1, 2, 4, 8"), "{bad}");
+        let missing = line(&["nvmdb", "ssd", "replay", "--trace", "t"]);
+        assert!(missing.contains("--format") && missing.contains("disksim, msr"), "{missing}");
+        let long = line(&["nvmdb", "join", "run", "--algo", &"x".repeat(500)]);
+        assert!(long.contains("--algo") && long.contains("simple") && long.len() < 300, "{long}");
+        for text in [bad, missing, long] {
+            assert!(!text.contains('\n') && !text.contains("Usage"), "{text}");
+        }
+    }
+}
