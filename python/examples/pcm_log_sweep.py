@@ -30,6 +30,9 @@ takes ``--nvmdb``, else ``nvmdb`` on the PATH, else ``target/release/nvmdb`` of 
 checkout it sits in (``cargo build --release -p nvmdb-cli``). Other traces are added with
 ``--trace FILE:FORMAT``, e.g. the vendored ``data/mqsim/tpcc-small.trace:disksim``.
 
+``pcm_log_sweep.png`` beside this script is the default run's plot (seed 1), made with
+``cd python/examples && python pcm_log_sweep.py``.
+
 Usage (with the package and Dask installed: ``pip install './python[dask]'``)::
 
     python python/examples/pcm_log_sweep.py                  # t1; 1, 4, 16 MiB: 7 points
@@ -212,7 +215,7 @@ def plot(frame: Any, out: Path) -> None:
         (energy, "Energy (flash + PCM)", "% of baseline"),
     ]:
         axes.set_xscale("log", base=2)
-        axes.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+        axes.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda value, _: f"{value:g}"))
         axes.set_yscale("log")
         axes.set_xlabel("PCM log size (MiB)")
         axes.set_ylabel(ylabel)
