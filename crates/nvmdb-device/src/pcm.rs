@@ -1038,11 +1038,11 @@ fn program_record<E: Encoding>(record: &mut LineRecord, new: &[u64; WORDS_PER_LI
     // changed one programs at least one cell or flip cell: so the words written are
     // exactly the words whose logical value changes.
     let old = enc.logical_line(cells, old_flips_all);
-    // Most lines of a page written back are unchanged: one test for the whole line.
-    if old.iter().zip(new).fold(0, |any, (o, n)| any | (o ^ n)) == 0 {
+    let changed = (0..WORDS_PER_LINE).fold(0u8, |mask, w| mask | u8::from(new[w] != old[w]) << w);
+    // Most lines of a page written back are unchanged: they program nothing.
+    if changed == 0 {
         return (LineWrite::default(), 0);
     }
-    let changed = (0..WORDS_PER_LINE).fold(0u8, |mask, w| mask | u8::from(new[w] != old[w]) << w);
     // Per lane, the cells this write programs.
     let mut programmed = [0u64; LANES];
     // How many cells this write programs.
