@@ -24,11 +24,9 @@ the PCM's Table 2.2), so that merges turn into erases. The runs are whole traces
 prefilled flash, not the steady state of ``nvmdb run thesis-pcm-capacity`` and
 ``thesis-replacement``, the registered experiments behind this question.
 
-The workloads' traces are generated with the ``nvmdb`` CLI (``nvmdb trace gen``; the
-package has no generator), into a temporary directory removed at the end: the script
-takes ``--nvmdb``, else ``nvmdb`` on the PATH, else ``target/release/nvmdb`` of the
-checkout it sits in (``cargo build --release -p nvmdb-cli``). Other traces are added with
-``--trace FILE:FORMAT``, e.g. the vendored ``data/mqsim/tpcc-small.trace:disksim``.
+The workloads' traces are generated with ``nvmdb.trace_gen`` (``nvmdb trace gen``) into a
+temporary directory removed at the end. Other traces are added with ``--trace
+FILE:FORMAT``, e.g. the vendored ``data/mqsim/tpcc-small.trace:disksim``.
 
 ``pcm_log_sweep.png`` beside this script is the default run's plot (seed 1), made with
 ``cd python/examples && python pcm_log_sweep.py``.
@@ -49,7 +47,6 @@ Flags:
   default: t1; 1, 4 and 16 MiB).
 - ``--trace FILE:FORMAT``: also replay this trace (format disksim, msr, spc, fiu or
   simple); repeatable.
-- ``--nvmdb PATH``: the CLI that generates the workloads' traces.
 - ``--blocks-per-plane N``: the flash's size (default 40: 80 MiB, 72 MiB of it logical,
   which holds the 64 MB database).
 - ``--workers N``: Dask worker processes (default 2).
@@ -61,8 +58,6 @@ Bad flags print one line naming the flag and exit with status 2.
 from __future__ import annotations
 
 import argparse
-import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -81,7 +76,6 @@ POLICIES = ["least-popular", "lru"]
 FOOTPRINT_MB = 64
 BUFFER_POOL_MB = 4
 REQUESTS = {"t1": 50_000, "t2": 200_000, "t3": 400_000}
-CHECKOUT = Path(__file__).resolve().parents[2]
 
 
 def replay_point(
@@ -136,7 +130,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--trace", type=trace_arg, action="append", default=[], metavar="FILE:FORMAT", help="also replay this trace"
     )
-    parser.add_argument("--nvmdb", type=Path, help="the nvmdb CLI that generates the workloads' traces")
     parser.add_argument("--blocks-per-plane", type=positive_int, default=40, help="flash blocks per plane (8 planes)")
     parser.add_argument("--workers", type=positive_int, default=2, help="Dask worker processes")
     parser.add_argument("--seed", type=positive_int, default=1, help="the generator's and the SSD's seed")
@@ -145,34 +138,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error(f"--out {args.out}: the file exists; pass --force to overwrite it")
     if not args.out.parent.is_dir():
         parser.error(f"--out {args.out}: no such directory {args.out.parent}")
-    args.nvmdb = find_cli(parser, args.nvmdb)
     return args
 
 
-def find_cli(parser: Parser, given: Path | None) -> str:
-    if given is not None:
-        if not given.is_file():
-            parser.error(f"--nvmdb {given}: no such file")
-        return str(given)
-    on_path = shutil.which("nvmdb")
-    if on_path:
-        return on_path
-    built = CHECKOUT / "target" / "release" / "nvmdb"
-    if built.is_file():
-        return str(built)
-    parser.error("--nvmdb: no nvmdb CLI on the PATH or in target/release (cargo build --release -p nvmdb-cli)")
-
-
-def generate(cli: str, workload: str, seed: int, directory: Path) -> str:
-    """The workload's trace (FIU format), written by ``nvmdb trace gen``."""
+def generate(workload: str, seed: int, directory: Path) -> str:
+    """The workload's trace (FIU format), written by ``nvmdb.trace_gen``."""
     out = directory / f"{workload}.trace"
-    command = [cli, "trace", "gen", "--workload", workload, "--requests", str(REQUESTS[workload])]
-    command += ["--footprint-mb", str(FOOTPRINT_MB), "--buffer-pool-mb", str(BUFFER_POOL_MB)]
-    command += ["--seed", str(seed), "--out", str(out)]
-    run = subprocess.run(command, capture_output=True, text=True)
-    if run.returncode != 0:
-        sys.exit(f"pcm_log_sweep.py: {' '.join(command)}: {run.stderr.strip()}")
-    return str(out)
+    return nvmdb.trace_gen(
+        workload,
+        out,
+        requests=REQUESTS[workload],
+        seed=seed,
+        footprint_mb=FOOTPRINT_MB,
+        buffer_pool_mb=BUFFER_POOL_MB,
+    )
 
 
 def grid(args: argparse.Namespace, traces: list[tuple[str, str, str]]) -> list[dict[str, Any]]:
@@ -234,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
 
     with tempfile.TemporaryDirectory(prefix="pcm-log-sweep-") as directory:
         workloads = WORKLOADS_FULL if args.full else WORKLOADS_SHORT
-        traces = [(w, generate(args.nvmdb, w, args.seed, Path(directory)), "fiu") for w in workloads]
+        traces = [(w, generate(w, args.seed, Path(directory)), "fiu") for w in workloads]
         traces += [(Path(trace).name, trace, format) for trace, format in args.trace]
         with (
             LocalCluster(

@@ -35,8 +35,12 @@ __all__ = [
     "run_experiment",
     "scorecard",
     "ssd_replay",
+    "sweep",
+    "SweepError",
+    "trace_gen",
 ]
-# The sweep functions (nvmdb.sweep) are imported here.
+
+from .sweep import SweepError, sweep  # noqa: E402  (after __all__, which names them)
 
 
 def _text(value: Any) -> str:
@@ -81,6 +85,41 @@ def pcm_replay(trace: str | os.PathLike[str], flip_n_write: bool = False, flip_b
     energy_pj, latency_cycles, max_cell_writes.
     """
     return _json(["pcm", "replay"], trace=trace, flip_n_write=flip_n_write, flip_bits=flip_bits)
+
+
+def trace_gen(
+    workload: str,
+    out: str | os.PathLike[str],
+    requests: int | None = None,
+    seed: int = 1,
+    footprint_mb: int = 1024,
+    buffer_pool_mb: int = 60,
+) -> str:
+    """``nvmdb trace gen``: write a synthetic trace modelled on the thesis's workloads (FIU
+    format, one line per 4 KB block; replay it with ``ssd_replay(path, "fiu")``).
+
+    Keywords (the CLI's flags):
+      workload: d1, d2 (desktop) or t1, t2, t3 (TPC-C-like page updates).
+      out: the trace file to write (replaced if it exists, as the CLI does).
+      requests: requests to generate, 1 to 10^9 (default: the workload's own length).
+      seed: the generator's seed; the same seed gives the same trace.
+      footprint_mb: database size (t1–t3) or desktop footprint (d1, d2), MB, at least 4.
+      buffer_pool_mb: the DBMS buffer pool (t1–t3), MB, at most a quarter of footprint_mb.
+
+    Returns ``out`` as a str.
+    """
+    _native.run(
+        _command(
+            ["trace", "gen"],
+            workload=workload,
+            requests=requests,
+            seed=seed,
+            out=out,
+            footprint_mb=footprint_mb,
+            buffer_pool_mb=buffer_pool_mb,
+        )
+    )
+    return os.fspath(out)
 
 
 def ssd_replay(

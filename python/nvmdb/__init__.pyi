@@ -5,9 +5,13 @@ from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
-# The sweep functions (nvmdb.sweep) are declared here.
+# The sweep (typed in nvmdb/sweep.py itself).
+from .sweep import SweepError as SweepError, sweep as sweep
 
 def pcm_replay(trace: str | os.PathLike[str], flip_n_write: bool=False, flip_bits: int=64) -> dict[str, Any]:
+    ...
+
+def trace_gen(workload: str, out: str | os.PathLike[str], requests: int | None=None, seed: int=1, footprint_mb: int=1024, buffer_pool_mb: int=60) -> str:
     ...
 
 def ssd_replay(trace: str | os.PathLike[str], format: str, config: Mapping[str, str | int | float | bool] | None=None, warmup_requests: int=0, config_file: str | os.PathLike[str] | None=None, power_loss_at: int | None=None, prefill: bool=True, disksim_devices: str='separate') -> dict[str, Any]:

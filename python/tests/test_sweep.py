@@ -396,7 +396,6 @@ def test_the_example_never_overwrites_its_png_without_force(tmp_path, monkeypatc
     [
         ("pcm_log_sweep.py", ["--workers", "0"], "pcm_log_sweep.py: argument --workers: '0' is not a positive integer"),
         ("pcm_log_sweep.py", ["--trace", "missing.trace:fiu"], "pcm_log_sweep.py: argument --trace: missing.trace:"),
-        ("pcm_log_sweep.py", ["--nvmdb", "missing-cli"], "pcm_log_sweep.py: --nvmdb missing-cli: no such file"),
         ("pcm_log_sweep.py", ["--out", "no/dir.png"], "pcm_log_sweep.py: --out no/dir.png: no such directory no"),
         ("bench_sweep.py", ["--rounds", "x"], "bench_sweep.py: argument --rounds: 'x' is not a positive integer"),
         ("bench_sweep.py", ["--trace", "t.trace:csv"], "bench_sweep.py: argument --trace: 't.trace:csv' is not FILE:"),
