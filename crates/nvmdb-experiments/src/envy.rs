@@ -8,7 +8,7 @@ use nvmdb_envy::analytic::{cleaning_cost, fifo_cleaned_utilization, fifo_partiti
 use nvmdb_envy::tpca::{accounts_to_fill, Tpca, TpcaConfig, TpcaReport};
 use nvmdb_envy::workload::{self, Bimodal};
 use nvmdb_envy::{CleaningPolicy, Envy, EnvyConfig, EnvyError, EnvyMemory, EnvyStats};
-use nvmdb_lab::{Cell, Experiment, LabError, Outcome, Plot, RunContext, Scale, Table};
+use nvmdb_lab::{Cell, Experiment, Footprint, LabError, Outcome, Plot, RunContext, Scale, Table};
 use nvmdb_memory::{CachedMemory, Memory};
 use rand::Rng as _;
 use serde_json::json;
@@ -457,6 +457,12 @@ pub struct CleaningLocality;
 impl Experiment for CleaningLocality {
     fn id(&self) -> &'static str {
         "envy-cleaning-locality"
+    }
+    /// Measured on the 2-core machine of BENCHMARKS.md: quick scale 44 s of CPU and 18 MB
+    /// (`--jobs 2`, load 10–12); paper scale 1,467 s of CPU and 171 MB peak with its parts on
+    /// two threads (2026-11-23, the three-window settling rule).
+    fn footprint(&self, scale: Scale) -> Footprint {
+        scale.pick(Footprint::new(64, 44.0), Footprint::new(256, 1_467.0))
     }
     fn title(&self) -> &'static str {
         "eNVy: cleaning cost of greedy, FIFO, locality gathering and hybrid against locality"
@@ -972,6 +978,12 @@ pub struct HybridPartition;
 impl Experiment for HybridPartition {
     fn id(&self) -> &'static str {
         "envy-hybrid-partition"
+    }
+    /// Measured on the 2-core machine of BENCHMARKS.md: quick scale 14 s of CPU and 18 MB
+    /// (`--jobs 2`, load 10–12); paper scale 608 s of CPU and 171 MB peak with its parts on two
+    /// threads (2026-11-23, the three-window settling rule).
+    fn footprint(&self, scale: Scale) -> Footprint {
+        scale.pick(Footprint::new(64, 14.0), Footprint::new(256, 608.0))
     }
     fn title(&self) -> &'static str {
         "eNVy: hybrid cleaning cost against partition size"
@@ -1518,6 +1530,12 @@ pub struct ParallelAndBuffer;
 impl Experiment for ParallelAndBuffer {
     fn id(&self) -> &'static str {
         "envy-parallel"
+    }
+    /// Measured on the 2-core machine of BENCHMARKS.md: quick scale 34 s of CPU and 47 MB
+    /// (`--jobs 2`, load 10–12); paper scale 179 s of CPU and 644 MB peak with its parts on two
+    /// threads (2026-11-23).
+    fn footprint(&self, scale: Scale) -> Footprint {
+        scale.pick(Footprint::new(64, 34.0), Footprint::new(768, 179.0))
     }
     fn title(&self) -> &'static str {
         "eNVy: the effect of parallel banks and of the SRAM buffer size"
