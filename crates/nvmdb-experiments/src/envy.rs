@@ -459,7 +459,7 @@ impl Experiment for CleaningLocality {
         "envy-cleaning-locality"
     }
     /// Measured on the 2-core machine of BENCHMARKS.md: quick scale 44 s of CPU and 18 MB
-    /// (`--jobs 2`, load 10–12); paper scale 1,467 s of CPU and 171 MB peak with its parts on
+    /// (`--jobs 2`, load 10–12); paper scale 1,467 s of CPU and 167 MiB peak with its parts on
     /// two threads (2026-11-23, the three-window settling rule).
     fn footprint(&self, scale: Scale) -> Footprint {
         scale.pick(Footprint::new(64, 44.0), Footprint::new(256, 1_467.0))
@@ -980,7 +980,7 @@ impl Experiment for HybridPartition {
         "envy-hybrid-partition"
     }
     /// Measured on the 2-core machine of BENCHMARKS.md: quick scale 14 s of CPU and 18 MB
-    /// (`--jobs 2`, load 10–12); paper scale 608 s of CPU and 171 MB peak with its parts on two
+    /// (`--jobs 2`, load 10–12); paper scale 608 s of CPU and 167 MiB peak with its parts on two
     /// threads (2026-11-23, the three-window settling rule).
     fn footprint(&self, scale: Scale) -> Footprint {
         scale.pick(Footprint::new(64, 14.0), Footprint::new(256, 608.0))
@@ -1532,7 +1532,7 @@ impl Experiment for ParallelAndBuffer {
         "envy-parallel"
     }
     /// Measured on the 2-core machine of BENCHMARKS.md: quick scale 34 s of CPU and 47 MB
-    /// (`--jobs 2`, load 10–12); paper scale 179 s of CPU and 644 MB peak with its parts on two
+    /// (`--jobs 2`, load 10–12); paper scale 179 s of CPU and 629 MiB peak with its parts on two
     /// threads (2026-11-23).
     fn footprint(&self, scale: Scale) -> Footprint {
         scale.pick(Footprint::new(64, 34.0), Footprint::new(768, 179.0))
