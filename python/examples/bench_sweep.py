@@ -35,7 +35,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import pandas as pd
 import pandas.testing as pdt
@@ -43,7 +43,10 @@ import pandas.testing as pdt
 import nvmdb
 from nvmdb.sweep import sweep
 
-FORMATS = ("disksim", "msr", "spc", "fiu", "simple")
+# The examples' shared flag parsing, beside this script.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from example_flags import Parser, positive_int, trace_arg  # noqa: E402
+
 DEFAULT_TRACE = Path(__file__).resolve().parents[2] / "data" / "mqsim" / "tpcc-small.trace"
 GRID = {
     "pcm_mb": [1, 2, 4, 8, 16, 32, 64, 128],
@@ -56,32 +59,6 @@ def replay_point(trace: str, format: str, pcm_mb: int, replacement: str, seed: i
     """One replay of ``trace`` with the PCM log buffer of ``pcm_mb`` MiB."""
     config = {"seed": seed, "buffer.kind": "pcm-log", "buffer.pcm_mb": pcm_mb, "buffer.replacement": replacement}
     return nvmdb.ssd_replay(trace, format, config=config)
-
-
-class Parser(argparse.ArgumentParser):
-    """argparse that reports a bad flag in one line (no usage block), status 2."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: {message}\n")
-
-
-def trace_arg(text: str) -> tuple[str, str]:
-    path, sep, format = text.rpartition(":")
-    if not sep or format not in FORMATS:
-        raise argparse.ArgumentTypeError(f"{text!r} is not FILE:FORMAT with FORMAT one of {', '.join(FORMATS)}")
-    if not Path(path).is_file():
-        raise argparse.ArgumentTypeError(f"{path}: no such file")
-    return str(Path(path).resolve()), format
-
-
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer")
-    return value
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

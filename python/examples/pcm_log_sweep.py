@@ -61,12 +61,15 @@ import argparse
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import nvmdb
 from nvmdb.sweep import sweep
 
-FORMATS = ("disksim", "msr", "spc", "fiu", "simple")
+# The examples' shared flag parsing, beside this script.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from example_flags import Parser, positive_int, trace_arg  # noqa: E402
+
 WORKLOADS_SHORT = ["t1"]
 WORKLOADS_FULL = ["t1", "t2", "t3"]
 PCM_MB_SHORT = [1, 4, 16]
@@ -94,32 +97,6 @@ def replay_point(
     if pcm_mb > 0:
         config |= {"buffer.kind": "pcm-log", "buffer.pcm_mb": pcm_mb, "buffer.replacement": replacement}
     return nvmdb.ssd_replay(trace, format, config=config)
-
-
-class Parser(argparse.ArgumentParser):
-    """argparse that reports a bad flag in one line (no usage block), status 2."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: {message}\n")
-
-
-def trace_arg(text: str) -> tuple[str, str]:
-    path, sep, format = text.rpartition(":")
-    if not sep or format not in FORMATS:
-        raise argparse.ArgumentTypeError(f"{text!r} is not FILE:FORMAT with FORMAT one of {', '.join(FORMATS)}")
-    if not Path(path).is_file():
-        raise argparse.ArgumentTypeError(f"{path}: no such file")
-    return str(Path(path).resolve()), format
-
-
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer")
-    return value
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
