@@ -372,9 +372,9 @@ impl Experiment for ThesisHashJoin {
     }
     /// Measured on the 2-core machine of BENCHMARKS.md: quick scale 151 s and 58 MiB on one
     /// thread (of a loaded machine; 43 s of CPU, 28 s since the page pool's LRU list);
-    /// paper scale 427 s of CPU since the PCM storage writes in place (678 s before), and
-    /// 1,068 MiB peak with two multi-user runs at once (the runs without users, parts of
-    /// their own footprint, one at a time).
+    /// paper scale 427 s of CPU since the PCM storage writes in place (678 s before). Peak
+    /// memory 1,068 MiB in the run of the page pool's LRU list; 1.3–1.5 GB for the whole
+    /// process with `--jobs 2` since, its parts (768 MiB each, stated separately) included.
     fn footprint(&self, scale: Scale) -> Footprint {
         scale.pick(Footprint::new(128, 151.0), Footprint::new(1_024, 427.0))
     }
