@@ -7,7 +7,9 @@
 //!
 //! Storage is sparse: chunks of 64 line records (a line's cells, flip cells and lowest
 //! wear plane together) are allocated on first write, and a line's wear
-//! counters grow with the writes it has seen (see [`crate::wear`]).
+//! counters grow with the writes it has seen (see [`crate::wear`]). Counted to the word
+//! ([`PcmAccounting::Words`]), a chunk holds only its 64 lines' logical bytes, 4 KiB in
+//! a row.
 
 use std::ops::Range;
 
@@ -173,8 +175,9 @@ pub enum PcmAccounting {
     /// so the storage-mode time and chunk energy, which depend only on which words change.
     /// Not counted: the cells programmed (`bits_written`, `flip_bits_written`, and the bit
     /// energy derived from them), which depend on the encoding of each word, and cell
-    /// wear ([`Pcm::wear_report`] and [`Pcm::cell_writes`] read 0). The cells hold the
-    /// logical words, unencoded.
+    /// wear ([`Pcm::wear_report`] and [`Pcm::cell_writes`] read 0). The device keeps only
+    /// the logical bytes of each written line (64 B of host memory a line, against
+    /// [`LINE_HOST_BYTES`] or more counting every cell).
     Words,
 }
 
@@ -302,26 +305,156 @@ struct Chunk {
     written: u64,
 }
 
-impl Chunk {
+/// A chunk of 64 lines in one of the two host layouts: [`Chunk`] counting every cell,
+/// [`WordChunk`] counting to the word.
+trait ChunkLines {
+    /// A chunk none of whose lines is written.
+    fn empty() -> Box<Self>;
+    /// Bit `slot` set once line `slot` has been written.
+    fn written(&self) -> u64;
+    /// [`ChunkLines::written`], to set.
+    fn written_mut(&mut self) -> &mut u64;
+}
+
+impl ChunkLines for Chunk {
     #[cold]
-    fn new() -> Box<Chunk> {
+    fn empty() -> Box<Chunk> {
         Box::new(Chunk { lines: std::array::from_fn(|_| LineRecord::default()), written: 0 })
+    }
+    fn written(&self) -> u64 {
+        self.written
+    }
+    fn written_mut(&mut self) -> &mut u64 {
+        &mut self.written
     }
 }
 
-/// Host memory one written PCM line takes, bytes: its cells, flip cells and lowest wear
-/// plane (further wear planes, 72 B each, come as its program counts grow). Lines are
-/// allocated 64 at a time, on the first write to any of them.
-pub const LINE_HOST_BYTES: u64 = std::mem::size_of::<LineRecord>() as u64;
+/// Counting to the word, 64 lines' logical bytes in a row (no flip cells, no wear).
+struct WordChunk {
+    lines: [[u8; LINE_BYTES]; CHUNK_LINES],
+    /// Bit `slot` set once line `slot` has been written.
+    written: u64,
+}
+
+impl ChunkLines for WordChunk {
+    #[cold]
+    fn empty() -> Box<WordChunk> {
+        Box::new(WordChunk { lines: [[0; LINE_BYTES]; CHUNK_LINES], written: 0 })
+    }
+    fn written(&self) -> u64 {
+        self.written
+    }
+    fn written_mut(&mut self) -> &mut u64 {
+        &mut self.written
+    }
+}
+
+/// A two-level sparse directory of chunks: `TABLE_CHUNKS` chunk slots per table, tables
+/// and chunks allocated on first use.
+struct Directory<C> {
+    tables: Vec<Option<Box<ChunkTable<C>>>>,
+}
 
 /// A second-level directory table of `TABLE_CHUNKS` chunk slots.
-type ChunkTable = [Option<Box<Chunk>>];
+type ChunkTable<C> = [Option<Box<C>>];
+
+impl<C: ChunkLines> Directory<C> {
+    fn new() -> Directory<C> {
+        Directory { tables: Vec::new() }
+    }
+
+    /// The chunk holding `physical_line`, if allocated.
+    #[inline]
+    fn get(&self, physical_line: u64) -> Option<&C> {
+        let index = index(physical_line / CHUNK_LINES as u64);
+        self.tables.get(index / TABLE_CHUNKS)?.as_deref()?[index % TABLE_CHUNKS].as_deref()
+    }
+
+    /// The chunk holding `physical_line`, allocated on first use: one directory lookup.
+    #[inline]
+    fn get_mut(&mut self, physical_line: u64) -> &mut C {
+        let index = index(physical_line / CHUNK_LINES as u64);
+        let table = index / TABLE_CHUNKS;
+        if self.tables.get(table).is_none_or(Option::is_none) {
+            self.allocate_table(table);
+        }
+        let slot = &mut self.tables[table].as_deref_mut().expect("the table was allocated above")[index % TABLE_CHUNKS];
+        slot.get_or_insert_with(C::empty)
+    }
+
+    /// Allocates directory table `table`.
+    #[cold]
+    fn allocate_table(&mut self, table: usize) {
+        if table >= self.tables.len() {
+            self.tables.resize_with(table + 1, || None);
+        }
+        self.tables[table] = Some((0..TABLE_CHUNKS).map(|_| None).collect());
+    }
+
+    fn chunks(&self) -> impl Iterator<Item = &C> {
+        self.tables.iter().flatten().flat_map(|t| t.iter().flatten().map(|c| &**c))
+    }
+
+    /// Heap bytes of the directory and its chunks (not what a chunk holds on the heap).
+    fn heap_bytes(&self) -> usize {
+        let tables = self.tables.iter().flatten().count() * TABLE_CHUNKS * std::mem::size_of::<Option<Box<C>>>();
+        self.tables.capacity() * std::mem::size_of::<usize>()
+            + tables
+            + self.chunks().count() * std::mem::size_of::<C>()
+    }
+
+    /// Marks the lines `first..end` written (their chunks allocated).
+    fn mark_written(&mut self, first: u64, end: u64) {
+        let mut line = first;
+        while line < end {
+            let slot = index(line % CHUNK_LINES as u64);
+            let take = (CHUNK_LINES - slot).min(index(end - line));
+            *self.get_mut(line).written_mut() |= (u64::MAX >> (64 - take)) << slot;
+            line += take as u64;
+        }
+    }
+
+    /// Hands each line's part of `data`, written at `addr`, to `visit(chunk, slot, line,
+    /// start, written)` in increasing line order, walking the lines in place chunk by
+    /// chunk (one directory lookup per chunk); `start` is the part's offset in its line.
+    fn for_each_line_in_place(
+        &mut self,
+        addr: u64,
+        data: &[u8],
+        mut visit: impl FnMut(&mut C, usize, u64, usize, &[u8]),
+    ) {
+        let mut line = addr / LINE_BYTES as u64;
+        let mut start = index(addr % LINE_BYTES as u64);
+        let mut rest = data;
+        while !rest.is_empty() {
+            let mut slot = index(line % CHUNK_LINES as u64);
+            let chunk = self.get_mut(line);
+            while slot < CHUNK_LINES && !rest.is_empty() {
+                let take = (LINE_BYTES - start).min(rest.len());
+                let (written, tail) = rest.split_at(take);
+                visit(chunk, slot, line, start, written);
+                rest = tail;
+                start = 0;
+                slot += 1;
+                line += 1;
+            }
+        }
+    }
+}
+
+/// Host memory one written PCM line takes counting every cell, bytes: its cells, flip
+/// cells and lowest wear plane (further wear planes, 72 B each, come as its program counts
+/// grow). Lines are allocated 64 at a time, on the first write to any of them.
+pub const LINE_HOST_BYTES: u64 = std::mem::size_of::<LineRecord>() as u64;
 
 /// A PCM device.
 pub struct Pcm {
     config: PcmConfig,
-    /// Two-level sparse directory: table → chunk → line.
-    tables: Vec<Option<Box<ChunkTable>>>,
+    /// The lines counting every cell: table → chunk → line record.
+    tables: Directory<Chunk>,
+    /// The lines counting to the word ([`PcmAccounting::Words`]; `tables` then stays
+    /// empty): table → chunk → line bytes.
+    words: Directory<WordChunk>,
     stats: PcmStats,
     start_gap: Option<StartGap>,
 }
@@ -354,7 +487,7 @@ impl Pcm {
             }
             (None, None) => None,
         };
-        Ok(Pcm { config, tables: Vec::new(), stats: PcmStats::default(), start_gap })
+        Ok(Pcm { config, tables: Directory::new(), words: Directory::new(), stats: PcmStats::default(), start_gap })
     }
 
     /// The configuration.
@@ -399,37 +532,30 @@ impl Pcm {
     }
 
     fn chunk(&self, physical_line: u64) -> Option<&Chunk> {
-        let index = index(physical_line / CHUNK_LINES as u64);
-        self.tables.get(index / TABLE_CHUNKS)?.as_deref()?[index % TABLE_CHUNKS].as_deref()
+        self.tables.get(physical_line)
     }
 
     /// The chunk holding `physical_line`, allocated on first use: one directory lookup.
     #[inline]
     fn chunk_mut(&mut self, physical_line: u64) -> &mut Chunk {
-        let index = index(physical_line / CHUNK_LINES as u64);
-        let table = index / TABLE_CHUNKS;
-        if self.tables.get(table).is_none_or(Option::is_none) {
-            self.allocate_table(table);
-        }
-        let slot = &mut self.tables[table].as_deref_mut().expect("the table was allocated above")[index % TABLE_CHUNKS];
-        slot.get_or_insert_with(Chunk::new)
-    }
-
-    /// Allocates directory table `table`.
-    #[cold]
-    fn allocate_table(&mut self, table: usize) {
-        if table >= self.tables.len() {
-            self.tables.resize_with(table + 1, || None);
-        }
-        self.tables[table] = Some((0..TABLE_CHUNKS).map(|_| None).collect());
+        self.tables.get_mut(physical_line)
     }
 
     fn all_chunks(&self) -> impl Iterator<Item = &Chunk> {
-        self.tables.iter().flatten().flat_map(|t| t.iter().flatten().map(|c| &**c))
+        self.tables.chunks()
+    }
+
+    fn counts_words(&self) -> bool {
+        self.config.accounting == PcmAccounting::Words
     }
 
     /// The logical content of a physical line, without accounting.
     fn peek_physical(&self, physical_line: u64) -> [u64; WORDS_PER_LINE] {
+        if self.counts_words() {
+            return self.words.get(physical_line).map_or([0; WORDS_PER_LINE], |chunk| {
+                bytes_to_words(&chunk.lines[index(physical_line % CHUNK_LINES as u64)])
+            });
+        }
         match self.config.flip_n_write {
             None => self.peek_encoded(physical_line, Plain),
             Some(FlipNWrite { group_bits: 64 }) => self.peek_encoded(physical_line, WordFlip),
@@ -481,12 +607,12 @@ impl Pcm {
         }
     }
 
-    /// The write of [`PcmAccounting::Words`]: the cells take the logical words (their flip
-    /// cells stay 0, so every encoding reads them back unchanged); the words written are
-    /// those whose value changes, as in [`Pcm::program_encoded`]; no cell is counted.
+    /// The write of [`PcmAccounting::Words`]: the line takes the logical words; the words
+    /// written are those whose value changes, as in [`Pcm::program_encoded`]; no cell is
+    /// counted.
     fn program_words(&mut self, physical_line: u64, new: &[u64; WORDS_PER_LINE]) -> LineWrite {
         let slot = index(physical_line % CHUNK_LINES as u64);
-        let result = store_words(self.chunk_mut(physical_line), slot, &words_to_bytes(new));
+        let result = store_words(self.words.get_mut(physical_line), slot, &words_to_bytes(new));
         self.stats.lines_written += 1;
         self.stats.words_written += u64::from(result.words);
         result
@@ -526,6 +652,10 @@ impl Pcm {
                 buf[at..at + take].copy_from_slice(&bytes[start..start + take]);
                 at += take;
             });
+            return Ok(());
+        }
+        if self.counts_words() {
+            self.peek_words_contiguous(addr, buf);
             return Ok(());
         }
         match self.config.flip_n_write {
@@ -571,6 +701,24 @@ impl Pcm {
         }
     }
 
+    /// [`Pcm::peek_bytes`] counting to the word without Start-Gap: a copy per chunk.
+    fn peek_words_contiguous(&self, addr: u64, buf: &mut [u8]) {
+        let chunk_bytes = (CHUNK_LINES * LINE_BYTES) as u64;
+        let mut at = addr;
+        let mut rest = buf;
+        while !rest.is_empty() {
+            let start = index(at % chunk_bytes);
+            let take = (index(chunk_bytes) - start).min(rest.len());
+            let (out, tail) = rest.split_at_mut(take);
+            match self.words.get(at / LINE_BYTES as u64) {
+                Some(chunk) => out.copy_from_slice(&chunk.lines.as_flattened()[start..start + take]),
+                None => out.fill(0),
+            }
+            rest = tail;
+            at += take as u64;
+        }
+    }
+
     /// Counts a read of `[addr, addr + len)` without copying the data: `lines_read` += the
     /// distinct lines it overlaps, in constant time however long the range. Returns that
     /// number of lines.
@@ -602,7 +750,7 @@ impl Pcm {
     /// counting every cell, [`Pcm::program_encoded`] writes one line); with it each line
     /// goes through [`Pcm::write_line`].
     fn write_range(&mut self, addr: u64, data: &[u8], mut on_line: impl FnMut(u64, LineWrite)) {
-        if self.start_gap.is_none() && self.config.accounting == PcmAccounting::Words {
+        if self.start_gap.is_none() && self.counts_words() {
             self.store_words_contiguous(addr, data, on_line);
             return;
         }
@@ -626,42 +774,14 @@ impl Pcm {
         });
     }
 
-    /// Hands each line's part of `data`, written at `addr`, to `visit(chunk, slot, line,
-    /// start, written)` in increasing line order, walking the lines in place chunk by chunk
-    /// (one directory lookup per chunk); `start` is the part's offset in its line.
-    fn for_each_line_in_place(
-        &mut self,
-        addr: u64,
-        data: &[u8],
-        mut visit: impl FnMut(&mut Chunk, usize, u64, usize, &[u8]),
-    ) {
-        let mut line = addr / LINE_BYTES as u64;
-        let mut start = index(addr % LINE_BYTES as u64);
-        let mut rest = data;
-        while !rest.is_empty() {
-            let mut slot = index(line % CHUNK_LINES as u64);
-            let chunk = self.chunk_mut(line);
-            while slot < CHUNK_LINES && !rest.is_empty() {
-                let take = (LINE_BYTES - start).min(rest.len());
-                let (written, tail) = rest.split_at(take);
-                visit(chunk, slot, line, start, written);
-                rest = tail;
-                start = 0;
-                slot += 1;
-                line += 1;
-            }
-        }
-    }
-
     /// [`Pcm::write_range`] counting to the word without Start-Gap.
     fn store_words_contiguous(&mut self, addr: u64, data: &[u8], mut on_line: impl FnMut(u64, LineWrite)) {
         let (mut lines, mut words) = (0u64, 0u64);
-        self.for_each_line_in_place(addr, data, |chunk, slot, line, start, written| {
-            // Counting to the word, the cells hold the logical words.
+        self.words.for_each_line_in_place(addr, data, |chunk, slot, line, start, written| {
             let result = match <&[u8; LINE_BYTES]>::try_from(written) {
                 Ok(whole) => store_words(chunk, slot, whole),
                 Err(_) => {
-                    let mut bytes = words_to_bytes(&chunk.lines[slot].cells);
+                    let mut bytes = chunk.lines[slot];
                     bytes[start..start + written.len()].copy_from_slice(written);
                     store_words(chunk, slot, &bytes)
                 }
@@ -685,7 +805,7 @@ impl Pcm {
         mut on_line: impl FnMut(u64, LineWrite),
     ) {
         let (mut lines, mut words, mut bits, mut flip_bits) = (0u64, 0u64, 0u64, 0u64);
-        self.for_each_line_in_place(addr, data, |chunk, slot, line, start, written| {
+        self.tables.for_each_line_in_place(addr, data, |chunk, slot, line, start, written| {
             chunk.written |= 1 << slot;
             let record = &mut chunk.lines[slot];
             let new = match <&[u8; LINE_BYTES]>::try_from(written) {
@@ -833,12 +953,10 @@ impl Pcm {
     /// Marks the lines `first..end` written (their chunks allocated), as a line write does
     /// whether or not a cell changes, without storing anything.
     fn mark_written(&mut self, first: u64, end: u64) {
-        let mut line = first;
-        while line < end {
-            let slot = index(line % CHUNK_LINES as u64);
-            let take = (CHUNK_LINES - slot).min(index(end - line));
-            self.chunk_mut(line).written |= (u64::MAX >> (64 - take)) << slot;
-            line += take as u64;
+        if self.counts_words() {
+            self.words.mark_written(first, end);
+        } else {
+            self.tables.mark_written(first, end);
         }
     }
 
@@ -860,6 +978,15 @@ impl Pcm {
         let cells_per_line = LINE_BYTES as u64 * 8 + self.flip_cells_per_line();
         let mut report =
             WearReport { max_cell_writes: 0, total_cell_writes: 0, cells_tracked: 0, histogram_log2: Vec::new() };
+        if self.counts_words() {
+            // Every cell of every written line tracked, each with 0 program counts.
+            let lines = self.words.chunks().map(|c| u64::from(c.written().count_ones())).sum::<u64>();
+            report.cells_tracked = lines * cells_per_line;
+            if lines != 0 {
+                report.histogram_log2.push(report.cells_tracked);
+            }
+            return report;
+        }
         for chunk in self.all_chunks() {
             let mut written = chunk.written;
             while written != 0 {
@@ -876,13 +1003,9 @@ impl Pcm {
 
     /// Heap bytes held for cell contents and wear counters.
     pub fn heap_bytes(&self) -> usize {
-        let tables = self.tables.iter().flatten().count() * TABLE_CHUNKS * std::mem::size_of::<Option<Box<Chunk>>>();
-        self.tables.capacity() * std::mem::size_of::<usize>()
-            + tables
-            + self
-                .all_chunks()
-                .map(|c| std::mem::size_of::<Chunk>() + c.lines.iter().map(|l| l.wear.heap_bytes()).sum::<usize>())
-                .sum::<usize>()
+        self.tables.heap_bytes()
+            + self.words.heap_bytes()
+            + self.all_chunks().flat_map(|c| c.lines.iter().map(|l| l.wear.heap_bytes())).sum::<usize>()
     }
 }
 
@@ -1069,18 +1192,17 @@ fn program_record<E: Encoding>(record: &mut LineRecord, new: &[u64; WORDS_PER_LI
     (LineWrite { words: changed.count_ones(), bits, word_mask: changed }, flip_programmed.count_ones())
 }
 
-/// Counting to the word: line `slot` of `chunk` takes the logical words of the
-/// little-endian bytes `new`; the words written are those whose value changes.
+/// Counting to the word: line `slot` of `chunk` takes the bytes `new`; the words written
+/// are those whose value changes.
 #[inline]
-fn store_words(chunk: &mut Chunk, slot: usize, new: &[u8; LINE_BYTES]) -> LineWrite {
+fn store_words(chunk: &mut WordChunk, slot: usize, new: &[u8; LINE_BYTES]) -> LineWrite {
     chunk.written |= 1 << slot;
-    let cells = &mut chunk.lines[slot].cells;
+    let line = &mut chunk.lines[slot];
     let mut changed = 0u8;
-    for (w, (cell, bytes)) in cells.iter_mut().zip(new.chunks_exact(WORD_BYTES)).enumerate() {
-        let word = u64::from_le_bytes(bytes.try_into().expect("8 bytes"));
-        changed |= u8::from(word != *cell) << w;
-        *cell = word;
+    for (w, (old, new)) in line.chunks_exact(WORD_BYTES).zip(new.chunks_exact(WORD_BYTES)).enumerate() {
+        changed |= u8::from(old != new) << w;
     }
+    *line = *new;
     LineWrite { words: changed.count_ones(), bits: 0, word_mask: changed }
 }
 

@@ -127,6 +127,27 @@ fn storage_mode_pays_only_for_changed_chunks() {
 }
 
 #[test]
+fn counted_to_the_word_a_line_takes_its_bytes_of_host_memory() {
+    let mut config = PcmConfig::new(64 << 20);
+    config.flip_n_write = Some(FlipNWrite::WORD);
+    let mut cells = Pcm::new(config).unwrap();
+    config.accounting = PcmAccounting::Words;
+    let mut words = Pcm::new(config).unwrap();
+    // 64 chunks of 64 lines, every line written.
+    let data: Vec<u8> = (0..64 * 64 * 64u32).map(|i| (i * 7 + i / 64) as u8).collect();
+    for pcm in [&mut cells, &mut words] {
+        pcm.storage_write(0, &data).unwrap();
+    }
+    let bytes = words.heap_bytes();
+    let chunks = 64 * (64 * LINE_BYTES + 8);
+    assert!((chunks..chunks + (16 << 10)).contains(&bytes), "{bytes} B for 4,096 lines counted to the word");
+    assert!(cells.heap_bytes() > 2 * bytes, "counting every cell: {} B", cells.heap_bytes());
+    let mut back = vec![0u8; data.len()];
+    words.peek_bytes(0, &mut back).unwrap();
+    assert_eq!(back, data);
+}
+
+#[test]
 fn sparse_storage_does_not_grow_with_capacity() {
     let mut p = Pcm::new(PcmConfig::new(64 << 30)).unwrap();
     for i in 0..1000u64 {

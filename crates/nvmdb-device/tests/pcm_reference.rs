@@ -4,8 +4,9 @@
 //! wear report must be identical, for line writes and for storage-mode byte-range writes
 //! (whose merge of old and new bytes and per-chunk charging the reference also does byte
 //! by byte), on lines within one 64-line chunk and on lines across a chunk boundary.
-//! Storage writes counted to the word ([`PcmAccounting::Words`]) must match it in
-//! everything but the cells programmed and their wear. A second test runs the storage path
+//! Line and storage writes counted to the word ([`PcmAccounting::Words`]) must match it in
+//! everything but the cells programmed and their wear, which read 0 (the wear report still
+//! tracks every cell of every written line). A second test runs the storage path
 //! over a device of two directory tables, with ranges across chunk and table boundaries,
 //! against a plain byte image.
 
@@ -240,20 +241,41 @@ fn check_wear(pcm: &Pcm, reference: &RefPcm, place: impl Fn(u64) -> u64) -> Resu
     Ok(())
 }
 
-fn check(group_bits: Option<u32>, writes: Vec<Write>) -> Result<(), TestCaseError> {
-    check_placed(group_bits, writes, LINES, |line| line)
+/// Counted to the word: no cell programmed and no wear, every cell of the reference's
+/// written lines tracked with 0 program counts.
+fn check_no_wear(pcm: &Pcm, reference: &RefPcm, place: impl Fn(u64) -> u64) -> Result<(), TestCaseError> {
+    let stats = pcm.stats();
+    prop_assert_eq!((stats.bits_written, stats.flip_bits_written), (0, 0));
+    for line in 0..LINES {
+        for lane in 0..LANES {
+            for bit in [0, 7, 63] {
+                prop_assert_eq!(pcm.cell_writes(place(line), lane, bit), 0);
+            }
+        }
+    }
+    let wear = pcm.wear_report();
+    let cells = reference.cells().count() as u64;
+    prop_assert_eq!((wear.max_cell_writes, wear.total_cell_writes, wear.cells_tracked), (0, 0, cells));
+    prop_assert_eq!(wear.histogram_log2, if cells == 0 { vec![] } else { vec![cells] });
+    Ok(())
 }
 
-/// [`check`] on a device of `device_lines`, whose line `place(i)` is the reference's line
-/// `i`.
+fn check(group_bits: Option<u32>, writes: Vec<Write>) -> Result<(), TestCaseError> {
+    check_placed(group_bits, PcmAccounting::Cells, writes, LINES, |line| line)
+}
+
+/// [`check`] on a device counting as `accounting` of `device_lines`, whose line
+/// `place(i)` is the reference's line `i`.
 fn check_placed(
     group_bits: Option<u32>,
+    accounting: PcmAccounting,
     writes: Vec<Write>,
     device_lines: u64,
     place: impl Fn(u64) -> u64,
 ) -> Result<(), TestCaseError> {
     let mut config = PcmConfig::new(device_lines * 64);
     config.flip_n_write = group_bits.map(|n| FlipNWrite::new(n).unwrap());
+    config.accounting = accounting;
     let mut pcm = Pcm::new(config).unwrap();
     let mut reference = RefPcm::new(group_bits);
     for (line, data, keep, repeat) in writes {
@@ -266,9 +288,18 @@ fn check_placed(
         }
         for i in 0..repeat {
             let value = if i % 2 == 0 { new } else { old };
-            prop_assert_eq!(pcm.write_line(place(line), &value), reference.write(line, &value));
+            let (got, want) = (pcm.write_line(place(line), &value), reference.write(line, &value));
+            match accounting {
+                PcmAccounting::Cells => prop_assert_eq!(got, want),
+                PcmAccounting::Words => prop_assert_eq!(got, LineWrite { bits: 0, ..want }),
+            }
             prop_assert_eq!(pcm.peek_line(place(line)), value);
         }
+    }
+    if accounting == PcmAccounting::Words {
+        let stats = pcm.stats();
+        prop_assert_eq!((stats.lines_written, stats.words_written), (reference.lines_written, reference.words_written));
+        return check_no_wear(&pcm, &reference, place);
     }
     let stats = pcm.stats();
     prop_assert_eq!(
@@ -346,12 +377,7 @@ fn check_storage(
             );
             check_wear(&pcm, &reference, |line| base_line + line)
         }
-        PcmAccounting::Words => {
-            let wear = pcm.wear_report();
-            prop_assert_eq!((stats.bits_written, stats.flip_bits_written), (0, 0));
-            prop_assert_eq!((wear.max_cell_writes, wear.total_cell_writes), (0, 0));
-            Ok(())
-        }
+        PcmAccounting::Words => check_no_wear(&pcm, &reference, |line| base_line + line),
     }
 }
 
@@ -369,7 +395,15 @@ proptest! {
         group_bits in prop::option::of(prop::sample::select(vec![8u32, 16, 32, 64])),
         writes in writes(),
     ) {
-        check_placed(group_bits, writes, SPREAD[LINES as usize - 1] + 1, |line| SPREAD[line as usize])?;
+        check_placed(group_bits, PcmAccounting::Cells, writes, SPREAD[LINES as usize - 1] + 1, |line| SPREAD[line as usize])?;
+    }
+
+    #[test]
+    fn line_writes_counted_to_the_word_match_the_reference_but_for_cells(
+        group_bits in prop::option::of(prop::sample::select(vec![8u32, 16, 32, 64])),
+        writes in writes(),
+    ) {
+        check_placed(group_bits, PcmAccounting::Words, writes, SPREAD[LINES as usize - 1] + 1, |line| SPREAD[line as usize])?;
     }
 
     #[test]
