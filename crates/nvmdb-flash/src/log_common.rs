@@ -607,6 +607,11 @@ mod tests {
         assert_eq!(filler(5, &[(3, 1), (4, 12), (16, 137)]), whole);
         assert_eq!(filler(5, &[(10, 20)]), whole[7..27]);
         assert_ne!(filler(6, &[(3, 150)]), whole, "another record, other bytes");
+        // Page offsets 8k..8k + 8 are splitmix64(salt ^ (k << 32)), however long the range.
+        let expected: Vec<u8> = (0..512u32).flat_map(|k| splitmix64(9 ^ (u64::from(k) << 32)).to_le_bytes()).collect();
+        for (offset, len) in [(0, 4096), (5, 70), (8, 64), (1, 7), (60, 9)] {
+            assert_eq!(filler(9, &[(offset, len)]), expected[offset as usize..(offset + len) as usize]);
+        }
         // Pseudo-random: about half the bits of a page are ones.
         let ones: u32 = filler(9, &[(0, 4096)]).iter().map(|b| b.count_ones()).sum();
         assert!((15_800..=16_968).contains(&ones), "{ones} ones in 32,768 bits");
