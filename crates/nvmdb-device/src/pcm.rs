@@ -701,7 +701,9 @@ impl Pcm {
         }
     }
 
-    /// [`Pcm::peek_bytes`] counting to the word without Start-Gap: a copy per chunk.
+    /// [`Pcm::peek_bytes`] counting to the word without Start-Gap: a copy per chunk. (Not
+    /// inlined: inlined, it made `peek_bytes` dearer counting every cell.)
+    #[inline(never)]
     fn peek_words_contiguous(&self, addr: u64, buf: &mut [u8]) {
         let chunk_bytes = (CHUNK_LINES * LINE_BYTES) as u64;
         let mut at = addr;
