@@ -286,10 +286,29 @@ impl PageFtl {
         let ppn = self.allocate(plane, now_ns)?;
         self.admit()?;
         let timing = self.flash.program_page_with_spare(ppn, data, &oob(lpn, seq), now_ns)?;
+        self.programmed(ppn, now_ns);
+        Ok((ppn as u32, timing.end_ns))
+    }
+
+    /// GC's copy of whole page `old` (read at `now_ns`) into the next page of `plane`,
+    /// inside the flash array: what [`PageFtl::program`] stores given `old`'s data and its
+    /// out-of-band record (every page the FTL programs has its 12 bytes there, and erased
+    /// bytes after them). Returns the new page.
+    #[inline(always)]
+    fn program_copy(&mut self, plane: usize, old: u64, now_ns: u64) -> Result<u32, FlashError> {
+        let ppn = self.allocate(plane, now_ns)?;
+        self.admit()?;
+        self.flash.program_page_copy(ppn, old, now_ns)?;
+        self.programmed(ppn, now_ns);
+        Ok(ppn as u32)
+    }
+
+    /// Counts a page just programmed whole at `now_ns` as valid.
+    #[inline(always)]
+    fn programmed(&mut self, ppn: u64, now_ns: u64) {
         let block = self.geometry.block_of(ppn) as usize;
         self.count_valid(block, true);
         self.blocks[block].last_write_ns = now_ns;
-        Ok((ppn as u32, timing.end_ns))
     }
 
     /// Copies partially programmed page `old` sector run by sector run, so that its erased
@@ -325,9 +344,7 @@ impl PageFtl {
             done_ns = done_ns.max(self.program_sectors(ppn, sector, &part, run, &tags, with, now_ns)?.end_ns);
             sector += run;
         }
-        let block = self.geometry.block_of(ppn) as usize;
-        self.count_valid(block, true);
-        self.blocks[block].last_write_ns = now_ns;
+        self.programmed(ppn, now_ns);
         Ok((ppn as u32, done_ns))
     }
 
@@ -439,17 +456,19 @@ impl PageFtl {
             if self.p2l[old as usize] == UNMAPPED {
                 continue;
             }
-            let (data, read) = self.flash.read_page(old, now_ns)?;
             // The copy keeps the page's spare bytes (logical page, write sequence number).
-            let stored = self.flash.spare(old).expect("an FTL page has its out-of-band record");
-            let mut spare_bytes = [0u8; SPARE_STORED_BYTES];
-            spare_bytes[..stored.len()].copy_from_slice(stored);
-            let spare = &spare_bytes[..stored.len()];
-            let (new, _) = match self.flash.sector_mask(old) {
-                Some(mask) => self.program_partial_copy(plane, old, spare, &data, mask, read.end_ns)?,
+            let (new, read) = match self.flash.sector_mask(old) {
+                Some(mask) => {
+                    let (data, read) = self.flash.read_page(old, now_ns)?;
+                    let stored = self.flash.spare(old).expect("an FTL page has its out-of-band record");
+                    let mut spare_bytes = [0u8; SPARE_STORED_BYTES];
+                    spare_bytes[..stored.len()].copy_from_slice(stored);
+                    let spare = &spare_bytes[..stored.len()];
+                    (self.program_partial_copy(plane, old, spare, &data, mask, read.end_ns)?.0, read)
+                }
                 None => {
-                    let (lpn, seq) = parse_oob(spare).expect("an FTL page has its out-of-band record");
-                    self.program(plane, lpn, seq, &data, read.end_ns)?
+                    let read = self.flash.read_page_timing(old, now_ns)?;
+                    (self.program_copy(plane, old, read.end_ns)?, read)
                 }
             };
             gc_ns += (read.end_ns - read.start_ns) + self.flash.timing().program_ns;
@@ -889,9 +908,7 @@ impl PageFtl {
         let seq = self.next_write_seq();
         self.admit()?;
         let t = self.program_sectors(ppn, sector, data, 1, &tags, &oob(lpn, seq), now_ns)?;
-        let block = self.geometry.block_of(ppn) as usize;
-        self.count_valid(block, true);
-        self.blocks[block].last_write_ns = now_ns;
+        self.programmed(ppn, now_ns);
         self.map(lpn, ppn as u32, seq);
         Ok(t.end_ns)
     }
