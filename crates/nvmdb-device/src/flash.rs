@@ -450,21 +450,7 @@ impl FlashArray {
     /// metadata modes) or all `0xFF` bytes.
     #[inline]
     pub fn read_page(&mut self, ppn: Ppn, now_ns: u64) -> Result<(PageData, OpTiming), DeviceError> {
-        self.check_ppn(ppn)?;
-        self.stats.page_reads += 1;
-        let block = self.locate(ppn).0;
-        let timing = match self.read_suspend_ns {
-            Some(suspend_ns) if self.plane_busy_until_ns[self.plane_index(block)] > now_ns => {
-                // The operation in progress stops for the suspend and the read, then resumes.
-                let plane = self.plane_index(block);
-                let start_ns = now_ns + suspend_ns;
-                self.plane_busy_until_ns[plane] += suspend_ns + self.timing.read_ns;
-                self.stats.busy_ns += self.timing.read_ns;
-                self.stats.energy_pj += self.timing.read_pj;
-                OpTiming { start_ns, end_ns: start_ns + self.timing.read_ns }
-            }
-            _ => self.occupy(block, now_ns, self.timing.read_ns, self.timing.read_pj),
-        };
+        let timing = self.read_page_timing(ppn, now_ns)?;
         let data = match self.content {
             PageContent::Bytes => PageData::Bytes(
                 self.page_bytes_of(ppn).map_or_else(|| vec![0xFF; self.geometry.page_bytes as usize], <[u8]>::to_vec),
@@ -476,6 +462,28 @@ impl FlashArray {
             PageContent::None => PageData::Empty,
         };
         Ok((data, timing))
+    }
+
+    /// [`FlashArray::read_page`] without taking the data out: the same time, energy and
+    /// counts, for a read whose page [`FlashArray::program_page_copy`] then copies inside
+    /// the array (a garbage collector's copy).
+    #[inline]
+    pub fn read_page_timing(&mut self, ppn: Ppn, now_ns: u64) -> Result<OpTiming, DeviceError> {
+        self.check_ppn(ppn)?;
+        self.stats.page_reads += 1;
+        let block = self.locate(ppn).0;
+        Ok(match self.read_suspend_ns {
+            Some(suspend_ns) if self.plane_busy_until_ns[self.plane_index(block)] > now_ns => {
+                // The operation in progress stops for the suspend and the read, then resumes.
+                let plane = self.plane_index(block);
+                let start_ns = now_ns + suspend_ns;
+                self.plane_busy_until_ns[plane] += suspend_ns + self.timing.read_ns;
+                self.stats.busy_ns += self.timing.read_ns;
+                self.stats.energy_pj += self.timing.read_pj;
+                OpTiming { start_ns, end_ns: start_ns + self.timing.read_ns }
+            }
+            _ => self.occupy(block, now_ns, self.timing.read_ns, self.timing.read_pj),
+        })
     }
 
     /// Programs a whole page issued at `now_ns`.
@@ -507,6 +515,84 @@ impl FlashArray {
         self.blocks[index(block)].next_page = page + 1;
         self.stats.page_programs += 1;
         Ok(self.occupy(block, now_ns, self.timing.program_ns, self.timing.program_pj))
+    }
+
+    /// Programs page `ppn` whole with a copy of page `from` (a garbage collector's copy,
+    /// after [`FlashArray::read_page_timing`] of `from`): what
+    /// [`FlashArray::program_page_with_spare`] stores, counts and times given the data
+    /// [`FlashArray::read_page`] returns for `from` and the spare bytes programmed into it
+    /// (none when its spare area is erased), without building either; `from`'s
+    /// sector mask and sector tags are not copied, as a whole-page program keeps none.
+    /// `tests/flash_reference.rs` compares the two.
+    #[inline]
+    pub fn program_page_copy(&mut self, ppn: Ppn, from: Ppn, now_ns: u64) -> Result<OpTiming, DeviceError> {
+        // A stored spare area fits any page's (it was checked when programmed), and a
+        // copy's data is a whole page of the array's content mode: neither check can fail.
+        self.check_ppn(ppn)?;
+        let (block, page) = self.locate(ppn);
+        self.check_block(block)?;
+        let expected = self.blocks[index(block)].next_page;
+        if page != expected {
+            return Err(program_order_error(ppn, block, page, expected));
+        }
+        let source = self.slot(from).copied();
+        self.record_copy(block, page, from, source);
+        self.blocks[index(block)].next_page = page + 1;
+        self.stats.page_programs += 1;
+        Ok(self.occupy(block, now_ns, self.timing.program_ns, self.timing.program_pj))
+    }
+
+    /// Stores [`FlashArray::program_page_copy`]'s copy of page `from` (its slot `source`,
+    /// `None` when it is not programmed) in page `page` of `block`, which it opens.
+    #[inline(always)]
+    fn record_copy(&mut self, block: u64, page: u32, from: Ppn, source: Option<PageSlot>) {
+        let page_bytes = self.geometry.page_bytes as usize;
+        let content = self.content;
+        let (from_block, from_page) = self.locate(from);
+        let arena = self.arena_mut(block);
+        if !arena.tags.is_empty() {
+            let per_page = arena.tags.len() / arena.slots.len();
+            arena.tags[page as usize * per_page..(page as usize + 1) * per_page].fill(None);
+        }
+        let mut slot = ERASED_SLOT;
+        if let Some(source) = source {
+            slot.spare = source.spare;
+            slot.has_spare = source.has_spare;
+            if content == PageContent::Fingerprint && source.has_fingerprint {
+                slot.fingerprint = source.fingerprint;
+                slot.has_fingerprint = true;
+            }
+        }
+        arena.slots[page as usize] = slot;
+        if content == PageContent::Bytes {
+            self.copy_page_bytes(block, page, from_block, from_page, source.is_some(), page_bytes);
+        }
+    }
+
+    /// Bytes mode: page `page` of `block` takes page `from_page` of `from_block`'s bytes
+    /// (erased bytes when `programmed` is false: a read of an unprogrammed page).
+    #[cold]
+    fn copy_page_bytes(
+        &mut self,
+        block: u64,
+        page: u32,
+        from_block: u64,
+        from_page: u32,
+        programmed: bool,
+        page_bytes: usize,
+    ) {
+        let to = page as usize * page_bytes..(page as usize + 1) * page_bytes;
+        let from = from_page as usize * page_bytes;
+        if !programmed {
+            self.arena_mut(block).bytes[to].fill(0xFF);
+        } else if from_block == block {
+            self.arena_mut(block).bytes.copy_within(from..from + page_bytes, to.start);
+        } else {
+            // The source's arena steps out while the copy lands; a programmed page has one.
+            let source = self.blocks[index(from_block)].arena.take().expect("a programmed page's block has its arena");
+            self.arena_mut(block).bytes[to].copy_from_slice(&source.bytes[from..from + page_bytes]);
+            self.blocks[index(from_block)].arena = Some(source);
+        }
     }
 
     /// Programs sectors `first..first + n` of a page (partial-page programming). The page

@@ -5,7 +5,9 @@
 //! errors, data, spare bytes, sector masks, write pointers, erase counts and counters, and
 //! each operation's start and end on its plane (a block's plane is the block number modulo
 //! the planes; operations overlap in time), in a geometry whose pages per block and planes
-//! are powers of two and in one whose are not.
+//! are powers of two and in one whose are not. A copy inside the array
+//! (`read_page_timing`, then `program_page_copy`) must do what reading the page and
+//! programming its data and spare bytes whole would.
 
 use std::collections::HashMap;
 
@@ -248,6 +250,11 @@ enum Op {
         fill: u8,
         spare_len: usize,
     },
+    /// Read page `from` and program a copy of it into the block's next page.
+    Copy {
+        block: u32,
+        from: u64,
+    },
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -255,12 +262,13 @@ fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         (ppn.clone(), 0..4u8, any::<u8>(), 0..SPARE_STORED_BYTES + 2)
             .prop_map(|(ppn, kind, fill, spare_len)| Op::Page { ppn, kind, fill, spare_len }),
-        (ppn, 0..SECTORS + 1, 0..SECTORS + 1, 0..4u8, any::<u8>(), 0..SPARE_STORED_BYTES + 1).prop_map(
+        (ppn.clone(), 0..SECTORS + 1, 0..SECTORS + 1, 0..4u8, any::<u8>(), 0..SPARE_STORED_BYTES + 1).prop_map(
             |(ppn, first, sectors, kind, fill, spare_len)| Op::Sectors { ppn, first, sectors, kind, fill, spare_len }
         ),
         (0..BLOCKS + 1).prop_map(|block| Op::Erase { block }),
         (0..BLOCKS, 0..3u8, any::<u8>(), 0..SPARE_STORED_BYTES + 1)
             .prop_map(|(block, kind, fill, spare_len)| Op::Next { block, kind, fill, spare_len }),
+        (0..BLOCKS, ppn.clone()).prop_map(|(block, from)| Op::Copy { block, from }),
     ]
 }
 
@@ -323,11 +331,26 @@ fn run(content: PageContent, pages_per_block: u32, planes: u32, ops: &[Op]) {
                 flash.erase_block(u64::from(block), now).map(span),
                 reference.erase(block as usize).map(|()| reference.occupy(u64::from(block), now, timing.erase_ns)),
             ),
+            Op::Copy { block, from } => {
+                let ppn = u64::from(block * pages_per_block + reference.next_page[block as usize]);
+                let got = flash.read_page_timing(from, now).map(span).and_then(|read| {
+                    counts.4 += 1;
+                    flash.program_page_copy(ppn, from, read.1).map(span)
+                });
+                let want = reference.check_ppn(from).and_then(|()| {
+                    let (_, read_end) = reference.occupy(block_of(from), now, timing.read_ns);
+                    let (d, s) = (reference.read(content, from), reference.spare.get(&from).copied());
+                    reference
+                        .program_page(content, ppn, &d, s.as_ref().map_or(&[][..], |s| s.as_slice()))
+                        .map(|()| reference.occupy(block_of(ppn), read_end, timing.program_ns))
+                });
+                (got, want)
+            }
         };
         assert_eq!(got, want, "operation {i}: {op:?}");
         if got.is_ok() {
             match *op {
-                Op::Page { .. } | Op::Next { .. } => counts.0 += 1,
+                Op::Page { .. } | Op::Next { .. } | Op::Copy { .. } => counts.0 += 1,
                 Op::Sectors { sectors, .. } => {
                     counts.1 += 1;
                     counts.2 += u64::from(sectors);

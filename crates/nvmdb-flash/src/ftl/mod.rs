@@ -1,6 +1,7 @@
 //! Flash translation layers: page-mapped, block-mapped and hybrid log-block (FAST).
 
 pub mod block;
+mod by_valid;
 pub mod hybrid;
 pub mod page;
 pub mod pool;

@@ -1,7 +1,9 @@
 //! The page-mapped FTL: any logical page may live in any physical page.
 //!
 //! Metadata is flat: `l2p` and `p2l` are `Vec<u32>` (4 bytes per page each), block state
-//! is one small struct per block, and nothing on the write path allocates. Host writes
+//! is one small struct per block, and nothing on the write path allocates. Closed blocks
+//! are also filed by valid-page count ([`ByValid`]), so greedy GC finds its victim
+//! without a pass over the plane's blocks. Host writes
 //! are striped round-robin over planes; each plane has its own active block, free blocks
 //! and garbage collection, so GC copies stay inside a plane (copy-back).
 //!
@@ -20,6 +22,7 @@ use std::collections::{BTreeMap, BinaryHeap};
 use nvmdb_device::flash::{SectorTag, SPARE_STORED_BYTES};
 use nvmdb_device::{FlashArray, FlashGeometry, PageContent, PageData, PowerSwitch};
 
+use super::by_valid::ByValid;
 use crate::config::{GcPolicy, MergeLayout, SsdConfig, WearLeveling};
 use crate::dedup::{Dedup, Share};
 use crate::gc::{self, Candidate};
@@ -37,6 +40,9 @@ enum BlockState {
     Free,
     Active,
     Closed,
+    /// Closed, and being collected: its live pages are moving out (filed nowhere by
+    /// valid count meanwhile, and filed again if the collection fails).
+    Collecting,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -84,6 +90,9 @@ pub struct PageFtl {
     map_seq: Vec<u64>,
     /// Scratch list of GC candidates, reused.
     candidates: Vec<Candidate>,
+    /// Every closed block, filed by its valid-page count (greedy GC's victim without a
+    /// pass over the plane).
+    by_valid: ByValid,
     /// Valid pages per plane (the sum of its blocks' `valid_pages`).
     plane_valid: Vec<u64>,
     /// Live trim records: trimmed logical page → the physical page recording the trim.
@@ -177,6 +186,7 @@ impl PageFtl {
             extra_owners: BTreeMap::new(),
             map_seq: Vec::new(),
             candidates: Vec::new(),
+            by_valid: ByValid::new(planes as usize, geometry.blocks() as usize, geometry.pages_per_block),
             plane_valid: vec![0; planes as usize],
             trims: BTreeMap::new(),
             power: PowerSwitch::new(),
@@ -204,22 +214,40 @@ impl PageFtl {
     fn release(&mut self, block: u32) {
         self.seq += 1;
         let key = wear_level::free_block_key(self.wear_leveling, self.flash.erase_count(u64::from(block)), self.seq);
-        self.blocks[block as usize].state = BlockState::Free;
         let plane = self.plane_of(block);
+        let meta = &mut self.blocks[block as usize];
+        if meta.state == BlockState::Closed {
+            self.by_valid.unfile(block, plane, meta.valid_pages);
+        }
+        meta.state = BlockState::Free;
         self.planes[plane].free.push(Reverse((key, block)));
     }
 
     /// One more (`up`) or one fewer valid page in `block`.
-    #[inline]
+    #[inline(always)]
     fn count_valid(&mut self, block: usize, up: bool) {
         let plane = self.plane_of(block as u32);
+        let meta = &mut self.blocks[block];
+        let was = meta.valid_pages;
         if up {
-            self.blocks[block].valid_pages += 1;
+            meta.valid_pages += 1;
             self.plane_valid[plane] += 1;
         } else {
-            self.blocks[block].valid_pages -= 1;
+            meta.valid_pages -= 1;
             self.plane_valid[plane] -= 1;
         }
+        if meta.state == BlockState::Closed {
+            self.by_valid.refile(block as u32, plane, was, meta.valid_pages);
+        }
+    }
+
+    /// Closes a plane's full or recovered block: a GC candidate from now on.
+    fn close(&mut self, block: u32, closed_seq: u64) {
+        let plane = self.plane_of(block);
+        let meta = &mut self.blocks[block as usize];
+        meta.state = BlockState::Closed;
+        meta.closed_seq = closed_seq;
+        self.by_valid.file(block, plane, meta.valid_pages);
     }
 
     /// The next free page of a plane, opening a new active block when needed.
@@ -232,10 +260,8 @@ impl PageFtl {
                 return Ok(u64::from(block) * u64::from(ppb) + u64::from(next));
             }
             self.seq += 1;
-            let meta = &mut self.blocks[block as usize];
-            meta.state = BlockState::Closed;
-            meta.closed_seq = self.seq;
-            meta.last_write_ns = now_ns;
+            self.blocks[block as usize].last_write_ns = now_ns;
+            self.close(block, self.seq);
         }
         let Reverse((_, block)) =
             self.planes[plane].free.pop().ok_or_else(|| FlashError::Full(format!("plane {plane}")))?;
@@ -260,10 +286,29 @@ impl PageFtl {
         let ppn = self.allocate(plane, now_ns)?;
         self.admit()?;
         let timing = self.flash.program_page_with_spare(ppn, data, &oob(lpn, seq), now_ns)?;
+        self.programmed(ppn, now_ns);
+        Ok((ppn as u32, timing.end_ns))
+    }
+
+    /// GC's copy of whole page `old` (read at `now_ns`) into the next page of `plane`,
+    /// inside the flash array: what [`PageFtl::program`] stores given `old`'s data and its
+    /// out-of-band record (every page the FTL programs has its 12 bytes there, and erased
+    /// bytes after them). Returns the new page.
+    #[inline(always)]
+    fn program_copy(&mut self, plane: usize, old: u64, now_ns: u64) -> Result<u32, FlashError> {
+        let ppn = self.allocate(plane, now_ns)?;
+        self.admit()?;
+        self.flash.program_page_copy(ppn, old, now_ns)?;
+        self.programmed(ppn, now_ns);
+        Ok(ppn as u32)
+    }
+
+    /// Counts a page just programmed whole at `now_ns` as valid.
+    #[inline(always)]
+    fn programmed(&mut self, ppn: u64, now_ns: u64) {
         let block = self.geometry.block_of(ppn) as usize;
         self.count_valid(block, true);
         self.blocks[block].last_write_ns = now_ns;
-        Ok((ppn as u32, timing.end_ns))
     }
 
     /// Copies partially programmed page `old` sector run by sector run, so that its erased
@@ -299,9 +344,7 @@ impl PageFtl {
             done_ns = done_ns.max(self.program_sectors(ppn, sector, &part, run, &tags, with, now_ns)?.end_ns);
             sector += run;
         }
-        let block = self.geometry.block_of(ppn) as usize;
-        self.count_valid(block, true);
-        self.blocks[block].last_write_ns = now_ns;
+        self.programmed(ppn, now_ns);
         Ok((ppn as u32, done_ns))
     }
 
@@ -318,44 +361,93 @@ impl PageFtl {
     fn collect_garbage(&mut self, plane: usize, now_ns: u64) -> Result<(), FlashError> {
         let mut fruitless = 0;
         while self.planes[plane].free.len() < self.gc_free_blocks {
-            self.candidates.clear();
-            let planes = self.planes.len();
-            let ppb = self.geometry.pages_per_block;
-            // Whether some closed block holds garbage (found in the same pass).
-            let mut garbage = false;
-            for block in (plane..self.blocks.len()).step_by(planes) {
-                let meta = self.blocks[block];
-                if meta.state == BlockState::Closed {
-                    garbage |= meta.valid_pages != ppb;
-                    self.candidates.push(Candidate {
-                        block: block as u32,
-                        valid_pages: meta.valid_pages,
-                        pages_per_block: ppb,
-                        closed_seq: meta.closed_seq,
-                        last_write_ns: meta.last_write_ns,
-                    });
-                }
-            }
-            // No closed block holds garbage: collecting would only copy.
-            if !garbage {
-                return Err(FlashError::Full(format!("plane {plane}: every block is full of live data")));
-            }
-            let victim = gc::choose(self.gc_policy, &self.candidates, now_ns)
-                .ok_or_else(|| FlashError::Full(format!("plane {plane}: no block to collect")))?;
-            // A full victim frees nothing; give up once every closed block was tried.
-            if self.blocks[victim as usize].valid_pages == ppb {
-                fruitless += 1;
-                if fruitless > self.candidates.len() {
-                    return Err(FlashError::Full(format!("plane {plane}: every block is full of live data")));
-                }
-            }
+            let victim = match self.gc_policy {
+                GcPolicy::Greedy => self.greedy_victim(plane)?,
+                policy => self.scanned_victim(policy, plane, now_ns, &mut fruitless)?,
+            };
             self.evacuate(victim, now_ns)?;
         }
         Ok(())
     }
 
-    /// Copies the live pages of `victim` elsewhere in its plane and erases it.
+    /// The greedy victim of `plane`, from the closed blocks filed by valid count: the
+    /// block [`gc::greedy`] chooses among the plane's closed blocks (a test compares the
+    /// two). It holds garbage, so collecting it frees a page or more.
+    #[inline]
+    fn greedy_victim(&self, plane: usize) -> Result<u32, FlashError> {
+        let blocks = &self.blocks;
+        match self.by_valid.greedy(plane, |b| blocks[b as usize].closed_seq) {
+            Some((block, valid)) if valid != self.geometry.pages_per_block => Ok(block),
+            // No closed block holds garbage: collecting would only copy.
+            _ => Err(FlashError::Full(format!("plane {plane}: every block is full of live data"))),
+        }
+    }
+
+    /// The victim `policy` chooses among the closed blocks of `plane`, found by a pass
+    /// over them; `fruitless` counts the full victims chosen so far by this collection.
+    fn scanned_victim(
+        &mut self,
+        policy: GcPolicy,
+        plane: usize,
+        now_ns: u64,
+        fruitless: &mut usize,
+    ) -> Result<u32, FlashError> {
+        // No closed block holds garbage: collecting would only copy.
+        if !self.gather_candidates(plane) {
+            return Err(FlashError::Full(format!("plane {plane}: every block is full of live data")));
+        }
+        let victim = gc::choose(policy, &self.candidates, now_ns)
+            .ok_or_else(|| FlashError::Full(format!("plane {plane}: no block to collect")))?;
+        // A full victim frees nothing; give up once every closed block was tried.
+        if self.blocks[victim as usize].valid_pages == self.geometry.pages_per_block {
+            *fruitless += 1;
+            if *fruitless > self.candidates.len() {
+                return Err(FlashError::Full(format!("plane {plane}: every block is full of live data")));
+            }
+        }
+        Ok(victim)
+    }
+
+    /// Fills `candidates` with the closed blocks of `plane`; whether one holds garbage.
+    fn gather_candidates(&mut self, plane: usize) -> bool {
+        self.candidates.clear();
+        let ppb = self.geometry.pages_per_block;
+        let mut garbage = false;
+        for block in (plane..self.blocks.len()).step_by(self.planes.len()) {
+            let meta = self.blocks[block];
+            if meta.state == BlockState::Closed {
+                garbage |= meta.valid_pages != ppb;
+                self.candidates.push(Candidate {
+                    block: block as u32,
+                    valid_pages: meta.valid_pages,
+                    pages_per_block: ppb,
+                    closed_seq: meta.closed_seq,
+                    last_write_ns: meta.last_write_ns,
+                });
+            }
+        }
+        garbage
+    }
+
+    /// Copies the live pages of `victim`, a closed block, elsewhere in its plane and
+    /// erases it.
     fn evacuate(&mut self, victim: u32, now_ns: u64) -> Result<(), FlashError> {
+        let plane = self.plane_of(victim);
+        let meta = &mut self.blocks[victim as usize];
+        assert_eq!(meta.state, BlockState::Closed, "a GC victim is a closed block");
+        meta.state = BlockState::Collecting;
+        self.by_valid.unfile(victim, plane, meta.valid_pages);
+        let result = self.move_out(victim, now_ns);
+        let meta = &mut self.blocks[victim as usize];
+        if result.is_err() && meta.state == BlockState::Collecting {
+            meta.state = BlockState::Closed;
+            self.by_valid.file(victim, plane, meta.valid_pages);
+        }
+        result
+    }
+
+    /// [`PageFtl::evacuate`]'s copies and erase, the victim marked as being collected.
+    fn move_out(&mut self, victim: u32, now_ns: u64) -> Result<(), FlashError> {
         let plane = self.plane_of(victim);
         let ppb = u64::from(self.geometry.pages_per_block);
         let first = u64::from(victim) * ppb;
@@ -364,17 +456,19 @@ impl PageFtl {
             if self.p2l[old as usize] == UNMAPPED {
                 continue;
             }
-            let (data, read) = self.flash.read_page(old, now_ns)?;
             // The copy keeps the page's spare bytes (logical page, write sequence number).
-            let stored = self.flash.spare(old).expect("an FTL page has its out-of-band record");
-            let mut spare_bytes = [0u8; SPARE_STORED_BYTES];
-            spare_bytes[..stored.len()].copy_from_slice(stored);
-            let spare = &spare_bytes[..stored.len()];
-            let (new, _) = match self.flash.sector_mask(old) {
-                Some(mask) => self.program_partial_copy(plane, old, spare, &data, mask, read.end_ns)?,
+            let (new, read) = match self.flash.sector_mask(old) {
+                Some(mask) => {
+                    let (data, read) = self.flash.read_page(old, now_ns)?;
+                    let stored = self.flash.spare(old).expect("an FTL page has its out-of-band record");
+                    let mut spare_bytes = [0u8; SPARE_STORED_BYTES];
+                    spare_bytes[..stored.len()].copy_from_slice(stored);
+                    let spare = &spare_bytes[..stored.len()];
+                    (self.program_partial_copy(plane, old, spare, &data, mask, read.end_ns)?.0, read)
+                }
                 None => {
-                    let (lpn, seq) = parse_oob(spare).expect("an FTL page has its out-of-band record");
-                    self.program(plane, lpn, seq, &data, read.end_ns)?
+                    let read = self.flash.read_page_timing(old, now_ns)?;
+                    (self.program_copy(plane, old, read.end_ns)?, read)
                 }
             };
             gc_ns += (read.end_ns - read.start_ns) + self.flash.timing().program_ns;
@@ -677,9 +771,7 @@ impl PageFtl {
             if ftl.flash.write_pointer(block) == 0 {
                 ftl.release(block as u32);
             } else {
-                let meta = &mut ftl.blocks[block as usize];
-                meta.state = BlockState::Closed;
-                meta.closed_seq = block_seq[block as usize];
+                ftl.close(block as u32, block_seq[block as usize]);
             }
         }
         ftl.rebuild_fingerprints()
@@ -816,9 +908,7 @@ impl PageFtl {
         let seq = self.next_write_seq();
         self.admit()?;
         let t = self.program_sectors(ppn, sector, data, 1, &tags, &oob(lpn, seq), now_ns)?;
-        let block = self.geometry.block_of(ppn) as usize;
-        self.count_valid(block, true);
-        self.blocks[block].last_write_ns = now_ns;
+        self.programmed(ppn, now_ns);
         self.map(lpn, ppn as u32, seq);
         Ok(t.end_ns)
     }
@@ -1027,6 +1117,27 @@ impl PageStore for PageFtl {
             if sum != valid {
                 return Err(format!("plane {plane}: {valid} valid pages counted but its blocks hold {sum}"));
             }
+            // Every closed block of the plane is filed once, under its valid count.
+            let closed = (plane..self.blocks.len())
+                .step_by(self.planes.len())
+                .filter(|&b| self.blocks[b].state == BlockState::Closed)
+                .count();
+            let mut filed = 0;
+            for count in 0..=self.geometry.pages_per_block {
+                for block in self.by_valid.blocks(plane, count) {
+                    let meta = &self.blocks[block as usize];
+                    if meta.state != BlockState::Closed || meta.valid_pages != count || self.plane_of(block) != plane {
+                        return Err(format!("block {block} filed under {count} valid pages of plane {plane}"));
+                    }
+                    filed += 1;
+                    if filed > closed {
+                        return Err(format!("plane {plane}: more blocks filed by valid count than closed"));
+                    }
+                }
+            }
+            if filed != closed {
+                return Err(format!("plane {plane}: {filed} blocks filed by valid count but {closed} closed"));
+            }
         }
         for (ppn, &r) in refs.iter().enumerate() {
             if (r == 0) != (self.p2l[ppn] == UNMAPPED || trim_records[ppn]) {
@@ -1099,6 +1210,7 @@ mod tests {
 
     use super::{run_plane, PageFtl};
     use crate::config::MergeLayout;
+    use crate::gc;
     use crate::layer::PageStore;
     use crate::SsdConfig;
 
@@ -1166,6 +1278,38 @@ mod tests {
         // Eight programs on one plane against two on each of four.
         let program_ns = nvmdb_device::FlashTiming::THESIS_TABLE_5_1.program_ns;
         assert_eq!(done, vec![8 * program_ns, 2 * program_ns]);
+    }
+
+    proptest::proptest! {
+        /// The greedy victim from the blocks filed by valid count is the one the policy
+        /// chooses in a pass over the plane's closed blocks, after any writes and trims.
+        #[test]
+        fn filed_greedy_victim_matches_the_pass_over_the_blocks(
+            ops in proptest::collection::vec((0u64..1000, 0u8..8), 1..1500),
+        ) {
+            let mut config = SsdConfig { content: PageContent::None, ..SsdConfig::default() };
+            config.flash.packages = 1;
+            config.flash.planes_per_package = 2;
+            config.flash.blocks_per_plane = 12;
+            config.flash.pages_per_block = 16;
+            config.ftl.overprovision = 0.3;
+            let mut ftl = PageFtl::new(&config).unwrap();
+            let logical = ftl.logical_pages();
+            for (lpn, op) in ops {
+                let lpn = lpn % logical;
+                if op == 0 {
+                    ftl.trim(lpn, 0).unwrap();
+                } else {
+                    ftl.write(lpn, PageData::Empty, 0).unwrap();
+                }
+                for plane in 0..2 {
+                    let garbage = ftl.gather_candidates(plane);
+                    let scanned = gc::greedy(&ftl.candidates).filter(|_| garbage);
+                    proptest::prop_assert_eq!(ftl.greedy_victim(plane).ok(), scanned);
+                }
+            }
+            proptest::prop_assert_eq!(ftl.check_invariants(), Ok(()));
+        }
     }
 
     #[test]
