@@ -7,7 +7,7 @@
 //! with trims, are in `power_cut.rs`.
 
 use nvmdb_device::{PageContent, PageData};
-use nvmdb_flash::config::{BufferKind, MergeKind};
+use nvmdb_flash::config::{BufferKind, GcPolicy, MergeKind};
 use nvmdb_flash::dpram::DpramStore;
 use nvmdb_flash::ipl::IplStore;
 use nvmdb_flash::log_common::SchemeParams;
@@ -54,9 +54,15 @@ fn config(kind: BufferKind, content: PageContent) -> SsdConfig {
     c
 }
 
-/// Configurations by name (`+dedup` adds deduplication): PCM sizes small enough that
+/// Configurations by name (`+dedup` adds deduplication; `+fifo` and `+cost-benefit`
+/// choose the FTL's GC policy, greedy otherwise): PCM sizes small enough that
 /// replacement and pool exhaustion happen within the trace.
 fn build(name: &str, content: PageContent) -> Box<dyn PageStore> {
+    let (name, gc) = match name.split_once('+') {
+        Some((scheme, "fifo")) => (scheme, GcPolicy::Fifo),
+        Some((scheme, "cost-benefit")) => (scheme, GcPolicy::CostBenefit),
+        _ => (name, GcPolicy::Greedy),
+    };
     let (name, dedup) = match name.strip_suffix("+dedup") {
         Some(scheme) => (scheme, true),
         None => (name, false),
@@ -69,6 +75,7 @@ fn build(name: &str, content: PageContent) -> Box<dyn PageStore> {
     };
     let mut params = SchemeParams::from_config(&config(kind, content));
     params.config.dedup.enabled = dedup;
+    params.config.ftl.gc = gc;
     match name {
         "baseline" => nvmdb_flash::build(&params.config).unwrap(),
         "ipl" => Box::new(IplStore::with_params(&params).unwrap()),
@@ -148,6 +155,9 @@ fn power_loss_at_every_request_loses_nothing() {
         "ipl+dedup",
         "dpram+dedup",
         "pcm-log+dedup",
+        "baseline+fifo",
+        "baseline+cost-benefit",
+        "pcm-log+fifo",
     ] {
         let tried = every_crash_point(name, PageContent::Bytes, &requests);
         println!("{name} (bytes): {tried} crash points tried, nothing lost");

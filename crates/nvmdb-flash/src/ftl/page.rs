@@ -763,7 +763,10 @@ impl PageFtl {
             }
         }
         // Every block with programmed pages is closed (its erased pages stay unused until
-        // GC erases it); the others are free.
+        // GC erases it), aged by the newest write sequence number in it (the order in which
+        // the blocks were closed is not on flash); the others are free. Blocks closed from
+        // now on are younger than every recovered one: FIFO would otherwise collect the
+        // blocks written after the recovery first, full of live pages.
         for plane in &mut ftl.planes {
             plane.free.clear();
         }
@@ -774,6 +777,7 @@ impl PageFtl {
                 ftl.close(block as u32, block_seq[block as usize]);
             }
         }
+        ftl.seq = ftl.seq.max(block_seq.iter().copied().max().unwrap_or(0));
         ftl.rebuild_fingerprints()
     }
 
