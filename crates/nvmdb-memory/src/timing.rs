@@ -31,6 +31,8 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
+use crate::divisor::Divisor;
+
 /// Parameters of the CPU time model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CpuConfig {
@@ -79,7 +81,7 @@ struct Dtlb {
     head: u32,
     tail: u32,
     entries: usize,
-    /// Linear probing over `2^table_bits` slots (at least twice the entries), each an
+    /// Linear probing over `2^table_bits` slots (at least four times the entries, so that probe runs stay short), each an
     /// entry or [`NONE`].
     table: Vec<u32>,
     table_bits: u32,
@@ -87,7 +89,7 @@ struct Dtlb {
 
 impl Dtlb {
     fn new(entries: usize) -> Dtlb {
-        let table_bits = (2 * entries).next_power_of_two().trailing_zeros();
+        let table_bits = (4 * entries).next_power_of_two().trailing_zeros();
         Dtlb {
             pages: Vec::with_capacity(entries),
             newer: Vec::with_capacity(entries),
@@ -223,6 +225,9 @@ pub(crate) struct CpuTiming {
     /// Completion times of fetches in flight.
     in_flight: Vec<u64>,
     dtlb: Dtlb,
+    /// The page size, bytes, and the number of ranks, as divisors.
+    page_bytes: Divisor,
+    ranks: Divisor,
     /// Scheduled writes per rank, `(start, end)`, in order.
     rank_writes: Vec<VecDeque<(u64, u64)>>,
     rank_write_end: Vec<u64>,
@@ -243,6 +248,8 @@ impl CpuTiming {
             group_end: None,
             in_flight: Vec::new(),
             dtlb: Dtlb::new(config.dtlb_entries as usize),
+            page_bytes: Divisor::new(config.page_bytes),
+            ranks: Divisor::new(ranks as u64),
             rank_writes: vec![VecDeque::new(); ranks],
             rank_write_end: vec![0; ranks],
             rank_read_free: vec![0; ranks],
@@ -294,7 +301,7 @@ impl CpuTiming {
     /// `probe_cycles`.
     pub(crate) fn access(&mut self, line: u64, hit: Option<u64>, probe_cycles: u64) {
         self.compute(1);
-        let page = line * 64 / self.config.page_bytes;
+        let page = self.page_bytes.div(line * 64);
         if self.dtlb.miss(page) {
             self.stats.dtlb_misses += 1;
             self.now += self.config.page_walk_cycles;
@@ -355,7 +362,7 @@ impl CpuTiming {
     }
 
     fn rank(&self, line: u64) -> usize {
-        nvmdb_device::index(line % self.rank_writes.len() as u64)
+        nvmdb_device::index(self.ranks.rem(line))
     }
 }
 
