@@ -202,18 +202,25 @@ impl Level {
         index(self.sets.rem(line)) * self.ways
     }
 
+    /// `f` of the ways of the set at `base`, a slice whose length the compiler knows for
+    /// the presets' 8 and 16 ways, so that the scans below unroll.
+    #[inline(always)]
+    fn scan<R>(&self, base: usize, f: impl FnOnce(&[Way]) -> R) -> R {
+        match self.ways {
+            8 => f(&self.slots[base..base + 8]),
+            16 => f(&self.slots[base..base + 16]),
+            ways => f(&self.slots[base..base + ways]),
+        }
+    }
+
     /// The slot of `line` if present.
     #[inline]
     fn find(&self, line: u64) -> Option<usize> {
         let base = self.set_base(line);
         // A line is in at most one way; scanning every way without an early exit trades a
         // few compares for no mispredicted loop exit.
-        let hit = self.slots[base..base + self.ways].iter().enumerate().fold(usize::MAX, |hit, (w, way)| {
-            if way.tag == line {
-                w
-            } else {
-                hit
-            }
+        let hit = self.scan(base, |set| {
+            set.iter().enumerate().fold(usize::MAX, |hit, (w, way)| if way.tag == line { w } else { hit })
         });
         (hit != usize::MAX).then_some(base + hit)
     }
@@ -226,17 +233,16 @@ impl Level {
         // A line is in at most one way; scanning every way without an early exit trades a
         // few compares for no mispredicted loop exit. The least stamp is the first way's
         // with that stamp, as in `victim`.
-        let (hit, oldest, _) = self.slots[base..base + self.ways].iter().enumerate().fold(
-            (usize::MAX, 0, u64::MAX),
-            |(hit, oldest, least), (w, way)| {
+        let (hit, oldest, _) = self.scan(base, |set| {
+            set.iter().enumerate().fold((usize::MAX, 0, u64::MAX), |(hit, oldest, least), (w, way)| {
                 let hit = if way.tag == line { w } else { hit };
                 if way.stamp < least {
                     (hit, w, way.stamp)
                 } else {
                     (hit, oldest, least)
                 }
-            },
-        );
+            })
+        });
         if hit == usize::MAX {
             Err(base + oldest)
         } else {
@@ -264,12 +270,14 @@ impl Level {
     fn victim(&self, line: u64) -> usize {
         let base = self.set_base(line);
         let (oldest, _) =
-            self.slots[base..base + self.ways].iter().enumerate().fold((0, u64::MAX), |(oldest, least), (w, way)| {
-                if way.stamp < least {
-                    (w, way.stamp)
-                } else {
-                    (oldest, least)
-                }
+            self.scan(base, |set| {
+                set.iter().enumerate().fold((0, u64::MAX), |(oldest, least), (w, way)| {
+                    if way.stamp < least {
+                        (w, way.stamp)
+                    } else {
+                        (oldest, least)
+                    }
+                })
             });
         base + oldest
     }
@@ -541,14 +549,15 @@ impl<D: LineDevice> CachedMemory<D> {
     }
 
     /// Brings `line` into L1 and marks it dirty on a write.
+    ///
+    /// Most accesses hit L1, many of them the line of the access before: its set is
+    /// searched first, unless the line is that one. That path is small enough to inline
+    /// into every load and store; the rest is [`CachedMemory::access_below_l1`].
     #[inline]
     fn access(&mut self, line: u64, write: bool) {
         self.clock += 1;
         let clock = self.clock;
-        let last = self.levels.len() - 1;
-        // Most accesses hit L1, many of them the line of the access before: its set is
-        // searched first, unless the line is that one.
-        if last > 0 {
+        if self.levels.len() > 1 {
             let slot = if line == self.last_line { Some(self.last_slot) } else { self.levels[0].find(line) };
             if let Some(slot) = slot {
                 self.l1_hit(slot, clock, write);
@@ -558,6 +567,13 @@ impl<D: LineDevice> CachedMemory<D> {
                 return;
             }
         }
+        self.access_below_l1(line, write, clock);
+    }
+
+    /// An access at `clock` whose line is not in L1 (or, with one level, any access).
+    #[inline(never)]
+    fn access_below_l1(&mut self, line: u64, write: bool, clock: u64) {
+        let last = self.levels.len() - 1;
         // Inclusion: a line is in a level only if it is in the last one, whose directory
         // gives its slot in each level above. The first level holding it is the hit.
         let found = match self.levels[last].lookup(line) {
@@ -682,6 +698,7 @@ impl<D: LineDevice> CachedMemory<D> {
     }
 
     /// Reports an access that hit at level `hit` (a fetch when `None`) to the CPU model.
+    #[inline]
     fn time_access(&mut self, line: u64, hit: Option<usize>) {
         let (hit, probe) = match hit {
             Some(i) => (Some(self.levels[i].latency_cycles), 0),
