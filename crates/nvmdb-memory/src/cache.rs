@@ -66,6 +66,7 @@ use nvmdb_device::pcm::LINE_BYTES;
 use nvmdb_device::{index, LineDevice, Pcm, PcmMetrics};
 use serde::{Deserialize, Serialize};
 
+use crate::divisor::Divisor;
 use crate::heap::Heap;
 use crate::image::Image;
 use crate::timing::{CpuConfig, CpuTiming};
@@ -165,7 +166,7 @@ impl Way {
 
 #[derive(Debug, Clone)]
 struct Level {
-    sets: u64,
+    sets: Divisor,
     ways: usize,
     latency_cycles: u64,
     /// Set `s` is `slots[s * ways..(s + 1) * ways]`.
@@ -174,7 +175,6 @@ struct Level {
     /// keeps every line there), so that an eviction finds the line's other copies
     /// without a search. Empty for the last level.
     below: Vec<u32>,
-    stats: CacheLevelStats,
 }
 
 impl Level {
@@ -189,18 +189,28 @@ impl Level {
         );
         assert!(lines < u64::from(NONE), "cache of {} bytes has too many lines", config.size_bytes);
         Level {
-            sets,
+            sets: Divisor::new(sets),
             ways,
             latency_cycles: config.latency_cycles,
             slots: vec![Way::EMPTY; index(lines)],
             below: if last { Vec::new() } else { vec![NONE; index(lines)] },
-            stats: CacheLevelStats::default(),
         }
     }
 
     #[inline]
     fn set_base(&self, line: u64) -> usize {
-        index(line % self.sets) * self.ways
+        index(self.sets.rem(line)) * self.ways
+    }
+
+    /// `f` of the ways of the set at `base`, a slice whose length the compiler knows for
+    /// the presets' 8 and 16 ways, so that the scans below unroll.
+    #[inline(always)]
+    fn scan<R>(&self, base: usize, f: impl FnOnce(&[Way]) -> R) -> R {
+        match self.ways {
+            8 => f(&self.slots[base..base + 8]),
+            16 => f(&self.slots[base..base + 16]),
+            ways => f(&self.slots[base..base + ways]),
+        }
     }
 
     /// The slot of `line` if present.
@@ -209,12 +219,8 @@ impl Level {
         let base = self.set_base(line);
         // A line is in at most one way; scanning every way without an early exit trades a
         // few compares for no mispredicted loop exit.
-        let hit = self.slots[base..base + self.ways].iter().enumerate().fold(usize::MAX, |hit, (w, way)| {
-            if way.tag == line {
-                w
-            } else {
-                hit
-            }
+        let hit = self.scan(base, |set| {
+            set.iter().enumerate().fold(usize::MAX, |hit, (w, way)| if way.tag == line { w } else { hit })
         });
         (hit != usize::MAX).then_some(base + hit)
     }
@@ -227,17 +233,16 @@ impl Level {
         // A line is in at most one way; scanning every way without an early exit trades a
         // few compares for no mispredicted loop exit. The least stamp is the first way's
         // with that stamp, as in `victim`.
-        let (hit, oldest, _) = self.slots[base..base + self.ways].iter().enumerate().fold(
-            (usize::MAX, 0, u64::MAX),
-            |(hit, oldest, least), (w, way)| {
+        let (hit, oldest, _) = self.scan(base, |set| {
+            set.iter().enumerate().fold((usize::MAX, 0, u64::MAX), |(hit, oldest, least), (w, way)| {
                 let hit = if way.tag == line { w } else { hit };
                 if way.stamp < least {
                     (hit, w, way.stamp)
                 } else {
                     (hit, oldest, least)
                 }
-            },
-        );
+            })
+        });
         if hit == usize::MAX {
             Err(base + oldest)
         } else {
@@ -265,12 +270,14 @@ impl Level {
     fn victim(&self, line: u64) -> usize {
         let base = self.set_base(line);
         let (oldest, _) =
-            self.slots[base..base + self.ways].iter().enumerate().fold((0, u64::MAX), |(oldest, least), (w, way)| {
-                if way.stamp < least {
-                    (w, way.stamp)
-                } else {
-                    (oldest, least)
-                }
+            self.scan(base, |set| {
+                set.iter().enumerate().fold((0, u64::MAX), |(oldest, least), (w, way)| {
+                    if way.stamp < least {
+                        (w, way.stamp)
+                    } else {
+                        (oldest, least)
+                    }
+                })
             });
         base + oldest
     }
@@ -313,11 +320,20 @@ pub struct CachedMemory<D: LineDevice = Pcm> {
     /// since has moved it (with levels below L1, the next access to it is an L1 hit there).
     last_line: u64,
     last_slot: usize,
+    /// `ended[k]` counts the accesses whose line was first found in level `k`, and
+    /// `ended[levels]` those found in none (fetches): one counter per access, from which
+    /// [`CachedMemory::level_stats`] derives every level's hits and misses.
+    ended: Vec<u64>,
+    /// `probe_cycles[k]` is the hit latencies of levels `0..k` added up: the memory-only
+    /// time of an access that probed them.
+    probe_cycles: Vec<u64>,
     clock: u64,
     cycles: u64,
     t_l_cycles: u64,
     t_w_cycles: u64,
     rank_busy_until: Vec<u64>,
+    /// The number of ranks; a line's rank is the line modulo it.
+    ranks: Divisor,
     write_queue: VecDeque<u64>,
     write_queue_capacity: usize,
     config: CacheConfig,
@@ -418,11 +434,19 @@ impl<D: LineDevice> CachedMemory<D> {
             ],
             last_line: INVALID,
             last_slot: 0,
+            ended: vec![0; config.levels.len() + 1],
+            probe_cycles: std::iter::once(0)
+                .chain(config.levels.iter().scan(0, |sum, l| {
+                    *sum += l.latency_cycles;
+                    Some(*sum)
+                }))
+                .collect(),
             clock: 0,
             cycles: 0,
             t_l_cycles: metrics.t_l_cycles,
             t_w_cycles: metrics.t_w_cycles,
             rank_busy_until: vec![0; config.ranks as usize],
+            ranks: Divisor::new(u64::from(config.ranks)),
             write_queue: VecDeque::with_capacity(config.write_queue as usize),
             write_queue_capacity: config.write_queue as usize,
             cpu: CpuTiming::new(
@@ -513,18 +537,27 @@ impl<D: LineDevice> CachedMemory<D> {
 
     /// Counters per level, L1 first.
     pub fn level_stats(&self) -> Vec<CacheLevelStats> {
-        self.levels.iter().map(|l| l.stats).collect()
+        // A level's misses are the accesses that reached it and ended below it.
+        let mut reached: u64 = self.ended.iter().sum();
+        self.ended[..self.levels.len()]
+            .iter()
+            .map(|&hits| {
+                reached -= hits;
+                CacheLevelStats { hits, misses: reached }
+            })
+            .collect()
     }
 
     /// Brings `line` into L1 and marks it dirty on a write.
+    ///
+    /// Most accesses hit L1, many of them the line of the access before: its set is
+    /// searched first, unless the line is that one. That path is small enough to inline
+    /// into every load and store; the rest is [`CachedMemory::access_below_l1`].
     #[inline]
     fn access(&mut self, line: u64, write: bool) {
         self.clock += 1;
         let clock = self.clock;
-        let last = self.levels.len() - 1;
-        // Most accesses hit L1, many of them the line of the access before: its set is
-        // searched first, unless the line is that one.
-        if last > 0 {
+        if self.levels.len() > 1 {
             let slot = if line == self.last_line { Some(self.last_slot) } else { self.levels[0].find(line) };
             if let Some(slot) = slot {
                 self.l1_hit(slot, clock, write);
@@ -534,6 +567,13 @@ impl<D: LineDevice> CachedMemory<D> {
                 return;
             }
         }
+        self.access_below_l1(line, write, clock);
+    }
+
+    /// An access at `clock` whose line is not in L1 (or, with one level, any access).
+    #[inline(never)]
+    fn access_below_l1(&mut self, line: u64, write: bool, clock: u64) {
+        let last = self.levels.len() - 1;
         // Inclusion: a line is in a level only if it is in the last one, whose directory
         // gives its slot in each level above. The first level holding it is the hit.
         let found = match self.levels[last].lookup(line) {
@@ -545,16 +585,11 @@ impl<D: LineDevice> CachedMemory<D> {
             let up = &self.up[llc * last..(llc + 1) * last];
             up.iter().position(|&s| s != NONE).map_or((last, llc), |i| (i, index(u64::from(up[i]))))
         });
-        let probed = hit.map_or(self.levels.len(), |(i, _)| i);
-        for level in self.levels[..probed].iter_mut() {
-            self.cycles += level.latency_cycles;
-            level.stats.misses += 1;
-        }
+        let levels = self.levels.len();
+        self.ended[hit.map_or(levels, |(i, _)| i)] += 1;
+        self.cycles += self.probe_cycles[hit.map_or(levels, |(i, _)| i + 1)];
         if let (Some((i, slot)), Some(llc)) = (hit, llc) {
-            let level = &mut self.levels[i];
-            self.cycles += level.latency_cycles;
-            level.stats.hits += 1;
-            level.touch(slot, clock, 0);
+            self.levels[i].touch(slot, clock, 0);
             // A hit refreshes the line's recency in the levels below too (see the module
             // docs); inclusion keeps it in each of them.
             for j in i + 1..last {
@@ -618,7 +653,7 @@ impl<D: LineDevice> CachedMemory<D> {
     fn l1_hit(&mut self, slot: usize, clock: u64, write: bool) {
         let l1 = &mut self.levels[0];
         self.cycles += l1.latency_cycles;
-        l1.stats.hits += 1;
+        self.ended[0] += 1;
         l1.touch(slot, clock, HIT);
         if write {
             l1.mark_dirty(slot);
@@ -663,12 +698,11 @@ impl<D: LineDevice> CachedMemory<D> {
     }
 
     /// Reports an access that hit at level `hit` (a fetch when `None`) to the CPU model.
+    #[inline]
     fn time_access(&mut self, line: u64, hit: Option<usize>) {
-        let probed = hit.map_or(self.levels.len(), |i| i + 1);
-        let latency = |l: &[Level]| l.iter().map(|level| level.latency_cycles).sum::<u64>();
         let (hit, probe) = match hit {
             Some(i) => (Some(self.levels[i].latency_cycles), 0),
-            None => (None, latency(&self.levels[..probed])),
+            None => (None, self.probe_cycles[self.levels.len()]),
         };
         self.cpu.access(line, hit, probe);
         for other in &mut self.other_t_w {
@@ -679,6 +713,7 @@ impl<D: LineDevice> CachedMemory<D> {
     /// `victim` left `slot` of level `i`: invalidate it above (inclusion), merge
     /// dirtiness, bring its clocks below up to date if it was hit in L1, and pass it down
     /// or write it back. The slot's directory entries are still the line's.
+    #[inline]
     fn evict(&mut self, i: usize, slot: usize, victim: Way) {
         let last = self.levels.len() - 1;
         let line = victim.tag;
@@ -722,7 +757,7 @@ impl<D: LineDevice> CachedMemory<D> {
     }
 
     fn fetch(&mut self, line: u64) {
-        let rank = index(line % self.rank_busy_until.len() as u64);
+        let rank = index(self.ranks.rem(line));
         let before = self.cycles;
         self.cycles = fetch_done(before, &self.rank_busy_until, rank, self.t_l_cycles);
         for other in &mut self.other_t_w {
@@ -739,7 +774,7 @@ impl<D: LineDevice> CachedMemory<D> {
         let words = u64::from(written.words);
         self.t_w_spent |= words > 0;
         self.cpu.write_back(line, words);
-        let rank = index(line % self.rank_busy_until.len() as u64);
+        let rank = index(self.ranks.rem(line));
         let before = self.cycles;
         self.cycles = queue_write(
             before,
@@ -840,9 +875,7 @@ impl<D: LineDevice> Memory for CachedMemory<D> {
 
     fn reset_stats(&mut self) {
         self.device.reset_line_stats();
-        for level in self.levels.iter_mut() {
-            level.stats = CacheLevelStats::default();
-        }
+        self.ended.fill(0);
         self.cycles = 0;
         self.rank_busy_until.fill(0);
         self.write_queue.clear();

@@ -13,6 +13,7 @@
 #![warn(clippy::cast_possible_truncation, clippy::unwrap_used)]
 
 pub mod cache;
+mod divisor;
 pub mod flat;
 pub mod heap;
 pub mod hints;

@@ -31,6 +31,8 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
+use crate::divisor::Divisor;
+
 /// Parameters of the CPU time model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CpuConfig {
@@ -79,7 +81,7 @@ struct Dtlb {
     head: u32,
     tail: u32,
     entries: usize,
-    /// Linear probing over `2^table_bits` slots (at least twice the entries), each an
+    /// Linear probing over `2^table_bits` slots (at least four times the entries, so that probe runs stay short), each an
     /// entry or [`NONE`].
     table: Vec<u32>,
     table_bits: u32,
@@ -87,7 +89,7 @@ struct Dtlb {
 
 impl Dtlb {
     fn new(entries: usize) -> Dtlb {
-        let table_bits = (2 * entries).next_power_of_two().trailing_zeros();
+        let table_bits = (4 * entries).next_power_of_two().trailing_zeros();
         Dtlb {
             pages: Vec::with_capacity(entries),
             newer: Vec::with_capacity(entries),
@@ -108,6 +110,12 @@ impl Dtlb {
         if self.head != NONE && self.pages[slot(self.head)] == page {
             return false;
         }
+        self.miss_below_head(page)
+    }
+
+    /// [`Dtlb::miss`] for a page that is not the most recently used.
+    #[inline(never)]
+    fn miss_below_head(&mut self, page: u64) -> bool {
         let mut at = self.home(page);
         loop {
             let entry = self.table[at];
@@ -205,6 +213,20 @@ impl Dtlb {
     }
 }
 
+/// Keeps the completion times after `now`. Their order is not kept: only their count
+/// and their least are ever read.
+#[inline]
+fn retain_after(in_flight: &mut Vec<u64>, now: u64) {
+    let mut i = 0;
+    while i < in_flight.len() {
+        if in_flight[i] > now {
+            i += 1;
+        } else {
+            in_flight.swap_remove(i);
+        }
+    }
+}
+
 /// The index of an entry.
 #[inline]
 fn slot(entry: u32) -> usize {
@@ -220,9 +242,12 @@ pub(crate) struct CpuTiming {
     now: u64,
     /// Inside an independent group: when its last access completes.
     group_end: Option<u64>,
-    /// Completion times of fetches in flight.
+    /// Completion times of fetches in flight, in no particular order.
     in_flight: Vec<u64>,
     dtlb: Dtlb,
+    /// The page size, bytes, and the number of ranks, as divisors.
+    page_bytes: Divisor,
+    ranks: Divisor,
     /// Scheduled writes per rank, `(start, end)`, in order.
     rank_writes: Vec<VecDeque<(u64, u64)>>,
     rank_write_end: Vec<u64>,
@@ -243,6 +268,8 @@ impl CpuTiming {
             group_end: None,
             in_flight: Vec::new(),
             dtlb: Dtlb::new(config.dtlb_entries as usize),
+            page_bytes: Divisor::new(config.page_bytes),
+            ranks: Divisor::new(ranks as u64),
             rank_writes: vec![VecDeque::new(); ranks],
             rank_write_end: vec![0; ranks],
             rank_read_free: vec![0; ranks],
@@ -274,15 +301,18 @@ impl CpuTiming {
         CpuTimeStats { cycles: self.now.max(self.group_end.unwrap_or(0)), ..self.stats }
     }
 
+    #[inline]
     pub(crate) fn compute(&mut self, instructions: u64) {
         self.stats.instructions += instructions;
         self.now += instructions;
     }
 
+    #[inline]
     pub(crate) fn begin_independent(&mut self) {
         self.group_end.get_or_insert(self.now);
     }
 
+    #[inline]
     pub(crate) fn end_independent(&mut self) {
         if let Some(end) = self.group_end.take() {
             self.now = self.now.max(end);
@@ -292,9 +322,10 @@ impl CpuTiming {
     /// One load or store of a byte in `line`. `hit` is the latency of the level that
     /// held the line; `None` is a fetch from PCM after probing levels worth
     /// `probe_cycles`.
+    #[inline]
     pub(crate) fn access(&mut self, line: u64, hit: Option<u64>, probe_cycles: u64) {
         self.compute(1);
-        let page = line * 64 / self.config.page_bytes;
+        let page = self.page_bytes.div(line * 64);
         if self.dtlb.miss(page) {
             self.stats.dtlb_misses += 1;
             self.now += self.config.page_walk_cycles;
@@ -309,12 +340,13 @@ impl CpuTiming {
         }
     }
 
+    #[inline(never)]
     fn fetch(&mut self, line: u64, probe_cycles: u64) -> u64 {
-        self.in_flight.retain(|&done| done > self.now);
+        retain_after(&mut self.in_flight, self.now);
         if self.in_flight.len() == self.config.mshrs as usize {
             let first = self.in_flight.iter().copied().min().expect("full");
             self.now = first;
-            self.in_flight.retain(|&done| done > first);
+            retain_after(&mut self.in_flight, first);
         }
         let rank = self.rank(line);
         let arrive = self.now + probe_cycles;
@@ -355,7 +387,7 @@ impl CpuTiming {
     }
 
     fn rank(&self, line: u64) -> usize {
-        nvmdb_device::index(line % self.rank_writes.len() as u64)
+        nvmdb_device::index(self.ranks.rem(line))
     }
 }
 
@@ -455,6 +487,19 @@ mod tests {
                 let page = if i % 3 == 0 { page << 40 } else { page };
                 proptest::prop_assert_eq!(dtlb.miss(page), reference.miss(page), "access {}", i);
             }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn retain_after_keeps_what_retain_keeps(times in proptest::collection::vec(0u64..20, 0..12), now in 0u64..20) {
+            let mut kept = times.clone();
+            retain_after(&mut kept, now);
+            let mut expected = times;
+            expected.retain(|&done| done > now);
+            kept.sort_unstable();
+            expected.sort_unstable();
+            proptest::prop_assert_eq!(kept, expected);
         }
     }
 
