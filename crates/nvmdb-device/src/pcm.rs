@@ -287,8 +287,12 @@ pub struct LineWrite {
 
 /// One line's cells, flip cells and lowest wear plane, kept together so that a write-back
 /// touches three adjacent host cache lines (plus the line's higher wear planes, if the
-/// carry reaches them).
+/// carry reaches them). The fields are in this order ([`LineWear`] too): a record at a
+/// 64-byte boundary holds its cells in one host line, its flip cells, the pointer to its
+/// higher planes and plane 0 of words 0 to 4 in the next, and plane 0 of words 5 to 7
+/// and of the flip lane in the third.
 #[derive(Default)]
+#[repr(C)]
 struct LineRecord {
     cells: [u64; WORDS_PER_LINE],
     /// The flip cells of word `w` at bits `8w..8w + flips_per_word`.
@@ -296,17 +300,37 @@ struct LineRecord {
     wear: LineWear,
 }
 
+/// The records of 64 lines, 64-byte aligned, so that its 160-byte records start
+/// alternately at a host cache line's start and middle, and each spans exactly three host
+/// cache lines (four, for half of them, at an arbitrary 8-byte alignment).
+#[repr(C, align(64))]
 struct Chunk {
     lines: [LineRecord; CHUNK_LINES],
-    /// Bit `slot` set once line `slot` has been written.
-    written: u64,
 }
 
 impl Chunk {
     #[cold]
     fn new() -> Box<Chunk> {
-        Box::new(Chunk { lines: std::array::from_fn(|_| LineRecord::default()), written: 0 })
+        Box::new(Chunk { lines: std::array::from_fn(|_| LineRecord::default()) })
     }
+}
+
+/// A directory table's slot: a chunk, allocated on the first write to any of its lines,
+/// and which of its lines have been written. The bits sit beside the pointer, which every
+/// write reads: marking a line written touches no other host cache line (in the chunk,
+/// they took a host cache line of their own, missed on most write-backs over 64 MiB).
+#[derive(Default)]
+struct ChunkSlot {
+    chunk: Option<Box<Chunk>>,
+    /// Bit `slot` set once line `slot` has been written.
+    written: u64,
+}
+
+/// A chunk and its written bits, as a write sees them.
+struct ChunkMut<'a> {
+    lines: &'a mut [LineRecord; CHUNK_LINES],
+    /// Bit `slot` set once line `slot` has been written.
+    written: &'a mut u64,
 }
 
 /// Host memory one written PCM line takes, bytes: its cells, flip cells and lowest wear
@@ -314,8 +338,12 @@ impl Chunk {
 /// allocated 64 at a time, on the first write to any of them.
 pub const LINE_HOST_BYTES: u64 = std::mem::size_of::<LineRecord>() as u64;
 
+// Paper-scale B+-trees hold gigabytes of line records: a record that grew would show in
+// every experiment's peak memory. And 64 of them fill their aligned chunk exactly.
+const _: () = assert!(LINE_HOST_BYTES == 160 && std::mem::size_of::<Chunk>() == CHUNK_LINES * 160);
+
 /// A second-level directory table of `TABLE_CHUNKS` chunk slots.
-type ChunkTable = [Option<Box<Chunk>>];
+type ChunkTable = [ChunkSlot];
 
 /// A PCM device.
 pub struct Pcm {
@@ -400,19 +428,20 @@ impl Pcm {
 
     fn chunk(&self, physical_line: u64) -> Option<&Chunk> {
         let index = index(physical_line / CHUNK_LINES as u64);
-        self.tables.get(index / TABLE_CHUNKS)?.as_deref()?[index % TABLE_CHUNKS].as_deref()
+        self.tables.get(index / TABLE_CHUNKS)?.as_deref()?[index % TABLE_CHUNKS].chunk.as_deref()
     }
 
     /// The chunk holding `physical_line`, allocated on first use: one directory lookup.
     #[inline]
-    fn chunk_mut(&mut self, physical_line: u64) -> &mut Chunk {
+    fn chunk_mut(&mut self, physical_line: u64) -> ChunkMut<'_> {
         let index = index(physical_line / CHUNK_LINES as u64);
         let table = index / TABLE_CHUNKS;
         if self.tables.get(table).is_none_or(Option::is_none) {
             self.allocate_table(table);
         }
-        let slot = &mut self.tables[table].as_deref_mut().expect("the table was allocated above")[index % TABLE_CHUNKS];
-        slot.get_or_insert_with(Chunk::new)
+        let ChunkSlot { chunk, written } =
+            &mut self.tables[table].as_deref_mut().expect("the table was allocated above")[index % TABLE_CHUNKS];
+        ChunkMut { lines: &mut chunk.get_or_insert_with(Chunk::new).lines, written }
     }
 
     /// Allocates directory table `table`.
@@ -421,11 +450,12 @@ impl Pcm {
         if table >= self.tables.len() {
             self.tables.resize_with(table + 1, || None);
         }
-        self.tables[table] = Some((0..TABLE_CHUNKS).map(|_| None).collect());
+        self.tables[table] = Some((0..TABLE_CHUNKS).map(|_| ChunkSlot::default()).collect());
     }
 
-    fn all_chunks(&self) -> impl Iterator<Item = &Chunk> {
-        self.tables.iter().flatten().flat_map(|t| t.iter().flatten().map(|c| &**c))
+    /// Every allocated chunk, with its written bits.
+    fn all_chunks(&self) -> impl Iterator<Item = (&Chunk, u64)> {
+        self.tables.iter().flatten().flat_map(|t| t.iter().filter_map(|s| Some((s.chunk.as_deref()?, s.written))))
     }
 
     /// The logical content of a physical line, without accounting.
@@ -486,7 +516,7 @@ impl Pcm {
     /// those whose value changes, as in [`Pcm::program_encoded`]; no cell is counted.
     fn program_words(&mut self, physical_line: u64, new: &[u64; WORDS_PER_LINE]) -> LineWrite {
         let slot = index(physical_line % CHUNK_LINES as u64);
-        let result = store_words(self.chunk_mut(physical_line), slot, &words_to_bytes(new));
+        let result = store_words(&mut self.chunk_mut(physical_line), slot, &words_to_bytes(new));
         self.stats.lines_written += 1;
         self.stats.words_written += u64::from(result.words);
         result
@@ -498,7 +528,7 @@ impl Pcm {
     fn program_encoded<E: Encoding>(&mut self, physical_line: u64, new: &[u64; WORDS_PER_LINE], enc: E) -> LineWrite {
         let slot = index(physical_line % CHUNK_LINES as u64);
         let chunk = self.chunk_mut(physical_line);
-        chunk.written |= 1 << slot;
+        *chunk.written |= 1 << slot;
         let (result, flip_bits) = program_record(&mut chunk.lines[slot], new, enc);
         self.stats.lines_written += 1;
         self.stats.words_written += u64::from(result.words);
@@ -633,18 +663,18 @@ impl Pcm {
         &mut self,
         addr: u64,
         data: &[u8],
-        mut visit: impl FnMut(&mut Chunk, usize, u64, usize, &[u8]),
+        mut visit: impl FnMut(&mut ChunkMut<'_>, usize, u64, usize, &[u8]),
     ) {
         let mut line = addr / LINE_BYTES as u64;
         let mut start = index(addr % LINE_BYTES as u64);
         let mut rest = data;
         while !rest.is_empty() {
             let mut slot = index(line % CHUNK_LINES as u64);
-            let chunk = self.chunk_mut(line);
+            let mut chunk = self.chunk_mut(line);
             while slot < CHUNK_LINES && !rest.is_empty() {
                 let take = (LINE_BYTES - start).min(rest.len());
                 let (written, tail) = rest.split_at(take);
-                visit(chunk, slot, line, start, written);
+                visit(&mut chunk, slot, line, start, written);
                 rest = tail;
                 start = 0;
                 slot += 1;
@@ -686,7 +716,7 @@ impl Pcm {
     ) {
         let (mut lines, mut words, mut bits, mut flip_bits) = (0u64, 0u64, 0u64, 0u64);
         self.for_each_line_in_place(addr, data, |chunk, slot, line, start, written| {
-            chunk.written |= 1 << slot;
+            *chunk.written |= 1 << slot;
             let record = &mut chunk.lines[slot];
             let new = match <&[u8; LINE_BYTES]>::try_from(written) {
                 Ok(whole) => bytes_to_words(whole),
@@ -837,7 +867,7 @@ impl Pcm {
         while line < end {
             let slot = index(line % CHUNK_LINES as u64);
             let take = (CHUNK_LINES - slot).min(index(end - line));
-            self.chunk_mut(line).written |= (u64::MAX >> (64 - take)) << slot;
+            *self.chunk_mut(line).written |= (u64::MAX >> (64 - take)) << slot;
             line += take as u64;
         }
     }
@@ -860,8 +890,7 @@ impl Pcm {
         let cells_per_line = LINE_BYTES as u64 * 8 + self.flip_cells_per_line();
         let mut report =
             WearReport { max_cell_writes: 0, total_cell_writes: 0, cells_tracked: 0, histogram_log2: Vec::new() };
-        for chunk in self.all_chunks() {
-            let mut written = chunk.written;
+        for (chunk, mut written) in self.all_chunks() {
             while written != 0 {
                 let slot = written.trailing_zeros() as usize;
                 written &= written - 1;
@@ -876,12 +905,12 @@ impl Pcm {
 
     /// Heap bytes held for cell contents and wear counters.
     pub fn heap_bytes(&self) -> usize {
-        let tables = self.tables.iter().flatten().count() * TABLE_CHUNKS * std::mem::size_of::<Option<Box<Chunk>>>();
+        let tables = self.tables.iter().flatten().count() * TABLE_CHUNKS * std::mem::size_of::<ChunkSlot>();
         self.tables.capacity() * std::mem::size_of::<usize>()
             + tables
             + self
                 .all_chunks()
-                .map(|c| std::mem::size_of::<Chunk>() + c.lines.iter().map(|l| l.wear.heap_bytes()).sum::<usize>())
+                .map(|(c, _)| std::mem::size_of::<Chunk>() + c.lines.iter().map(|l| l.wear.heap_bytes()).sum::<usize>())
                 .sum::<usize>()
     }
 }
@@ -1072,8 +1101,8 @@ fn program_record<E: Encoding>(record: &mut LineRecord, new: &[u64; WORDS_PER_LI
 /// Counting to the word: line `slot` of `chunk` takes the logical words of the
 /// little-endian bytes `new`; the words written are those whose value changes.
 #[inline]
-fn store_words(chunk: &mut Chunk, slot: usize, new: &[u8; LINE_BYTES]) -> LineWrite {
-    chunk.written |= 1 << slot;
+fn store_words(chunk: &mut ChunkMut<'_>, slot: usize, new: &[u8; LINE_BYTES]) -> LineWrite {
+    *chunk.written |= 1 << slot;
     let cells = &mut chunk.lines[slot].cells;
     let mut changed = 0u8;
     for (w, (cell, bytes)) in cells.iter_mut().zip(new.chunks_exact(WORD_BYTES)).enumerate() {

@@ -29,12 +29,16 @@ fn ripple(plane: &mut [u64; LANES], carry: &mut [u64; LANES]) -> bool {
 }
 
 /// Bit-sliced program counters of the 576 cells of one line.
+///
+/// The pointer to the higher planes comes first: in a PCM line record it then shares a
+/// host cache line with the flip cells before it.
 #[derive(Debug, Clone, Default)]
+#[repr(C)]
 pub struct LineWear {
-    /// Plane 0: the low bit of every counter.
-    low: [u64; LANES],
     /// Planes 1 and up; a plane exists once some counter of the line has needed it.
     high: Box<[[u64; LANES]]>,
+    /// Plane 0: the low bit of every counter.
+    low: [u64; LANES],
 }
 
 impl LineWear {
