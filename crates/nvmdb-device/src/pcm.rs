@@ -302,7 +302,8 @@ struct LineRecord {
 
 /// The records of 64 lines, 64-byte aligned, so that its 160-byte records start
 /// alternately at a host cache line's start and middle, and each spans exactly three host
-/// cache lines (four, for half of them, at an arbitrary 8-byte alignment).
+/// cache lines (at an 8-byte alignment that is not a multiple of 32, half of them span
+/// four).
 #[repr(C, align(64))]
 struct Chunk {
     lines: [LineRecord; CHUNK_LINES],
