@@ -290,8 +290,12 @@ pub struct LineWrite {
 
 /// One line's cells, flip cells and lowest wear plane, kept together so that a write-back
 /// touches three adjacent host cache lines (plus the line's higher wear planes, if the
-/// carry reaches them).
+/// carry reaches them). The fields are in this order ([`LineWear`] too): a record at a
+/// 64-byte boundary holds its cells in one host line, its flip cells, the pointer to its
+/// higher planes and plane 0 of words 0 to 4 in the next, and plane 0 of words 5 to 7
+/// and of the flip lane in the third.
 #[derive(Default)]
+#[repr(C)]
 struct LineRecord {
     cells: [u64; WORDS_PER_LINE],
     /// The flip cells of word `w` at bits `8w..8w + flips_per_word`.
@@ -299,10 +303,13 @@ struct LineRecord {
     wear: LineWear,
 }
 
+/// The records of 64 lines, 64-byte aligned, so that its 160-byte records start
+/// alternately at a host cache line's start and middle, and each spans exactly three host
+/// cache lines (at an 8-byte alignment that is not a multiple of 32, half of them span
+/// four).
+#[repr(C, align(64))]
 struct Chunk {
     lines: [LineRecord; CHUNK_LINES],
-    /// Bit `slot` set once line `slot` has been written.
-    written: u64,
 }
 
 /// A chunk of 64 lines in one of the two host layouts: [`Chunk`] counting every cell,
@@ -310,43 +317,43 @@ struct Chunk {
 trait ChunkLines {
     /// A chunk none of whose lines is written.
     fn empty() -> Box<Self>;
-    /// Bit `slot` set once line `slot` has been written.
-    fn written(&self) -> u64;
-    /// [`ChunkLines::written`], to set.
-    fn written_mut(&mut self) -> &mut u64;
 }
 
 impl ChunkLines for Chunk {
     #[cold]
     fn empty() -> Box<Chunk> {
-        Box::new(Chunk { lines: std::array::from_fn(|_| LineRecord::default()), written: 0 })
-    }
-    fn written(&self) -> u64 {
-        self.written
-    }
-    fn written_mut(&mut self) -> &mut u64 {
-        &mut self.written
+        Box::new(Chunk { lines: std::array::from_fn(|_| LineRecord::default()) })
     }
 }
 
 /// Counting to the word, 64 lines' logical bytes in a row (no flip cells, no wear).
+#[repr(C, align(64))]
 struct WordChunk {
     lines: [[u8; LINE_BYTES]; CHUNK_LINES],
-    /// Bit `slot` set once line `slot` has been written.
-    written: u64,
 }
 
 impl ChunkLines for WordChunk {
     #[cold]
     fn empty() -> Box<WordChunk> {
-        Box::new(WordChunk { lines: [[0; LINE_BYTES]; CHUNK_LINES], written: 0 })
+        Box::new(WordChunk { lines: [[0; LINE_BYTES]; CHUNK_LINES] })
     }
-    fn written(&self) -> u64 {
-        self.written
-    }
-    fn written_mut(&mut self) -> &mut u64 {
-        &mut self.written
-    }
+}
+
+/// A directory table's slot: a chunk, allocated on the first write to any of its lines,
+/// and which of its lines have been written. The bits sit beside the pointer, which every
+/// write reads: marking a line written touches no other host cache line (in the chunk,
+/// they took a host cache line of their own, missed on most write-backs over 64 MiB).
+struct ChunkSlot<C> {
+    chunk: Option<Box<C>>,
+    /// Bit `slot` set once line `slot` has been written.
+    written: u64,
+}
+
+/// A chunk and its written bits, as a write sees them.
+struct ChunkMut<'a, C> {
+    chunk: &'a mut C,
+    /// Bit `slot` set once line `slot` has been written.
+    written: &'a mut u64,
 }
 
 /// A two-level sparse directory of chunks: `TABLE_CHUNKS` chunk slots per table, tables
@@ -356,7 +363,7 @@ struct Directory<C> {
 }
 
 /// A second-level directory table of `TABLE_CHUNKS` chunk slots.
-type ChunkTable<C> = [Option<Box<C>>];
+type ChunkTable<C> = [ChunkSlot<C>];
 
 impl<C: ChunkLines> Directory<C> {
     fn new() -> Directory<C> {
@@ -367,19 +374,21 @@ impl<C: ChunkLines> Directory<C> {
     #[inline]
     fn get(&self, physical_line: u64) -> Option<&C> {
         let index = index(physical_line / CHUNK_LINES as u64);
-        self.tables.get(index / TABLE_CHUNKS)?.as_deref()?[index % TABLE_CHUNKS].as_deref()
+        self.tables.get(index / TABLE_CHUNKS)?.as_deref()?[index % TABLE_CHUNKS].chunk.as_deref()
     }
 
-    /// The chunk holding `physical_line`, allocated on first use: one directory lookup.
+    /// The chunk holding `physical_line`, allocated on first use, and its written bits: one
+    /// directory lookup.
     #[inline]
-    fn get_mut(&mut self, physical_line: u64) -> &mut C {
+    fn get_mut(&mut self, physical_line: u64) -> ChunkMut<'_, C> {
         let index = index(physical_line / CHUNK_LINES as u64);
         let table = index / TABLE_CHUNKS;
         if self.tables.get(table).is_none_or(Option::is_none) {
             self.allocate_table(table);
         }
-        let slot = &mut self.tables[table].as_deref_mut().expect("the table was allocated above")[index % TABLE_CHUNKS];
-        slot.get_or_insert_with(C::empty)
+        let ChunkSlot { chunk, written } =
+            &mut self.tables[table].as_deref_mut().expect("the table was allocated above")[index % TABLE_CHUNKS];
+        ChunkMut { chunk: chunk.get_or_insert_with(C::empty), written }
     }
 
     /// Allocates directory table `table`.
@@ -388,17 +397,18 @@ impl<C: ChunkLines> Directory<C> {
         if table >= self.tables.len() {
             self.tables.resize_with(table + 1, || None);
         }
-        self.tables[table] = Some((0..TABLE_CHUNKS).map(|_| None).collect());
+        self.tables[table] = Some((0..TABLE_CHUNKS).map(|_| ChunkSlot { chunk: None, written: 0 }).collect());
     }
 
-    fn chunks(&self) -> impl Iterator<Item = &C> {
-        self.tables.iter().flatten().flat_map(|t| t.iter().flatten().map(|c| &**c))
+    /// Every allocated chunk, with its written bits.
+    fn chunks(&self) -> impl Iterator<Item = (&C, u64)> {
+        self.tables.iter().flatten().flat_map(|t| t.iter().filter_map(|s| Some((s.chunk.as_deref()?, s.written))))
     }
 
     /// Heap bytes of the directory and its chunks (not what a chunk holds on the heap).
     fn heap_bytes(&self) -> usize {
-        let tables = self.tables.iter().flatten().count() * TABLE_CHUNKS * std::mem::size_of::<Option<Box<C>>>();
-        self.tables.capacity() * std::mem::size_of::<usize>()
+        let tables = self.tables.iter().flatten().count() * TABLE_CHUNKS * std::mem::size_of::<ChunkSlot<C>>();
+        self.tables.capacity() * std::mem::size_of::<Option<Box<ChunkTable<C>>>>()
             + tables
             + self.chunks().count() * std::mem::size_of::<C>()
     }
@@ -409,7 +419,7 @@ impl<C: ChunkLines> Directory<C> {
         while line < end {
             let slot = index(line % CHUNK_LINES as u64);
             let take = (CHUNK_LINES - slot).min(index(end - line));
-            *self.get_mut(line).written_mut() |= (u64::MAX >> (64 - take)) << slot;
+            *self.get_mut(line).written |= (u64::MAX >> (64 - take)) << slot;
             line += take as u64;
         }
     }
@@ -421,18 +431,18 @@ impl<C: ChunkLines> Directory<C> {
         &mut self,
         addr: u64,
         data: &[u8],
-        mut visit: impl FnMut(&mut C, usize, u64, usize, &[u8]),
+        mut visit: impl FnMut(&mut ChunkMut<'_, C>, usize, u64, usize, &[u8]),
     ) {
         let mut line = addr / LINE_BYTES as u64;
         let mut start = index(addr % LINE_BYTES as u64);
         let mut rest = data;
         while !rest.is_empty() {
             let mut slot = index(line % CHUNK_LINES as u64);
-            let chunk = self.get_mut(line);
+            let mut chunk = self.get_mut(line);
             while slot < CHUNK_LINES && !rest.is_empty() {
                 let take = (LINE_BYTES - start).min(rest.len());
                 let (written, tail) = rest.split_at(take);
-                visit(chunk, slot, line, start, written);
+                visit(&mut chunk, slot, line, start, written);
                 rest = tail;
                 start = 0;
                 slot += 1;
@@ -446,6 +456,10 @@ impl<C: ChunkLines> Directory<C> {
 /// cells and lowest wear plane (further wear planes, 72 B each, come as its program counts
 /// grow). Lines are allocated 64 at a time, on the first write to any of them.
 pub const LINE_HOST_BYTES: u64 = std::mem::size_of::<LineRecord>() as u64;
+
+// Paper-scale B+-trees hold gigabytes of line records: a record that grew would show in
+// every experiment's peak memory. And 64 of them fill their aligned chunk exactly.
+const _: () = assert!(LINE_HOST_BYTES == 160 && std::mem::size_of::<Chunk>() == CHUNK_LINES * 160);
 
 /// A PCM device.
 pub struct Pcm {
@@ -535,13 +549,15 @@ impl Pcm {
         self.tables.get(physical_line)
     }
 
-    /// The chunk holding `physical_line`, allocated on first use: one directory lookup.
+    /// The chunk holding `physical_line`, allocated on first use, and its written bits: one
+    /// directory lookup.
     #[inline]
-    fn chunk_mut(&mut self, physical_line: u64) -> &mut Chunk {
+    fn chunk_mut(&mut self, physical_line: u64) -> ChunkMut<'_, Chunk> {
         self.tables.get_mut(physical_line)
     }
 
-    fn all_chunks(&self) -> impl Iterator<Item = &Chunk> {
+    /// Every allocated chunk counting every cell, with its written bits.
+    fn all_chunks(&self) -> impl Iterator<Item = (&Chunk, u64)> {
         self.tables.chunks()
     }
 
@@ -612,7 +628,7 @@ impl Pcm {
     /// counted.
     fn program_words(&mut self, physical_line: u64, new: &[u64; WORDS_PER_LINE]) -> LineWrite {
         let slot = index(physical_line % CHUNK_LINES as u64);
-        let result = store_words(self.words.get_mut(physical_line), slot, &words_to_bytes(new));
+        let result = store_words(&mut self.words.get_mut(physical_line), slot, &words_to_bytes(new));
         self.stats.lines_written += 1;
         self.stats.words_written += u64::from(result.words);
         result
@@ -624,8 +640,8 @@ impl Pcm {
     fn program_encoded<E: Encoding>(&mut self, physical_line: u64, new: &[u64; WORDS_PER_LINE], enc: E) -> LineWrite {
         let slot = index(physical_line % CHUNK_LINES as u64);
         let chunk = self.chunk_mut(physical_line);
-        chunk.written |= 1 << slot;
-        let (result, flip_bits) = program_record(&mut chunk.lines[slot], new, enc);
+        *chunk.written |= 1 << slot;
+        let (result, flip_bits) = program_record(&mut chunk.chunk.lines[slot], new, enc);
         self.stats.lines_written += 1;
         self.stats.words_written += u64::from(result.words);
         self.stats.bits_written += u64::from(result.bits);
@@ -783,7 +799,7 @@ impl Pcm {
             let result = match <&[u8; LINE_BYTES]>::try_from(written) {
                 Ok(whole) => store_words(chunk, slot, whole),
                 Err(_) => {
-                    let mut bytes = chunk.lines[slot];
+                    let mut bytes = chunk.chunk.lines[slot];
                     bytes[start..start + written.len()].copy_from_slice(written);
                     store_words(chunk, slot, &bytes)
                 }
@@ -808,8 +824,8 @@ impl Pcm {
     ) {
         let (mut lines, mut words, mut bits, mut flip_bits) = (0u64, 0u64, 0u64, 0u64);
         self.tables.for_each_line_in_place(addr, data, |chunk, slot, line, start, written| {
-            chunk.written |= 1 << slot;
-            let record = &mut chunk.lines[slot];
+            *chunk.written |= 1 << slot;
+            let record = &mut chunk.chunk.lines[slot];
             let new = match <&[u8; LINE_BYTES]>::try_from(written) {
                 Ok(whole) => bytes_to_words(whole),
                 Err(_) => with_bytes_replaced(enc.logical_line(&record.cells, record.flips), start, written),
@@ -982,15 +998,14 @@ impl Pcm {
             WearReport { max_cell_writes: 0, total_cell_writes: 0, cells_tracked: 0, histogram_log2: Vec::new() };
         if self.counts_words() {
             // Every cell of every written line tracked, each with 0 program counts.
-            let lines = self.words.chunks().map(|c| u64::from(c.written().count_ones())).sum::<u64>();
+            let lines = self.words.chunks().map(|(_, written)| u64::from(written.count_ones())).sum::<u64>();
             report.cells_tracked = lines * cells_per_line;
             if lines != 0 {
                 report.histogram_log2.push(report.cells_tracked);
             }
             return report;
         }
-        for chunk in self.all_chunks() {
-            let mut written = chunk.written;
+        for (chunk, mut written) in self.all_chunks() {
             while written != 0 {
                 let slot = written.trailing_zeros() as usize;
                 written &= written - 1;
@@ -1007,7 +1022,7 @@ impl Pcm {
     pub fn heap_bytes(&self) -> usize {
         self.tables.heap_bytes()
             + self.words.heap_bytes()
-            + self.all_chunks().flat_map(|c| c.lines.iter().map(|l| l.wear.heap_bytes())).sum::<usize>()
+            + self.all_chunks().flat_map(|(c, _)| c.lines.iter().map(|l| l.wear.heap_bytes())).sum::<usize>()
     }
 }
 
@@ -1197,9 +1212,9 @@ fn program_record<E: Encoding>(record: &mut LineRecord, new: &[u64; WORDS_PER_LI
 /// Counting to the word: line `slot` of `chunk` takes the bytes `new`; the words written
 /// are those whose value changes.
 #[inline]
-fn store_words(chunk: &mut WordChunk, slot: usize, new: &[u8; LINE_BYTES]) -> LineWrite {
-    chunk.written |= 1 << slot;
-    let line = &mut chunk.lines[slot];
+fn store_words(chunk: &mut ChunkMut<'_, WordChunk>, slot: usize, new: &[u8; LINE_BYTES]) -> LineWrite {
+    *chunk.written |= 1 << slot;
+    let line = &mut chunk.chunk.lines[slot];
     let mut changed = 0u8;
     for (w, (old, new)) in line.chunks_exact(WORD_BYTES).zip(new.chunks_exact(WORD_BYTES)).enumerate() {
         changed |= u8::from(old != new) << w;

@@ -63,7 +63,7 @@ pub fn run(command: PcmCommand) -> Result<(), CliError> {
 }
 
 /// The most a write of `len` bytes grows the sparse cell image: it touches at most
-/// len/4 KiB + 2 chunks of 64 line records, 10,248 bytes each (12 KiB here).
+/// len/4 KiB + 2 chunks of 64 line records, 10,240 bytes each (12 KiB here).
 fn growth_bound(len: usize) -> u64 {
     (len as u64 / 4096).saturating_add(2).saturating_mul(12 << 10)
 }
