@@ -305,6 +305,7 @@ impl FlashArray {
     }
 
     /// The geometry.
+    #[inline]
     pub fn geometry(&self) -> &FlashGeometry {
         &self.geometry
     }
@@ -348,6 +349,7 @@ impl FlashArray {
         self.slot(ppn).map(|s| s.sector_mask).filter(|&m| m != 0)
     }
     /// When a plane is next free, ns.
+    #[inline]
     pub fn plane_busy_until_ns(&self, plane: u64) -> u64 {
         self.plane_busy_until_ns[index(plane)]
     }
@@ -451,20 +453,7 @@ impl FlashArray {
     #[inline]
     pub fn read_page(&mut self, ppn: Ppn, now_ns: u64) -> Result<(PageData, OpTiming), DeviceError> {
         self.check_ppn(ppn)?;
-        self.stats.page_reads += 1;
-        let block = self.locate(ppn).0;
-        let timing = match self.read_suspend_ns {
-            Some(suspend_ns) if self.plane_busy_until_ns[self.plane_index(block)] > now_ns => {
-                // The operation in progress stops for the suspend and the read, then resumes.
-                let plane = self.plane_index(block);
-                let start_ns = now_ns + suspend_ns;
-                self.plane_busy_until_ns[plane] += suspend_ns + self.timing.read_ns;
-                self.stats.busy_ns += self.timing.read_ns;
-                self.stats.energy_pj += self.timing.read_pj;
-                OpTiming { start_ns, end_ns: start_ns + self.timing.read_ns }
-            }
-            _ => self.occupy(block, now_ns, self.timing.read_ns, self.timing.read_pj),
-        };
+        let timing = self.read_timing(ppn, now_ns);
         let data = match self.content {
             PageContent::Bytes => PageData::Bytes(
                 self.page_bytes_of(ppn).map_or_else(|| vec![0xFF; self.geometry.page_bytes as usize], <[u8]>::to_vec),
@@ -476,6 +465,43 @@ impl FlashArray {
             PageContent::None => PageData::Empty,
         };
         Ok((data, timing))
+    }
+
+    /// [`FlashArray::read_page`] of a bytes-mode array into `out`, which it sizes to one
+    /// page: the same read, timed and counted alike, without allocating a page.
+    #[inline]
+    pub fn read_page_into(&mut self, ppn: Ppn, now_ns: u64, out: &mut Vec<u8>) -> Result<OpTiming, DeviceError> {
+        self.check_ppn(ppn)?;
+        if self.content != PageContent::Bytes {
+            return Err(DeviceError::Config("this flash array stores no bytes to read into a buffer".into()));
+        }
+        let timing = self.read_timing(ppn, now_ns);
+        out.resize(self.geometry.page_bytes as usize, 0);
+        match self.page_bytes_of(ppn) {
+            Some(bytes) => out.copy_from_slice(bytes),
+            None => out.fill(0xFF),
+        }
+        Ok(timing)
+    }
+
+    /// Counts a read of page `ppn` issued at `now_ns` and times it on its plane: with read
+    /// suspend, a read issued while the plane is busy suspends the operation in progress.
+    #[inline]
+    fn read_timing(&mut self, ppn: Ppn, now_ns: u64) -> OpTiming {
+        self.stats.page_reads += 1;
+        let block = self.locate(ppn).0;
+        match self.read_suspend_ns {
+            Some(suspend_ns) if self.plane_busy_until_ns[self.plane_index(block)] > now_ns => {
+                // The operation in progress stops for the suspend and the read, then resumes.
+                let plane = self.plane_index(block);
+                let start_ns = now_ns + suspend_ns;
+                self.plane_busy_until_ns[plane] += suspend_ns + self.timing.read_ns;
+                self.stats.busy_ns += self.timing.read_ns;
+                self.stats.energy_pj += self.timing.read_pj;
+                OpTiming { start_ns, end_ns: start_ns + self.timing.read_ns }
+            }
+            _ => self.occupy(block, now_ns, self.timing.read_ns, self.timing.read_pj),
+        }
     }
 
     /// Programs a whole page issued at `now_ns`.
