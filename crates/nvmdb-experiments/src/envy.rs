@@ -540,10 +540,11 @@ impl Experiment for CleaningLocality {
         "envy-cleaning-locality"
     }
     /// Measured on the 2-core machine of BENCHMARKS.md: quick scale 44 s of CPU and 18 MB
-    /// (`--jobs 2`, load 10–12); paper scale 1,467 s of CPU and 167 MiB peak with its parts on
-    /// two threads (2026-11-23, the three-window settling rule).
+    /// (`--jobs 2`, load 10–12); paper scale 1,167 s of CPU (user + system) and 166 MiB peak
+    /// with its parts on two threads, at load 12–15 (2026-11-23, the runs that repeated one
+    /// another sharing one simulation; 1,467 s before, at load 2–4).
     fn footprint(&self, scale: Scale) -> Footprint {
-        scale.pick(Footprint::new(64, 44.0), Footprint::new(256, 1_467.0))
+        scale.pick(Footprint::new(64, 44.0), Footprint::new(256, 1_167.0))
     }
     fn title(&self) -> &'static str {
         "eNVy: cleaning cost of greedy, FIFO, locality gathering and hybrid against locality"
@@ -1061,10 +1062,12 @@ impl Experiment for HybridPartition {
         "envy-hybrid-partition"
     }
     /// Measured on the 2-core machine of BENCHMARKS.md: quick scale 14 s of CPU and 18 MB
-    /// (`--jobs 2`, load 10–12); paper scale 608 s of CPU and 167 MiB peak with its parts on two
-    /// threads (2026-11-23, the three-window settling rule).
+    /// (`--jobs 2`, load 10–12); paper scale 700 s of CPU (user + system) and 167 MiB peak
+    /// with its parts on two threads, at load 10–15 (2026-11-23). Before, 608 s at load 1–2,
+    /// when its code path took 21 % more instructions (callgrind): CPU time under load is
+    /// inflated.
     fn footprint(&self, scale: Scale) -> Footprint {
-        scale.pick(Footprint::new(64, 14.0), Footprint::new(256, 608.0))
+        scale.pick(Footprint::new(64, 14.0), Footprint::new(256, 700.0))
     }
     fn title(&self) -> &'static str {
         "eNVy: hybrid cleaning cost against partition size"
@@ -1613,10 +1616,12 @@ impl Experiment for ParallelAndBuffer {
         "envy-parallel"
     }
     /// Measured on the 2-core machine of BENCHMARKS.md: quick scale 34 s of CPU and 47 MB
-    /// (`--jobs 2`, load 10–12); paper scale 179 s of CPU and 629 MiB peak with its parts on two
-    /// threads (2026-11-23).
+    /// (`--jobs 2`, load 10–12); paper scale 218 s of CPU (user + system) and 632 MiB peak
+    /// with its parts on two threads, at load 10–12 (2026-11-23). Before, 179 s at load 1–2,
+    /// when its code path took 24 % more instructions (callgrind): CPU time under load is
+    /// inflated.
     fn footprint(&self, scale: Scale) -> Footprint {
-        scale.pick(Footprint::new(64, 34.0), Footprint::new(768, 179.0))
+        scale.pick(Footprint::new(64, 34.0), Footprint::new(768, 218.0))
     }
     fn title(&self) -> &'static str {
         "eNVy: the effect of parallel banks and of the SRAM buffer size"
