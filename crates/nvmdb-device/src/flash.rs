@@ -305,6 +305,7 @@ impl FlashArray {
     }
 
     /// The geometry.
+    #[inline]
     pub fn geometry(&self) -> &FlashGeometry {
         &self.geometry
     }
@@ -348,6 +349,7 @@ impl FlashArray {
         self.slot(ppn).map(|s| s.sector_mask).filter(|&m| m != 0)
     }
     /// When a plane is next free, ns.
+    #[inline]
     pub fn plane_busy_until_ns(&self, plane: u64) -> u64 {
         self.plane_busy_until_ns[index(plane)]
     }
@@ -462,6 +464,22 @@ impl FlashArray {
             PageContent::None => PageData::Empty,
         };
         Ok((data, timing))
+    }
+
+    /// [`FlashArray::read_page`] of a bytes-mode array into `out`, which it sizes to one
+    /// page: the same read, timed and counted alike, without allocating a page.
+    #[inline]
+    pub fn read_page_into(&mut self, ppn: Ppn, now_ns: u64, out: &mut Vec<u8>) -> Result<OpTiming, DeviceError> {
+        if self.content != PageContent::Bytes {
+            return Err(DeviceError::Config("this flash array stores no bytes to read into a buffer".into()));
+        }
+        let timing = self.read_page_timing(ppn, now_ns)?;
+        out.resize(self.geometry.page_bytes as usize, 0);
+        match self.page_bytes_of(ppn) {
+            Some(bytes) => out.copy_from_slice(bytes),
+            None => out.fill(0xFF),
+        }
+        Ok(timing)
     }
 
     /// [`FlashArray::read_page`] without taking the data out: the same time, energy and

@@ -88,6 +88,7 @@ impl Volatile {
         self.data.len()
     }
 
+    #[inline]
     fn range(&self, addr: u64, len: usize) -> Result<std::ops::Range<usize>, DeviceError> {
         let start = usize::try_from(addr).ok();
         match start.and_then(|start| Some(start..start.checked_add(len)?)) {
@@ -97,6 +98,7 @@ impl Volatile {
     }
 
     /// Reads bytes; returns the access time in ns.
+    #[inline]
     pub fn read(&mut self, addr: u64, buf: &mut [u8]) -> Result<u64, DeviceError> {
         buf.copy_from_slice(self.read_in_place(addr, buf.len())?);
         Ok(self.params.read_ns)
@@ -104,6 +106,7 @@ impl Volatile {
 
     /// The `len` bytes at `addr`, read where they lie: counted as [`Volatile::read`] of
     /// them counts (its time included), without copying them out.
+    #[inline]
     pub fn read_in_place(&mut self, addr: u64, len: usize) -> Result<&[u8], DeviceError> {
         let range = self.range(addr, len)?;
         self.stats.reads += 1;
@@ -114,6 +117,7 @@ impl Volatile {
     }
 
     /// Writes bytes; returns the access time in ns.
+    #[inline]
     pub fn write(&mut self, addr: u64, data: &[u8]) -> Result<u64, DeviceError> {
         self.write_in_place(addr, data.len())?.copy_from_slice(data);
         Ok(self.params.write_ns)
@@ -122,6 +126,7 @@ impl Volatile {
     /// The `len` bytes at `addr`, for the caller to overwrite where they lie (every byte:
     /// as a write of them, the range holds whatever the caller leaves there): counted as
     /// [`Volatile::write`] of them counts (its time included), without a copy in.
+    #[inline]
     pub fn write_in_place(&mut self, addr: u64, len: usize) -> Result<&mut [u8], DeviceError> {
         let range = self.range(addr, len)?;
         self.stats.writes += 1;

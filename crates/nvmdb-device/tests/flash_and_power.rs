@@ -244,3 +244,30 @@ fn sector_tags_are_kept_per_sector_until_the_erase() {
     ));
     assert_eq!(f.sector_mask(0), None, "nothing was programmed");
 }
+
+#[test]
+fn a_read_into_a_buffer_is_read_page_without_the_allocation() {
+    // Two arrays driven alike, one read with `read_page`, the other with `read_page_into`:
+    // the same bytes, timings, counters and plane times, erased pages and suspends included.
+    let mut by_value = array(PageContent::Bytes);
+    let mut into = array(PageContent::Bytes);
+    for f in [&mut by_value, &mut into] {
+        f.program_page(0, &bytes(7), 0).unwrap();
+        f.program_sectors(1, 1, &PageData::Bytes(vec![3; 512]), 1, 0).unwrap();
+        f.erase_block(4, 100).unwrap();
+        f.set_read_suspend(Some(700));
+    }
+    let mut buffer = vec![1u8; 10];
+    for (ppn, now) in [(0, 50), (1, 200), (2, 300), (16, 400), (17, 1_000_000_000), (0, 2_000_000_000)] {
+        let (data, timing) = by_value.read_page(ppn, now).unwrap();
+        assert_eq!(into.read_page_into(ppn, now, &mut buffer).unwrap(), timing, "page {ppn}");
+        assert_eq!(data, PageData::Bytes(buffer.clone()), "page {ppn}");
+        assert_eq!(into.stats(), by_value.stats());
+        assert_eq!(into.plane_busy_until_ns(0), by_value.plane_busy_until_ns(0));
+        assert_eq!(into.plane_busy_until_ns(1), by_value.plane_busy_until_ns(1));
+    }
+    assert!(matches!(into.read_page_into(64, 0, &mut buffer), Err(DeviceError::OutOfRange { .. })));
+    let mut metadata = array(PageContent::None);
+    assert!(matches!(metadata.read_page_into(0, 0, &mut buffer), Err(DeviceError::Config(_))));
+    assert_eq!(metadata.stats().page_reads, 0, "a refused read counts nothing");
+}

@@ -17,8 +17,9 @@ pub struct Devices {
     power: PowerSwitch,
     /// Per bank: time its flash operations took, ns (volatile statistics).
     bank_busy_ns: Vec<u64>,
-    /// The buffer a flush stages its page in, kept between flushes so none allocates.
-    staged: Vec<u8>,
+    /// One page's bytes: the last page read from flash, or staged for a program. Kept
+    /// between operations so that none allocates.
+    page: Vec<u8>,
 }
 
 impl Devices {
@@ -42,7 +43,7 @@ impl Devices {
         let bytes = usize::try_from(bytes).map_err(|_| EnvyError::Config(format!("{bytes} B of SRAM")))?;
         let sram = Volatile::new(VolatileKind::BatterySram, config.sram, bytes);
         let bank_busy_ns = vec![0; config.banks as usize];
-        Ok(Devices { flash, sram, power: PowerSwitch::new(), bank_busy_ns, staged: Vec::new() })
+        Ok(Devices { flash, sram, power: PowerSwitch::new(), bank_busy_ns, page: Vec::new() })
     }
 
     /// Device writes (SRAM writes, flash programs and erases) so far.
@@ -121,51 +122,86 @@ impl Devices {
         self.sram_write(addr, &v.to_le_bytes())
     }
 
-    /// The controller's own read of a flash page's bytes at `now_ns` (cleaning, recovery):
-    /// part of a long operation, it waits for its bank and suspends nothing.
+    /// The controller's own read of a flash page's bytes at `now_ns` (recovery): part of a
+    /// long operation, it waits for its bank and suspends nothing.
     pub(crate) fn flash_read(&mut self, ppn: u64, now_ns: u64) -> Vec<u8> {
+        self.controller_read(ppn, now_ns);
+        self.page.clone()
+    }
+
+    /// [`Devices::flash_read`] into the page buffer.
+    fn controller_read(&mut self, ppn: u64, now_ns: u64) {
         let suspend = self.flash.read_suspend_ns();
         self.flash.set_read_suspend(None);
-        let bytes = self.flash_read_timed(ppn, now_ns).0;
+        self.flash_read_timed(ppn, now_ns);
         self.flash.set_read_suspend(suspend);
-        bytes
     }
 
-    /// A host read of a flash page's bytes at `now_ns`; returns them and when the read
-    /// ends. With `suspend_reads`, a read on a busy bank suspends, and so delays, the
-    /// operation in progress; without, it waits for the bank.
-    pub(crate) fn flash_read_timed(&mut self, ppn: u64, now_ns: u64) -> (Vec<u8>, u64) {
-        let (data, timing) = self.flash.read_page(ppn, now_ns).expect("mapped flash pages exist");
-        let end_ns = self.charge(self.flash.geometry().block_of(ppn), timing);
-        match data {
-            PageData::Bytes(bytes) => (bytes, end_ns),
-            other => panic!("a byte-content flash array returned {other:?}"),
-        }
+    /// A host read of a flash page's bytes at `now_ns` into the page buffer
+    /// ([`Devices::page`]); returns when the read ends. With `suspend_reads`, a read on a
+    /// busy bank suspends, and so delays, the operation in progress; without, it waits for
+    /// the bank.
+    pub(crate) fn flash_read_timed(&mut self, ppn: u64, now_ns: u64) -> u64 {
+        let timing = self.flash.read_page_into(ppn, now_ns, &mut self.page).expect("mapped flash pages exist");
+        self.charge(self.flash.geometry().block_of(ppn), timing)
     }
 
-    /// Programs a page at `now_ns`; returns when it completes.
-    pub(crate) fn program(&mut self, ppn: u64, bytes: Vec<u8>, now_ns: u64) -> Result<u64, EnvyError> {
-        self.program_data(ppn, &PageData::Bytes(bytes), now_ns)
+    /// The page buffer: the page the last flash read or SRAM page read left there.
+    pub(crate) fn page(&self) -> &[u8] {
+        &self.page
+    }
+
+    /// Fills the page buffer with a never-written page's zeros.
+    pub(crate) fn zero_page(&mut self) {
+        self.page.clear();
+        self.page.resize(self.flash.geometry().page_bytes as usize, 0);
+    }
+
+    /// Reads a page of SRAM at `sram_addr` into the page buffer.
+    pub(crate) fn sram_read_page(&mut self, sram_addr: u64) {
+        let mut page = std::mem::take(&mut self.page);
+        page.resize(self.flash.geometry().page_bytes as usize, 0);
+        self.sram_read(sram_addr, &mut page);
+        self.page = page;
+    }
+
+    /// Writes the page buffer to the SRAM at `sram_addr` (one atomic SRAM write).
+    pub(crate) fn sram_write_page(&mut self, sram_addr: u64) -> Result<(), EnvyError> {
+        self.permit()?;
+        self.sram.write(sram_addr, &self.page).expect("SRAM writes stay inside the layout");
+        Ok(())
+    }
+
+    /// The controller's copy of flash page `from` to `to` (cleaning): the read issued at
+    /// `read_at_ns` as [`Devices::flash_read`]'s, the program at `program_at_ns`; returns
+    /// when the program completes.
+    pub(crate) fn copy_page(
+        &mut self,
+        from: u64,
+        to: u64,
+        read_at_ns: u64,
+        program_at_ns: u64,
+    ) -> Result<u64, EnvyError> {
+        self.controller_read(from, read_at_ns);
+        self.program_page_buffer(to, program_at_ns)
     }
 
     /// Reads a page's bytes from the SRAM at `sram_addr` and programs them at `now_ns`
     /// (a flush); returns when the program completes.
     pub(crate) fn program_from_sram(&mut self, ppn: u64, sram_addr: u64, now_ns: u64) -> Result<u64, EnvyError> {
-        let mut staged = std::mem::take(&mut self.staged);
-        staged.resize(self.flash.geometry().page_bytes as usize, 0);
-        self.sram_read(sram_addr, &mut staged);
-        let page = PageData::Bytes(staged);
-        let end_ns = self.program_data(ppn, &page, now_ns);
-        if let PageData::Bytes(staged) = page {
-            self.staged = staged;
-        }
-        end_ns
+        self.sram_read_page(sram_addr);
+        self.program_page_buffer(ppn, now_ns)
     }
 
-    fn program_data(&mut self, ppn: u64, page: &PageData, now_ns: u64) -> Result<u64, EnvyError> {
+    /// Programs the page buffer at `now_ns`; returns when the program completes.
+    fn program_page_buffer(&mut self, ppn: u64, now_ns: u64) -> Result<u64, EnvyError> {
         self.permit()?;
-        let timing = self.flash.program_page(ppn, page, now_ns)?;
-        Ok(self.charge(self.flash.geometry().block_of(ppn), timing))
+        let page = PageData::Bytes(std::mem::take(&mut self.page));
+        let programmed = self.flash.program_page(ppn, &page, now_ns);
+        if let PageData::Bytes(bytes) = page {
+            self.page = bytes;
+        }
+        Ok(self.charge(self.flash.geometry().block_of(ppn), programmed?))
     }
 
     /// Erases a segment at `now_ns`; returns when it completes.

@@ -63,6 +63,40 @@ pub struct EnvyStats {
 }
 
 impl EnvyStats {
+    /// The counts since `earlier`, a copy of these counters taken before: what they would
+    /// hold had [`crate::Envy::reset_stats`] run then. Every field is named, so a counter
+    /// added to the struct and not here fails to compile.
+    pub fn since(&self, earlier: &EnvyStats) -> EnvyStats {
+        EnvyStats {
+            host_page_reads: self.host_page_reads - earlier.host_page_reads,
+            host_page_writes: self.host_page_writes - earlier.host_page_writes,
+            host_read_ns: self.host_read_ns - earlier.host_read_ns,
+            host_write_ns: self.host_write_ns - earlier.host_write_ns,
+            sram_read_hits: self.sram_read_hits - earlier.sram_read_hits,
+            sram_write_hits: self.sram_write_hits - earlier.sram_write_hits,
+            copy_on_writes: self.copy_on_writes - earlier.copy_on_writes,
+            buffer_full_waits: self.buffer_full_waits - earlier.buffer_full_waits,
+            buffer_wait_ns: self.buffer_wait_ns - earlier.buffer_wait_ns,
+            flush_programs: self.flush_programs - earlier.flush_programs,
+            dead_slots_dropped: self.dead_slots_dropped - earlier.dead_slots_dropped,
+            clean_programs: self.clean_programs - earlier.clean_programs,
+            redistribution_wanted_pages: self.redistribution_wanted_pages - earlier.redistribution_wanted_pages,
+            redistributed_pages: self.redistributed_pages - earlier.redistributed_pages,
+            cleans: self.cleans - earlier.cleans,
+            erases: self.erases - earlier.erases,
+            cleaned_segment_pages: self.cleaned_segment_pages - earlier.cleaned_segment_pages,
+            cleaned_live_pages: self.cleaned_live_pages - earlier.cleaned_live_pages,
+            cleans_waiting_for_spare: self.cleans_waiting_for_spare - earlier.cleans_waiting_for_spare,
+            spare_wait_ns: self.spare_wait_ns - earlier.spare_wait_ns,
+            flushes_queued: self.flushes_queued - earlier.flushes_queued,
+            flush_queue_ns: self.flush_queue_ns - earlier.flush_queue_ns,
+            cleans_resumed: self.cleans_resumed - earlier.cleans_resumed,
+            wear_level_cleans: self.wear_level_cleans - earlier.wear_level_cleans,
+            commits: self.commits - earlier.commits,
+            aborts: self.aborts - earlier.aborts,
+        }
+    }
+
     /// Flash programs done by cleaning per page flushed from the write buffer (the paper's
     /// flash cleaning cost). NaN before the first flush.
     pub fn cleaning_cost(&self) -> f64 {
@@ -94,4 +128,36 @@ pub struct EnvyEnergy {
     pub flash_pj: u64,
     /// SRAM energy, pJ.
     pub sram_pj: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::SeedableRng;
+    use rand_xoshiro::Xoshiro256PlusPlus;
+
+    use crate::workload::{self, Bimodal};
+    use crate::{CleaningPolicy, Envy, EnvyConfig};
+
+    #[test]
+    fn counts_since_a_copy_are_the_counts_after_a_reset() {
+        let mut config = EnvyConfig::small(16, 32, 4, 0.8);
+        config.cleaning = CleaningPolicy::Hybrid { partition_segments: 4 };
+        let dist = Bimodal { hot_access: 0.8, hot_data: 0.2 };
+        let run = |reset: bool| {
+            let mut envy = Envy::format(config).unwrap();
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
+            workload::fill(&mut envy).unwrap();
+            workload::update(&mut envy, dist, 2_000, &mut rng).unwrap();
+            let copy = *envy.stats();
+            if reset {
+                envy.reset_stats();
+            }
+            workload::update(&mut envy, dist, 3_000, &mut rng).unwrap();
+            (copy, *envy.stats())
+        };
+        let ((_, after_reset), (copy, kept)) = (run(true), run(false));
+        assert!(after_reset.cleans > 0 && copy.cleans > 0, "both stretches clean");
+        assert_eq!(kept.since(&copy), after_reset);
+        assert_eq!(kept.since(&kept), super::EnvyStats::default());
+    }
 }

@@ -75,7 +75,7 @@ fn cleaning_parts<P: Sync, T: Send>(
 
 /// A cleaning run's warm-up, in array turnovers of updates: at least `min`, then until
 /// [`settled`], at most `cap`. With `cap` equal to `min` it is a fixed warm-up.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct WarmUp {
     min: u64,
     cap: u64,
@@ -137,7 +137,7 @@ fn cleaning_run(
 }
 
 /// One turnover of a traced cleaning run.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 struct TurnoverPoint {
     /// Cleaning cost within the turnover.
     cost: f64,
@@ -146,6 +146,7 @@ struct TurnoverPoint {
 }
 
 /// A traced cleaning run.
+#[derive(Debug, Clone, PartialEq)]
 struct CleaningTrace {
     /// The measured turnovers' counters.
     stats: EnvyStats,
@@ -169,37 +170,117 @@ fn cleaning_trace(
     ctx: &RunContext,
     id: &str,
 ) -> Result<CleaningTrace, LabError> {
+    let mut traces = cleaning_traces(config, dist, &[Span { warm, measured }], ctx, id)?;
+    Ok(traces.pop().expect("one trace per span"))
+}
+
+/// Where a cleaning run stops: its warm-up, then `measured` turnovers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Span {
+    warm: WarmUp,
+    measured: u64,
+}
+
+/// [`cleaning_trace`] for several spans of the same run. Runs of one array, distribution
+/// and seed stream take the same turnovers and differ only in where they stop (the counters
+/// reset after the warm-up change nothing the simulation reads), so one simulation, run
+/// to the last span's end, gives each span's trace: its counters since its warm-up ended,
+/// its turnovers, and the partitions' live shares at its end. In the order of `spans`.
+fn cleaning_traces(
+    config: EnvyConfig,
+    dist: Bimodal,
+    spans: &[Span],
+    ctx: &RunContext,
+    id: &str,
+) -> Result<Vec<CleaningTrace>, LabError> {
     let mut envy = Envy::format(config).map_err(failed(id))?;
     let mut rng = ctx.rng(1);
     workload::fill(&mut envy).map_err(failed(id))?;
     let hot = dist.hot_pages(config.logical_pages);
-    let mut points = Vec::new();
-    let mut costs = Vec::new();
-    let mut turnover = |envy: &mut Envy| -> Result<f64, LabError> {
+    let mut points: Vec<TurnoverPoint> = Vec::new();
+    // Per span: the turnover its warm-up ended at and the counters then.
+    let mut warm_ends: Vec<Option<(u64, EnvyStats)>> = vec![None; spans.len()];
+    let mut traces: Vec<Option<CleaningTrace>> = spans.iter().map(|_| None).collect();
+    loop {
+        let n = points.len() as u64;
+        let costs: Vec<f64> = points.iter().map(|p| p.cost).collect();
+        for (span, end) in spans.iter().zip(&mut warm_ends) {
+            let warm = span.warm;
+            if end.is_none() && n >= warm.min && (n >= warm.cap || settled(&costs)) {
+                *end = Some((n, *envy.stats()));
+            }
+        }
+        for ((span, end), trace) in spans.iter().zip(&warm_ends).zip(&mut traces) {
+            if let (Some((w, base)), None) = (end, &trace) {
+                if n == w + span.measured {
+                    let warm_costs = &costs[..*w as usize];
+                    *trace = Some(CleaningTrace {
+                        stats: envy.stats().since(base),
+                        points: points.clone(),
+                        warm: *w,
+                        capped: !settled(warm_costs) && span.warm.cap > span.warm.min,
+                        partition_live_share: partition_live_share(&envy),
+                    });
+                }
+            }
+        }
+        if traces.iter().all(Option::is_some) {
+            return Ok(traces.into_iter().flatten().collect());
+        }
         let before = *envy.stats();
-        workload::update(envy, dist, config.flash_pages(), &mut rng).map_err(failed(id))?;
+        workload::update(&mut envy, dist, config.flash_pages(), &mut rng).map_err(failed(id))?;
         let after = *envy.stats();
         let cost = (after.clean_programs - before.clean_programs) as f64
             / (after.flush_programs - before.flush_programs) as f64;
-        points.push(TurnoverPoint { cost, hot_positions: hot_positions_90(envy, &hot) });
-        Ok(cost)
-    };
-    while (costs.len() as u64) < warm.min || (!settled(&costs) && (costs.len() as u64) < warm.cap) {
-        costs.push(turnover(&mut envy)?);
+        points.push(TurnoverPoint { cost, hot_positions: hot_positions_90(&envy, &hot) });
     }
-    let capped = !settled(&costs) && warm.cap > warm.min;
-    envy.reset_stats();
-    for _ in 0..measured {
-        turnover(&mut envy)?;
-    }
+}
+
+/// The lowest and highest live share of a partition's positions.
+fn partition_live_share(envy: &Envy) -> (f64, f64) {
+    let config = envy.config();
     let k = config.cleaning.partition_segments(config.positions()) as usize;
     let pages = f64::from(config.pages_per_segment);
-    let partition_live_share = envy
-        .position_live_pages()
+    envy.position_live_pages()
         .chunks(k)
         .map(|c| c.iter().map(|&l| f64::from(l)).sum::<f64>() / (c.len() as f64 * pages))
-        .fold((f64::INFINITY, 0.0f64), |(lo, hi), share| (lo.min(share), hi.max(share)));
-    Ok(CleaningTrace { stats: *envy.stats(), points, warm: costs.len() as u64, capped, partition_live_share })
+        .fold((f64::INFINITY, 0.0f64), |(lo, hi), share| (lo.min(share), hi.max(share)))
+}
+
+/// Cleaning runs as parts ([`cleaning_parts`]), one simulation per array and distribution:
+/// each run is its configuration, distribution and span, and the runs that share an array
+/// and a distribution come from one [`cleaning_traces`]. In the order of `runs`.
+fn shared_cleaning_parts(
+    ctx: &RunContext,
+    id: &str,
+    runs: &[(EnvyConfig, Bimodal, Span)],
+) -> Result<Vec<CleaningTrace>, LabError> {
+    // Each simulation: its array and distribution, and its distinct spans.
+    let mut simulations: Vec<(EnvyConfig, Bimodal, Vec<Span>)> = Vec::new();
+    let mut slots = Vec::with_capacity(runs.len());
+    for &(config, dist, span) in runs {
+        let i = match simulations.iter().position(|s| s.0 == config && s.1 == dist) {
+            Some(i) => i,
+            None => {
+                simulations.push((config, dist, Vec::new()));
+                simulations.len() - 1
+            }
+        };
+        let spans = &mut simulations[i].2;
+        let j = spans.iter().position(|&s| s == span).unwrap_or_else(|| {
+            spans.push(span);
+            spans.len() - 1
+        });
+        slots.push((i, j));
+    }
+    let traces = cleaning_parts(
+        ctx,
+        id,
+        &simulations,
+        |s| s.0,
+        |(config, dist, spans)| cleaning_traces(*config, *dist, spans, ctx, id),
+    )?;
+    Ok(slots.into_iter().map(|(i, j)| traces[i][j].clone()).collect())
 }
 
 /// The fewest positions that hold 90 % of the `hot` pages found in flash.
@@ -459,10 +540,11 @@ impl Experiment for CleaningLocality {
         "envy-cleaning-locality"
     }
     /// Measured on the 2-core machine of BENCHMARKS.md: quick scale 44 s of CPU and 18 MB
-    /// (`--jobs 2`, load 10–12); paper scale 1,467 s of CPU and 167 MiB peak with its parts on
-    /// two threads (2026-11-23, the three-window settling rule).
+    /// (`--jobs 2`, load 10–12); paper scale 1,167 s of CPU (user + system) and 166 MiB peak
+    /// with its parts on two threads, at load 12–15 (2026-11-23, the runs that repeated one
+    /// another sharing one simulation; 1,467 s before, at load 2–4).
     fn footprint(&self, scale: Scale) -> Footprint {
-        scale.pick(Footprint::new(64, 44.0), Footprint::new(256, 1_467.0))
+        scale.pick(Footprint::new(64, 44.0), Footprint::new(256, 1_167.0))
     }
     fn title(&self) -> &'static str {
         "eNVy: cleaning cost of greedy, FIFO, locality gathering and hybrid against locality"
@@ -536,15 +618,15 @@ impl Experiment for CleaningLocality {
             }
             config
         };
-        let mut runs = cleaning_parts(ctx, self.id(), &parts, config_of, |part| {
-            let (warm, measured) = if part.shape.is_some() {
-                (WarmUp::fixed(shape_turnovers - shape_final), shape_final)
-            } else {
-                (warm, measured)
-            };
-            cleaning_trace(config_of(part), part.dist, warm, measured, ctx, self.id())
-        })?
-        .into_iter();
+        // The runs with the preset's divisor repeat the first table's, and the shape run on
+        // the experiment's own array continues its locality gathering under the same
+        // distribution: those share one simulation.
+        let span_of = |part: &LocalityPart| match part.shape {
+            Some(_) => Span { warm: WarmUp::fixed(shape_turnovers - shape_final), measured: shape_final },
+            None => Span { warm, measured },
+        };
+        let run_specs: Vec<_> = parts.iter().map(|part| (config_of(part), part.dist, span_of(part))).collect();
+        let mut runs = shared_cleaning_parts(ctx, self.id(), &run_specs)?.into_iter();
         // Whether the measured turnovers are settled: each run's cost turnover by turnover.
         let names = ["greedy", "FIFO", "locality gathering", "hybrid"];
         let measured_turnovers: Vec<String> = (1..=measured).map(|t| t.to_string()).collect();
@@ -980,10 +1062,12 @@ impl Experiment for HybridPartition {
         "envy-hybrid-partition"
     }
     /// Measured on the 2-core machine of BENCHMARKS.md: quick scale 14 s of CPU and 18 MB
-    /// (`--jobs 2`, load 10–12); paper scale 608 s of CPU and 167 MiB peak with its parts on two
-    /// threads (2026-11-23, the three-window settling rule).
+    /// (`--jobs 2`, load 10–12); paper scale 700 s of CPU (user + system) and 167 MiB peak
+    /// with its parts on two threads, at load 10–15 (2026-11-23). Before, 608 s at load 1–2,
+    /// when its code path took 21 % more instructions (callgrind): CPU time under load is
+    /// inflated.
     fn footprint(&self, scale: Scale) -> Footprint {
-        scale.pick(Footprint::new(64, 14.0), Footprint::new(256, 608.0))
+        scale.pick(Footprint::new(64, 14.0), Footprint::new(256, 700.0))
     }
     fn title(&self) -> &'static str {
         "eNVy: hybrid cleaning cost against partition size"
@@ -1532,10 +1616,12 @@ impl Experiment for ParallelAndBuffer {
         "envy-parallel"
     }
     /// Measured on the 2-core machine of BENCHMARKS.md: quick scale 34 s of CPU and 47 MB
-    /// (`--jobs 2`, load 10–12); paper scale 179 s of CPU and 629 MiB peak with its parts on two
-    /// threads (2026-11-23).
+    /// (`--jobs 2`, load 10–12); paper scale 218 s of CPU (user + system) and 632 MiB peak
+    /// with its parts on two threads, at load 10–12 (2026-11-23). Before, 179 s at load 1–2,
+    /// when its code path took 24 % more instructions (callgrind): CPU time under load is
+    /// inflated.
     fn footprint(&self, scale: Scale) -> Footprint {
-        scale.pick(Footprint::new(64, 34.0), Footprint::new(768, 179.0))
+        scale.pick(Footprint::new(64, 34.0), Footprint::new(768, 218.0))
     }
     fn title(&self) -> &'static str {
         "eNVy: the effect of parallel banks and of the SRAM buffer size"
@@ -2343,6 +2429,60 @@ mod tests {
             assert!(!one.tables.is_empty() && one.tables.iter().all(|t| !t.rows.is_empty()), "{}", experiment.id());
             assert_eq!(run(3), one, "{}", experiment.id());
         }
+    }
+
+    /// The simple reference: one simulation per run, its counters reset after the warm-up.
+    fn reference_trace(config: EnvyConfig, dist: Bimodal, span: Span, ctx: &RunContext) -> CleaningTrace {
+        let mut envy = Envy::format(config).expect("valid");
+        let mut rng = ctx.rng(1);
+        workload::fill(&mut envy).expect("fits");
+        let hot = dist.hot_pages(config.logical_pages);
+        let mut points = Vec::new();
+        let mut costs = Vec::new();
+        let mut turnover = |envy: &mut Envy| {
+            let before = *envy.stats();
+            workload::update(envy, dist, config.flash_pages(), &mut rng).expect("fits");
+            let after = *envy.stats();
+            let cost = (after.clean_programs - before.clean_programs) as f64
+                / (after.flush_programs - before.flush_programs) as f64;
+            points.push(TurnoverPoint { cost, hot_positions: hot_positions_90(envy, &hot) });
+            cost
+        };
+        let warm = span.warm;
+        while (costs.len() as u64) < warm.min || (!settled(&costs) && (costs.len() as u64) < warm.cap) {
+            costs.push(turnover(&mut envy));
+        }
+        let capped = !settled(&costs) && warm.cap > warm.min;
+        envy.reset_stats();
+        for _ in 0..span.measured {
+            turnover(&mut envy);
+        }
+        let partition_live_share = partition_live_share(&envy);
+        CleaningTrace { stats: *envy.stats(), points, warm: costs.len() as u64, capped, partition_live_share }
+    }
+
+    #[test]
+    fn one_simulation_gives_every_span_what_its_own_run_gives() {
+        let ctx = RunContext::new(Scale::Quick, 5);
+        let dist = Bimodal { hot_access: 0.8, hot_data: 0.2 };
+        let mut config = EnvyConfig::small(16, 32, 2, 0.8);
+        config.wear_threshold_erases = None;
+        config.cleaning = CleaningPolicy::Locality;
+        let spans = [
+            Span { warm: WarmUp { min: 4, cap: 40 }, measured: 3 },
+            Span { warm: WarmUp::fixed(2), measured: 5 },
+            Span { warm: WarmUp { min: 4, cap: 40 }, measured: 3 },
+            Span { warm: WarmUp { min: 8, cap: 9 }, measured: 0 },
+            Span { warm: WarmUp::fixed(12), measured: 4 },
+        ];
+        let shared = cleaning_traces(config, dist, &spans, &ctx, "test").expect("runs");
+        assert_eq!(shared.len(), spans.len());
+        for (span, trace) in spans.iter().zip(&shared) {
+            assert_eq!(*trace, reference_trace(config, dist, *span, &ctx), "{span:?}");
+            assert_eq!(trace.points.len() as u64, trace.warm + span.measured);
+        }
+        // The spans end at different turnovers, and their counters differ.
+        assert_ne!(shared[1].stats, shared[4].stats);
     }
 
     #[test]

@@ -127,13 +127,15 @@ impl Envy {
     fn pull(&mut self, to: u32, from: u32, n: u32, oldest: bool) -> Result<(), EnvyError> {
         let segment = self.segment_of[from as usize];
         let base = u64::from(segment) * self.pages_per_segment();
-        let mut pages: Vec<u64> = (base..base + u64::from(self.write_pointer(segment)))
-            .filter(|&ppn| self.owner[ppn as usize] != 0 || self.flash_shadow[ppn as usize] != 0)
-            .collect();
-        if !oldest {
-            pages.reverse();
-        }
-        for ppn in pages.into_iter().take(n as usize) {
+        let programmed = base..base + u64::from(self.write_pointer(segment));
+        let live = |&ppn: &u64| self.owner[ppn as usize] != 0 || self.flash_shadow[ppn as usize] != 0;
+        // Only the `n` pages that move are looked for.
+        let pages: Vec<u64> = if oldest {
+            programmed.filter(live).take(n as usize).collect()
+        } else {
+            programmed.rev().filter(live).take(n as usize).collect()
+        };
+        for ppn in pages {
             self.relocate(ppn, self.segment_of[to as usize])?;
         }
         Ok(())
@@ -197,9 +199,12 @@ impl Envy {
         up: Option<u32>,
     ) -> Result<u32, EnvyError> {
         let base = u64::from(victim) * self.pages_per_segment();
-        let pages: Vec<u64> = (base..base + u64::from(self.write_pointer(victim)))
-            .filter(|&ppn| self.owner[ppn as usize] != 0 || self.flash_shadow[ppn as usize] != 0)
-            .collect();
+        // Sized once: the segment's live count is how many pages the filter keeps.
+        let mut pages = Vec::with_capacity(self.live[victim as usize] as usize);
+        pages.extend(
+            (base..base + u64::from(self.write_pointer(victim)))
+                .filter(|&ppn| self.owner[ppn as usize] != 0 || self.flash_shadow[ppn as usize] != 0),
+        );
         let n = pages.len() as u32;
         let mut moved = 0;
         for (i, ppn) in pages.into_iter().enumerate() {
@@ -217,11 +222,10 @@ impl Envy {
 
     fn relocate(&mut self, ppn: u64, to_segment: u32) -> Result<(), EnvyError> {
         let issue = self.issue_ns();
-        let bytes = self.dev.flash_read(ppn, issue);
         let next = self.write_pointer(to_segment);
         assert!(next < self.config.pages_per_segment, "relocation into full segment {to_segment}");
         let new = u64::from(to_segment) * self.pages_per_segment() + u64::from(next);
-        let end_ns = self.dev.program(new, bytes, issue + self.config.flash.read_ns)?;
+        let end_ns = self.dev.copy_page(ppn, new, issue, issue + self.config.flash.read_ns)?;
         self.long_op_done(end_ns);
         self.stats.clean_programs += 1;
         self.repoint(ppn, new)

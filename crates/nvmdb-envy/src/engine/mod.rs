@@ -478,26 +478,29 @@ impl Envy {
 
     /// A host read of a flash page. With `suspend_reads` it suspends a long operation in
     /// progress (on its bank with parallel banks, else on the controller), delaying it by
-    /// the suspend and the read; without, it waits for that operation.
-    fn host_flash_read(&mut self, ppn: u64) -> (Vec<u8>, u64) {
+    /// the suspend and the read; without, it waits for that operation. Leaves the page in
+    /// the devices' page buffer; returns the latency, ns.
+    fn host_flash_read(&mut self, ppn: u64) -> u64 {
         let now = self.now_ns;
         if self.config.parallel_banks {
             // The bank's own queue: the flash array suspends or queues the read.
-            let (bytes, end_ns) = self.dev.flash_read_timed(ppn, now);
-            return (bytes, end_ns - now);
+            return self.dev.flash_read_timed(ppn, now) - now;
         }
         let read_ns = self.config.flash.read_ns;
         if self.controller_free_ns <= now {
-            return (self.dev.flash_read_timed(ppn, now).0, read_ns);
+            self.dev.flash_read_timed(ppn, now);
+            return read_ns;
         }
         if self.config.suspend_reads {
             let latency = read_ns + self.config.suspend_ns;
             self.controller_free_ns += latency;
-            (self.dev.flash_read_timed(ppn, now).0, latency)
+            self.dev.flash_read_timed(ppn, now);
+            latency
         } else {
             let start = self.controller_free_ns;
             self.controller_free_ns = start + read_ns;
-            (self.dev.flash_read_timed(ppn, start).0, start + read_ns - now)
+            self.dev.flash_read_timed(ppn, start);
+            start + read_ns - now
         }
     }
 
@@ -535,8 +538,8 @@ impl Envy {
                     self.config.sram.read_ns
                 }
                 Entry::Flash(ppn) => {
-                    let (bytes, ns) = self.host_flash_read(ppn);
-                    out.copy_from_slice(&bytes[offset..offset + n]);
+                    let ns = self.host_flash_read(ppn);
+                    out.copy_from_slice(&self.dev.page()[offset..offset + n]);
                     ns
                 }
             };
@@ -616,26 +619,26 @@ impl Envy {
             // The copy starts once the slot is free.
             self.now_ns += wait_ns;
         }
-        let (mut image, read_ns, home) = match entry {
+        // The page's image, in the devices' page buffer.
+        let (read_ns, home) = match entry {
             Entry::Unmapped => {
                 let home = lpn as u64 * u64::from(self.config.positions()) / self.config.logical_pages;
-                (vec![0; self.config.page_bytes as usize], 0, home as u32)
+                self.dev.zero_page();
+                (0, home as u32)
             }
             Entry::Flash(ppn) => {
-                let (bytes, ns) = self.host_flash_read(ppn);
-                (bytes, ns, self.position_of[self.segment_of_ppn(ppn) as usize])
+                let ns = self.host_flash_read(ppn);
+                (ns, self.position_of[self.segment_of_ppn(ppn) as usize])
             }
             Entry::Sram(from) => {
-                let mut b = vec![0; self.config.page_bytes as usize];
                 let a = self.slot_data_addr(from);
-                self.dev.sram_read(a, &mut b);
+                self.dev.sram_read_page(a);
                 let (_, home) = self.slot_meta(from);
-                (b, self.config.sram.read_ns, home)
+                (self.config.sram.read_ns, home)
             }
         };
         let data_addr = self.slot_data_addr(slot);
-        self.dev.sram_write(data_addr, &image)?;
-        image[offset..offset + bytes.len()].copy_from_slice(bytes);
+        self.dev.sram_write_page(data_addr)?;
         self.dev.sram_write(data_addr + offset as u64, bytes)?;
         let mut meta = [0u8; 8];
         meta[..4].copy_from_slice(&lpn.to_le_bytes());
