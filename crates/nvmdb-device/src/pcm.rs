@@ -291,7 +291,7 @@ pub struct LineWrite {
 /// One line's cells, flip cells and lowest wear plane, kept together so that a write-back
 /// touches three adjacent host cache lines (plus the line's higher wear planes, if the
 /// carry reaches them).
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct LineRecord {
     cells: [u64; WORDS_PER_LINE],
     /// The flip cells of word `w` at bits `8w..8w + flips_per_word`.
@@ -299,6 +299,7 @@ struct LineRecord {
     wear: LineWear,
 }
 
+#[derive(Clone)]
 struct Chunk {
     lines: [LineRecord; CHUNK_LINES],
     /// Bit `slot` set once line `slot` has been written.
@@ -330,6 +331,7 @@ impl ChunkLines for Chunk {
 }
 
 /// Counting to the word, 64 lines' logical bytes in a row (no flip cells, no wear).
+#[derive(Clone)]
 struct WordChunk {
     lines: [[u8; LINE_BYTES]; CHUNK_LINES],
     /// Bit `slot` set once line `slot` has been written.
@@ -351,6 +353,7 @@ impl ChunkLines for WordChunk {
 
 /// A two-level sparse directory of chunks: `TABLE_CHUNKS` chunk slots per table, tables
 /// and chunks allocated on first use.
+#[derive(Clone)]
 struct Directory<C> {
     tables: Vec<Option<Box<ChunkTable<C>>>>,
 }
@@ -447,7 +450,9 @@ impl<C: ChunkLines> Directory<C> {
 /// grow). Lines are allocated 64 at a time, on the first write to any of them.
 pub const LINE_HOST_BYTES: u64 = std::mem::size_of::<LineRecord>() as u64;
 
-/// A PCM device.
+/// A PCM device. A clone is the device in the same state: bytes, wear, counters and
+/// Start-Gap registers.
+#[derive(Clone)]
 pub struct Pcm {
     config: PcmConfig,
     /// The lines counting every cell: table → chunk → line record.
