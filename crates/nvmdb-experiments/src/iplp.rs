@@ -98,7 +98,7 @@ impl Experiment for Fig4 {
     fn source(&self) -> &'static str {
         "Kim et al., IPL-P, VLDB 2011 demo (seed 002), Section 3, Figure 4 and Table 2"
     }
-    /// Quick scale measured on the 2-core machine of BENCHMARKS.md: 0.6 s of CPU, 38 MiB
+    /// Quick scale measured on the 2-core machine of BENCHMARKS.md: 0.6 s of CPU, 37 MiB
     /// with two threads. Paper scale: 184.5 s of CPU measured with a load per update and
     /// search run; with one load per engine about half (callgrind at quick scale: 49 %
     /// of the instructions), not measured. Memory: a part (the calling thread's included)
