@@ -233,6 +233,7 @@ const ERASED_SLOT: PageSlot = PageSlot {
 };
 
 /// The per-page state of one block, indexed by page.
+#[derive(Clone)]
 struct BlockArena {
     slots: Box<[PageSlot]>,
     /// The block's page bytes, page after page (bytes mode only; empty otherwise).
@@ -250,7 +251,7 @@ impl std::fmt::Debug for BlockArena {
     }
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 struct BlockState {
     next_page: u32,
     erase_count: u64,
@@ -258,8 +259,9 @@ struct BlockState {
     arena: Option<Box<BlockArena>>,
 }
 
-/// A NAND flash array.
-#[derive(Debug)]
+/// A NAND flash array. A clone is the array in the same state: pages, erase counts,
+/// plane times and counters.
+#[derive(Debug, Clone)]
 pub struct FlashArray {
     geometry: FlashGeometry,
     timing: FlashTiming,

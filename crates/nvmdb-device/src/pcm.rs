@@ -294,7 +294,7 @@ pub struct LineWrite {
 /// 64-byte boundary holds its cells in one host line, its flip cells, the pointer to its
 /// higher planes and plane 0 of words 0 to 4 in the next, and plane 0 of words 5 to 7
 /// and of the flip lane in the third.
-#[derive(Default)]
+#[derive(Clone, Default)]
 #[repr(C)]
 struct LineRecord {
     cells: [u64; WORDS_PER_LINE],
@@ -307,6 +307,7 @@ struct LineRecord {
 /// alternately at a host cache line's start and middle, and each spans exactly three host
 /// cache lines (at an 8-byte alignment that is not a multiple of 32, half of them span
 /// four).
+#[derive(Clone)]
 #[repr(C, align(64))]
 struct Chunk {
     lines: [LineRecord; CHUNK_LINES],
@@ -327,6 +328,7 @@ impl ChunkLines for Chunk {
 }
 
 /// Counting to the word, 64 lines' logical bytes in a row (no flip cells, no wear).
+#[derive(Clone)]
 #[repr(C, align(64))]
 struct WordChunk {
     lines: [[u8; LINE_BYTES]; CHUNK_LINES],
@@ -343,6 +345,7 @@ impl ChunkLines for WordChunk {
 /// and which of its lines have been written. The bits sit beside the pointer, which every
 /// write reads: marking a line written touches no other host cache line (in the chunk,
 /// they took a host cache line of their own, missed on most write-backs over 64 MiB).
+#[derive(Clone)]
 struct ChunkSlot<C> {
     chunk: Option<Box<C>>,
     /// Bit `slot` set once line `slot` has been written.
@@ -358,6 +361,7 @@ struct ChunkMut<'a, C> {
 
 /// A two-level sparse directory of chunks: `TABLE_CHUNKS` chunk slots per table, tables
 /// and chunks allocated on first use.
+#[derive(Clone)]
 struct Directory<C> {
     tables: Vec<Option<Box<ChunkTable<C>>>>,
 }
@@ -461,7 +465,9 @@ pub const LINE_HOST_BYTES: u64 = std::mem::size_of::<LineRecord>() as u64;
 // every experiment's peak memory. And 64 of them fill their aligned chunk exactly.
 const _: () = assert!(LINE_HOST_BYTES == 160 && std::mem::size_of::<Chunk>() == CHUNK_LINES * 160);
 
-/// A PCM device.
+/// A PCM device. A clone is the device in the same state: bytes, wear, counters and
+/// Start-Gap registers.
+#[derive(Clone)]
 pub struct Pcm {
     config: PcmConfig,
     /// The lines counting every cell: table → chunk → line record.

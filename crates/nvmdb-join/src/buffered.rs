@@ -29,8 +29,9 @@ struct Frame {
     newer: u32,
 }
 
-/// A DRAM buffer pool (LRU, write-back) over PCM in storage mode.
-#[derive(Debug)]
+/// A DRAM buffer pool (LRU, write-back) over PCM in storage mode. A clone is the pool in
+/// the same state: its pages and their recency, the heap, the devices and their counters.
+#[derive(Debug, Clone)]
 pub struct BufferedMemory {
     pcm: Pcm,
     dram: Volatile,

@@ -298,7 +298,7 @@ impl Query {
 }
 
 /// The five tables stored in one memory.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct StoredSsb {
     pub(crate) lineorder: StoredRelation,
     dimensions: Vec<(Dimension, StoredRelation)>,

@@ -25,7 +25,7 @@ pub const META_HEADER_BYTES: usize = 24;
 const META_MAGIC: u32 = 0x4B56_4D44;
 
 /// The devices an engine owns: what survives a power loss.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Devices {
     /// Flash behind the page-mapped FTL (every engine but `pcm-only`).
     pub flash: Option<PageFtl>,
@@ -199,7 +199,7 @@ fn ssd_config(config: &EngineConfig, layout: &Layout) -> SsdConfig {
 
 /// The devices with the layout and the simulated clock: every device operation the
 /// engine makes.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Store {
     pub dev: Devices,
     pub layout: Layout,

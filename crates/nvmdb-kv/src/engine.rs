@@ -198,8 +198,9 @@ pub struct RecoveryFailure {
     pub devices: Devices,
 }
 
-/// The key-value engine.
-#[derive(Debug)]
+/// The key-value engine. A clone is the engine in the same state, its devices included:
+/// run on, it makes the same device operations and counts as the original would.
+#[derive(Debug, Clone)]
 pub struct Engine {
     config: EngineConfig,
     store: Store,

@@ -8,7 +8,7 @@ use crate::page::Page;
 const NONE: u32 = u32::MAX;
 
 /// A resident page.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Frame {
     pub page: Page,
     pub dirty: bool,
@@ -23,7 +23,7 @@ pub(crate) struct Frame {
 }
 
 /// The frames, their index by page id and their recency order.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct Frames {
     frames: Vec<Frame>,
     /// Frame index of each page id, `NONE` when the page is not resident.

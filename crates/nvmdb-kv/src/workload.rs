@@ -283,15 +283,70 @@ impl Run {
 
     /// The measured phase's report (meaningful once the run is done).
     pub fn report(&self, engine: &Engine) -> RunReport {
-        let stats = engine.stats().since(&self.phase_start);
-        RunReport {
-            engine: engine.config().kind,
-            benchmark: self.spec.benchmark,
-            records: self.order.len() as u64,
-            ops_per_s: stats.ops_per_s(),
-            stats,
-        }
+        report_since(engine, self.spec.benchmark, self.order.len() as u64, &self.phase_start)
     }
+
+    /// Runs the load phase to its end, its sync included.
+    fn finish_load(&mut self, engine: &mut Engine) -> Result<(), KvError> {
+        while self.phase == Phase::Load {
+            let left = self.phase_total() - self.done;
+            self.step(engine, left)?;
+        }
+        Ok(())
+    }
+
+    /// Runs the measured phase to the end.
+    fn finish(&mut self, engine: &mut Engine) -> Result<(), KvError> {
+        while !self.is_done() {
+            self.step(engine, u64::MAX)?;
+        }
+        Ok(())
+    }
+}
+
+/// The report of `benchmark` over `records` records measured from the counters `start`.
+fn report_since(engine: &Engine, benchmark: Benchmark, records: u64, start: &Stats) -> RunReport {
+    let stats = engine.stats().since(start);
+    RunReport { engine: engine.config().kind, benchmark, records, ops_per_s: stats.ops_per_s(), stats }
+}
+
+/// The seed's `benchmarks` ([`WorkloadSpec::seed_benchmark`] over `records` records with
+/// `seed`) from one load on `engine` (which should be empty), reports in the order of
+/// `benchmarks`. The insert benchmark's measured phase is the update and search
+/// benchmarks' load: the same keys in the same order, the same values and the one sync.
+/// So the load runs once and the insert report is taken at its end; each update or search
+/// run then starts from a clone of the loaded engine and run, the last from the originals.
+/// Each report is the one [`run`] gives on a fresh engine of the same configuration. Peak
+/// memory: two engines when more than one update or search run is asked for, else one.
+pub fn run_from_one_load(
+    mut engine: Engine,
+    records: u64,
+    seed: u64,
+    benchmarks: &[Benchmark],
+) -> Result<Vec<RunReport>, KvError> {
+    let before_load = engine.stats();
+    let mut loaded = Run::new(&WorkloadSpec::seed_benchmark(Benchmark::Update, records, seed), &engine);
+    loaded.finish_load(&mut engine)?;
+    let insert = report_since(&engine, Benchmark::Insert, loaded.order.len() as u64, &before_load);
+    let measured: Vec<Benchmark> = benchmarks.iter().copied().filter(|&b| b != Benchmark::Insert).collect();
+    let mut reports = Vec::with_capacity(measured.len());
+    let mut loaded = Some((engine, loaded));
+    for (i, &benchmark) in measured.iter().enumerate() {
+        let (mut engine, run) = if i + 1 == measured.len() {
+            loaded.take().expect("the last run takes the loaded state")
+        } else {
+            loaded.clone().expect("the loaded state is kept until the last run")
+        };
+        // At the start of its measured phase a search run is the update run at that point.
+        let mut run = Run { spec: WorkloadSpec { benchmark, ..run.spec.clone() }, ..run };
+        run.finish(&mut engine)?;
+        reports.push(run.report(&engine));
+    }
+    let mut reports = reports.into_iter();
+    Ok(benchmarks
+        .iter()
+        .map(|&b| if b == Benchmark::Insert { insert.clone() } else { reports.next().expect("a report per run") })
+        .collect())
 }
 
 /// Runs `spec` on `engine` to the end, calling `on_progress` every `every` operations.
@@ -470,6 +525,34 @@ mod tests {
                 let (_, report) = run_with_power_loss(Engine::new(config).unwrap(), &spec, u64::MAX).unwrap();
                 assert!(!report.power_lost && report.recovery_ns == 0);
             }
+        }
+    }
+
+    /// The three benchmarks from one load, the search run on a clone of the loaded engine,
+    /// report what three runs on fresh engines report, for every engine (small pages and
+    /// pool, so that the runs merge, evict and collect garbage).
+    #[test]
+    fn the_benchmarks_from_one_load_report_what_separate_runs_report() {
+        let records = 1_500;
+        for kind in EngineKind::ALL {
+            let mut config = EngineConfig::new(kind, records, 26);
+            config.page_bytes = 1024;
+            config.buffer_bytes = 4 * 1024;
+            config.size_for(records, 26);
+            let shared = run_from_one_load(Engine::new(config.clone()).unwrap(), records, 9, &Benchmark::ALL).unwrap();
+            let separate: Vec<RunReport> = Benchmark::ALL
+                .iter()
+                .map(|&benchmark| {
+                    let spec = WorkloadSpec::seed_benchmark(benchmark, records, 9);
+                    run(&mut Engine::new(config.clone()).unwrap(), &spec, 1 << 16, &mut |_| {}).unwrap()
+                })
+                .collect();
+            assert_eq!(shared, separate, "{kind:?}");
+            assert!(separate.iter().all(|r| r.stats.ops == records && r.stats.sim_ns > 0), "{kind:?}");
+            // One update or search run takes the loaded engine itself; reports in the order asked.
+            let two = [Benchmark::Search, Benchmark::Insert];
+            let shared = run_from_one_load(Engine::new(config.clone()).unwrap(), records, 9, &two).unwrap();
+            assert_eq!(shared, [separate[2].clone(), separate[0].clone()], "{kind:?}");
         }
     }
 

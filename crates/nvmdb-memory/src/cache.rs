@@ -305,8 +305,9 @@ impl Level {
     }
 }
 
-/// A cache hierarchy over a PCM line device.
-#[derive(Debug)]
+/// A cache hierarchy over a PCM line device. A clone is the memory in the same state:
+/// image, cache contents and recency, clocks, counters and the device's own state.
+#[derive(Debug, Clone)]
 pub struct CachedMemory<D: LineDevice = Pcm> {
     device: D,
     image: Image,

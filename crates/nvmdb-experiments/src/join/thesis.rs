@@ -93,19 +93,19 @@ fn variant_name(layout: Layout, algorithm: Algorithm) -> &'static str {
     }
 }
 
+/// The three queries on `ssb`, loaded as `stored` in `mem`.
 fn run_all<M: Memory>(
     mem: &mut M,
     ssb: &Ssb,
-    layout: Layout,
+    stored: &StoredSsb,
     options: &JoinOptions,
     columns: ResultColumns,
     mut dram_bytes: impl FnMut(&M) -> u64,
 ) -> Result<Totals, String> {
-    let stored = StoredSsb::load(mem, ssb, layout).map_err(|e| e.to_string())?;
     let mut totals = Totals::default();
     for (q, query) in Query::ALL.into_iter().enumerate() {
         let mut dram = 0;
-        let run = run_query(mem, ssb, &stored, query, options, columns, |m| dram += dram_bytes(m))
+        let run = run_query(mem, ssb, stored, query, options, columns, |m| dram += dram_bytes(m))
             .map_err(|e| e.to_string())?;
         for (_, report) in &run.joins {
             totals.add(&report.pcm);
@@ -133,32 +133,55 @@ impl Pool {
     }
 }
 
-fn measure(
-    ssb: &Ssb,
-    mode: Mode,
-    layout: Layout,
-    algorithm: Algorithm,
-    pool: Pool,
-    machine: &Machine,
-) -> Result<Totals, String> {
+/// Runs `run` on a clone of `loaded` for each of `runs` but the last, which takes `loaded`
+/// itself: every run starts from the same state, and at most two copies of it exist.
+fn from_one_load<L: Clone, R, T>(
+    loaded: L,
+    runs: &[R],
+    mut run: impl FnMut(L, &R) -> Result<T, String>,
+) -> Result<Vec<T>, String> {
+    let mut out = Vec::with_capacity(runs.len());
+    if let Some((last, rest)) = runs.split_last() {
+        for r in rest {
+            out.push(run(loaded.clone(), r)?);
+        }
+        out.push(run(loaded, last)?);
+    }
+    Ok(out)
+}
+
+/// The runs without the users of `specs`, which differ only in the join and its
+/// [`Pool::partition_bytes`] and [`Pool::result_columns`]: the database is loaded once (the
+/// load does not depend on them) and each run starts from a copy of the loaded state.
+/// Results in the order of `specs`.
+fn measure(ssb: &Ssb, specs: &[SingleSpec], machine: &Machine) -> Result<Vec<Totals>, String> {
+    let first = specs.first().expect("a run");
+    assert!(specs.iter().all(|s| s.load() == first.load()), "one load");
     let pcm = Pcm::new(PcmConfig::new(4 << 30)).map_err(|e| e.to_string())?;
-    let pool_bytes = pool.bytes;
-    let cache_bytes = match mode {
-        Mode::Disk => pool.partition_bytes,
-        Mode::MainMemory => machine.cache_bytes(),
+    let options = |spec: &SingleSpec| {
+        let cache_bytes = match spec.mode {
+            Mode::Disk => spec.pool.partition_bytes,
+            Mode::MainMemory => machine.cache_bytes(),
+        };
+        JoinOptions { algorithm: spec.algorithm, cache_bytes, id_encoding: IdEncoding::Plain32, collect_pairs: true }
     };
-    let options = JoinOptions { algorithm, cache_bytes, id_encoding: IdEncoding::Plain32, collect_pairs: true };
-    match mode {
+    match first.mode {
         Mode::Disk => {
-            let mut mem = BufferedMemory::new(pcm, pool_bytes);
-            run_all(&mut mem, ssb, layout, &options, pool.result_columns, |m| {
-                let s = m.dram_stats();
-                s.bytes_read + s.bytes_written
+            let mut mem = BufferedMemory::new(pcm, first.pool.bytes);
+            let stored = StoredSsb::load(&mut mem, ssb, first.layout).map_err(|e| e.to_string())?;
+            from_one_load(mem, specs, |mut mem, spec| {
+                run_all(&mut mem, ssb, &stored, &options(spec), spec.pool.result_columns, |m| {
+                    let s = m.dram_stats();
+                    s.bytes_read + s.bytes_written
+                })
             })
         }
         Mode::MainMemory => {
             let mut mem = CachedMemory::new(pcm, machine.cache.clone());
-            run_all(&mut mem, ssb, layout, &options, pool.result_columns, |_| 0)
+            let stored = StoredSsb::load(&mut mem, ssb, first.layout).map_err(|e| e.to_string())?;
+            from_one_load(mem, specs, |mut mem, spec| {
+                run_all(&mut mem, ssb, &stored, &options(spec), spec.pool.result_columns, |_| 0)
+            })
         }
     }
 }
@@ -232,6 +255,25 @@ impl SingleSpec {
     fn main_memory(size_factor: u64, algorithm: Algorithm, pool: Pool, small_l3: bool) -> SingleSpec {
         SingleSpec { size_factor, mode: Mode::MainMemory, layout: Layout::Row, algorithm, pool, small_l3 }
     }
+    /// What the database load depends on: the run with its join, partition size and what a
+    /// result reads set to one choice (the pool's bytes matter with PCM as disk only).
+    fn load(&self) -> SingleSpec {
+        let bytes = if self.mode == Mode::Disk { self.pool.bytes } else { 0 };
+        SingleSpec { algorithm: Algorithm::CachePartitioning, pool: Pool::of(bytes), ..*self }
+    }
+}
+
+/// Indices of `specs` grouped by the load they start from ([`SingleSpec::load`]), groups
+/// in the order of their first run, each in the order of `specs`.
+fn load_groups(specs: &[SingleSpec]) -> Vec<Vec<usize>> {
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (i, spec) in specs.iter().enumerate() {
+        match groups.iter_mut().find(|g| specs[g[0]].load() == spec.load()) {
+            Some(group) => group.push(i),
+            None => groups.push(vec![i]),
+        }
+    }
+    groups
 }
 
 /// Every run without the users, each once (the pool sweep's 1/16 pool is the size sweep's
@@ -372,9 +414,11 @@ impl Experiment for ThesisHashJoin {
     }
     /// Measured on the 2-core machine of BENCHMARKS.md: quick scale 151 s and 58 MiB on one
     /// thread (of a loaded machine; 43 s of CPU, 28 s since the page pool's LRU list);
-    /// paper scale 427 s of CPU since the PCM storage writes in place (678 s before). Peak
-    /// memory 1,068 MiB in the run of the page pool's LRU list; 1.3–1.5 GB for the whole
-    /// process with `--jobs 2` since, its parts (768 MiB each, stated separately) included.
+    /// paper scale 427 s of CPU since the PCM storage writes in place (678 s before; each
+    /// database loaded once for the runs without users that start from it was not measured
+    /// there: at quick scale it saved 6 % of the CPU). Peak memory 1,068 MiB in the run of
+    /// the page pool's LRU list; 1.3–1.5 GB for the whole process with `--jobs 2` since, its
+    /// parts (stated separately) included.
     fn footprint(&self, scale: Scale) -> Footprint {
         scale.pick(Footprint::new(128, 151.0), Footprint::new(1_024, 427.0))
     }
@@ -924,15 +968,28 @@ fn run_singles(
     specs: &[SingleSpec],
     tick: &(dyn Fn() + Sync),
 ) -> Result<Vec<Totals>, String> {
-    // A run's own memory beyond the experiment's footprint: its simulated devices, DRAM
-    // pool or cache image, relations and join pairs; at most tens of MiB at quick scale and
-    // a few hundred MiB for the 4.0X database at paper scale (SF 0.2: 1.2 M order lines),
-    // which the experiment's measured 1 GiB with these runs one at a time bounds.
-    run_parts(ctx, specs, ctx.scale.pick(32u64, 768) << 20, tick, |spec| {
-        let ssb = &databases[usize::try_from(spec.size_factor - 1).expect("a size factor")];
-        let machine = if spec.small_l3 { small_l3 } else { machine };
-        measure(ssb, spec.mode, spec.layout, spec.algorithm, spec.pool, machine)
-    })
+    // A group's own memory beyond the experiment's footprint: its simulated devices, DRAM
+    // pool or cache image, relations and join pairs, and a second copy of the loaded state
+    // while a run works on one: at most tens of MiB at quick scale, and at paper scale twice
+    // the 768 MiB a run loading by itself was given (a few hundred MiB for the 4.0X
+    // database, SF 0.2: 1.2 M order lines, which the experiment's measured 1 GiB with these
+    // runs one at a time bounds).
+    let groups = load_groups(specs);
+    let totals = run_parts(ctx, &groups, ctx.scale.pick(64u64, 1_536) << 20, &|| {}, |group| {
+        let runs: Vec<SingleSpec> = group.iter().map(|&i| specs[i]).collect();
+        let ssb = &databases[usize::try_from(runs[0].size_factor - 1).expect("a size factor")];
+        let machine = if runs[0].small_l3 { small_l3 } else { machine };
+        let totals = measure(ssb, &runs, machine)?;
+        group.iter().for_each(|_| tick());
+        Ok(totals)
+    })?;
+    let mut out = vec![Totals::default(); specs.len()];
+    for (group, totals) in groups.iter().zip(totals) {
+        for (&i, t) in group.iter().zip(totals) {
+            out[i] = t;
+        }
+    }
+    Ok(out)
 }
 
 /// The four variants, in the thesis's order.
@@ -1545,20 +1602,32 @@ mod tests {
         assert_eq!(specs.iter().filter(|s| **s == sweep_pool).count(), 1);
         let machine = Machine::for_scale(Scale::Quick);
         let small_l3 = Machine::with_last_level_shrunk(&machine, 4);
-        let some: Vec<SingleSpec> = specs.iter().copied().step_by(5).collect();
+        // A load shared by four runs (PCM as disk: both joins, partitions sized to half the
+        // pool, every attribute read), one by two (PCM as main memory), and a run alone.
+        let some: Vec<SingleSpec> = specs
+            .iter()
+            .copied()
+            .filter(|s| (s.layout == Layout::Column && s.pool.bytes == pool_bytes) || s.small_l3)
+            .chain([SingleSpec::disk(1, Layout::Row, Algorithm::VirtualPartitioning, Pool::of(pool_bytes))])
+            .collect();
+        let sizes: Vec<usize> = load_groups(&some).iter().map(Vec::len).collect();
+        assert_eq!(sizes, [4, 2, 1]);
         let run = |jobs| {
             let ctx = RunContext::new(Scale::Quick, 3).with_jobs(jobs);
             run_singles(&ctx, std::slice::from_ref(&base), (&machine, &small_l3), &some, &|| {}).expect("runs")
         };
         let one = run(1);
         assert_eq!(one, run(3));
+        // Each run from a copy of the shared load gives what it gives loading by itself.
         for (spec, totals) in some.iter().zip(&one) {
-            let alone = measure(&base, spec.mode, spec.layout, spec.algorithm, spec.pool, &machine).expect("runs");
-            if !spec.small_l3 {
-                assert_eq!(*totals, alone, "{spec:?}");
-            }
+            let m = if spec.small_l3 { &small_l3 } else { &machine };
+            let alone = measure(&base, &[*spec], m).expect("runs");
+            assert_eq!(*totals, alone[0], "{spec:?}");
             assert!(totals.pcm.lines_read > 0);
         }
+        // The runs sharing a load differ: each measured its own join.
+        let shared: Vec<&Totals> = load_groups(&some)[0].iter().map(|&i| &one[i]).collect();
+        assert!(shared.iter().enumerate().all(|(i, t)| !shared[..i].contains(t)));
     }
 
     #[test]

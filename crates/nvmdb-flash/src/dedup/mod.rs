@@ -25,7 +25,7 @@ use crate::layer::{FlashError, StoreStats};
 pub use store::{Fingerprint, FingerprintStore, Share};
 
 /// The deduplication engine of one FTL.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Dedup {
     store: FingerprintStore,
     /// Physical pages with a location-table entry, one bit each (controller DRAM).

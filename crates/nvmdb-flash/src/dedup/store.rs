@@ -76,7 +76,7 @@ struct Slot {
 }
 
 /// The fingerprint store.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct FingerprintStore {
     pcm: Pcm,
     segments: Vec<Vec<Bucket>>,

@@ -18,7 +18,7 @@ struct Link {
 }
 
 /// The closed blocks of every plane, by valid-page count.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct ByValid {
     /// Lists per plane: `pages_per_block + 1`.
     lists: usize,

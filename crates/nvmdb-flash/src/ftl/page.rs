@@ -53,7 +53,7 @@ struct BlockMeta {
     last_write_ns: u64,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 struct Plane {
     /// The block being filled.
     active: Option<u32>,
@@ -62,7 +62,7 @@ struct Plane {
 }
 
 /// The page-mapped FTL.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct PageFtl {
     flash: FlashArray,
     geometry: FlashGeometry,
