@@ -397,6 +397,20 @@ impl FlashArray {
         index(self.geometry.plane_of_block(block))
     }
 
+    /// The block and index of page `ppn`, checked to be in range, in a block not worn out,
+    /// and its block's next page to program (NAND pages are programmed in order).
+    #[inline]
+    fn page_to_program(&self, ppn: Ppn) -> Result<(u64, u32), DeviceError> {
+        self.check_ppn(ppn)?;
+        let (block, page) = self.locate(ppn);
+        self.check_block(block)?;
+        let expected = self.blocks[index(block)].next_page;
+        if page != expected {
+            return Err(program_order_error(ppn, block, page, expected));
+        }
+        Ok((block, page))
+    }
+
     /// The block of a page and the page's index in it.
     #[inline]
     fn locate(&self, ppn: Ppn) -> (u64, u32) {
@@ -523,13 +537,7 @@ impl FlashArray {
         now_ns: u64,
     ) -> Result<OpTiming, DeviceError> {
         self.check_spare(ppn, spare)?;
-        self.check_ppn(ppn)?;
-        let (block, page) = self.locate(ppn);
-        self.check_block(block)?;
-        let expected = self.blocks[index(block)].next_page;
-        if page != expected {
-            return Err(program_order_error(ppn, block, page, expected));
-        }
+        let (block, page) = self.page_to_program(ppn)?;
         self.check_data(ppn, 0, data)?;
         self.record(block, page, true, 0, data, spare, None);
         self.blocks[index(block)].next_page = page + 1;
@@ -548,13 +556,7 @@ impl FlashArray {
     pub fn program_page_copy(&mut self, ppn: Ppn, from: Ppn, now_ns: u64) -> Result<OpTiming, DeviceError> {
         // A stored spare area fits any page's (it was checked when programmed), and a
         // copy's data is a whole page of the array's content mode: neither check can fail.
-        self.check_ppn(ppn)?;
-        let (block, page) = self.locate(ppn);
-        self.check_block(block)?;
-        let expected = self.blocks[index(block)].next_page;
-        if page != expected {
-            return Err(program_order_error(ppn, block, page, expected));
-        }
+        let (block, page) = self.page_to_program(ppn)?;
         let source = self.slot(from).copied();
         self.record_copy(block, page, from, source);
         self.blocks[index(block)].next_page = page + 1;
