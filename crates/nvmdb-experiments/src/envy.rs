@@ -2182,20 +2182,18 @@ impl Experiment for ParallelAndBuffer {
             },
             last_partition,
         ));
-        let control_mean = |segments: u32, spares: u32| {
-            control_costs.iter().find(|c| c.0 == segments && c.1 == spares).map_or(f64::NAN, |c| mean(&c.3))
+        // The equal-partition controls' mean costs over the window `costs` picks, by spare count.
+        let equal_means = |costs: fn(&ControlRow) -> &[f64]| -> Vec<String> {
+            [1u32, 2, 4]
+                .iter()
+                .map(|&spares| {
+                    let row = control_costs.iter().find(|c| c.0 == 7 * k + spares && c.1 == spares);
+                    format!("{spares} spare(s) {:.2}", row.map_or(f64::NAN, |c| mean(costs(c))))
+                })
+                .collect()
         };
-        let equal: Vec<String> = [1u32, 2, 4]
-            .iter()
-            .map(|&spares| format!("{spares} spare(s) {:.2}", control_mean(7 * k + spares, spares)))
-            .collect();
-        let control_later_mean = |segments: u32, spares: u32| {
-            control_costs.iter().find(|c| c.0 == segments && c.1 == spares).map_or(f64::NAN, |c| mean(&c.4))
-        };
-        let equal_later: Vec<String> = [1u32, 2, 4]
-            .iter()
-            .map(|&spares| format!("{spares} spare(s) {:.2}", control_later_mean(7 * k + spares, spares)))
-            .collect();
+        let equal = equal_means(|c| &c.3);
+        let equal_later = equal_means(|c| &c.4);
         // One spare, by the last partition's size: (size, first window's mean, later mean).
         let mut by_last: Vec<(u32, f64, f64)> =
             control_costs.iter().filter(|c| c.1 == 1).map(|c| (c.2, mean(&c.3), mean(&c.4))).collect();
