@@ -5,8 +5,9 @@
 //! the new data with the cells and programs only the cells that change; a word counts as
 //! written when at least one of its cells (flip cells included) is programmed.
 //!
-//! Storage is sparse: chunks of 64 line records (a line's cells, flip cells and lowest
-//! wear plane together) are allocated on first write, and a line's wear
+//! Storage is sparse: chunks of 64 line records (a line's logical words, flip cells and
+//! lowest wear plane together; the data cells are the words with the groups whose flip
+//! cell is set inverted) are allocated on first write, and a line's wear
 //! counters grow with the writes it has seen (see [`crate::wear`]). Counted to the word
 //! ([`PcmAccounting::Words`]), a chunk holds only its 64 lines' logical bytes, 4 KiB in
 //! a row.
@@ -103,18 +104,13 @@ impl FlipNWrite {
     }
 }
 
-/// How logical words map to physical cells and flip cells.
+/// How logical words map to physical cells and flip cells. A record keeps each word's
+/// logical value and its flip cells; its data cells are the value with every group whose
+/// flip cell is set inverted, so a read is a copy and a write compares logical values.
 trait Encoding: Copy {
-    /// The logical word stored in `cells` with flip bits `flips`.
-    fn logical(self, cells: u64, flips: u64) -> u64;
-    /// The new cells and flip bits for logical word `new`.
-    fn encode(self, cells: u64, flips: u64, new: u64) -> (u64, u64);
-    /// The logical words of a line whose flip cells are `flips` (word `w`'s at bits
-    /// `8w..`).
-    #[inline]
-    fn logical_line(self, cells: &[u64; WORDS_PER_LINE], flips: u64) -> [u64; WORDS_PER_LINE] {
-        std::array::from_fn(|w| self.logical(cells[w], flips >> (8 * w) & 0xff))
-    }
+    /// A word whose logical value changes from `old` to `new`, with flip bits `flips`: the
+    /// data cells it programs and its new flip bits.
+    fn program(self, old: u64, flips: u64, new: u64) -> (u64, u64);
 }
 
 /// No Flip-N-Write: cells hold the data.
@@ -123,12 +119,8 @@ struct Plain;
 
 impl Encoding for Plain {
     #[inline]
-    fn logical(self, cells: u64, _flips: u64) -> u64 {
-        cells
-    }
-    #[inline]
-    fn encode(self, _cells: u64, _flips: u64, new: u64) -> (u64, u64) {
-        (new, 0)
+    fn program(self, old: u64, _flips: u64, new: u64) -> (u64, u64) {
+        (old ^ new, 0)
     }
 }
 
@@ -137,28 +129,25 @@ impl Encoding for Plain {
 struct WordFlip;
 
 impl Encoding for WordFlip {
-    #[inline]
-    fn logical(self, cells: u64, flips: u64) -> u64 {
-        cells ^ 0u64.wrapping_sub(flips & 1)
-    }
-    /// [`FlipNWrite::encode`] for one 64-bit group, without branches: plain costs
+    /// [`FlipNWrite::encode`] for one 64-bit group, without branches: the cells hold
+    /// `old ^ m_old` (`m_old` all ones when the flip cell is set); plain costs
     /// `changed + flip` and inverted `65 - changed - flip`, which never tie, so inverting
     /// is cheaper exactly when `changed + flip > 32`.
     #[inline]
-    fn encode(self, cells: u64, flips: u64, new: u64) -> (u64, u64) {
-        let invert = u64::from(u64::from((cells ^ new).count_ones()) + (flips & 1) > 32);
-        (new ^ 0u64.wrapping_sub(invert), invert)
+    fn program(self, old: u64, flips: u64, new: u64) -> (u64, u64) {
+        let m_old = 0u64.wrapping_sub(flips & 1);
+        let plain = (old ^ new) ^ m_old;
+        let invert = u64::from(u64::from(plain.count_ones()) + (flips & 1) > 32);
+        (plain ^ 0u64.wrapping_sub(invert), invert)
     }
 }
 
 impl Encoding for FlipNWrite {
     #[inline]
-    fn logical(self, cells: u64, flips: u64) -> u64 {
-        cells ^ self.expand(flips)
-    }
-    #[inline]
-    fn encode(self, cells: u64, flips: u64, new: u64) -> (u64, u64) {
-        FlipNWrite::encode(self, cells, flips, new)
+    fn program(self, old: u64, flips: u64, new: u64) -> (u64, u64) {
+        let cells = old ^ self.expand(flips);
+        let (new_cells, new_flips) = FlipNWrite::encode(self, cells, flips, new);
+        (cells ^ new_cells, new_flips)
     }
 }
 
@@ -288,16 +277,18 @@ pub struct LineWrite {
     pub word_mask: u8,
 }
 
-/// One line's cells, flip cells and lowest wear plane, kept together so that a write-back
-/// touches three adjacent host cache lines (plus the line's higher wear planes, if the
-/// carry reaches them). The fields are in this order ([`LineWear`] too): a record at a
-/// 64-byte boundary holds its cells in one host line, its flip cells, the pointer to its
-/// higher planes and plane 0 of words 0 to 4 in the next, and plane 0 of words 5 to 7
+/// One line's logical words, flip cells and lowest wear plane, kept together so that a
+/// write-back touches three adjacent host cache lines (plus the line's higher wear planes,
+/// if the carry reaches them). The fields are in this order ([`LineWear`] too): a record
+/// at a 64-byte boundary holds its words in one host line, its flip cells, the pointer to
+/// its higher planes and plane 0 of words 0 to 4 in the next, and plane 0 of words 5 to 7
 /// and of the flip lane in the third.
 #[derive(Clone, Default)]
 #[repr(C)]
 struct LineRecord {
-    cells: [u64; WORDS_PER_LINE],
+    /// The logical words; the data cells are these with the groups whose flip cell is set
+    /// inverted (see [`Encoding`]).
+    words: [u64; WORDS_PER_LINE],
     /// The flip cells of word `w` at bits `8w..8w + flips_per_word`.
     flips: u64,
     wear: LineWear,
@@ -578,19 +569,8 @@ impl Pcm {
                 bytes_to_words(&chunk.lines[index(physical_line % CHUNK_LINES as u64)])
             });
         }
-        match self.config.flip_n_write {
-            None => self.peek_encoded(physical_line, Plain),
-            Some(FlipNWrite { group_bits: 64 }) => self.peek_encoded(physical_line, WordFlip),
-            Some(fnw) => self.peek_encoded(physical_line, fnw),
-        }
-    }
-
-    #[inline]
-    fn peek_encoded<E: Encoding>(&self, physical_line: u64, enc: E) -> [u64; WORDS_PER_LINE] {
-        self.chunk(physical_line).map_or([0; WORDS_PER_LINE], |chunk| {
-            let record = &chunk.lines[index(physical_line % CHUNK_LINES as u64)];
-            enc.logical_line(&record.cells, record.flips)
-        })
+        self.chunk(physical_line)
+            .map_or([0; WORDS_PER_LINE], |chunk| chunk.lines[index(physical_line % CHUNK_LINES as u64)].words)
     }
 
     /// The logical content of a line, without accounting.
@@ -680,16 +660,12 @@ impl Pcm {
             self.peek_words_contiguous(addr, buf);
             return Ok(());
         }
-        match self.config.flip_n_write {
-            None => self.peek_contiguous(addr, buf, Plain),
-            Some(FlipNWrite { group_bits: 64 }) => self.peek_contiguous(addr, buf, WordFlip),
-            Some(fnw) => self.peek_contiguous(addr, buf, fnw),
-        }
+        self.peek_contiguous(addr, buf);
         Ok(())
     }
 
     /// [`Pcm::peek_bytes`] without Start-Gap: physical lines are logical lines.
-    fn peek_contiguous<E: Encoding>(&self, addr: u64, buf: &mut [u8], enc: E) {
+    fn peek_contiguous(&self, addr: u64, buf: &mut [u8]) {
         let mut line = addr / LINE_BYTES as u64;
         let mut start = index(addr % LINE_BYTES as u64);
         let mut rest = buf;
@@ -701,8 +677,7 @@ impl Pcm {
                 let (out, tail) = rest.split_at_mut(take);
                 match chunk {
                     Some(chunk) => {
-                        let record = &chunk.lines[slot];
-                        let words = enc.logical_line(&record.cells, record.flips);
+                        let words = chunk.lines[slot].words;
                         match <&mut [u8; LINE_BYTES]>::try_from(&mut *out) {
                             // A whole line: its words straight into the buffer, one copy.
                             Ok(whole) => {
@@ -834,7 +809,7 @@ impl Pcm {
             let record = &mut chunk.chunk.lines[slot];
             let new = match <&[u8; LINE_BYTES]>::try_from(written) {
                 Ok(whole) => bytes_to_words(whole),
-                Err(_) => with_bytes_replaced(enc.logical_line(&record.cells, record.flips), start, written),
+                Err(_) => with_bytes_replaced(record.words, start, written),
             };
             let (result, flips) = program_record(record, &new, enc);
             lines += 1;
@@ -1178,13 +1153,12 @@ fn for_each_line(addr: u64, len: usize, mut f: impl FnMut(u64, usize, usize)) {
 /// programmed; a line whose logical words do not change programs nothing.
 #[inline(always)]
 fn program_record<E: Encoding>(record: &mut LineRecord, new: &[u64; WORDS_PER_LINE], enc: E) -> (LineWrite, u32) {
-    let LineRecord { cells, flips, wear } = record;
+    let LineRecord { words, flips, wear } = record;
     let old_flips_all = *flips;
     // An unchanged logical word programs nothing (its current encoding costs 0), and a
     // changed one programs at least one cell or flip cell: so the words written are
     // exactly the words whose logical value changes.
-    let old = enc.logical_line(cells, old_flips_all);
-    let changed = (0..WORDS_PER_LINE).fold(0u8, |mask, w| mask | u8::from(new[w] != old[w]) << w);
+    let changed = (0..WORDS_PER_LINE).fold(0u8, |mask, w| mask | u8::from(new[w] != words[w]) << w);
     // Most lines of a page written back are unchanged: they program nothing.
     if changed == 0 {
         return (LineWrite::default(), 0);
@@ -1199,12 +1173,12 @@ fn program_record<E: Encoding>(record: &mut LineRecord, new: &[u64; WORDS_PER_LI
         let w = pending.trailing_zeros() as usize % WORDS_PER_LINE;
         pending &= pending - 1;
         let old_flips = old_flips_all >> (8 * w) & 0xff;
-        let (new_cells, new_flips) = enc.encode(cells[w], old_flips, new[w]);
-        programmed[w] = cells[w] ^ new_cells;
-        bits += programmed[w].count_ones();
-        cells[w] = new_cells;
+        let (cells, new_flips) = enc.program(words[w], old_flips, new[w]);
+        programmed[w] = cells;
+        bits += cells.count_ones();
         new_flips_all ^= (old_flips ^ new_flips) << (8 * w);
     }
+    *words = *new;
     let flip_programmed = old_flips_all ^ new_flips_all;
     programmed[FLIP_LANE] = flip_programmed;
     bits += flip_programmed.count_ones();
