@@ -108,6 +108,16 @@ impl BufferedMemory {
         self.mru = frame;
     }
 
+    /// Makes `page` resident, the most recently used, and returns its frame: the most
+    /// recently used frame, when it holds `page`, without the page table or the list.
+    #[inline]
+    fn frame_for(&mut self, page: u64) -> usize {
+        match self.frames.get(self.mru as usize) {
+            Some(frame) if frame.page == page => self.mru as usize,
+            _ => self.frame_of(page),
+        }
+    }
+
     /// Makes `page` resident, the most recently used, and returns its frame.
     fn frame_of(&mut self, page: u64) -> usize {
         let slot = index(page);
@@ -158,7 +168,7 @@ impl BufferedMemory {
             let page = at / PAGE_BYTES;
             let offset = at % PAGE_BYTES;
             let n = index(PAGE_BYTES - offset).min(len - done);
-            let frame = self.frame_of(page);
+            let frame = self.frame_for(page);
             if write {
                 // The lines `offset..offset + n` spans (n ≥ 1; a page is 64 lines).
                 let (first, last) = (offset / LINE_BYTES, (offset + n as u64 - 1) / LINE_BYTES);
@@ -170,16 +180,38 @@ impl BufferedMemory {
     }
 }
 
+/// `dst.copy_from_slice(src)` (of equal lengths), the copies of the scalar widths, 1, 2, 4
+/// and 8 bytes, of fixed size and so inlined, not calls to the library's copy.
+#[inline]
+fn copy_bytes(dst: &mut [u8], src: &[u8]) {
+    fn fixed<const N: usize>(dst: &mut [u8], src: &[u8]) {
+        let dst: &mut [u8; N] = dst.try_into().expect("N bytes");
+        *dst = src.try_into().expect("N bytes");
+    }
+    match dst.len() {
+        1 => fixed::<1>(dst, src),
+        2 => fixed::<2>(dst, src),
+        4 => fixed::<4>(dst, src),
+        8 => fixed::<8>(dst, src),
+        _ => dst.copy_from_slice(src),
+    }
+}
+
 impl Memory for BufferedMemory {
+    /// Each page's bytes read from its frame where they lie: counted as a DRAM read of
+    /// them (a copy out) counts.
     fn read_bytes(&mut self, addr: u64, buf: &mut [u8]) {
         self.for_pages(addr, buf.len(), false, |dram, at, range| {
-            dram.read(at, &mut buf[range]).expect("frame inside the pool");
+            let n = range.len();
+            copy_bytes(&mut buf[range], dram.read_in_place(at, n).expect("frame inside the pool"));
         });
     }
 
+    /// Each page's bytes written into its frame where they lie: counted as a DRAM write
+    /// of them (a copy in) counts.
     fn write_bytes(&mut self, addr: u64, data: &[u8]) {
         self.for_pages(addr, data.len(), true, |dram, at, range| {
-            dram.write(at, &data[range]).expect("frame inside the pool");
+            copy_bytes(dram.write_in_place(at, range.len()).expect("frame inside the pool"), &data[range]);
         });
     }
 

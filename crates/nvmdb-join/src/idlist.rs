@@ -112,6 +112,8 @@ pub const CHUNK_BYTES: u64 = 4096;
 #[derive(Debug, Clone, Default)]
 pub struct ChunkedStream {
     item_bytes: u64,
+    /// Items per chunk, `CHUNK_BYTES / item_bytes`: kept, not divided out at every address.
+    per_chunk: u64,
     chunks: Vec<u64>,
     items: u64,
 }
@@ -120,11 +122,7 @@ impl ChunkedStream {
     /// An empty stream of items of `item_bytes` (at most [`CHUNK_BYTES`]).
     pub fn new(item_bytes: u64) -> ChunkedStream {
         assert!((1..=CHUNK_BYTES).contains(&item_bytes), "item of {item_bytes} bytes does not fit a chunk");
-        ChunkedStream { item_bytes, chunks: Vec::new(), items: 0 }
-    }
-
-    fn per_chunk(&self) -> u64 {
-        CHUNK_BYTES / self.item_bytes
+        ChunkedStream { item_bytes, per_chunk: CHUNK_BYTES / item_bytes, chunks: Vec::new(), items: 0 }
     }
 
     /// Items appended.
@@ -139,14 +137,13 @@ impl ChunkedStream {
 
     /// Address of item `i`.
     pub fn addr(&self, i: u64) -> u64 {
-        let per = self.per_chunk();
-        self.chunks[index(i / per)] + (i % per) * self.item_bytes
+        self.chunks[index(i / self.per_chunk)] + (i % self.per_chunk) * self.item_bytes
     }
 
     /// Reserves the next item and returns its address.
     pub fn push<M: Memory>(&mut self, mem: &mut M) -> Result<u64, MemoryError> {
-        if self.items == self.chunks.len() as u64 * self.per_chunk() {
-            self.chunks.push(mem.alloc(self.per_chunk() * self.item_bytes, 64)?);
+        if self.items == self.chunks.len() as u64 * self.per_chunk {
+            self.chunks.push(mem.alloc(self.per_chunk * self.item_bytes, 64)?);
         }
         self.items += 1;
         Ok(self.addr(self.items - 1))
@@ -154,7 +151,7 @@ impl ChunkedStream {
 
     /// Frees every chunk.
     pub fn free<M: Memory>(self, mem: &mut M) {
-        let bytes = self.per_chunk() * self.item_bytes;
+        let bytes = self.per_chunk * self.item_bytes;
         for chunk in self.chunks {
             mem.free(chunk, bytes);
         }
