@@ -144,14 +144,16 @@ pub fn encode_rewrite_into(
 /// headers, not given: the entries before the joined range and those after it are copied
 /// whole (their bytes are kept and their ranges unchanged), and only the joined range is
 /// encoded piece by piece. Appends the same bytes and returns the same offset as
-/// [`encode_rewrite_into`] given those ranges.
+/// [`encode_rewrite_into`] given those ranges; or, when the new record would exceed
+/// `room` bytes, appends nothing and returns `None`.
 pub fn encode_rewrite_one_into(
     out: &mut Vec<u8>,
     fingerprint: u64,
     salt: u64,
     change: (u32, u32),
     old: &[u8],
-) -> usize {
+    room: usize,
+) -> Option<usize> {
     assert!(change.1 > 0, "a change of one non-empty range");
     let count = usize::from(u16::from_le_bytes([old[0], old[1]]));
     let entry = |at: usize| {
@@ -178,7 +180,11 @@ pub fn encode_rewrite_one_into(
         at = next(at, entry(at).1);
     }
     assert!(at <= old.len(), "log record overruns its space");
-    out.reserve(at + (RANGE_HEADER_BYTES + end - start) as usize);
+    let len = at - (joined_end - kept) + (RANGE_HEADER_BYTES + end - start) as usize;
+    if len > room {
+        return None;
+    }
+    out.reserve(len);
     out.extend_from_slice(&((count - joined + 1) as u16).to_le_bytes());
     out.extend_from_slice(&fingerprint.to_le_bytes());
     out.extend_from_slice(&old[RECORD_HEADER_BYTES as usize..kept]);
@@ -207,7 +213,7 @@ pub fn encode_rewrite_one_into(
         extend_filler(out, salt, p, end - p);
     }
     out.extend_from_slice(&old[joined_end..at]);
-    kept
+    Some(kept)
 }
 
 /// Appends the entries of `ranges` for a content-free rewrite (see [`encode_rewrite_into`]),
@@ -707,13 +713,17 @@ mod tests {
             nvmdb_workload::synth::union_range(&mut joined, change.0, change.1);
             let (fingerprint, salt) = (rng.gen(), rng.gen());
             let prefix = rng.gen::<[u8; 12]>().to_vec();
-            let (mut expected, mut got) = (prefix.clone(), prefix);
+            let (mut expected, mut got) = (prefix.clone(), prefix.clone());
             let kept = encode_rewrite_into(&mut expected, &joined, fingerprint, salt, &[change], &old);
-            assert_eq!(
-                encode_rewrite_one_into(&mut got, fingerprint, salt, change, &old),
-                kept,
-                "{ranges:?} {change:?}"
-            );
+            let len = record_bytes(&joined) as usize;
+            assert_eq!(expected.len(), 12 + len);
+            let room = if rng.gen_bool(0.2) { len - rng.gen_range(1..8) } else { len + rng.gen_range(0..8) };
+            let written = encode_rewrite_one_into(&mut got, fingerprint, salt, change, &old, room);
+            if len > room {
+                assert_eq!((written, &got), (None, &prefix), "{ranges:?} {change:?}: no room, nothing written");
+                continue;
+            }
+            assert_eq!(written, Some(kept), "{ranges:?} {change:?}");
             assert_eq!(got, expected, "{ranges:?} {change:?}");
             cases += usize::from(joined.len() < ranges.len() + 1);
         }

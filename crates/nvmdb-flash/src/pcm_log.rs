@@ -388,11 +388,13 @@ impl PcmLogArea {
     fn rewrite_one(&mut self, ftl: &mut PageFtl, update: &Update, ready_ns: u64) -> Result<Append, FlashError> {
         let mut record = self.sector_header(update);
         let old = &self.read_buf[SECTOR_HEADER_BYTES..self.read_len];
-        let kept = encode_rewrite_one_into(&mut record, update.fingerprint, update.salt, update.change[0], old);
-        if record.len() > self.sector_bytes as usize {
+        let room = self.sector_bytes as usize - SECTOR_HEADER_BYTES;
+        let Some(kept) =
+            encode_rewrite_one_into(&mut record, update.fingerprint, update.salt, update.change[0], old, room)
+        else {
             self.sector_buf = record;
             return Ok(Append::Unloggable);
-        }
+        };
         let pblock = self.pblock_of(update.lbn).expect("a page with a record has a P-block");
         self.store(ftl, update, pblock, record, kept, ready_ns)
     }
