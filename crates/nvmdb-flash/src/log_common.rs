@@ -138,6 +138,84 @@ pub fn encode_rewrite_into(
     kept.1
 }
 
+/// [`encode_rewrite_into`] of an update whose change is the one non-empty range `change`,
+/// the new record's ranges being `old`'s with `change` joined in as
+/// [`nvmdb_workload::synth::union_range`] joins it. The ranges are found from `old`'s entry
+/// headers, not given: the entries before the joined range and those after it are copied
+/// whole (their bytes are kept and their ranges unchanged), and only the joined range is
+/// encoded piece by piece. Appends the same bytes and returns the same offset as
+/// [`encode_rewrite_into`] given those ranges; or, when the new record would exceed
+/// `room` bytes, appends nothing and returns `None`.
+pub fn encode_rewrite_one_into(
+    out: &mut Vec<u8>,
+    fingerprint: u64,
+    salt: u64,
+    change: (u32, u32),
+    old: &[u8],
+    room: usize,
+) -> Option<usize> {
+    assert!(change.1 > 0, "a change of one non-empty range");
+    let count = usize::from(u16::from_le_bytes([old[0], old[1]]));
+    let entry = |at: usize| {
+        let offset = u32::from(u16::from_le_bytes([old[at], old[at + 1]]));
+        (offset, u32::from(u16::from_le_bytes([old[at + 2], old[at + 3]])))
+    };
+    let next = |at: usize, len: u32| at + (RANGE_HEADER_BYTES + len) as usize;
+    // As `union_range`: the entries ending before the change, then those it joins.
+    let (mut start, mut end) = (change.0, change.0.saturating_add(change.1));
+    let (mut i, mut at) = (0, RECORD_HEADER_BYTES as usize);
+    while i < count && entry(at).0.saturating_add(entry(at).1) < start {
+        at = next(at, entry(at).1);
+        i += 1;
+    }
+    let (kept, joined_from) = (at, i);
+    while i < count && entry(at).0 <= end {
+        let (offset, len) = entry(at);
+        (start, end) = (start.min(offset), end.max(offset.saturating_add(len)));
+        at = next(at, len);
+        i += 1;
+    }
+    let (joined, joined_end) = (i - joined_from, at);
+    for _ in i..count {
+        at = next(at, entry(at).1);
+    }
+    assert!(at <= old.len(), "log record overruns its space");
+    let len = at - (joined_end - kept) + (RANGE_HEADER_BYTES + end - start) as usize;
+    if len > room {
+        return None;
+    }
+    out.reserve(len);
+    out.extend_from_slice(&((count - joined + 1) as u16).to_le_bytes());
+    out.extend_from_slice(&fingerprint.to_le_bytes());
+    out.extend_from_slice(&old[RECORD_HEADER_BYTES as usize..kept]);
+    out.extend_from_slice(&(start as u16).to_le_bytes());
+    out.extend_from_slice(&((end - start) as u16).to_le_bytes());
+    // The joined range: the joined entries' bytes outside the change kept, the rest filler.
+    let (change_start, change_end) = (change.0, change.0 + change.1);
+    let (mut p, mut from) = (start, kept);
+    for _ in 0..joined {
+        let (offset, len) = entry(from);
+        let bytes = from + RANGE_HEADER_BYTES as usize;
+        from = bytes + len as usize;
+        if p < offset {
+            extend_filler(out, salt, p, offset - p);
+        }
+        let entry_end = offset + len;
+        let (a, b) = (change_start.clamp(offset, entry_end), change_end.clamp(offset, entry_end));
+        out.extend_from_slice(&old[bytes..bytes + (a - offset) as usize]);
+        if a < b {
+            extend_filler(out, salt, a, b - a);
+        }
+        out.extend_from_slice(&old[bytes + (b - offset) as usize..from]);
+        p = entry_end;
+    }
+    if p < end {
+        extend_filler(out, salt, p, end - p);
+    }
+    out.extend_from_slice(&old[joined_end..at]);
+    Some(kept)
+}
+
 /// Appends the entries of `ranges` for a content-free rewrite (see [`encode_rewrite_into`]),
 /// taking kept bytes from `old`'s entries from `(entry, record offset)` `from` on, every
 /// earlier entry of `old` lying before the first range.
@@ -594,6 +672,62 @@ mod tests {
                 check_rewrites_skipping_kept_bytes(seed, accounting, encodings[seed as usize % 3]);
             }
         }
+    }
+
+    #[test]
+    fn a_rewrite_of_one_range_is_the_rewrite_of_the_joined_ranges() {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(13);
+        let mut cases = 0;
+        for _ in 0..3_000 {
+            // A stored record of up to six ranges (some touching or a byte apart, so that
+            // `union_range` joins them), with its own filler.
+            let mut ranges = Vec::new();
+            for _ in 0..rng.gen_range(0..6) {
+                let len = rng.gen_range(1..120);
+                nvmdb_workload::synth::union_range(&mut ranges, rng.gen_range(0..=4096 - len), len);
+            }
+            let old = encode_record(&ranges, rng.gen(), None, rng.gen());
+            // A change at a random place, at an entry's edge, inside one, or over several.
+            let change = match (rng.gen_range(0..4), ranges.len()) {
+                (0, n) if n > 0 => {
+                    let (o, l) = ranges[rng.gen_range(0..n)];
+                    let at = if rng.gen_bool(0.5) { o.saturating_sub(rng.gen_range(0..3)) } else { o + l };
+                    (at.min(4095), rng.gen_range(1..40).min(4096 - at.min(4095)))
+                }
+                (1, n) if n > 0 => {
+                    let (o, l) = ranges[rng.gen_range(0..n)];
+                    let at = o + rng.gen_range(0..l);
+                    (at, rng.gen_range(1..=o + l - at))
+                }
+                (2, _) => {
+                    let at = rng.gen_range(0..2048);
+                    (at, rng.gen_range(1..2048))
+                }
+                _ => {
+                    let len = rng.gen_range(1..150);
+                    (rng.gen_range(0..=4096 - len), len)
+                }
+            };
+            let mut joined = Vec::new();
+            decode_ranges(&old, &mut joined);
+            nvmdb_workload::synth::union_range(&mut joined, change.0, change.1);
+            let (fingerprint, salt) = (rng.gen(), rng.gen());
+            let prefix = rng.gen::<[u8; 12]>().to_vec();
+            let (mut expected, mut got) = (prefix.clone(), prefix.clone());
+            let kept = encode_rewrite_into(&mut expected, &joined, fingerprint, salt, &[change], &old);
+            let len = record_bytes(&joined) as usize;
+            assert_eq!(expected.len(), 12 + len);
+            let room = if rng.gen_bool(0.2) { len - rng.gen_range(1..8) } else { len + rng.gen_range(0..8) };
+            let written = encode_rewrite_one_into(&mut got, fingerprint, salt, change, &old, room);
+            if len > room {
+                assert_eq!((written, &got), (None, &prefix), "{ranges:?} {change:?}: no room, nothing written");
+                continue;
+            }
+            assert_eq!(written, Some(kept), "{ranges:?} {change:?}");
+            assert_eq!(got, expected, "{ranges:?} {change:?}");
+            cases += usize::from(joined.len() < ranges.len() + 1);
+        }
+        assert!(cases > 500, "{cases} changes joined existing ranges");
     }
 
     #[test]

@@ -18,7 +18,9 @@
 //! the stored record's bytes outside the new change, so that only the new change's bytes
 //! are fresh filler, as in bytes mode only they hold new content; the PCM is not made to
 //! compare the lines of the leading entries that the rewrite keeps byte for byte, and
-//! counts the write as the whole record's); (4) the F-block has a P-block but the page no
+//! counts the write as the whole record's; a change of one range, as the content-free delta
+//! policy gives, is joined into the stored record's entries read from their headers, the
+//! entries it does not reach copied whole); (4) the F-block has a P-block but the page no
 //! record: log it. In the content-free modes a read of a page's record (a host read, a
 //! merge) copies only its header, which holds all it changes, the read counted whole.
 //! The sector of a page is its offset in the block, the "simple hash". Popularity grows
@@ -36,8 +38,8 @@ use crate::config::{ReplacementKind, SsdConfig};
 use crate::ftl::PageFtl;
 use crate::layer::FlashError;
 use crate::log_common::{
-    apply_encoded, apply_encoded_identity, decode_ranges, decode_record, encode_record_into, encode_rewrite_into, fits,
-    record_len, Append, LogArea, Record, SchemeParams, Update, RECORD_HEADER_BYTES,
+    apply_encoded, apply_encoded_identity, decode_ranges, decode_record, encode_record_into, encode_rewrite_into,
+    encode_rewrite_one_into, fits, record_len, Append, LogArea, Record, SchemeParams, Update, RECORD_HEADER_BYTES,
 };
 use crate::log_store::LogStore;
 
@@ -369,24 +371,60 @@ impl PcmLogArea {
             Ok(p) => p,
             Err(victim) => return Ok(Append::NeedMerge(victim)),
         };
+        let mut record = self.sector_header(update);
+        let kept = if rewrite && update.page.is_none() {
+            let old = &self.read_buf[SECTOR_HEADER_BYTES..self.read_len];
+            encode_rewrite_into(&mut record, ranges, update.fingerprint, update.salt, update.change, old)
+        } else {
+            encode_record_into(&mut record, ranges, update.fingerprint, update.page, update.salt);
+            RECORD_HEADER_BYTES as usize
+        };
+        self.store(ftl, update, pblock, record, kept, ready_ns)
+    }
+
+    /// Case 3 of a content-free update whose change is one non-empty range, `read_buf`
+    /// holding the page's record: the record rewritten with the change joined in, as
+    /// [`PcmLogArea::log`] rewrites it given the joined ranges.
+    fn rewrite_one(&mut self, ftl: &mut PageFtl, update: &Update, ready_ns: u64) -> Result<Append, FlashError> {
+        let mut record = self.sector_header(update);
+        let old = &self.read_buf[SECTOR_HEADER_BYTES..self.read_len];
+        let room = self.sector_bytes as usize - SECTOR_HEADER_BYTES;
+        let Some(kept) =
+            encode_rewrite_one_into(&mut record, update.fingerprint, update.salt, update.change[0], old, room)
+        else {
+            self.sector_buf = record;
+            return Ok(Append::Unloggable);
+        };
+        let pblock = self.pblock_of(update.lbn).expect("a page with a record has a P-block");
+        self.store(ftl, update, pblock, record, kept, ready_ns)
+    }
+
+    /// The scratch sector buffer, holding `update`'s sector header.
+    fn sector_header(&mut self, update: &Update) -> Vec<u8> {
         let mut record = std::mem::take(&mut self.sector_buf);
         record.clear();
         record.extend_from_slice(&update.seq.to_le_bytes());
         record.extend_from_slice(&(update.lpn as u32).to_le_bytes());
+        record
+    }
+
+    /// Writes `record` (a sector header and record) to `update`'s sector of `pblock`, and
+    /// the P-block's table row: `kept` is where the record's bytes that can differ from the
+    /// stored record's resume, after its header (the bytes between are not compared).
+    fn store(
+        &mut self,
+        ftl: &mut PageFtl,
+        update: &Update,
+        pblock: u32,
+        record: Vec<u8>,
+        kept: usize,
+        ready_ns: u64,
+    ) -> Result<Append, FlashError> {
         let addr = self.sector_addr(pblock, update.offset);
         // (On an error the scratch buffer is dropped; a fresh one replaces it.)
-        let ns = if rewrite && update.page.is_none() {
-            let old = &self.read_buf[SECTOR_HEADER_BYTES..self.read_len];
-            let kept = encode_rewrite_into(&mut record, ranges, update.fingerprint, update.salt, update.change, old);
-            // The kept entries are the stored bytes: the PCM need not compare them.
-            let unchanged = SECTOR_HEADER_BYTES + RECORD_HEADER_BYTES as usize..SECTOR_HEADER_BYTES + kept;
-            ftl.admit()?;
-            self.pcm.storage_write_known(addr, &record, unchanged)?
-        } else {
-            encode_record_into(&mut record, ranges, update.fingerprint, update.page, update.salt);
-            ftl.admit()?;
-            self.pcm.storage_write(addr, &record)?
-        };
+        let unchanged = SECTOR_HEADER_BYTES + RECORD_HEADER_BYTES as usize..SECTOR_HEADER_BYTES + kept;
+        ftl.admit()?;
+        let ns = self.pcm.storage_write_known(addr, &record, unchanged)?;
         let len = record.len();
         self.set_sector_len(pblock, update.offset, len as u16);
         self.sector_buf = record;
@@ -443,6 +481,12 @@ impl LogArea for PcmLogArea {
 
     fn append(&mut self, ftl: &mut PageFtl, update: &Update, now_ns: u64) -> Result<Append, FlashError> {
         // Case 3: the sector keeps the change against the flash copy.
+        if let (None, None, &[(_, 1..)]) = (update.base_change, update.page, update.change) {
+            if let Some(ready_ns) = self.read_sector(update.lpn, now_ns)? {
+                return self.rewrite_one(ftl, update, ready_ns);
+            }
+            return self.log(ftl, update, update.change, false, now_ns);
+        }
         let mut ranges = std::mem::take(&mut self.ranges);
         ranges.clear();
         let (ready_ns, rewrite) = match update.base_change {
