@@ -298,10 +298,12 @@ impl FlashArray {
     /// Switches read suspend on (`Some(ns)`: a read issued while its plane is busy starts
     /// after `ns` to suspend the operation in progress, which finishes later by that and
     /// the read) or off (`None`, the default: the read waits for the plane).
+    #[inline]
     pub fn set_read_suspend(&mut self, suspend_ns: Option<u64>) {
         self.read_suspend_ns = suspend_ns;
     }
     /// The read suspend setting (see [`FlashArray::set_read_suspend`]).
+    #[inline]
     pub fn read_suspend_ns(&self) -> Option<u64> {
         self.read_suspend_ns
     }

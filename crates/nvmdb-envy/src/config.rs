@@ -235,6 +235,14 @@ impl EnvyConfig {
         self.segments - self.spare_segments
     }
 
+    /// Whether a clean may move pages between partitions: only locality gathering and
+    /// hybrid with at least two partitions (`redistribution_divisor` is read only then).
+    pub fn redistributes(&self) -> bool {
+        let positions = self.positions();
+        let partitions = positions.div_ceil(self.cleaning.partition_segments(positions));
+        !matches!(self.cleaning, CleaningPolicy::Greedy | CleaningPolicy::Fifo) && partitions >= 2
+    }
+
     /// Checks that the parameters describe a working system.
     pub fn validate(&self) -> Result<(), EnvyError> {
         let bad = |m: String| Err(EnvyError::Config(m));
@@ -284,5 +292,23 @@ impl EnvyConfig {
 impl Default for EnvyConfig {
     fn default() -> Self {
         EnvyConfig::PAPER_2GB
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_two_partitions_or_more_redistribute() {
+        // 15 positions and one spare.
+        let with = |cleaning| EnvyConfig { cleaning, ..EnvyConfig::small(16, 8, 2, 0.5) };
+        assert!(with(CleaningPolicy::Locality).redistributes());
+        assert!(with(CleaningPolicy::Hybrid { partition_segments: 8 }).redistributes());
+        assert!(with(CleaningPolicy::Hybrid { partition_segments: 14 }).redistributes());
+        assert!(!with(CleaningPolicy::Hybrid { partition_segments: 15 }).redistributes());
+        assert!(!with(CleaningPolicy::Hybrid { partition_segments: 40 }).redistributes());
+        assert!(!with(CleaningPolicy::Greedy).redistributes());
+        assert!(!with(CleaningPolicy::Fifo).redistributes());
     }
 }

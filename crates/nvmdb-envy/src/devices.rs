@@ -17,8 +17,9 @@ pub struct Devices {
     power: PowerSwitch,
     /// Per bank: time its flash operations took, ns (volatile statistics).
     bank_busy_ns: Vec<u64>,
-    /// One page's bytes: the last page read from flash, or staged for a program. Kept
-    /// between operations so that none allocates.
+    /// One page's bytes: the last page a host or recovery read brought from flash, or
+    /// staged for a flush's program (a clean's copy stays inside the array). Kept between
+    /// operations so that none allocates.
     page: Vec<u8>,
 }
 
@@ -81,26 +82,31 @@ impl Devices {
         &self.bank_busy_ns
     }
 
+    #[inline]
     fn charge(&mut self, block: u64, timing: OpTiming) -> u64 {
         let bank = self.flash.geometry().plane_of_block(block) as usize;
         self.bank_busy_ns[bank] += timing.end_ns - timing.start_ns;
         timing.end_ns
     }
 
+    #[inline]
     fn permit(&mut self) -> Result<(), EnvyError> {
         self.power.admit().map_err(|device_writes| EnvyError::PowerCut { device_writes })
     }
 
+    #[inline]
     pub(crate) fn sram_read(&mut self, addr: u64, buf: &mut [u8]) {
         self.sram.read(addr, buf).expect("SRAM reads stay inside the layout");
     }
 
+    #[inline]
     pub(crate) fn sram_u32(&mut self, addr: u64) -> u32 {
         let mut b = [0u8; 4];
         self.sram_read(addr, &mut b);
         u32::from_le_bytes(b)
     }
 
+    #[inline]
     pub(crate) fn sram_u64(&mut self, addr: u64) -> u64 {
         let mut b = [0u8; 8];
         self.sram_read(addr, &mut b);
@@ -108,16 +114,19 @@ impl Devices {
     }
 
     /// One atomic SRAM write.
+    #[inline]
     pub(crate) fn sram_write(&mut self, addr: u64, data: &[u8]) -> Result<(), EnvyError> {
         self.permit()?;
         self.sram.write(addr, data).expect("SRAM writes stay inside the layout");
         Ok(())
     }
 
+    #[inline]
     pub(crate) fn set_u32(&mut self, addr: u64, v: u32) -> Result<(), EnvyError> {
         self.sram_write(addr, &v.to_le_bytes())
     }
 
+    #[inline]
     pub(crate) fn set_u64(&mut self, addr: u64, v: u64) -> Result<(), EnvyError> {
         self.sram_write(addr, &v.to_le_bytes())
     }
@@ -174,7 +183,10 @@ impl Devices {
 
     /// The controller's copy of flash page `from` to `to` (cleaning): the read issued at
     /// `read_at_ns` as [`Devices::flash_read`]'s, the program at `program_at_ns`; returns
-    /// when the program completes.
+    /// when the program completes. The page moves inside the array
+    /// ([`FlashArray::read_page_timing`], then [`FlashArray::program_page_copy`]): the
+    /// same read and program, timed and counted as a read into the page buffer and a
+    /// program from it, without the buffer (which the copy leaves as it was).
     pub(crate) fn copy_page(
         &mut self,
         from: u64,
@@ -182,8 +194,14 @@ impl Devices {
         read_at_ns: u64,
         program_at_ns: u64,
     ) -> Result<u64, EnvyError> {
-        self.controller_read(from, read_at_ns);
-        self.program_page_buffer(to, program_at_ns)
+        let suspend = self.flash.read_suspend_ns();
+        self.flash.set_read_suspend(None);
+        let read = self.flash.read_page_timing(from, read_at_ns).expect("mapped flash pages exist");
+        self.flash.set_read_suspend(suspend);
+        self.charge(self.flash.geometry().block_of(from), read);
+        self.permit()?;
+        let programmed = self.flash.program_page_copy(to, from, program_at_ns);
+        Ok(self.charge(self.flash.geometry().block_of(to), programmed?))
     }
 
     /// Reads a page's bytes from the SRAM at `sram_addr` and programs them at `now_ns`
@@ -209,5 +227,97 @@ impl Devices {
         self.permit()?;
         let timing = self.flash.erase_block(segment, now_ns)?;
         Ok(self.charge(segment, timing))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The simple copy the array's copy replaced: a read into the page buffer, then a
+    /// program from it.
+    fn copy_through_the_buffer(
+        dev: &mut Devices,
+        from: u64,
+        to: u64,
+        read_at_ns: u64,
+        program_at_ns: u64,
+    ) -> Result<u64, EnvyError> {
+        dev.controller_read(from, read_at_ns);
+        dev.program_page_buffer(to, program_at_ns)
+    }
+
+    /// Everything the two copies could leave differently: the array (bytes of every
+    /// page, write pointers, erase counts, counters, plane times), the banks' busy times
+    /// and the device-write count.
+    fn state(dev: &Devices) -> (Vec<Vec<u8>>, Vec<u32>, FlashStatsView, Vec<u64>, u64) {
+        let flash = dev.flash();
+        let g = *flash.geometry();
+        let mut copy = flash.clone();
+        let pages =
+            (0..g.pages()).map(|ppn| copy.read_page(ppn, 0).map(|(d, _)| d).expect("in range")).map(|d| match d {
+                PageData::Bytes(b) => b,
+                other => panic!("bytes mode, not {other:?}"),
+            });
+        let pointers = (0..g.blocks()).map(|b| flash.write_pointer(b)).collect();
+        let busy = (0..g.planes()).map(|p| flash.plane_busy_until_ns(p)).collect();
+        let erases: Vec<u64> = flash.erase_counts().collect();
+        (pages.collect(), pointers, (*flash.stats(), busy, erases), dev.bank_busy_ns().to_vec(), dev.device_writes())
+    }
+
+    type FlashStatsView = (nvmdb_device::FlashStats, Vec<u64>, Vec<u64>);
+
+    #[test]
+    fn a_copy_inside_the_array_is_a_copy_through_the_page_buffer() {
+        // Two banks of four segments of eight 256 B pages, read suspend on: copies within a
+        // segment and across banks, from busy and idle banks, of erased pages, into a
+        // worn-out segment, out of order, and cut by the power.
+        let mut config = EnvyConfig::small(8, 8, 2, 0.5);
+        config.banks = 2;
+        config.suspend_reads = true;
+        config.endurance_cycles = 3;
+        let mut fast = Devices::new(&config).expect("valid");
+        let mut simple = Devices::new(&config).expect("valid");
+        let page = |i: u64| PageData::Bytes((0..256).map(|b| (b as u64 * 7 + i * 13) as u8).collect());
+        for dev in [&mut fast, &mut simple] {
+            for (i, ppn) in [0u64, 1, 2, 8, 9, 16].into_iter().enumerate() {
+                dev.flash.program_page(ppn, &page(i as u64), 1_000 * i as u64).expect("in order");
+            }
+            for _ in 0..3 {
+                dev.erase(5, 0).expect("not worn out yet");
+            }
+        }
+        assert_eq!(state(&fast), state(&simple));
+        // (from, to, read at, program at)
+        let copies: [(u64, u64, u64, u64); 9] = [
+            (0, 3, 0, 25_000),               // same segment, bank busy
+            (1, 24, 10_000_000, 10_000_100), // across banks, idle
+            (8, 10, 5, 5),                   // source programmed, destination next
+            (9, 32, 0, 0),                   // another bank's segment
+            (20, 33, 0, 0),                  // an erased source page
+            (2, 40, 0, 0),                   // into a worn-out segment (5: pages 40..48)
+            (16, 12, 0, 0),                  // out of order
+            (16, 9, 0, 0),                   // into a programmed page
+            (2, 4, 1, 2),                    // after the failures
+        ];
+        let mut refused = 0;
+        for (from, to, read_at, program_at) in copies {
+            let a = fast.copy_page(from, to, read_at, program_at).map_err(|e| e.to_string());
+            let b = copy_through_the_buffer(&mut simple, from, to, read_at, program_at).map_err(|e| e.to_string());
+            assert_eq!(a, b, "copy {from} -> {to}");
+            assert_eq!(state(&fast), state(&simple), "copy {from} -> {to}");
+            refused += usize::from(a.is_err());
+        }
+        assert_eq!(refused, 3, "the worn-out, out-of-order and programmed destinations");
+        // Cut before the next device write: both refuse the program after counting the read.
+        for dev in [&mut fast, &mut simple] {
+            let writes = dev.device_writes();
+            dev.cut_power_before(writes);
+        }
+        let a = fast.copy_page(3, 5, 0, 0).map_err(|e| e.to_string());
+        let b = copy_through_the_buffer(&mut simple, 3, 5, 0, 0).map_err(|e| e.to_string());
+        assert!(a.is_err(), "the cut refuses the program");
+        assert_eq!(a, b);
+        assert_eq!(state(&fast), state(&simple));
     }
 }

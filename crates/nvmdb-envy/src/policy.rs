@@ -97,9 +97,11 @@ pub fn redistribute(
         return Redistribution::default();
     }
     let total: u64 = costs.iter().map(|c| c.cleans).sum();
-    let products: Vec<f64> = costs.iter().filter_map(|c| c.product(total)).collect();
     let Some(mine) = costs[victim].product(total) else { return Redistribution::default() };
-    let average = products.iter().sum::<f64>() / products.len() as f64;
+    // The mean of the partitions' products, summed in partition order.
+    let mut cleaned = 0usize;
+    let sum: f64 = costs.iter().filter_map(|c| c.product(total)).inspect(|_| cleaned += 1).sum();
+    let average = sum / cleaned as f64;
     let moving = (live / divisor).max(1);
     let split = |has_down: bool, has_up: bool| match (has_down, has_up) {
         (true, true) => (moving.div_ceil(2), moving / 2),
@@ -207,6 +209,82 @@ mod tests {
         // Never cleaned: no product, nothing moves.
         let costs = [cost(0, 0, 0), cost(1, 1, 1)];
         assert_eq!(redistribute(&costs, 0, 16, 128, 8, room(9, 9, 9, 9)), Redistribution::default());
+    }
+
+    /// [`redistribute`] as it was written first, the partitions' products collected into
+    /// a vector before their mean: the reference for the version without the vector.
+    fn redistribute_reference(
+        costs: &[PartitionCost],
+        victim: usize,
+        live: u32,
+        pages_per_segment: u32,
+        divisor: u32,
+        room: Room,
+    ) -> Redistribution {
+        if divisor == 0 {
+            return Redistribution::default();
+        }
+        let total: u64 = costs.iter().map(|c| c.cleans).sum();
+        let products: Vec<f64> = costs.iter().filter_map(|c| c.product(total)).collect();
+        let Some(mine) = costs[victim].product(total) else { return Redistribution::default() };
+        let average = products.iter().sum::<f64>() / products.len() as f64;
+        let moving = (live / divisor).max(1);
+        let split = |has_down: bool, has_up: bool| match (has_down, has_up) {
+            (true, true) => (moving.div_ceil(2), moving / 2),
+            (true, false) => (moving, 0),
+            (false, true) => (0, moving),
+            (false, false) => (0, 0),
+        };
+        let neighbour =
+            |q: Option<usize>| q.filter(|&q| q < costs.len()).map(|q| costs[q].product(total).unwrap_or(0.0));
+        let (down_product, up_product) = (neighbour(victim.checked_sub(1)), neighbour(Some(victim + 1)));
+        if mine > average && live > 0 {
+            let below = |p: Option<f64>| p.is_some_and(|p| p < mine);
+            let (down, up) = split(below(down_product), below(up_product));
+            return Redistribution {
+                down: down.min(room.free_down),
+                up: up.min(room.free_up),
+                ..Redistribution::default()
+            };
+        }
+        if mine < average {
+            let spare = pages_per_segment.saturating_sub(live + 1);
+            let above = |p: Option<f64>| p.is_some_and(|p| p > mine);
+            let (down, up) = split(above(down_product), above(up_product));
+            let from_down = down.min(room.live_down).min(spare);
+            let from_up = up.min(room.live_up).min(spare - from_down);
+            return Redistribution { from_down, from_up, ..Redistribution::default() };
+        }
+        Redistribution::default()
+    }
+
+    #[test]
+    fn redistribution_is_its_reference() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(7);
+        let mut moved = [0u32; 2];
+        for _ in 0..20_000 {
+            let partitions = rng.gen_range(1..=12);
+            // Small counters, so that partitions not cleaned lately, ties with the average
+            // and products equal to a neighbour's are common.
+            let costs: Vec<PartitionCost> = (0..partitions)
+                .map(|_| {
+                    let cleans = if rng.gen_bool(0.2) { 0 } else { rng.gen_range(1..4) };
+                    cost(cleans, rng.gen_range(0..6), rng.gen_range(0..6))
+                })
+                .collect();
+            let victim = rng.gen_range(0..partitions);
+            let pages = rng.gen_range(1..64);
+            let live = rng.gen_range(0..=pages);
+            let divisor = rng.gen_range(0..5);
+            let room = room(rng.gen_range(0..9), rng.gen_range(0..9), rng.gen_range(0..9), rng.gen_range(0..9));
+            let got = redistribute(&costs, victim, live, pages, divisor, room);
+            assert_eq!(got, redistribute_reference(&costs, victim, live, pages, divisor, room), "{costs:?} {victim}");
+            moved[0] += got.down + got.up;
+            moved[1] += got.from_down + got.from_up;
+        }
+        // Both directions were exercised.
+        assert!(moved[0] > 0 && moved[1] > 0, "{moved:?}");
     }
 
     #[test]

@@ -283,6 +283,17 @@ fn shared_cleaning_parts(
     Ok(slots.into_iter().map(|(i, j)| traces[i][j].clone()).collect())
 }
 
+/// `config` with the fields its run never reads set as in the preset, so that runs that
+/// differ only in those are equal configurations and share one simulation
+/// ([`shared_cleaning_parts`]): without two partitions a clean redistributes nothing, and
+/// the redistribution step is not read ([`EnvyConfig::redistributes`]).
+fn same_run_config(mut config: EnvyConfig) -> EnvyConfig {
+    if !config.redistributes() {
+        config.redistribution_divisor = EnvyConfig::PAPER_2GB.redistribution_divisor;
+    }
+    config
+}
+
 /// The fewest positions that hold 90 % of the `hot` pages found in flash.
 fn hot_positions_90(envy: &Envy, hot: &[u64]) -> usize {
     let positions = envy.page_positions();
@@ -1110,13 +1121,15 @@ impl Experiment for HybridPartition {
             if !redistribute {
                 config.redistribution_divisor = 0;
             }
-            config
+            same_run_config(config)
         };
         let alpha = live_share(&config_of(&(1, Bimodal::UNIFORM, true)));
         let mut worst_deviation: f64 = 0.0;
-        let runs = cleaning_parts(ctx, self.id(), &parts, config_of, |part| {
-            cleaning_trace(config_of(part), part.1, warm, measured, ctx, self.id())
-        })?;
+        // All positions in one partition run alike with and without redistribution: one
+        // simulation gives both.
+        let span = Span { warm, measured };
+        let runs: Vec<_> = parts.iter().map(|part| (config_of(part), part.1, span)).collect();
+        let runs = shared_cleaning_parts(ctx, self.id(), &runs)?;
         let mut warm_ups = Vec::new();
         for (&k, row_runs) in sizes.iter().zip(runs.chunks(dists.len() + 1)) {
             let mut row: Vec<Cell> = vec![k.into()];
@@ -2481,6 +2494,32 @@ mod tests {
         }
         // The spans end at different turnovers, and their counters differ.
         assert_ne!(shared[1].stats, shared[4].stats);
+    }
+
+    #[test]
+    fn a_run_that_cannot_redistribute_is_the_same_whatever_its_step() {
+        let ctx = RunContext::new(Scale::Quick, 2);
+        let span = Span { warm: WarmUp { min: 4, cap: 12 }, measured: 3 };
+        let trace = |k: u32, divisor: u32| {
+            let mut config = EnvyConfig::small(16, 32, 2, 0.8);
+            config.wear_threshold_erases = None;
+            config.cleaning = CleaningPolicy::Hybrid { partition_segments: k };
+            config.redistribution_divisor = divisor;
+            let run = cleaning_traces(config, Bimodal::UNIFORM, &[span], &ctx, "test").expect("runs");
+            (run, same_run_config(config))
+        };
+        // 15 positions in one partition: the separate runs agree, and share a configuration.
+        let (without, config_without) = trace(15, 0);
+        let (with, config_with) = trace(15, 8);
+        assert_eq!(without, with);
+        assert_eq!(config_without, config_with);
+        assert_eq!(with[0].stats.redistributed_pages, 0);
+        // In two partitions the step is read, and the configurations stay apart.
+        let (without, config_without) = trace(8, 0);
+        let (with, config_with) = trace(8, 8);
+        assert_ne!(config_without, config_with);
+        assert!(with[0].stats.redistributed_pages > 0);
+        assert_ne!(without[0].stats, with[0].stats);
     }
 
     #[test]

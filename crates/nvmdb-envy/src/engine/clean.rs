@@ -76,7 +76,7 @@ impl Envy {
     }
 
     fn plan_redistribution(&self, q: usize, live: u32) -> Plan {
-        if matches!(self.config.cleaning, CleaningPolicy::Greedy | CleaningPolicy::Fifo) || self.actives.len() < 2 {
+        if !self.config.redistributes() {
             return Plan::default();
         }
         let down = q.checked_sub(1).map(|d| self.actives[d]);

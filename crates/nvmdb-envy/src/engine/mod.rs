@@ -432,6 +432,7 @@ impl Envy {
         self.config.pages_per_segment - self.write_pointer(self.segment_of[position as usize])
     }
 
+    #[inline]
     fn own(&mut self, ppn: u64, lpn: u32) {
         assert_eq!(self.owner[ppn as usize], 0, "flash page {ppn} mapped twice");
         self.owner[ppn as usize] = lpn + 1;
@@ -439,6 +440,7 @@ impl Envy {
         self.live[seg] += 1;
     }
 
+    #[inline]
     fn disown(&mut self, ppn: u64) {
         self.owner[ppn as usize] = 0;
         let seg = self.segment_of_ppn(ppn) as usize;
