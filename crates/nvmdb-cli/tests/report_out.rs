@@ -39,11 +39,20 @@ fn out_that_is_a_file_is_refused_before_running_and_left_alone() {
 #[test]
 fn run_writes_results_into_out() {
     let dir = scratch("run");
-    let output = nvmdb(&["run", "cidr-fig5", "--out", dir.to_str().unwrap()]);
+    // Run from a directory outside any checkout: the report names the commit the binary
+    // was built from, not the current directory's.
+    let output = Command::new(env!("CARGO_BIN_EXE_nvmdb"))
+        .args(["run", "cidr-fig5", "--out", dir.to_str().unwrap()])
+        .current_dir(&dir)
+        .output()
+        .expect("nvmdb runs");
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let results = dir.join("cidr-fig5").join("results.json");
     let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(results).unwrap()).unwrap();
     assert_eq!(json["id"], "cidr-fig5");
+    let built_from = env!("NVMDB_GIT_COMMIT");
+    assert!(built_from == "unknown" || built_from.len() == 40, "{built_from}");
+    assert_eq!(json["meta"]["git_commit"], built_from);
     assert!(String::from_utf8_lossy(&output.stdout).contains("Scorecard"));
 }
 

@@ -17,23 +17,16 @@ pub struct RunMeta {
     pub seed: u64,
     /// The scale.
     pub scale: Scale,
-    /// The git commit of the code, or `unknown`.
+    /// The git commit the running code was built from, or `unknown`.
     pub git_commit: String,
     /// The nvmdb version.
     pub version: String,
 }
 
 impl RunMeta {
-    /// Metadata for a run; the commit is asked of git in the current directory.
-    pub fn new(seed: u64, scale: Scale) -> RunMeta {
-        let git_commit = std::process::Command::new("git")
-            .args(["rev-parse", "HEAD"])
-            .output()
-            .ok()
-            .filter(|o| o.status.success())
-            .and_then(|o| String::from_utf8(o.stdout).ok())
-            .map_or_else(|| "unknown".into(), |s| s.trim().to_string());
-        RunMeta { seed, scale, git_commit, version: env!("CARGO_PKG_VERSION").into() }
+    /// Metadata for a run of the code at `git_commit` (`unknown` when it is not known).
+    pub fn new(seed: u64, scale: Scale, git_commit: &str) -> RunMeta {
+        RunMeta { seed, scale, git_commit: git_commit.into(), version: env!("CARGO_PKG_VERSION").into() }
     }
 }
 

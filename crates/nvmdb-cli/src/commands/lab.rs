@@ -239,7 +239,7 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
     let all = registry::all();
     let experiment = nvmdb_lab::find(&all, &args.experiment)?;
     let ctx = RunContext::new(args.options.scale.into(), args.options.seed).with_pool(pool(args.jobs));
-    let meta = RunMeta::new(ctx.seed, ctx.scale);
+    let meta = RunMeta::new(ctx.seed, ctx.scale, env!("NVMDB_GIT_COMMIT"));
     check_out_dir(&args.options.out)?;
     let claims = registry::papers::all();
     let stored = args.options.paper_store(&claims)?;
@@ -267,7 +267,7 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
 pub fn reproduce(args: &ReproduceArgs) -> Result<(), CliError> {
     let options = &args.options;
     let ctx = RunContext::new(options.scale.into(), options.seed).with_pool(pool(args.jobs));
-    let meta = RunMeta::new(ctx.seed, ctx.scale);
+    let meta = RunMeta::new(ctx.seed, ctx.scale, env!("NVMDB_GIT_COMMIT"));
     check_out_dir(&options.out)?;
     let claims = registry::papers::all();
     let stored = options.paper_store(&claims)?;
