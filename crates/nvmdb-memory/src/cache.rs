@@ -30,11 +30,13 @@
 //!
 //! **Lookups.** Each last-level way has a directory entry naming the line's slot in
 //! every level above, and each upper way the line's last-level slot, so recency
-//! refreshes and back-invalidations go straight to their slots. An access to the line of
-//! the access before finds it in the L1 slot that access left it in; any other access
-//! searches L1's set (most accesses hit there); on a miss there, inclusion means the line
-//! is in some level only if it is in the last one, so the last level's set is the only
-//! other set searched, in the same pass that finds its LRU way.
+//! refreshes and back-invalidations go straight to their slots. A small table indexed by
+//! the line's low bits keeps lines lately accessed that are still in L1 with their L1
+//! slots (a line leaving L1 leaves the table), so an access to one of them goes straight
+//! to its slot; any other access searches L1's set (most accesses hit there); on a miss
+//! there, inclusion means the line is in some level only if it is in the last one, so the
+//! last level's set is the only other set searched, in the same pass that finds its LRU
+//! way.
 //!
 //! **Recency below L1, kept lazily.** An L1 hit updates L1's way alone and flags it as
 //! hit; the line's clocks below may then be older than its last access. They are brought
@@ -129,6 +131,22 @@ const NONE: u32 = u32::MAX;
 #[inline]
 fn to_slot(slot: usize) -> u32 {
     u32::try_from(slot).expect("levels have fewer than u32::MAX lines")
+}
+
+/// Entries of [`CachedMemory`]'s table of lines known to be in L1 (a power of two).
+const RECENT: usize = 16;
+
+/// A line known to be in L1, and its L1 slot.
+#[derive(Debug, Clone, Copy)]
+struct Recent {
+    line: u64,
+    slot: usize,
+}
+
+/// The entry of `line` in the table of lines known to be in L1.
+#[inline]
+fn recent_entry(line: u64) -> usize {
+    index(line % RECENT as u64)
 }
 
 /// A way's stamp is `clock << CLOCK_SHIFT | HIT | DIRTY`.
@@ -317,10 +335,11 @@ pub struct CachedMemory<D: LineDevice = Pcm> {
     /// slot in level `i` of the line in last-level slot `s`, or [`NONE`]. With inclusion,
     /// one search of the last level finds a line in every level.
     up: Vec<u32>,
-    /// The line of the last access and its L1 slot, where that access left it: no access
-    /// since has moved it (with levels below L1, the next access to it is an L1 hit there).
-    last_line: u64,
-    last_slot: usize,
+    /// Lines known to be in L1, each with its L1 slot, in entry `line % RECENT` (the
+    /// line [`INVALID`] when empty): every access leaves its line's entry, a line keeps its
+    /// slot while it is in L1, and `evict` empties the entry of a line that leaves L1, so
+    /// an entry that names a line gives its slot without a search of L1's set.
+    recent: [Recent; RECENT],
     /// `ended[k]` counts the accesses whose line was first found in level `k`, and
     /// `ended[levels]` those found in none (fetches): one counter per access, from which
     /// [`CachedMemory::level_stats`] derives every level's hits and misses.
@@ -433,8 +452,7 @@ impl<D: LineDevice> CachedMemory<D> {
                 config.levels.last().map_or(0, |l| index(l.size_bytes / LINE_BYTES as u64))
                     * (config.levels.len() - 1)
             ],
-            last_line: INVALID,
-            last_slot: 0,
+            recent: [Recent { line: INVALID, slot: 0 }; RECENT],
             ended: vec![0; config.levels.len() + 1],
             probe_cycles: std::iter::once(0)
                 .chain(config.levels.iter().scan(0, |sum, l| {
@@ -551,20 +569,28 @@ impl<D: LineDevice> CachedMemory<D> {
 
     /// Brings `line` into L1 and marks it dirty on a write.
     ///
-    /// Most accesses hit L1, many of them the line of the access before: its set is
-    /// searched first, unless the line is that one. That path is small enough to inline
-    /// into every load and store; the rest is [`CachedMemory::access_below_l1`].
+    /// Most accesses hit L1, many of them a line accessed lately, whose L1 slot the
+    /// `recent` table gives; otherwise L1's set is searched first. That path is small
+    /// enough to inline into every load and store; the rest is
+    /// [`CachedMemory::access_below_l1`].
     #[inline]
     fn access(&mut self, line: u64, write: bool) {
         self.clock += 1;
         let clock = self.clock;
         if self.levels.len() > 1 {
-            let slot = if line == self.last_line { Some(self.last_slot) } else { self.levels[0].find(line) };
+            let entry = recent_entry(line);
+            let slot = if self.recent[entry].line == line {
+                Some(self.recent[entry].slot)
+            } else {
+                let slot = self.levels[0].find(line);
+                if let Some(slot) = slot {
+                    self.recent[entry] = Recent { line, slot };
+                }
+                slot
+            };
             if let Some(slot) = slot {
                 self.l1_hit(slot, clock, write);
                 self.time_access(line, Some(0));
-                self.last_line = line;
-                self.last_slot = slot;
                 return;
             }
         }
@@ -636,8 +662,7 @@ impl<D: LineDevice> CachedMemory<D> {
         if write {
             self.levels[0].mark_dirty(l1_slot);
         }
-        self.last_line = line;
-        self.last_slot = l1_slot;
+        self.recent[recent_entry(line)] = Recent { line, slot: l1_slot };
     }
 
     /// An access that found its line in L1 at `slot`, with levels below L1.
@@ -733,6 +758,13 @@ impl<D: LineDevice> CachedMemory<D> {
                 }
             }
         }
+        if l1_way.is_some() {
+            // The line leaves L1: its slot there no longer holds it.
+            let entry = &mut self.recent[recent_entry(line)];
+            if entry.line == line {
+                entry.line = INVALID;
+            }
+        }
         if i < last {
             self.up[up + i] = NONE;
             if let Some(clock) = l1_way.filter(|way| way.stamp & HIT != 0).map(Way::clock) {
@@ -813,10 +845,13 @@ impl<D: LineDevice> CachedMemory<D> {
 }
 
 impl<D: LineDevice> Memory for CachedMemory<D> {
+    /// Copies the bytes out before simulating the access: a load changes no byte of the
+    /// image (a fetch only counts, a write-back reads another line), and the host's
+    /// miss on the image then overlaps the model's work instead of following it.
     #[inline]
     fn read_bytes(&mut self, addr: u64, buf: &mut [u8]) {
-        self.access_span(addr, buf.len(), false);
         self.image.read(addr, buf);
+        self.access_span(addr, buf.len(), false);
     }
 
     #[inline]
@@ -825,22 +860,23 @@ impl<D: LineDevice> Memory for CachedMemory<D> {
         self.image.write(addr, data);
     }
 
-    /// As the provided method, with the copy's length known where it is made.
+    /// As the provided method, with the copy's length known where it is made
+    /// ([`Image::read_scalar`], as [`NativeMemory`](crate::NativeMemory)'s), and the value
+    /// read before the access is simulated (see `read_bytes`).
     #[inline]
     fn load<T: Scalar>(&mut self, addr: u64) -> T {
-        let mut bytes = [0u8; 8];
+        let value = self.image.read_scalar(addr);
         self.access_span(addr, T::SIZE, false);
-        self.image.read(addr, &mut bytes[..T::SIZE]);
-        T::from_le(&bytes[..T::SIZE])
+        value
     }
 
-    /// As the provided method, with the copy's length known where it is made.
+    /// As the provided method, with the copy's length known where it is made
+    /// ([`Image::write_scalar`]). The store follows the access: a write-back it causes
+    /// may read the line from the image.
     #[inline]
     fn store<T: Scalar>(&mut self, addr: u64, value: T) {
-        let mut bytes = [0u8; 8];
-        value.to_le(&mut bytes[..T::SIZE]);
         self.access_span(addr, T::SIZE, true);
-        self.image.write(addr, &bytes[..T::SIZE]);
+        self.image.write_scalar(addr, value);
     }
 
     fn alloc(&mut self, size: u64, align: u64) -> Result<u64, MemoryError> {

@@ -3,6 +3,8 @@
 
 use nvmdb_device::index;
 
+use crate::Scalar;
+
 const SEGMENT_BITS: u32 = 20;
 const SEGMENT_LEN: usize = 1 << SEGMENT_BITS;
 const SEGMENT_BYTES: u64 = 1 << SEGMENT_BITS;
@@ -43,6 +45,37 @@ impl Image {
             let first = SEGMENT_LEN - offset;
             buf[..first].copy_from_slice(&segment[offset..]);
             self.read(addr + first as u64, &mut buf[first..]);
+        }
+    }
+
+    /// The scalar at `addr`, copied with its length known where the copy is made, so that
+    /// it compiles to one host load rather than a call of the C library's `memcpy`.
+    /// Panics outside `[0, len)`.
+    #[inline]
+    pub fn read_scalar<T: Scalar>(&self, addr: u64) -> T {
+        let offset = index(addr & (SEGMENT_BYTES - 1));
+        match self.segments[index(addr >> SEGMENT_BITS)].get(offset..offset + T::SIZE) {
+            Some(bytes) => T::from_le(bytes),
+            None => {
+                let mut bytes = [0u8; 8];
+                self.read(addr, &mut bytes[..T::SIZE]);
+                T::from_le(&bytes[..T::SIZE])
+            }
+        }
+    }
+
+    /// Stores the scalar at `addr`, as [`Image::read_scalar`] loads it. Panics outside
+    /// `[0, len)`.
+    #[inline]
+    pub fn write_scalar<T: Scalar>(&mut self, addr: u64, value: T) {
+        let offset = index(addr & (SEGMENT_BYTES - 1));
+        match self.segments[index(addr >> SEGMENT_BITS)].get_mut(offset..offset + T::SIZE) {
+            Some(bytes) => value.to_le(bytes),
+            None => {
+                let mut bytes = [0u8; 8];
+                value.to_le(&mut bytes[..T::SIZE]);
+                self.write(addr, &bytes[..T::SIZE]);
+            }
         }
     }
 

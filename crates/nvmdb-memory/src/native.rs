@@ -2,7 +2,7 @@
 
 use crate::heap::Heap;
 use crate::image::Image;
-use crate::{Memory, MemoryError, MemoryReport};
+use crate::{Memory, MemoryError, MemoryReport, Scalar};
 
 /// Unaccounted memory.
 #[derive(Debug)]
@@ -26,6 +26,17 @@ impl Memory for NativeMemory {
     #[inline]
     fn write_bytes(&mut self, addr: u64, data: &[u8]) {
         self.image.write(addr, data);
+    }
+    /// As the provided method, with the copy's length known where it is made
+    /// ([`Image::read_scalar`], as [`CachedMemory`](crate::CachedMemory)'s).
+    #[inline]
+    fn load<T: Scalar>(&mut self, addr: u64) -> T {
+        self.image.read_scalar(addr)
+    }
+    /// As the provided method, with the copy's length known where it is made.
+    #[inline]
+    fn store<T: Scalar>(&mut self, addr: u64, value: T) {
+        self.image.write_scalar(addr, value);
     }
     fn alloc(&mut self, size: u64, align: u64) -> Result<u64, MemoryError> {
         let addr = self.heap.alloc(size, align)?;

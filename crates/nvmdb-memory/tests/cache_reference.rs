@@ -307,3 +307,28 @@ proptest! {
         check_against_reference(&config, ops, 1024)?;
     }
 }
+
+/// Accesses to the words of a few lines 16 lines apart and of their neighbours: lines
+/// that share an entry of the model's table of lines in L1 (indexed by the line's low
+/// bits) and lines that share an L1 set leave L1 and come back while that table names
+/// them, so a stale entry would send an access to a slot its line has left.
+fn colliding_ops() -> impl Strategy<Value = Vec<Op>> {
+    let word = (0u64..6, 0u64..3, 0u64..8).prop_map(|(apart, next, w)| (apart * 16 + next) * 8 + w);
+    let op = prop_oneof![
+        5 => word.clone().prop_map(Op::Load),
+        4 => (word, any::<u64>()).prop_map(|(w, v)| Op::Store(w, v)),
+        1 => Just(Op::Flush),
+    ];
+    prop::collection::vec(op, 1..600)
+}
+
+proptest! {
+    /// The comparison over both configurations' levels with [`colliding_ops`].
+    #[test]
+    fn lines_that_share_table_entries_match_the_reference(
+        config in prop_oneof![config(), wide_config()],
+        ops in colliding_ops(),
+    ) {
+        check_against_reference(&config, ops, 6 * 16 * 8)?;
+    }
+}
