@@ -290,6 +290,10 @@ pub struct FlashArray {
     /// `geometry.pages()` and `geometry.blocks()`, computed once.
     pages: u64,
     block_count: u64,
+    /// `log2(pages_per_block)` when it is a power of two (a page's block is then a shift).
+    page_shift: Option<u32>,
+    /// `planes - 1` when the planes are a power of two (a block's plane is then a mask).
+    plane_mask: Option<u64>,
     stats: FlashStats,
     /// Read suspend: `Some(ns)` lets a read issued while its plane is busy suspend the
     /// operation in progress, taking `ns` to suspend and resume; `None` (the default)
@@ -309,6 +313,8 @@ impl FlashArray {
             plane_busy_until_ns: vec![0; index(geometry.planes())],
             pages: geometry.pages(),
             block_count: geometry.blocks(),
+            page_shift: geometry.pages_per_block.is_power_of_two().then(|| geometry.pages_per_block.trailing_zeros()),
+            plane_mask: geometry.planes().is_power_of_two().then(|| geometry.planes() - 1),
             stats: FlashStats::default(),
             read_suspend_ns: None,
         })
@@ -413,12 +419,16 @@ impl FlashArray {
     /// The plane of a block, as [`FlashArray::occupy`] finds it.
     #[inline]
     fn plane_index(&self, block: u64) -> usize {
-        index(self.geometry.plane_of_block(block))
+        match self.plane_mask {
+            Some(mask) => index(block & mask),
+            None => index(self.geometry.plane_of_block(block)),
+        }
     }
 
     /// The block and index of page `ppn`, checked to be in range, in a block not worn out,
     /// and its block's next page to program (NAND pages are programmed in order).
-    #[inline]
+    /// (Forced inline, as the program and copy paths that call it.)
+    #[inline(always)]
     fn page_to_program(&self, ppn: Ppn) -> Result<(u64, u32), DeviceError> {
         self.check_ppn(ppn)?;
         let (block, page) = self.locate(ppn);
@@ -433,9 +443,17 @@ impl FlashArray {
     /// The block of a page and the page's index in it.
     #[inline]
     fn locate(&self, ppn: Ppn) -> (u64, u32) {
-        let block = self.geometry.block_of(ppn);
-        let page = ppn - block * u64::from(self.geometry.pages_per_block);
-        (block, u32::try_from(page).expect("a remainder below a u32 fits u32"))
+        match self.page_shift {
+            Some(shift) => {
+                let page = ppn & u64::from(self.geometry.pages_per_block - 1);
+                (ppn >> shift, u32::try_from(page).expect("a page below pages_per_block fits u32"))
+            }
+            None => {
+                let block = ppn / u64::from(self.geometry.pages_per_block);
+                let page = ppn - block * u64::from(self.geometry.pages_per_block);
+                (block, u32::try_from(page).expect("a remainder below a u32 fits u32"))
+            }
+        }
     }
 
     /// The arena of a programmed page's block and the page's index in it (`None` for a
@@ -524,8 +542,9 @@ impl FlashArray {
 
     /// [`FlashArray::read_page`] without taking the data out: the same time, energy and
     /// counts, for a read whose page [`FlashArray::program_page_copy`] then copies inside
-    /// the array (a garbage collector's copy).
-    #[inline]
+    /// the array (a garbage collector's copy). (Forced inline: it is the garbage
+    /// collector's inner loop, and the workspace builds without cross-crate LTO.)
+    #[inline(always)]
     pub fn read_page_timing(&mut self, ppn: Ppn, now_ns: u64) -> Result<OpTiming, DeviceError> {
         self.check_ppn(ppn)?;
         self.stats.page_reads += 1;
@@ -575,8 +594,9 @@ impl FlashArray {
     /// [`FlashArray::read_page`] returns for `from` and the spare bytes programmed into it
     /// (none when its spare area is erased), without building either; `from`'s
     /// sector mask and sector tags are not copied, as a whole-page program keeps none.
-    /// `tests/flash_reference.rs` compares the two.
-    #[inline]
+    /// `tests/flash_reference.rs` compares the two. (Forced inline, as
+    /// [`FlashArray::read_page_timing`].)
+    #[inline(always)]
     pub fn program_page_copy(&mut self, ppn: Ppn, from: Ppn, now_ns: u64) -> Result<OpTiming, DeviceError> {
         // A stored spare area fits any page's (it was checked when programmed), and a
         // copy's data is a whole page of the array's content mode: neither check can fail.
