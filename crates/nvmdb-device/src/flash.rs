@@ -11,7 +11,7 @@
 //! identities, bytes) lives in one flat arena per block, indexed by page, allocated when
 //! the block is first programmed and kept across erases: a program or an erase touches
 //! no hash map and allocates nothing once the block has been used, and an erase only
-//! resets the write pointer (a page's slot is cleared when it is next opened).
+//! resets the write pointer (a page's state is cleared when it is next opened).
 
 use serde::{Deserialize, Serialize};
 
@@ -209,33 +209,27 @@ pub struct FlashStats {
     pub busy_ns: u64,
 }
 
-/// What the array keeps of one programmed page (meaningful only below its block's write
-/// pointer; cleared when the page is opened by its first program after an erase).
-#[derive(Debug, Clone, Copy)]
-struct PageSlot {
-    /// The stored spare bytes (valid when `has_spare`).
-    spare: [u8; SPARE_STORED_BYTES],
-    has_spare: bool,
-    /// The content identity (fingerprint mode, valid when `has_fingerprint`).
-    fingerprint: u64,
-    has_fingerprint: bool,
-    /// Programmed sectors of a page opened by partial programming; 0 for a page
-    /// programmed whole.
-    sector_mask: u64,
-}
+/// A page's flag in [`BlockArena::flags`]: its spare bytes are programmed.
+const HAS_SPARE: u8 = 1;
+/// A page's flag in [`BlockArena::flags`]: it has a content identity (fingerprint mode).
+const HAS_FINGERPRINT: u8 = 2;
 
-const ERASED_SLOT: PageSlot = PageSlot {
-    spare: [0xFF; SPARE_STORED_BYTES],
-    has_spare: false,
-    fingerprint: 0,
-    has_fingerprint: false,
-    sector_mask: 0,
-};
-
-/// The per-page state of one block, indexed by page.
+/// The per-page state of one block, indexed by page, each kind of state in an array of
+/// its own, so that a page's program or copy touches only the bytes its content mode
+/// keeps (a metadata-only page: its 16 spare bytes and a flag byte). A page's entries
+/// are meaningful only below its block's write pointer, and cleared when the page is
+/// opened by its first program after an erase.
 #[derive(Clone)]
 struct BlockArena {
-    slots: Box<[PageSlot]>,
+    /// Each page's stored spare bytes (valid when its flags have [`HAS_SPARE`]).
+    spares: Box<[[u8; SPARE_STORED_BYTES]]>,
+    /// Each page's flags: [`HAS_SPARE`], [`HAS_FINGERPRINT`].
+    flags: Box<[u8]>,
+    /// Each page's content identity (fingerprint mode only; empty otherwise).
+    fingerprints: Box<[u64]>,
+    /// Programmed sectors of each page opened by partial programming, 0 for a page
+    /// programmed whole (arrays with partial programming only; empty otherwise).
+    masks: Box<[u64]>,
     /// The block's page bytes, page after page (bytes mode only; empty otherwise).
     bytes: Box<[u8]>,
     /// Tags of partially programmed sectors, page after page (one slot per sector),
@@ -245,9 +239,34 @@ struct BlockArena {
     tags: Vec<Option<SectorTag>>,
 }
 
+impl BlockArena {
+    /// The sector mask of page `page` (0 for a page programmed whole).
+    #[inline]
+    fn mask(&self, page: usize) -> u64 {
+        self.masks.get(page).copied().unwrap_or(0)
+    }
+
+    /// Clears page `page`'s state: the page is opened by its first program since an erase.
+    #[inline(always)]
+    fn open(&mut self, page: usize) {
+        self.flags[page] = 0;
+        self.spares[page] = [0xFF; SPARE_STORED_BYTES];
+        if let Some(f) = self.fingerprints.get_mut(page) {
+            *f = 0;
+        }
+        if let Some(m) = self.masks.get_mut(page) {
+            *m = 0;
+        }
+        if !self.tags.is_empty() {
+            let per_page = self.tags.len() / self.flags.len();
+            self.tags[page * per_page..(page + 1) * per_page].fill(None);
+        }
+    }
+}
+
 impl std::fmt::Debug for BlockArena {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("BlockArena").field("pages", &self.slots.len()).field("bytes", &self.bytes.len()).finish()
+        f.debug_struct("BlockArena").field("pages", &self.flags.len()).field("bytes", &self.bytes.len()).finish()
     }
 }
 
@@ -271,6 +290,10 @@ pub struct FlashArray {
     /// `geometry.pages()` and `geometry.blocks()`, computed once.
     pages: u64,
     block_count: u64,
+    /// `log2(pages_per_block)` when it is a power of two (a page's block is then a shift).
+    page_shift: Option<u32>,
+    /// `planes - 1` when the planes are a power of two (a block's plane is then a mask).
+    plane_mask: Option<u64>,
     stats: FlashStats,
     /// Read suspend: `Some(ns)` lets a read issued while its plane is busy suspend the
     /// operation in progress, taking `ns` to suspend and resume; `None` (the default)
@@ -290,6 +313,8 @@ impl FlashArray {
             plane_busy_until_ns: vec![0; index(geometry.planes())],
             pages: geometry.pages(),
             block_count: geometry.blocks(),
+            page_shift: geometry.pages_per_block.is_power_of_two().then(|| geometry.pages_per_block.trailing_zeros()),
+            plane_mask: geometry.planes().is_power_of_two().then(|| geometry.planes() - 1),
             stats: FlashStats::default(),
             read_suspend_ns: None,
         })
@@ -350,7 +375,7 @@ impl FlashArray {
     /// page programmed whole, or not programmed).
     #[inline]
     pub fn sector_mask(&self, ppn: Ppn) -> Option<u64> {
-        self.slot(ppn).map(|s| s.sector_mask).filter(|&m| m != 0)
+        self.programmed(ppn).map(|(arena, page)| arena.mask(page)).filter(|&m| m != 0)
     }
     /// When a plane is next free, ns.
     #[inline]
@@ -396,12 +421,16 @@ impl FlashArray {
     /// The plane of a block, as [`FlashArray::occupy`] finds it.
     #[inline]
     fn plane_index(&self, block: u64) -> usize {
-        index(self.geometry.plane_of_block(block))
+        match self.plane_mask {
+            Some(mask) => index(block & mask),
+            None => index(self.geometry.plane_of_block(block)),
+        }
     }
 
     /// The block and index of page `ppn`, checked to be in range, in a block not worn out,
     /// and its block's next page to program (NAND pages are programmed in order).
-    #[inline]
+    /// (Forced inline, as the program and copy paths that call it.)
+    #[inline(always)]
     fn page_to_program(&self, ppn: Ppn) -> Result<(u64, u32), DeviceError> {
         self.check_ppn(ppn)?;
         let (block, page) = self.locate(ppn);
@@ -416,20 +445,29 @@ impl FlashArray {
     /// The block of a page and the page's index in it.
     #[inline]
     fn locate(&self, ppn: Ppn) -> (u64, u32) {
-        let block = self.geometry.block_of(ppn);
-        let page = ppn - block * u64::from(self.geometry.pages_per_block);
-        (block, u32::try_from(page).expect("a remainder below a u32 fits u32"))
+        match self.page_shift {
+            Some(shift) => {
+                let page = ppn & u64::from(self.geometry.pages_per_block - 1);
+                (ppn >> shift, u32::try_from(page).expect("a page below pages_per_block fits u32"))
+            }
+            None => {
+                let block = ppn / u64::from(self.geometry.pages_per_block);
+                let page = ppn - block * u64::from(self.geometry.pages_per_block);
+                (block, u32::try_from(page).expect("a remainder below a u32 fits u32"))
+            }
+        }
     }
 
-    /// The slot of a programmed page (`None` for a page out of range or not programmed).
+    /// The arena of a programmed page's block and the page's index in it (`None` for a
+    /// page out of range or not programmed).
     #[inline]
-    fn slot(&self, ppn: Ppn) -> Option<&PageSlot> {
+    fn programmed(&self, ppn: Ppn) -> Option<(&BlockArena, usize)> {
         let (block, page) = self.locate(ppn);
         let state = self.blocks.get(index(block))?;
         if page >= state.next_page {
             return None;
         }
-        state.arena.as_ref().map(|a| &a.slots[page as usize])
+        state.arena.as_deref().map(|a| (a, page as usize))
     }
 
     /// The arena of a block, allocated at its first program.
@@ -441,7 +479,8 @@ impl FlashArray {
         self.blocks[index(block)].arena.as_mut().expect("allocated above")
     }
 
-    /// An arena of erased slots (and erased bytes in bytes mode).
+    /// An arena of erased pages (and erased bytes in bytes mode), with the arrays the
+    /// content mode and partial programming need.
     #[cold]
     fn new_arena(&self) -> Box<BlockArena> {
         let pages = self.geometry.pages_per_block as usize;
@@ -449,8 +488,13 @@ impl FlashArray {
             PageContent::Bytes => self.geometry.page_bytes as usize,
             PageContent::Fingerprint | PageContent::None => 0,
         };
+        let fingerprints = if self.content == PageContent::Fingerprint { pages } else { 0 };
+        let masks = if self.geometry.partial_programming { pages } else { 0 };
         Box::new(BlockArena {
-            slots: vec![ERASED_SLOT; pages].into_boxed_slice(),
+            spares: vec![[0xFF; SPARE_STORED_BYTES]; pages].into_boxed_slice(),
+            flags: vec![0; pages].into_boxed_slice(),
+            fingerprints: vec![0; fingerprints].into_boxed_slice(),
+            masks: vec![0; masks].into_boxed_slice(),
             bytes: vec![0xFF; pages * page_bytes].into_boxed_slice(),
             tags: Vec::new(),
         })
@@ -458,11 +502,9 @@ impl FlashArray {
 
     /// The page bytes of a programmed page (bytes mode).
     fn page_bytes_of(&self, ppn: Ppn) -> Option<&[u8]> {
-        self.slot(ppn)?;
+        let (arena, page) = self.programmed(ppn)?;
         let page_bytes = self.geometry.page_bytes as usize;
-        let (block, page) = self.locate(ppn);
-        let arena = self.blocks[index(block)].arena.as_ref()?;
-        let at = page as usize * page_bytes;
+        let at = page * page_bytes;
         arena.bytes.get(at..at + page_bytes)
     }
 
@@ -476,9 +518,9 @@ impl FlashArray {
                 self.page_bytes_of(ppn).map_or_else(|| vec![0xFF; self.geometry.page_bytes as usize], <[u8]>::to_vec),
             ),
             PageContent::Fingerprint => self
-                .slot(ppn)
-                .filter(|s| s.has_fingerprint)
-                .map_or(PageData::Empty, |s| PageData::Fingerprint(s.fingerprint)),
+                .programmed(ppn)
+                .filter(|&(arena, page)| arena.flags[page] & HAS_FINGERPRINT != 0)
+                .map_or(PageData::Empty, |(arena, page)| PageData::Fingerprint(arena.fingerprints[page])),
             PageContent::None => PageData::Empty,
         };
         Ok((data, timing))
@@ -502,8 +544,9 @@ impl FlashArray {
 
     /// [`FlashArray::read_page`] without taking the data out: the same time, energy and
     /// counts, for a read whose page [`FlashArray::program_page_copy`] then copies inside
-    /// the array (a garbage collector's copy).
-    #[inline]
+    /// the array (a garbage collector's copy). (Forced inline: it is the garbage
+    /// collector's inner loop, and the workspace builds without cross-crate LTO.)
+    #[inline(always)]
     pub fn read_page_timing(&mut self, ppn: Ppn, now_ns: u64) -> Result<OpTiming, DeviceError> {
         self.check_ppn(ppn)?;
         self.stats.page_reads += 1;
@@ -553,41 +596,46 @@ impl FlashArray {
     /// [`FlashArray::read_page`] returns for `from` and the spare bytes programmed into it
     /// (none when its spare area is erased), without building either; `from`'s
     /// sector mask and sector tags are not copied, as a whole-page program keeps none.
-    /// `tests/flash_reference.rs` compares the two.
-    #[inline]
+    /// `tests/flash_reference.rs` compares the two. (Forced inline, as
+    /// [`FlashArray::read_page_timing`].)
+    #[inline(always)]
     pub fn program_page_copy(&mut self, ppn: Ppn, from: Ppn, now_ns: u64) -> Result<OpTiming, DeviceError> {
         // A stored spare area fits any page's (it was checked when programmed), and a
         // copy's data is a whole page of the array's content mode: neither check can fail.
         let (block, page) = self.page_to_program(ppn)?;
-        let source = self.slot(from).copied();
-        self.record_copy(block, page, from, source);
+        self.record_copy(block, page, from);
         self.blocks[index(block)].next_page = page + 1;
         self.stats.page_programs += 1;
         Ok(self.occupy(block, now_ns, self.timing.program_ns, self.timing.program_pj))
     }
 
-    /// Stores [`FlashArray::program_page_copy`]'s copy of page `from` (its slot `source`,
-    /// `None` when it is not programmed) in page `page` of `block`, which it opens.
+    /// Stores [`FlashArray::program_page_copy`]'s copy of page `from` (an erased page's
+    /// state when it is not programmed) in page `page` of `block`, which it opens.
     #[inline(always)]
-    fn record_copy(&mut self, block: u64, page: u32, from: Ppn, source: Option<PageSlot>) {
+    fn record_copy(&mut self, block: u64, page: u32, from: Ppn) {
         let page_bytes = self.geometry.page_bytes as usize;
         let content = self.content;
         let (from_block, from_page) = self.locate(from);
+        let source = self.programmed(from).map(|(arena, at)| {
+            let flags = arena.flags[at];
+            let fingerprint = if flags & HAS_FINGERPRINT != 0 { arena.fingerprints[at] } else { 0 };
+            (arena.spares[at], flags, fingerprint)
+        });
+        let (spare, flags, fingerprint) = source.unwrap_or(([0xFF; SPARE_STORED_BYTES], 0, 0));
         let arena = self.arena_mut(block);
+        let at = page as usize;
+        arena.spares[at] = spare;
+        arena.flags[at] = flags;
+        if let Some(f) = arena.fingerprints.get_mut(at) {
+            *f = fingerprint;
+        }
+        if let Some(m) = arena.masks.get_mut(at) {
+            *m = 0;
+        }
         if !arena.tags.is_empty() {
-            let per_page = arena.tags.len() / arena.slots.len();
-            arena.tags[page as usize * per_page..(page as usize + 1) * per_page].fill(None);
+            let per_page = arena.tags.len() / arena.flags.len();
+            arena.tags[at * per_page..(at + 1) * per_page].fill(None);
         }
-        let mut slot = ERASED_SLOT;
-        if let Some(source) = source {
-            slot.spare = source.spare;
-            slot.has_spare = source.has_spare;
-            if content == PageContent::Fingerprint && source.has_fingerprint {
-                slot.fingerprint = source.fingerprint;
-                slot.has_fingerprint = true;
-            }
-        }
-        arena.slots[page as usize] = slot;
         if content == PageContent::Bytes {
             self.copy_page_bytes(block, page, from_block, from_page, source.is_some(), page_bytes);
         }
@@ -649,7 +697,7 @@ impl FlashArray {
         now_ns: u64,
     ) -> Result<OpTiming, DeviceError> {
         self.check_spare(ppn, spare)?;
-        if !spare.is_empty() && self.slot(ppn).is_some_and(|s| s.has_spare) {
+        if !spare.is_empty() && self.programmed(ppn).is_some_and(|(arena, page)| arena.flags[page] & HAS_SPARE != 0) {
             return Err(DeviceError::ProgramNotErased { ppn });
         }
         if !self.geometry.partial_programming {
@@ -728,14 +776,12 @@ impl FlashArray {
     /// the sector is erased or was programmed without one). Like [`FlashArray::spare`], it is
     /// read with the page.
     pub fn sector_tag(&self, ppn: Ppn, sector: u32) -> Option<&SectorTag> {
-        self.slot(ppn)?;
+        let (arena, page) = self.programmed(ppn)?;
         let per_page = self.geometry.sectors_per_page();
         if sector >= per_page {
             return None;
         }
-        let (block, page) = self.locate(ppn);
-        let arena = self.blocks[index(block)].arena.as_ref()?;
-        arena.tags.get(page as usize * per_page as usize + sector as usize)?.as_ref()
+        arena.tags.get(page * per_page as usize + sector as usize)?.as_ref()
     }
 
     #[inline]
@@ -752,7 +798,9 @@ impl FlashArray {
     /// read; a recovery scan reads it for free here.
     #[inline]
     pub fn spare(&self, ppn: Ppn) -> Option<&[u8]> {
-        self.slot(ppn).filter(|s| s.has_spare).map(|s| s.spare.as_slice())
+        self.programmed(ppn)
+            .filter(|&(arena, page)| arena.flags[page] & HAS_SPARE != 0)
+            .map(|(arena, page)| arena.spares[page].as_slice())
     }
 
     /// Whether `data` may be stored at sector `first_sector` of page `ppn` in this content
@@ -777,11 +825,11 @@ impl FlashArray {
     }
 
     /// Stores a checked program (see [`FlashArray::check_data`]) of sectors from
-    /// `first_sector` of a page: a program that `opens` the page first clears its slot (and
-    /// in bytes mode its bytes, which then read `0xFF` where not programmed); then the data,
-    /// the spare bytes if any, and for a partial program the page's new sector mask.
-    /// The slot is built in place of the old one and stored once; inlined, so that a
-    /// whole-page program (`opens`, sector 0, no mask) keeps only its own steps.
+    /// `first_sector` of a page: a program that `opens` the page first clears its state
+    /// (and in bytes mode its bytes, which then read `0xFF` where not programmed); then the
+    /// data, the spare bytes if any, and for a partial program the page's new sector mask.
+    /// Inlined, so that a whole-page program (`opens`, sector 0, no mask) keeps only its
+    /// own steps.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn record(
@@ -797,46 +845,44 @@ impl FlashArray {
         let page_bytes = self.geometry.page_bytes as usize;
         let content = self.content;
         let arena = self.arena_mut(block);
-        if opens && !arena.tags.is_empty() {
-            let per_page = arena.tags.len() / arena.slots.len();
-            arena.tags[page as usize * per_page..(page as usize + 1) * per_page].fill(None);
+        let at = page as usize;
+        if opens {
+            arena.open(at);
         }
-        let stored = &mut arena.slots[page as usize];
-        let mut slot = if opens { ERASED_SLOT } else { *stored };
         match (content, data) {
             (PageContent::Bytes, PageData::Bytes(bytes)) => {
-                let page_at = page as usize * page_bytes;
+                let page_at = at * page_bytes;
                 if opens && bytes.len() != page_bytes {
                     arena.bytes[page_at..page_at + page_bytes].fill(0xFF);
                 }
-                let at = page_at + (first_sector * SECTOR_BYTES) as usize;
-                arena.bytes[at..at + bytes.len()].copy_from_slice(bytes);
+                let from = page_at + (first_sector * SECTOR_BYTES) as usize;
+                arena.bytes[from..from + bytes.len()].copy_from_slice(bytes);
             }
             (PageContent::Fingerprint, PageData::Fingerprint(f)) => {
-                slot.fingerprint = *f;
-                slot.has_fingerprint = true;
+                arena.fingerprints[at] = *f;
+                arena.flags[at] |= HAS_FINGERPRINT;
             }
             (PageContent::Fingerprint, PageData::Bytes(bytes)) => {
-                slot.fingerprint = fingerprint64(bytes);
-                slot.has_fingerprint = true;
+                arena.fingerprints[at] = fingerprint64(bytes);
+                arena.flags[at] |= HAS_FINGERPRINT;
             }
             _ => {}
         }
         if !spare.is_empty() {
-            slot.spare = [0xFF; SPARE_STORED_BYTES];
-            slot.spare[..spare.len()].copy_from_slice(spare);
-            slot.has_spare = true;
+            let mut stored = [0xFF; SPARE_STORED_BYTES];
+            stored[..spare.len()].copy_from_slice(spare);
+            arena.spares[at] = stored;
+            arena.flags[at] |= HAS_SPARE;
         }
         if let Some(mask) = sector_mask {
-            slot.sector_mask = mask;
+            arena.masks[at] = mask;
         }
-        *stored = slot;
     }
 
     /// Erases a block issued at `now_ns`.
     pub fn erase_block(&mut self, block: u64, now_ns: u64) -> Result<OpTiming, DeviceError> {
         self.check_block(block)?;
-        // The pages' slots are stale from here on, and cleared when each is opened again.
+        // The pages' state is stale from here on, and cleared when each is opened again.
         let state = &mut self.blocks[index(block)];
         state.next_page = 0;
         state.erase_count += 1;

@@ -66,6 +66,10 @@ struct Plane {
 pub struct PageFtl {
     flash: FlashArray,
     geometry: FlashGeometry,
+    /// `log2(pages_per_block)` when it is a power of two (a page's block is then a shift).
+    page_shift: Option<u32>,
+    /// `planes - 1` when the planes are a power of two (a block's plane is then a mask).
+    plane_mask: Option<u64>,
     logical_pages: u64,
     l2p: Vec<u32>,
     p2l: Vec<u32>,
@@ -164,6 +168,8 @@ impl PageFtl {
         let mut ftl = PageFtl {
             flash,
             geometry,
+            page_shift: geometry.pages_per_block.is_power_of_two().then(|| geometry.pages_per_block.trailing_zeros()),
+            plane_mask: planes.is_power_of_two().then(|| planes - 1),
             logical_pages,
             l2p: vec![UNMAPPED; logical_pages as usize],
             p2l: vec![UNMAPPED; geometry.pages() as usize],
@@ -205,9 +211,22 @@ impl PageFtl {
         Ok(ftl)
     }
 
-    #[inline]
+    /// The plane of a block ([`FlashGeometry::plane_of_block`], with the mask computed once).
+    #[inline(always)]
     fn plane_of(&self, block: u32) -> usize {
-        self.geometry.plane_of_block(u64::from(block)) as usize
+        match self.plane_mask {
+            Some(mask) => (u64::from(block) & mask) as usize,
+            None => self.geometry.plane_of_block(u64::from(block)) as usize,
+        }
+    }
+
+    /// The block of a page ([`FlashGeometry::block_of`], with the shift computed once).
+    #[inline(always)]
+    fn block_of(&self, ppn: u64) -> usize {
+        match self.page_shift {
+            Some(shift) => (ppn >> shift) as usize,
+            None => self.geometry.block_of(ppn) as usize,
+        }
     }
 
     /// Puts an erased block into its plane's free pool.
@@ -306,7 +325,7 @@ impl PageFtl {
     /// Counts a page just programmed whole at `now_ns` as valid.
     #[inline(always)]
     fn programmed(&mut self, ppn: u64, now_ns: u64) {
-        let block = self.geometry.block_of(ppn) as usize;
+        let block = self.block_of(ppn);
         self.count_valid(block, true);
         self.blocks[block].last_write_ns = now_ns;
     }
@@ -451,33 +470,39 @@ impl PageFtl {
         let plane = self.plane_of(victim);
         let ppb = u64::from(self.geometry.pages_per_block);
         let first = u64::from(victim) * ppb;
-        let mut gc_ns = 0;
+        // Without partial programming no page has a sector mask: every copy is whole.
+        let whole_pages = !self.geometry.partial_programming;
+        let mut copies = 0;
         for old in first..first + ppb {
             if self.p2l[old as usize] == UNMAPPED {
                 continue;
             }
             // The copy keeps the page's spare bytes (logical page, write sequence number).
-            let (new, read) = match self.flash.sector_mask(old) {
+            let mask = if whole_pages { None } else { self.flash.sector_mask(old) };
+            let new = match mask {
                 Some(mask) => {
                     let (data, read) = self.flash.read_page(old, now_ns)?;
                     let stored = self.flash.spare(old).expect("an FTL page has its out-of-band record");
                     let mut spare_bytes = [0u8; SPARE_STORED_BYTES];
                     spare_bytes[..stored.len()].copy_from_slice(stored);
                     let spare = &spare_bytes[..stored.len()];
-                    (self.program_partial_copy(plane, old, spare, &data, mask, read.end_ns)?.0, read)
+                    self.program_partial_copy(plane, old, spare, &data, mask, read.end_ns)?.0
                 }
                 None => {
                     let read = self.flash.read_page_timing(old, now_ns)?;
-                    (self.program_copy(plane, old, read.end_ns)?, read)
+                    self.program_copy(plane, old, read.end_ns)?
                 }
             };
-            gc_ns += (read.end_ns - read.start_ns) + self.flash.timing().program_ns;
+            copies += 1;
             self.move_page(old as u32, new)?;
             self.stats.gc_page_copies += 1;
         }
         assert_eq!(self.blocks[victim as usize].valid_pages, 0, "an evacuated block holds no live page");
         self.admit()?;
         let erase = self.flash.erase_block(u64::from(victim), now_ns)?;
+        // Each copy is a read (`read_ns` from its start, suspended or not) and a program.
+        let timing = self.flash.timing();
+        let gc_ns = copies * (timing.read_ns + timing.program_ns);
         self.stats.gc_time_ns += gc_ns + (erase.end_ns - erase.start_ns);
         self.release(victim);
         if self.wear_leveling == WearLeveling::Static {
@@ -509,10 +534,11 @@ impl PageFtl {
     }
 
     /// Points every owner of `old` at `new` (GC copy).
+    #[inline(always)]
     fn move_page(&mut self, old: u32, new: u32) -> Result<(), FlashError> {
         let owner = std::mem::replace(&mut self.p2l[old as usize], UNMAPPED);
         self.p2l[new as usize] = owner;
-        self.count_valid(self.geometry.block_of(u64::from(old)) as usize, false);
+        self.count_valid(self.block_of(u64::from(old)), false);
         if owner & TRIM_BIT != 0 {
             self.trims.insert(owner & !TRIM_BIT, new);
             return Ok(());
@@ -560,7 +586,7 @@ impl PageFtl {
         }
         assert!(self.p2l[ppn as usize] == UNMAPPED || self.p2l[ppn as usize] == lpn, "p2l names the owner");
         self.p2l[ppn as usize] = UNMAPPED;
-        self.count_valid(self.geometry.block_of(u64::from(ppn)) as usize, false);
+        self.count_valid(self.block_of(u64::from(ppn)), false);
         self.live_physical_pages -= 1;
         match &mut self.dedup {
             Some(dedup) => dedup.forget(&mut self.power, ppn),
@@ -580,7 +606,7 @@ impl PageFtl {
         // A write supersedes the page's trim record, which becomes garbage.
         if let Some(record) = self.trims.remove(&lpn) {
             self.p2l[record as usize] = UNMAPPED;
-            self.count_valid(self.geometry.block_of(u64::from(record)) as usize, false);
+            self.count_valid(self.block_of(u64::from(record)), false);
         }
         if self.dedup.is_some() {
             self.refs[ppn as usize] += 1;
