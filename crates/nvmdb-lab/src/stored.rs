@@ -383,6 +383,24 @@ mod tests {
     }
 
     #[test]
+    fn a_stored_value_reads_back_to_the_same_double() {
+        // A value whose shortest digits the fast float parser reads one unit in the last
+        // place off (measured: cidr-fig6-wear-gain-min).
+        let dir = temp_dir("exact");
+        let value = 2.399_799_891_097_252_2_f64;
+        let mut outcome = Outcome::default();
+        outcome.measure("alpha-gain", value);
+        let finished = Finished { id: "alpha".into(), title: "a".into(), source: "P".into(), outcome };
+        let rows = scorecard(CLAIMS, std::slice::from_ref(&finished)).unwrap();
+        let meta = RunMeta { seed: 1, scale: Scale::Paper, git_commit: "0".into(), version: "0".into() };
+        store(&dir, &StoredRun::new(&finished, &rows, &meta, provenance())).unwrap();
+        let loaded = PaperStore::load(&dir, CLAIMS).unwrap();
+        let read = loaded.runs["alpha"].values[0].value.unwrap();
+        assert_eq!(read.to_bits(), value.to_bits(), "{read:?} read back for {value:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn a_missing_directory_is_an_empty_store() {
         let store = PaperStore::load(Path::new("/nonexistent/nvmdb/paper-scale"), CLAIMS).unwrap();
         assert!(store.runs.is_empty());
