@@ -204,14 +204,13 @@ impl Devices {
         Ok(self.charge(self.flash.geometry().block_of(to), programmed?))
     }
 
-    /// The controller's copies of flash pages `from`, in order, into
-    /// the pages of a segment from `to` on (a clean's run of live pages into one segment):
-    /// what [`Devices::copy_page`] of each into the next page does, each copy's read and
+    /// The controller's copies of flash pages `from`, in order, into the pages of a
+    /// segment from `to` on (a clean's run of live pages into one segment): what [`Devices::copy_page`] of each into the next page does, each copy's read and
     /// program issued at the times `schedule` gives (from the previous copy's program end,
     /// `None` for the first), in one flash-array call ([`FlashArray::copy_pages`]); returns
     /// the last program's end. The caller writes one page-table entry per copy after it, so
     /// it runs only when the power switch admits two device writes per copy and the array
-    /// takes the whole run; otherwise it returns `Ok(None)` with nothing changed, and the
+    /// takes the whole run; otherwise it returns `None` with nothing changed, and the
     /// caller copies page by page.
     pub(crate) fn copy_pages(
         &mut self,
