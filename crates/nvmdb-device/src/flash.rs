@@ -641,6 +641,129 @@ impl FlashArray {
         }
     }
 
+    /// Copies pages `sources`, in order, into the pages of one block from `to` on (`to`
+    /// first, then the pages after it): what a [`FlashArray::read_page_timing`] of each
+    /// source with read suspend off (the controller's own read, which waits for its
+    /// plane), then a [`FlashArray::program_page_copy`] of it into the next page, do, in
+    /// one call. `schedule` gives each copy's read and program issue times, given the
+    /// previous copy's program end (`None` for the first copy); returns the last copy's
+    /// program end (`None` when `sources` is empty).
+    ///
+    /// All or nothing: a run that page-by-page copies would not complete (a source out of
+    /// range; `to` out of range, in a worn-out block or not its block's next page) is
+    /// refused with the error of the first copy that would fail, and so is a run past the
+    /// block's last page; nothing changes then. `tests/flash_copy_run.rs` compares it with page-by-page
+    /// copies.
+    pub fn copy_pages(
+        &mut self,
+        sources: &[Ppn],
+        to: Ppn,
+        mut schedule: impl FnMut(Option<u64>) -> (u64, u64),
+    ) -> Result<Option<u64>, DeviceError> {
+        let Some(&first_source) = sources.first() else { return Ok(None) };
+        // Checked in page-by-page order: each copy's source, then its destination.
+        self.check_ppn(first_source)?;
+        let (block, first) = self.page_to_program(to)?;
+        let count = u32::try_from(sources.len()).unwrap_or(u32::MAX);
+        if count > self.geometry.pages_per_block - first {
+            return Err(DeviceError::Config(format!(
+                "a run of {} page copies from page {to} passes its block's last page",
+                sources.len()
+            )));
+        }
+        // Whether every source is a programmed page of one block other than `block`: its
+        // copies then go in one pass per kind of state.
+        let (from_block, _) = self.locate(first_source);
+        let block_start = from_block * u64::from(self.geometry.pages_per_block);
+        let programmed = block_start..block_start + u64::from(self.blocks[index(from_block)].next_page);
+        let mut one_source_block = from_block != block;
+        for &from in sources {
+            self.check_ppn(from)?;
+            one_source_block &= programmed.contains(&from);
+        }
+        let n = sources.len() as u64;
+        let (read_ns, program_ns) = (self.timing.read_ns, self.timing.program_ns);
+        let to_plane = self.plane_index(block);
+        let mut end = None;
+        if one_source_block {
+            let from_plane = self.plane_index(from_block);
+            for _ in sources {
+                let (read_at, program_at) = schedule(end);
+                let read_start = read_at.max(self.plane_busy_until_ns[from_plane]);
+                self.plane_busy_until_ns[from_plane] = read_start + read_ns;
+                let program_end = program_at.max(self.plane_busy_until_ns[to_plane]) + program_ns;
+                self.plane_busy_until_ns[to_plane] = program_end;
+                end = Some(program_end);
+            }
+        } else {
+            for &from in sources {
+                let (read_at, program_at) = schedule(end);
+                let from_plane = self.plane_index(self.locate(from).0);
+                let read_start = read_at.max(self.plane_busy_until_ns[from_plane]);
+                self.plane_busy_until_ns[from_plane] = read_start + read_ns;
+                let program_end = program_at.max(self.plane_busy_until_ns[to_plane]) + program_ns;
+                self.plane_busy_until_ns[to_plane] = program_end;
+                end = Some(program_end);
+            }
+        }
+        self.stats.page_reads += n;
+        self.stats.page_programs += n;
+        self.stats.busy_ns += n * (read_ns + program_ns);
+        self.stats.energy_pj += n * (self.timing.read_pj + self.timing.program_pj);
+        if one_source_block {
+            self.record_copies(block, first, from_block, sources);
+        } else {
+            for (page, &from) in (first..).zip(sources) {
+                self.record_copy(block, page, from);
+                self.blocks[index(block)].next_page = page + 1;
+            }
+        }
+        self.blocks[index(block)].next_page = first + count;
+        Ok(end)
+    }
+
+    /// [`FlashArray::record_copy`] of each of `sources`, all programmed pages of
+    /// `from_block` (not `block`), into the pages of `block` from `first` on: each kind of
+    /// state copied in a pass of its own, with both arenas borrowed once.
+    fn record_copies(&mut self, block: u64, first: u32, from_block: u64, sources: &[Ppn]) {
+        let page_bytes = self.geometry.page_bytes as usize;
+        let bytes_mode = self.content == PageContent::Bytes;
+        let block_start = from_block * u64::from(self.geometry.pages_per_block);
+        let page_of = |from: Ppn| index(from - block_start);
+        // The source's arena steps out while the copies land.
+        let source = self.blocks[index(from_block)].arena.take().expect("a programmed page's block has its arena");
+        let arena = self.arena_mut(block);
+        let to = first as usize..first as usize + sources.len();
+        // A whole-page program keeps no sector masks or tags.
+        if let Some(masks) = arena.masks.get_mut(to.clone()) {
+            masks.fill(0);
+        }
+        if !arena.tags.is_empty() {
+            let per_page = arena.tags.len() / arena.flags.len();
+            arena.tags[to.start * per_page..to.end * per_page].fill(None);
+        }
+        for (at, &from) in to.clone().zip(sources) {
+            let from = page_of(from);
+            arena.spares[at] = source.spares[from];
+            arena.flags[at] = source.flags[from];
+        }
+        if !arena.fingerprints.is_empty() {
+            for (at, &from) in to.clone().zip(sources) {
+                let from = page_of(from);
+                let has = source.flags[from] & HAS_FINGERPRINT != 0;
+                arena.fingerprints[at] = if has { source.fingerprints[from] } else { 0 };
+            }
+        }
+        if bytes_mode {
+            let pages = arena.bytes[to.start * page_bytes..to.end * page_bytes].chunks_exact_mut(page_bytes);
+            for (page, &from) in pages.zip(sources) {
+                let from = page_of(from) * page_bytes;
+                page.copy_from_slice(&source.bytes[from..from + page_bytes]);
+            }
+        }
+        self.blocks[index(from_block)].arena = Some(source);
+    }
+
     /// Bytes mode: page `page` of `block` takes page `from_page` of `from_block`'s bytes
     /// (erased bytes when `programmed` is false: a read of an unprogrammed page).
     #[cold]

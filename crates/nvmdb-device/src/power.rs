@@ -57,6 +57,24 @@ impl PowerSwitch {
         self.cut_before.is_some_and(|cut| self.writes >= cut)
     }
 
+    /// Whether the next `n` device writes would all be admitted (no cut among them).
+    #[inline]
+    pub fn admits(&self, n: u64) -> bool {
+        self.cut_before.is_none_or(|cut| self.writes.saturating_add(n) <= cut)
+    }
+
+    /// Admits `n` device writes at once, as `n` calls of [`PowerSwitch::admit`] would when
+    /// no cut lies among them ([`PowerSwitch::admits`]); otherwise admits none and refuses
+    /// with the number of writes admitted so far.
+    #[inline]
+    pub fn admit_all(&mut self, n: u64) -> Result<(), u64> {
+        if !self.admits(n) {
+            return Err(self.writes);
+        }
+        self.writes = self.writes.saturating_add(n);
+        Ok(())
+    }
+
     /// Admits one device write, or refuses it with the number of writes admitted so far
     /// when the cut has been reached.
     #[inline]

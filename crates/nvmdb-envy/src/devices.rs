@@ -204,6 +204,38 @@ impl Devices {
         Ok(self.charge(self.flash.geometry().block_of(to), programmed?))
     }
 
+    /// The controller's copies of flash pages `from`, in order, into the pages of a
+    /// segment from `to` on (a clean's run of live pages into one segment): what [`Devices::copy_page`] of each into the next page does, each copy's read and
+    /// program issued at the times `schedule` gives (from the previous copy's program end,
+    /// `None` for the first), in one flash-array call ([`FlashArray::copy_pages`]); returns
+    /// the last program's end. The caller writes one page-table entry per copy after it, so
+    /// it runs only when the power switch admits two device writes per copy and the array
+    /// takes the whole run; otherwise it returns `None` with nothing changed, and the
+    /// caller copies page by page.
+    pub(crate) fn copy_pages(
+        &mut self,
+        from: &[u64],
+        to: u64,
+        schedule: impl FnMut(Option<u64>) -> (u64, u64),
+    ) -> Option<u64> {
+        let n = from.len() as u64;
+        if n == 0 || !self.power.admits(2 * n) {
+            return None;
+        }
+        let end = self.flash.copy_pages(from, to, schedule).ok()??;
+        self.power.admit_all(n).expect("admitted above");
+        let (g, timing) = (*self.flash.geometry(), *self.flash.timing());
+        if let [bank] = self.bank_busy_ns.as_mut_slice() {
+            *bank += n * (timing.read_ns + timing.program_ns);
+        } else {
+            for &ppn in from {
+                self.bank_busy_ns[g.plane_of_block(g.block_of(ppn)) as usize] += timing.read_ns;
+            }
+            self.bank_busy_ns[g.plane_of_block(g.block_of(to)) as usize] += n * timing.program_ns;
+        }
+        Some(end)
+    }
+
     /// Reads a page's bytes from the SRAM at `sram_addr` and programs them at `now_ns`
     /// (a flush); returns when the program completes.
     pub(crate) fn program_from_sram(&mut self, ppn: u64, sram_addr: u64, now_ns: u64) -> Result<u64, EnvyError> {
@@ -319,5 +351,90 @@ mod tests {
         assert!(a.is_err(), "the cut refuses the program");
         assert_eq!(a, b);
         assert_eq!(state(&fast), state(&simple));
+    }
+
+    #[test]
+    fn a_run_of_copies_is_its_copies_one_by_one_whatever_the_cut() {
+        // Random runs of copies between segments of two banks (sources of one segment,
+        // some not programmed; destinations from a segment's next page, some worn out or
+        // too full), each copy followed by one SRAM write as a clean's page-table write,
+        // with the power cut before a random device write near the run or not at all:
+        // `copy_pages` then the SRAM writes, or page by page where it declines, against
+        // page by page throughout.
+        use rand::{Rng, SeedableRng};
+        let mut config = EnvyConfig::small(8, 8, 2, 0.5);
+        config.banks = 2;
+        config.suspend_reads = true;
+        config.endurance_cycles = 30;
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(5);
+        let mut fast = Devices::new(&config).expect("valid");
+        let mut simple = Devices::new(&config).expect("valid");
+        let pages = u64::from(config.pages_per_segment);
+        let (mut runs, mut declined) = (0, 0);
+        for step in 0..3_000u64 {
+            let now = step * 40_000;
+            if rng.gen_bool(0.3) {
+                // Program or erase to vary the segments' fill and wear (the fuller, the
+                // likelier an erase; a segment wears out after 30).
+                let segment = rng.gen_range(0..u64::from(config.segments));
+                let erase = u64::from(fast.flash.write_pointer(segment)) > rng.gen_range(2..pages);
+                for dev in [&mut fast, &mut simple] {
+                    dev.power_cycle();
+                    if erase {
+                        let _ = dev.erase(segment, now);
+                    } else {
+                        let wp = u64::from(dev.flash.write_pointer(segment));
+                        if wp < pages {
+                            dev.zero_page();
+                            let _ = dev.program_page_buffer(segment * pages + wp, now);
+                        }
+                    }
+                }
+                assert_eq!(state(&fast), state(&simple), "step {step}");
+                continue;
+            }
+            let from_segment = rng.gen_range(0..u64::from(config.segments));
+            let to_segment = rng.gen_range(0..u64::from(config.segments));
+            let n = rng.gen_range(1..=4u64);
+            let sources: Vec<u64> = (0..n).map(|_| from_segment * pages + rng.gen_range(0..pages)).collect();
+            let to = to_segment * pages + u64::from(fast.flash.write_pointer(to_segment)).min(pages - 1);
+            let cut = rng.gen_bool(0.5).then(|| fast.device_writes() + rng.gen_range(0..2 * n + 2));
+            for dev in [&mut fast, &mut simple] {
+                dev.power_cycle();
+                if let Some(cut) = cut {
+                    dev.cut_power_before(cut);
+                }
+            }
+            let schedule = |end: Option<u64>| {
+                let issue = end.map_or(now, |e| e + 1_000);
+                (issue, issue + 25_000)
+            };
+            let page_table_write = |dev: &mut Devices, k: usize| dev.set_u32(4 * k as u64, k as u32);
+            let got = match fast.copy_pages(&sources, to, schedule) {
+                Some(_) => {
+                    runs += 1;
+                    (0..sources.len()).try_for_each(|k| page_table_write(&mut fast, k))
+                }
+                None => {
+                    declined += 1;
+                    let mut end = None;
+                    sources.iter().enumerate().try_for_each(|(k, &from)| {
+                        let (read_at, program_at) = schedule(end);
+                        end = Some(fast.copy_page(from, to + k as u64, read_at, program_at)?);
+                        page_table_write(&mut fast, k)
+                    })
+                }
+            };
+            let mut end = None;
+            let want = sources.iter().enumerate().try_for_each(|(k, &from)| {
+                let (read_at, program_at) = schedule(end);
+                end = Some(copy_through_the_buffer(&mut simple, from, to + k as u64, read_at, program_at)?);
+                page_table_write(&mut simple, k)
+            });
+            assert_eq!(got.map_err(|e| e.to_string()), want.map_err(|e| e.to_string()), "step {step}");
+            assert_eq!(state(&fast), state(&simple), "step {step}");
+            assert_eq!(fast.sram.stats(), simple.sram.stats(), "step {step}");
+        }
+        assert!(runs > 300 && declined > 300, "{runs} runs in one call, {declined} page by page");
     }
 }

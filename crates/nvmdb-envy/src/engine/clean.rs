@@ -135,10 +135,7 @@ impl Envy {
         } else {
             programmed.rev().filter(live).take(n as usize).collect()
         };
-        for ppn in pages {
-            self.relocate(ppn, self.segment_of[to as usize])?;
-        }
-        Ok(())
+        self.relocate_run(&pages, self.segment_of[to as usize])
     }
 
     /// Cleans a position: its live pages go (in page order) to the next spare of the ring
@@ -206,18 +203,62 @@ impl Envy {
                 .filter(|&ppn| self.owner[ppn as usize] != 0 || self.flash_shadow[ppn as usize] != 0),
         );
         let n = pages.len() as u32;
+        let (up, down) = (up.map(|u| self.segment_of[u as usize]), down.map(|d| self.segment_of[d as usize]));
+        let target = |i: u32| match (up, down) {
+            (Some(u), _) if i < red.up => u,
+            (_, Some(d)) if i >= n - red.down => d,
+            _ => dest,
+        };
+        // Each run of pages bound for one segment goes in one call.
         let mut moved = 0;
-        for (i, ppn) in pages.into_iter().enumerate() {
-            let i = i as u32;
-            let to = match (up, down) {
-                (Some(u), _) if i < red.up => self.segment_of[u as usize],
-                (_, Some(d)) if i >= n - red.down => self.segment_of[d as usize],
-                _ => dest,
-            };
-            moved += u32::from(to != dest);
-            self.relocate(ppn, to)?;
+        let mut start = 0;
+        while start < n {
+            let to = target(start);
+            let end = (start + 1..n).find(|&i| target(i) != to).unwrap_or(n);
+            moved += if to == dest { 0 } else { end - start };
+            self.relocate_run(&pages[start as usize..end as usize], to)?;
+            start = end;
         }
         Ok(moved)
+    }
+
+    /// [`Envy::relocate`] of each of `pages` (in order, all of one segment) to `to_segment`:
+    /// when the devices take the run in one call ([`crate::devices::Devices::copy_pages`]: no power cut
+    /// within its device writes, and room in the segment), the copies go in that call, each
+    /// issued as [`Envy::relocate`] issues it, and the page-table writes follow; the same
+    /// device operations, times and counts. Otherwise page by page.
+    fn relocate_run(&mut self, pages: &[u64], to_segment: u32) -> Result<(), EnvyError> {
+        let next = self.write_pointer(to_segment);
+        let new = u64::from(to_segment) * self.pages_per_segment() + u64::from(next);
+        let (parallel, now, read_ns) = (self.config.parallel_banks, self.now_ns, self.config.flash.read_ns);
+        let mut free_ns = self.controller_free_ns;
+        // Each copy is issued when the previous one's program is done (serial banks), as
+        // `issue_ns` after `long_op_done`.
+        let schedule = |previous_end: Option<u64>| {
+            let issue = if parallel {
+                now
+            } else {
+                free_ns = free_ns.max(previous_end.unwrap_or(0));
+                now.max(free_ns)
+            };
+            (issue, issue + read_ns)
+        };
+        match self.dev.copy_pages(pages, new, schedule) {
+            Some(end_ns) => {
+                if !parallel {
+                    self.controller_free_ns = free_ns;
+                }
+                self.long_op_done(end_ns);
+                self.stats.clean_programs += pages.len() as u64;
+                self.repoint_run(pages, new)?;
+            }
+            None => {
+                for &ppn in pages {
+                    self.relocate(ppn, to_segment)?;
+                }
+            }
+        }
+        Ok(())
     }
 
     fn relocate(&mut self, ppn: u64, to_segment: u32) -> Result<(), EnvyError> {
@@ -245,6 +286,34 @@ impl Envy {
             self.unmark_flash_shadow(ppn);
             self.mark_flash_shadow(new, k);
         }
+        Ok(())
+    }
+
+    /// [`Envy::repoint`] of each of `pages` (all of one segment) to the pages from `new`
+    /// on (all of one segment): the same SRAM writes in the same order, and each segment's
+    /// live count moved once for the run. For a run whose writes no power cut can refuse
+    /// ([`crate::devices::Devices::copy_pages`] checked): a refused write would leave the counts unmoved.
+    fn repoint_run(&mut self, pages: &[u64], new: u64) -> Result<(), EnvyError> {
+        let (Some(&first), Some(&last)) = (pages.first(), pages.last()) else { return Ok(()) };
+        let from_segment = self.segment_of_ppn(first) as usize;
+        debug_assert_eq!(self.segment_of_ppn(last) as usize, from_segment, "a run of one segment");
+        for (&ppn, new) in pages.iter().zip(new..) {
+            let owner = self.owner[ppn as usize];
+            if owner != 0 {
+                self.set_entry(owner - 1, Entry::Flash(new))?;
+                self.owner[ppn as usize] = 0;
+                assert_eq!(self.owner[new as usize], 0, "flash page {new} mapped twice");
+                self.owner[new as usize] = owner;
+            } else {
+                let k = self.flash_shadow[ppn as usize] - 1;
+                self.set_shadow_old(k, Entry::Flash(new))?;
+                self.flash_shadow[ppn as usize] = 0;
+                self.flash_shadow[new as usize] = k + 1;
+            }
+        }
+        let (n, to_segment) = (pages.len() as u32, self.segment_of_ppn(new) as usize);
+        self.live[from_segment] -= n;
+        self.live[to_segment] += n;
         Ok(())
     }
 
