@@ -7,7 +7,9 @@ use nvmdb_device::PcmMetrics;
 use nvmdb_lab::{Cell, Experiment, Footprint, LabError, Outcome, Plot, RunContext, Scale, Stated, Table, Verdict};
 use serde_json::json;
 
-use super::{ratio, run_synthetic, run_synthetic_by_t_w, Machine, Measurement, QUICK_SHRINK};
+#[cfg(test)]
+use super::run_synthetic_by_t_w;
+use super::{ratio, run_synthetic, run_synthetic_shared, Machine, Measurement, QUICK_SHRINK};
 use nvmdb_join::join::Algorithm;
 use nvmdb_join::model::{cost, Metric, ModelParams, Workload};
 use nvmdb_join::relation::Layout;
@@ -34,44 +36,56 @@ impl Point {
 
 /// The data seed of the configuration at `x`.
 fn point_seed(ctx: &RunContext, x: u64) -> u64 {
-    ctx.seed ^ x.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    data_seed(ctx.seed, x)
 }
 
-fn measure_point(
-    ctx: &RunContext,
-    machine: &Machine,
-    metrics: PcmMetrics,
-    x: u64,
-    spec: SynthSpec,
-    id: &str,
-) -> Result<Point, LabError> {
-    let seed = point_seed(ctx, x);
-    let runs = Algorithm::ALL
-        .iter()
-        .map(|&a| run_synthetic(machine, metrics, &spec, a, seed, id))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(Point { x, spec, runs })
+/// The data seed of the configuration at `x` in a run seeded `seed`.
+pub(super) fn data_seed(seed: u64, x: u64) -> u64 {
+    seed ^ x.wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
-/// [`measure_point`] at each of `t_ws`, one simulation per algorithm timed at every T_w:
-/// the points in the order of `t_ws`, each the one [`measure_point`] gives at that T_w.
-fn measure_point_by_t_w(
-    ctx: &RunContext,
+/// The T_w at which each join at MatchPerR 1 and one of [`FIG89_RECORD_BYTES`] is timed,
+/// in one simulation: Figure 9's sweep (the device's 450 among them) and 0, the gap's
+/// write-backs free. `cidr-fig7`'s record-size sweep, `cidr-fig8`'s Figure 8(c),
+/// `cidr-fig9`'s sweep and its gap runs all measure these joins, on the same data; each
+/// runs once in a process ([`run_synthetic_shared`]).
+const SHARED_T_WS: [u64; 6] = [230, 345, 450, 575, 690, 0];
+
+/// Whether the join of `spec` at `metrics` is one of those timed at [`SHARED_T_WS`] (on
+/// the data of its record size's configuration, which the caller knows).
+pub(super) fn is_shared(machine: &Machine, spec: &SynthSpec, metrics: PcmMetrics) -> bool {
+    FIG89_RECORD_BYTES.contains(&spec.record_bytes)
+        && *spec == spec_at(machine, spec.record_bytes, 1)
+        && metrics == PcmMetrics { t_w_cycles: metrics.t_w_cycles, ..PcmMetrics::CIDR2011 }
+        && SHARED_T_WS.contains(&metrics.t_w_cycles)
+}
+
+/// [`run_synthetic`] of `spec` (MatchPerR 1 at one of [`FIG89_RECORD_BYTES`]) at
+/// CIDR 2011's PCM with T_w `t_w`, one of [`SHARED_T_WS`]: taken from the one
+/// simulation timed at all of them that every experiment measuring the join shares.
+pub(super) fn shared_join(
     machine: &Machine,
-    x: u64,
-    spec: SynthSpec,
-    t_ws: &[u64],
+    spec: &SynthSpec,
+    t_w: u64,
+    algorithm: Algorithm,
+    seed: u64,
     id: &str,
-) -> Result<Vec<Point>, LabError> {
-    let seed = point_seed(ctx, x);
-    let mut points: Vec<Point> = t_ws.iter().map(|_| Point { x, spec, runs: Vec::new() }).collect();
-    for &a in &Algorithm::ALL {
-        let runs = run_synthetic_by_t_w(machine, PcmMetrics::CIDR2011, &spec, a, seed, id, t_ws)?;
-        for (point, run) in points.iter_mut().zip(runs) {
-            point.runs.push(run);
-        }
-    }
-    Ok(points)
+) -> Result<Measurement, LabError> {
+    let metrics = PcmMetrics { t_w_cycles: t_w, ..PcmMetrics::CIDR2011 };
+    assert!(is_shared(machine, spec, metrics), "{spec:?} at T_w {t_w} is not a shared join");
+    let mut runs = run_synthetic_shared(machine, PcmMetrics::CIDR2011, spec, algorithm, seed, id, &SHARED_T_WS)?;
+    Ok(runs.swap_remove(SHARED_T_WS.iter().position(|&t| t == t_w).expect("a shared T_w")))
+}
+
+/// The three algorithms at MatchPerR 1 and `bytes`-byte records (one of
+/// [`FIG89_RECORD_BYTES`]) on the data of the configuration at `bytes`, at T_w `t_w`
+/// (one of [`SHARED_T_WS`]).
+fn shared_point(ctx: &RunContext, machine: &Machine, bytes: u64, t_w: u64, id: &str) -> Result<Point, LabError> {
+    let spec = spec_at(machine, bytes, 1);
+    let seed = point_seed(ctx, bytes);
+    let runs =
+        Algorithm::ALL.iter().map(|&a| shared_join(machine, &spec, t_w, a, seed, id)).collect::<Result<Vec<_>, _>>()?;
+    Ok(Point { x: bytes, spec, runs })
 }
 
 fn short(a: Algorithm) -> &'static str {
@@ -384,15 +398,27 @@ impl Experiment for Fig7 {
             .chain(matches.iter().map(|&m| (m, spec_at(&machine, DEFAULT_RECORD_BYTES, m))))
             .collect();
         // Every join is a part of its own (its data generated from the point's seed), on
-        // the pool's free threads; results come back in the order of `parts`.
-        let parts: Vec<(u64, SynthSpec, Algorithm)> =
-            specs.iter().flat_map(|&(x, spec)| Algorithm::ALL.map(|a| (x, spec, a))).collect();
+        // the pool's free threads; results come back in the order of `parts`. The
+        // record-size sweep's joins at Figures 8 and 9's sizes are shared with them.
+        let parts: Vec<(u64, SynthSpec, Algorithm, bool)> = specs
+            .iter()
+            .enumerate()
+            .flat_map(|(i, &(x, spec))| {
+                let shared = i < sizes.len() && FIG89_RECORD_BYTES.contains(&x);
+                Algorithm::ALL.map(|a| (x, spec, a, shared))
+            })
+            .collect();
         let bar = ctx.progress(self.id(), parts.len() as u64);
         let runs = ctx.run_parts(
             &parts,
             |_| join_bytes(ctx.scale),
-            |&(x, spec, a)| {
-                let run = run_synthetic(&machine, metrics, &spec, a, point_seed(ctx, x), self.id());
+            |&(x, spec, a, shared)| {
+                let seed = point_seed(ctx, x);
+                let run = if shared {
+                    shared_join(&machine, &spec, metrics.t_w_cycles, a, seed, self.id())
+                } else {
+                    run_synthetic(&machine, metrics, &spec, a, seed, self.id())
+                };
                 bar.inc(1);
                 run
             },
@@ -597,7 +623,7 @@ fn gains(simple: &Measurement, virtual_: &Measurement) -> (f64, f64, f64) {
     (r(Measurement::wear_bits), r(Measurement::energy_pj), r(Measurement::cycles))
 }
 
-/// Simple and virtual partitioning at one configuration, on the data [`measure_point`]
+/// Simple and virtual partitioning at one configuration, on the data [`shared_point`]
 /// would generate for `x`.
 fn measure_pair(
     ctx: &RunContext,
@@ -772,8 +798,7 @@ impl Experiment for Fig8 {
         let mut best_by_size = Vec::new();
         let mut cache_notes = Vec::new();
         for bytes in FIG89_RECORD_BYTES {
-            let point =
-                measure_point(ctx, &machine, PcmMetrics::CIDR2011, bytes, spec_at(&machine, bytes, 1), self.id())?;
+            let point = shared_point(ctx, &machine, bytes, PcmMetrics::CIDR2011.t_w_cycles, self.id())?;
             let (table, plot, others_best) = energy_by_e_wb(&point, &e_wbs);
             virtual_always_best &= others_best.is_empty();
             best_by_size.push(format!("{bytes} B: {}", if others_best.is_empty() { "always" } else { "not always" }));
@@ -841,7 +866,6 @@ struct TimeSweep {
 }
 
 fn time_by_t_w(ctx: &RunContext, machine: &Machine, bytes: u64, t_ws: &[u64], id: &str) -> Result<TimeSweep, LabError> {
-    let spec = spec_at(machine, bytes, 1);
     let paper_gap = 1.0 + papers::stated_value("cidr-fig9-gap-230") / 100.0;
     let mut table = Table::new(
         format!(
@@ -862,7 +886,8 @@ fn time_by_t_w(ctx: &RunContext, machine: &Machine, bytes: u64, t_ws: &[u64], id
         Plot::new(format!("Figure 9(c): hash-join time, {bytes} B records"), "T_w, cycles", "memory-only cycles, M");
     let mut series: Vec<Vec<(f64, f64)>> = vec![Vec::new(); 3];
     let (mut gaps, mut cache_gaps, mut virtual_best) = (Vec::new(), Vec::new(), true);
-    for (&t_w, point) in t_ws.iter().zip(measure_point_by_t_w(ctx, machine, bytes, spec, t_ws, id)?) {
+    for &t_w in t_ws {
+        let point = shared_point(ctx, machine, bytes, t_w, id)?;
         let mut row: Vec<Cell> = vec![t_w.into()];
         for (i, m) in point.runs.iter().enumerate() {
             row.push((m.cycles() as f64 / 1e6).into());
@@ -982,6 +1007,31 @@ mod tests {
                 assert_eq!(from_shared.report, alone.report, "{} at T_w {t_w}", a.name());
                 assert_eq!(from_shared.output, alone.output, "{} at T_w {t_w}", a.name());
             }
+        }
+    }
+
+    /// A join shared by the experiments reports, at each T_w it is timed at, exactly what
+    /// a fresh simulation at that T_w alone reports, asked first or again: the key
+    /// (machine, PCM, spec, algorithm, seed, T_w) holds every input.
+    #[test]
+    fn a_shared_join_reports_as_a_fresh_one() {
+        let machine = Machine::for_scale(Scale::Quick);
+        let spec = spec_at(&machine, 100, 1);
+        let seed = data_seed(5, 100);
+        for a in Algorithm::ALL {
+            for t_w in SHARED_T_WS {
+                let metrics = PcmMetrics { t_w_cycles: t_w, ..PcmMetrics::CIDR2011 };
+                let fresh = run_synthetic(&machine, metrics, &spec, a, seed, "test").expect("join runs");
+                for ask in ["first", "again"] {
+                    let shared = shared_join(&machine, &spec, t_w, a, seed, "test").expect("join runs");
+                    assert_eq!(shared.report, fresh.report, "{} at T_w {t_w}, asked {ask}", a.name());
+                    assert_eq!(shared.output, fresh.output, "{} at T_w {t_w}, asked {ask}", a.name());
+                }
+            }
+            // Other data is another join, not the one already shared.
+            let other = shared_join(&machine, &spec, 450, a, data_seed(6, 100), "test").expect("join runs");
+            let fresh = run_synthetic(&machine, PcmMetrics::CIDR2011, &spec, a, data_seed(6, 100), "test");
+            assert_eq!(other.output, fresh.expect("join runs").output, "{}", a.name());
         }
     }
 

@@ -8,6 +8,9 @@ mod cidr_gap;
 mod fig5;
 mod thesis;
 
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
 use nvmdb_device::{Pcm, PcmConfig, PcmMetrics};
 use nvmdb_lab::{Experiment, LabError, Scale};
 use nvmdb_memory::{CacheConfig, CacheLevelConfig, CachedMemory, HintFilter, MemoryReport};
@@ -34,7 +37,7 @@ pub fn all() -> Vec<Box<dyn Experiment>> {
 /// 3.125 MB), which keeps the ratios of the levels to one another and of the relations
 /// and hash tables to the cache, and so the regime the paper studies (the simple join's
 /// hash table does not fit the cache; a partition's working set fills it).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Machine {
     /// Cache hierarchy.
     pub cache: CacheConfig,
@@ -220,6 +223,41 @@ fn run_synthetic_timed(
             report: mem.inner.report_at_t_w(t_w).expect("timed at every T_w asked for"),
         })
         .collect())
+}
+
+/// A shared simulation's measurements (or its error's message), computed once.
+type Shared = Arc<OnceLock<Result<Vec<Measurement>, String>>>;
+
+/// The joins [`run_synthetic_shared`] ran in this process, keyed by every input of the
+/// simulation. `cidr-fig7`'s record-size sweep, `cidr-fig8`'s Figure 8(c), `cidr-fig9`'s
+/// T_w sweep and its gap runs measure the same joins (the same machine, data, algorithm
+/// and PCM); in one `nvmdb reproduce` the first experiment to ask runs each, and the
+/// others take its measurements.
+static SHARED: Mutex<BTreeMap<String, Shared>> = Mutex::new(BTreeMap::new());
+
+/// [`run_synthetic_by_t_w`], or its measurements if this process ran the same join
+/// (machine, `metrics`, spec, algorithm, seed, `t_ws`) before. A second asker while the
+/// first runs waits for its measurements; they are the same whichever asks first.
+#[allow(clippy::too_many_arguments)]
+pub fn run_synthetic_shared(
+    machine: &Machine,
+    metrics: PcmMetrics,
+    spec: &SynthSpec,
+    algorithm: Algorithm,
+    seed: u64,
+    id: &str,
+    t_ws: &[u64],
+) -> Result<Vec<Measurement>, LabError> {
+    // Every input of the simulation; the hints are [`Hints::ALL`], and `id` names only
+    // the experiment in an error.
+    let key = format!("{machine:?} {metrics:?} {spec:?} {algorithm:?} {seed} {t_ws:?}");
+    let shared = Arc::clone(SHARED.lock().expect("no panics while locked").entry(key).or_default());
+    let run = || match run_synthetic_by_t_w(machine, metrics, spec, algorithm, seed, id, t_ws) {
+        Ok(runs) => Ok(runs),
+        Err(LabError::Failed { message, .. }) => Err(message),
+        Err(e) => Err(e.to_string()),
+    };
+    shared.get_or_init(run).clone().map_err(|message| LabError::Failed { id: id.into(), message })
 }
 
 /// `a / b` as a float, `None` when `b` is zero.
