@@ -108,6 +108,10 @@ impl FlipNWrite {
 /// logical value and its flip cells; its data cells are the value with every group whose
 /// flip cell is set inverted, so a read is a copy and a write compares logical values.
 trait Encoding: Copy {
+    /// Whether the encoding has flip cells (without them a word's programmed cells are
+    /// its changed bits, and no flip cell is ever set).
+    const FLIPS: bool = true;
+
     /// A word whose logical value changes from `old` to `new`, with flip bits `flips`: the
     /// data cells it programs and its new flip bits.
     fn program(self, old: u64, flips: u64, new: u64) -> (u64, u64);
@@ -118,6 +122,8 @@ trait Encoding: Copy {
 struct Plain;
 
 impl Encoding for Plain {
+    const FLIPS: bool = false;
+
     #[inline]
     fn program(self, old: u64, _flips: u64, new: u64) -> (u64, u64) {
         (old ^ new, 0)
@@ -999,6 +1005,24 @@ impl Pcm {
         report
     }
 
+    /// The largest program count of any cell: [`Pcm::wear_report`]'s `max_cell_writes`
+    /// without the rest of the report. A line's counts are below 2^(its planes), so only
+    /// the lines whose counters could hold more than the largest count found so far are
+    /// searched.
+    pub fn max_cell_writes(&self) -> u64 {
+        let mut max = 0;
+        for (chunk, mut written) in self.all_chunks() {
+            while written != 0 {
+                let wear = &chunk.lines[written.trailing_zeros() as usize].wear;
+                written &= written - 1;
+                if wear.count_bound() > max {
+                    max = max.max(wear.max());
+                }
+            }
+        }
+        max
+    }
+
     /// Heap bytes held for cell contents and wear counters.
     pub fn heap_bytes(&self) -> usize {
         self.tables.heap_bytes()
@@ -1162,6 +1186,16 @@ fn program_record<E: Encoding>(record: &mut LineRecord, new: &[u64; WORDS_PER_LI
     // Most lines of a page written back are unchanged: they program nothing.
     if changed == 0 {
         return (LineWrite::default(), 0);
+    }
+    if !E::FLIPS {
+        // Without flip cells a word programs its changed bits (an unchanged word none):
+        // every word at once, without a loop over the changed ones.
+        let programmed: [u64; LANES] =
+            std::array::from_fn(|lane| if lane < WORDS_PER_LINE { words[lane] ^ new[lane] } else { 0 });
+        let bits = programmed.iter().map(|cells| cells.count_ones()).sum();
+        *words = *new;
+        wear.add_lanes(&programmed, u16::from(changed));
+        return (LineWrite { words: changed.count_ones(), bits, word_mask: changed }, 0);
     }
     // Per lane, the cells this write programs.
     let mut programmed = [0u64; LANES];

@@ -134,6 +134,28 @@ impl LineWear {
         }
     }
 
+    /// An upper bound of the line's counts: each is below 2^planes.
+    #[inline]
+    pub fn count_bound(&self) -> u64 {
+        u64::MAX >> (64 - self.plane_count().min(64))
+    }
+
+    /// The line's largest count, from its top plane down: the cells still in the running
+    /// narrow to those with the next bit wherever some cell of any lane has it.
+    pub fn max(&self) -> u64 {
+        let mut candidates = [u64::MAX; LANES];
+        let mut max = 0u64;
+        for k in (0..self.plane_count()).rev() {
+            let plane = if k == 0 { &self.low } else { &self.high[k - 1] };
+            let with_bit: [u64; LANES] = std::array::from_fn(|lane| candidates[lane] & plane[lane]);
+            if with_bit.iter().any(|&bits| bits != 0) {
+                candidates = with_bit;
+                max |= 1 << k;
+            }
+        }
+        max
+    }
+
     /// The exact program count of one cell.
     pub fn count(&self, lane: usize, bit: u32) -> u64 {
         (0..self.plane_count()).map(|k| ((self.plane(k, lane) >> bit) & 1) << k).sum()
@@ -235,8 +257,8 @@ mod tests {
 
     /// Plane-by-plane references for [`LineWear::summarise`].
     impl LineWear {
-        /// The largest count in the line.
-        fn max(&self) -> u64 {
+        /// The largest count in the line, lane by lane.
+        fn max_by_lanes(&self) -> u64 {
             (0..LANES).map(|lane| self.lane_max(lane)).max().unwrap_or(0)
         }
 
@@ -297,7 +319,8 @@ mod tests {
         assert_eq!(wear.count(3, 0), 1000);
         assert_eq!(wear.count(3, 1), 0);
         assert_eq!(wear.count(3, 2), 1334);
-        assert_eq!(wear.max(), 1334);
+        assert_eq!((wear.max(), wear.max_by_lanes()), (1334, 1334));
+        assert!(wear.count_bound() >= 1334);
         assert_eq!(wear.total(), 2334);
     }
 
@@ -331,7 +354,9 @@ mod tests {
             let mut expected = Vec::new();
             wear.add_to_histogram(&valid, &mut expected);
             let mut histogram = Vec::new();
-            assert_eq!(wear.summarise(&valid, &mut histogram), (wear.max(), wear.total()));
+            assert_eq!(wear.summarise(&valid, &mut histogram), (wear.max_by_lanes(), wear.total()));
+            assert_eq!(wear.max(), wear.max_by_lanes());
+            assert!(wear.max() <= wear.count_bound());
             assert_eq!(histogram, expected);
         }
         assert!(wear.plane_count() > 5);
