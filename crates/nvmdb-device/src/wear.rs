@@ -16,16 +16,17 @@ pub const LANES: usize = 9;
 /// The lane index of the flip cells.
 pub const FLIP_LANE: usize = 8;
 
-/// Adds `carry` to one plane of every lane, leaving in `carry` what carries out; returns
-/// whether anything does: one pass over the lanes without early exits.
+/// Adds `carry` to one plane of the first `N` lanes (the others' carry is zero), leaving in
+/// `carry` what carries out; returns whether anything does: one pass over the lanes
+/// without early exits.
 #[inline]
-fn ripple(plane: &mut [u64; LANES], carry: &mut [u64; LANES]) -> bool {
-    for (bits, c) in plane.iter_mut().zip(carry.iter_mut()) {
+fn ripple<const N: usize>(plane: &mut [u64; LANES], carry: &mut [u64; LANES]) -> bool {
+    for (bits, c) in plane[..N].iter_mut().zip(carry[..N].iter_mut()) {
         let old = *bits;
         *bits = old ^ *c;
         *c &= old;
     }
-    carry.iter().fold(0, |any, &c| any | c) != 0
+    carry[..N].iter().fold(0, |any, &c| any | c) != 0
 }
 
 /// Bit-sliced program counters of the 576 cells of one line.
@@ -73,9 +74,21 @@ impl LineWear {
     }
 
     fn add_all_lanes(&mut self, masks: &[u64; LANES]) {
+        // Without flip cells programmed (always, without Flip-N-Write) the flip lane
+        // takes no carry: the data lanes alone.
+        if masks[FLIP_LANE] == 0 {
+            self.add_first_lanes::<FLIP_LANE>(masks);
+        } else {
+            self.add_first_lanes::<LANES>(masks);
+        }
+    }
+
+    /// [`LineWear::add_all_lanes`] of masks zero beyond the first `N` lanes.
+    #[inline]
+    fn add_first_lanes<const N: usize>(&mut self, masks: &[u64; LANES]) {
         let mut carry = *masks;
-        if ripple(&mut self.low, &mut carry) {
-            self.carry_lanes(carry);
+        if ripple::<N>(&mut self.low, &mut carry) {
+            self.carry_lanes::<N>(carry);
         }
     }
 
@@ -94,10 +107,10 @@ impl LineWear {
         self.push_plane(&top);
     }
 
-    /// Ripples every lane's carry out of plane 0 through the higher planes.
-    fn carry_lanes(&mut self, mut carry: [u64; LANES]) {
+    /// Ripples the first `N` lanes' carry out of plane 0 through the higher planes.
+    fn carry_lanes<const N: usize>(&mut self, mut carry: [u64; LANES]) {
         for plane in self.high.iter_mut() {
-            if !ripple(plane, &mut carry) {
+            if !ripple::<N>(plane, &mut carry) {
                 return;
             }
         }
