@@ -108,6 +108,10 @@ impl FlipNWrite {
 /// logical value and its flip cells; its data cells are the value with every group whose
 /// flip cell is set inverted, so a read is a copy and a write compares logical values.
 trait Encoding: Copy {
+    /// Whether the encoding has flip cells (without them a word's programmed cells are
+    /// its changed bits, and no flip cell is ever set).
+    const FLIPS: bool = true;
+
     /// A word whose logical value changes from `old` to `new`, with flip bits `flips`: the
     /// data cells it programs and its new flip bits.
     fn program(self, old: u64, flips: u64, new: u64) -> (u64, u64);
@@ -118,6 +122,8 @@ trait Encoding: Copy {
 struct Plain;
 
 impl Encoding for Plain {
+    const FLIPS: bool = false;
+
     #[inline]
     fn program(self, old: u64, _flips: u64, new: u64) -> (u64, u64) {
         (old ^ new, 0)
@@ -857,9 +863,33 @@ impl Pcm {
     /// write chunk time per chunk whose cells change).
     pub fn storage_write(&mut self, addr: u64, data: &[u8]) -> Result<u64, DeviceError> {
         self.check_range(addr, data.len() as u64)?;
+        let (line, start) = (addr / LINE_BYTES as u64, index(addr % LINE_BYTES as u64));
+        if self.start_gap.is_none() && self.counts_words() && !data.is_empty() && start + data.len() <= LINE_BYTES {
+            // Counted to the word, within one line (a log area's table row): that line
+            // written, without the walk over a range's lines. (Counting every cell, the
+            // walk's one line costs no more.)
+            let result = self.store_in_line(line, start, data);
+            let mut changed = ChangedChunks::new(self.config.storage.write_chunk_bytes);
+            changed.add_line(line, result.word_mask);
+            return Ok(self.count_storage_write(addr, data.len() as u64, changed.count));
+        }
         Ok(self.charge_storage_write(addr, data.len() as u64, |pcm, changed| {
             pcm.write_range(addr, data, |line, result| changed.add_line(line, result.word_mask))
         }))
+    }
+
+    /// Counting to the word without Start-Gap: writes `data` over bytes `start..` of
+    /// `line`, the rest of the line kept, as [`Pcm::write_range`] writes a line it covers in
+    /// part.
+    fn store_in_line(&mut self, line: u64, start: usize, data: &[u8]) -> LineWrite {
+        let slot = index(line % CHUNK_LINES as u64);
+        let mut chunk = self.words.get_mut(line);
+        let mut bytes = chunk.chunk.lines[slot];
+        bytes[start..start + data.len()].copy_from_slice(data);
+        let result = store_words(&mut chunk, slot, &bytes);
+        self.stats.lines_written += 1;
+        self.stats.words_written += u64::from(result.words);
+        result
     }
 
     /// [`Pcm::storage_write`] of `data` at `addr` when the bytes `unchanged` (a range of
@@ -997,6 +1027,24 @@ impl Pcm {
             }
         }
         report
+    }
+
+    /// The largest program count of any cell: [`Pcm::wear_report`]'s `max_cell_writes`
+    /// without the rest of the report. A line's counts are below 2^(its planes), so only
+    /// the lines whose counters could hold more than the largest count found so far are
+    /// searched.
+    pub fn max_cell_writes(&self) -> u64 {
+        let mut max = 0;
+        for (chunk, mut written) in self.all_chunks() {
+            while written != 0 {
+                let wear = &chunk.lines[written.trailing_zeros() as usize].wear;
+                written &= written - 1;
+                if wear.count_bound() > max {
+                    max = max.max(wear.max());
+                }
+            }
+        }
+        max
     }
 
     /// Heap bytes held for cell contents and wear counters.
@@ -1162,6 +1210,16 @@ fn program_record<E: Encoding>(record: &mut LineRecord, new: &[u64; WORDS_PER_LI
     // Most lines of a page written back are unchanged: they program nothing.
     if changed == 0 {
         return (LineWrite::default(), 0);
+    }
+    if !E::FLIPS {
+        // Without flip cells a word programs its changed bits (an unchanged word none):
+        // every word at once, without a loop over the changed ones.
+        let programmed: [u64; LANES] =
+            std::array::from_fn(|lane| if lane < WORDS_PER_LINE { words[lane] ^ new[lane] } else { 0 });
+        let bits = programmed.iter().map(|cells| cells.count_ones()).sum();
+        *words = *new;
+        wear.add_lanes(&programmed, u16::from(changed));
+        return (LineWrite { words: changed.count_ones(), bits, word_mask: changed }, 0);
     }
     // Per lane, the cells this write programs.
     let mut programmed = [0u64; LANES];

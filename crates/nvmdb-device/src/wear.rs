@@ -16,16 +16,17 @@ pub const LANES: usize = 9;
 /// The lane index of the flip cells.
 pub const FLIP_LANE: usize = 8;
 
-/// Adds `carry` to one plane of every lane, leaving in `carry` what carries out; returns
-/// whether anything does: one pass over the lanes without early exits.
+/// Adds `carry` to one plane of the first `N` lanes (the others' carry is zero), leaving in
+/// `carry` what carries out; returns whether anything does: one pass over the lanes
+/// without early exits.
 #[inline]
-fn ripple(plane: &mut [u64; LANES], carry: &mut [u64; LANES]) -> bool {
-    for (bits, c) in plane.iter_mut().zip(carry.iter_mut()) {
+fn ripple<const N: usize>(plane: &mut [u64; LANES], carry: &mut [u64; LANES]) -> bool {
+    for (bits, c) in plane[..N].iter_mut().zip(carry[..N].iter_mut()) {
         let old = *bits;
         *bits = old ^ *c;
         *c &= old;
     }
-    carry.iter().fold(0, |any, &c| any | c) != 0
+    carry[..N].iter().fold(0, |any, &c| any | c) != 0
 }
 
 /// Bit-sliced program counters of the 576 cells of one line.
@@ -73,9 +74,21 @@ impl LineWear {
     }
 
     fn add_all_lanes(&mut self, masks: &[u64; LANES]) {
+        // Without flip cells programmed (always, without Flip-N-Write) the flip lane
+        // takes no carry: the data lanes alone.
+        if masks[FLIP_LANE] == 0 {
+            self.add_first_lanes::<FLIP_LANE>(masks);
+        } else {
+            self.add_first_lanes::<LANES>(masks);
+        }
+    }
+
+    /// [`LineWear::add_all_lanes`] of masks zero beyond the first `N` lanes.
+    #[inline]
+    fn add_first_lanes<const N: usize>(&mut self, masks: &[u64; LANES]) {
         let mut carry = *masks;
-        if ripple(&mut self.low, &mut carry) {
-            self.carry_lanes(carry);
+        if ripple::<N>(&mut self.low, &mut carry) {
+            self.carry_lanes::<N>(carry);
         }
     }
 
@@ -94,10 +107,10 @@ impl LineWear {
         self.push_plane(&top);
     }
 
-    /// Ripples every lane's carry out of plane 0 through the higher planes.
-    fn carry_lanes(&mut self, mut carry: [u64; LANES]) {
+    /// Ripples the first `N` lanes' carry out of plane 0 through the higher planes.
+    fn carry_lanes<const N: usize>(&mut self, mut carry: [u64; LANES]) {
         for plane in self.high.iter_mut() {
-            if !ripple(plane, &mut carry) {
+            if !ripple::<N>(plane, &mut carry) {
                 return;
             }
         }
@@ -132,6 +145,28 @@ impl LineWear {
             0 => self.low[lane],
             _ => self.high[k - 1][lane],
         }
+    }
+
+    /// An upper bound of the line's counts: each is below 2^planes.
+    #[inline]
+    pub fn count_bound(&self) -> u64 {
+        u64::MAX >> (64 - self.plane_count().min(64))
+    }
+
+    /// The line's largest count, from its top plane down: the cells still in the running
+    /// narrow to those with the next bit wherever some cell of any lane has it.
+    pub fn max(&self) -> u64 {
+        let mut candidates = [u64::MAX; LANES];
+        let mut max = 0u64;
+        for k in (0..self.plane_count()).rev() {
+            let plane = if k == 0 { &self.low } else { &self.high[k - 1] };
+            let with_bit: [u64; LANES] = std::array::from_fn(|lane| candidates[lane] & plane[lane]);
+            if with_bit.iter().any(|&bits| bits != 0) {
+                candidates = with_bit;
+                max |= 1 << k;
+            }
+        }
+        max
     }
 
     /// The exact program count of one cell.
@@ -235,8 +270,8 @@ mod tests {
 
     /// Plane-by-plane references for [`LineWear::summarise`].
     impl LineWear {
-        /// The largest count in the line.
-        fn max(&self) -> u64 {
+        /// The largest count in the line, lane by lane.
+        fn max_by_lanes(&self) -> u64 {
             (0..LANES).map(|lane| self.lane_max(lane)).max().unwrap_or(0)
         }
 
@@ -297,7 +332,8 @@ mod tests {
         assert_eq!(wear.count(3, 0), 1000);
         assert_eq!(wear.count(3, 1), 0);
         assert_eq!(wear.count(3, 2), 1334);
-        assert_eq!(wear.max(), 1334);
+        assert_eq!((wear.max(), wear.max_by_lanes()), (1334, 1334));
+        assert!(wear.count_bound() >= 1334);
         assert_eq!(wear.total(), 2334);
     }
 
@@ -331,7 +367,9 @@ mod tests {
             let mut expected = Vec::new();
             wear.add_to_histogram(&valid, &mut expected);
             let mut histogram = Vec::new();
-            assert_eq!(wear.summarise(&valid, &mut histogram), (wear.max(), wear.total()));
+            assert_eq!(wear.summarise(&valid, &mut histogram), (wear.max_by_lanes(), wear.total()));
+            assert_eq!(wear.max(), wear.max_by_lanes());
+            assert!(wear.max() <= wear.count_bound());
             assert_eq!(histogram, expected);
         }
         assert!(wear.plane_count() > 5);

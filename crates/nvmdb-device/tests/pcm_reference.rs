@@ -235,6 +235,7 @@ fn check_wear(pcm: &Pcm, reference: &RefPcm, place: impl Fn(u64) -> u64) -> Resu
     }
     let report = pcm.wear_report();
     prop_assert_eq!(report.max_cell_writes, reference.cells().max().unwrap_or(0));
+    prop_assert_eq!(pcm.max_cell_writes(), report.max_cell_writes);
     prop_assert_eq!(report.total_cell_writes, reference.cells().sum::<u64>());
     prop_assert_eq!(report.cells_tracked, reference.cells().count() as u64);
     prop_assert_eq!(report.histogram_log2, reference.histogram_log2());
@@ -256,6 +257,7 @@ fn check_no_wear(pcm: &Pcm, reference: &RefPcm, place: impl Fn(u64) -> u64) -> R
     let wear = pcm.wear_report();
     let cells = reference.cells().count() as u64;
     prop_assert_eq!((wear.max_cell_writes, wear.total_cell_writes, wear.cells_tracked), (0, 0, cells));
+    prop_assert_eq!(pcm.max_cell_writes(), 0);
     prop_assert_eq!(wear.histogram_log2, if cells == 0 { vec![] } else { vec![cells] });
     Ok(())
 }

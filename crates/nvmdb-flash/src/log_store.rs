@@ -391,7 +391,7 @@ impl<A: LogArea> PageStore for LogStore<A> {
             s.pcm_accounting = pcm.config().accounting;
             if s.pcm_accounting.is_cells() {
                 s.pcm_bits_written += p.bits_written;
-                s.pcm_max_cell_writes = s.pcm_max_cell_writes.max(pcm.wear_report().max_cell_writes);
+                s.pcm_max_cell_writes = s.pcm_max_cell_writes.max(pcm.max_cell_writes());
             } else {
                 // Counted to the word only: the stack's other PCM (deduplication's) alone
                 // would be a part passed off as the whole.

@@ -200,7 +200,7 @@ impl Dedup {
         stats.dedup_comparisons += self.store.comparisons;
         stats.pcm_energy_pj += pcm.stats().storage_energy_pj;
         stats.pcm_bits_written += pcm.stats().bits_written;
-        stats.pcm_max_cell_writes = stats.pcm_max_cell_writes.max(pcm.wear_report().max_cell_writes);
+        stats.pcm_max_cell_writes = stats.pcm_max_cell_writes.max(pcm.max_cell_writes());
     }
 
     /// Zeroes the counters (not the PCM wear).
