@@ -9,8 +9,8 @@
 //! lowest wear plane together; the data cells are the words with the groups whose flip
 //! cell is set inverted) are allocated on first write, and a line's wear
 //! counters grow with the writes it has seen (see [`crate::wear`]). Counted to the word
-//! ([`PcmAccounting::Words`]), a chunk holds only its 64 lines' logical bytes, 4 KiB in
-//! a row.
+//! ([`PcmAccounting::Words`]) or to the cell without wear ([`PcmAccounting::Bits`]), a
+//! chunk holds only its 64 lines' logical bytes, 4 KiB in a row.
 
 use std::ops::Range;
 
@@ -174,6 +174,15 @@ pub enum PcmAccounting {
     /// the logical bytes of each written line (64 B of host memory a line, against
     /// [`LINE_HOST_BYTES`] or more counting every cell).
     Words,
+    /// The cells programmed without their wear, for a device without Flip-N-Write (which
+    /// [`Pcm::new`] refuses with it): every counter exactly as [`PcmAccounting::Cells`]
+    /// counts it (a cell is programmed when its bit changes), kept as
+    /// [`PcmAccounting::Words`] keeps the bytes (64 B of host memory a line); cell wear is
+    /// not counted ([`Pcm::wear_report`] and [`Pcm::cell_writes`] read 0). For a caller
+    /// that reads the counters and never the wear. Not a configuration file's choice: it
+    /// is neither read nor written by serde.
+    #[serde(skip)]
+    Bits,
 }
 
 impl PcmAccounting {
@@ -469,7 +478,7 @@ pub struct Pcm {
     config: PcmConfig,
     /// The lines counting every cell: table → chunk → line record.
     tables: Directory<Chunk>,
-    /// The lines counting to the word ([`PcmAccounting::Words`]; `tables` then stays
+    /// The lines kept as bytes ([`PcmAccounting::Words`] and [`PcmAccounting::Bits`]; `tables` then stays
     /// empty): table → chunk → line bytes.
     words: Directory<WordChunk>,
     stats: PcmStats,
@@ -493,6 +502,11 @@ impl Pcm {
         }
         if let Some(fnw) = config.flip_n_write {
             FlipNWrite::new(fnw.group_bits)?;
+            if config.accounting == PcmAccounting::Bits {
+                return Err(DeviceError::Config(
+                    "PCM accounting of the cells without their wear needs Flip-N-Write off".into(),
+                ));
+            }
         }
         let lines = config.capacity_bytes / LINE_BYTES as u64;
         let start_gap = match (config.start_gap_interval, config.start_gap_randomiser_seed) {
@@ -564,8 +578,10 @@ impl Pcm {
         self.tables.chunks()
     }
 
+    /// Whether the lines are kept as bytes, without cells ([`PcmAccounting::Words`] and
+    /// [`PcmAccounting::Bits`]).
     fn counts_words(&self) -> bool {
-        self.config.accounting == PcmAccounting::Words
+        self.config.accounting != PcmAccounting::Cells
     }
 
     /// The logical content of a physical line, without accounting.
@@ -606,7 +622,7 @@ impl Pcm {
 
     fn program_physical(&mut self, physical_line: u64, new: &[u64; WORDS_PER_LINE]) -> LineWrite {
         match (self.config.accounting, self.config.flip_n_write) {
-            (PcmAccounting::Words, _) => self.program_words(physical_line, new),
+            (PcmAccounting::Words | PcmAccounting::Bits, _) => self.program_words(physical_line, new),
             (PcmAccounting::Cells, None) => self.program_encoded(physical_line, new, Plain),
             (PcmAccounting::Cells, Some(FlipNWrite { group_bits: 64 })) => {
                 self.program_encoded(physical_line, new, WordFlip)
@@ -615,15 +631,23 @@ impl Pcm {
         }
     }
 
-    /// The write of [`PcmAccounting::Words`]: the line takes the logical words; the words
-    /// written are those whose value changes, as in [`Pcm::program_encoded`]; no cell is
-    /// counted.
+    /// The write of [`PcmAccounting::Words`] and [`PcmAccounting::Bits`]: the line takes the
+    /// logical words; the words written are those whose value changes, as in
+    /// [`Pcm::program_encoded`]; the cells programmed are counted with `Bits` only.
     fn program_words(&mut self, physical_line: u64, new: &[u64; WORDS_PER_LINE]) -> LineWrite {
         let slot = index(physical_line % CHUNK_LINES as u64);
-        let result = store_words(&mut self.words.get_mut(physical_line), slot, &words_to_bytes(new));
+        let count_bits = self.counts_bits();
+        let result = store_words(&mut self.words.get_mut(physical_line), slot, &words_to_bytes(new), count_bits);
         self.stats.lines_written += 1;
         self.stats.words_written += u64::from(result.words);
+        self.stats.bits_written += u64::from(result.bits);
         result
+    }
+
+    /// Whether the lines are kept as bytes and their cells programmed counted
+    /// ([`PcmAccounting::Bits`]).
+    fn counts_bits(&self) -> bool {
+        self.config.accounting == PcmAccounting::Bits
     }
 
     /// The write loop, monomorphised per encoding so the per-word path has no branches on
@@ -781,22 +805,25 @@ impl Pcm {
 
     /// [`Pcm::write_range`] counting to the word without Start-Gap.
     fn store_words_contiguous(&mut self, addr: u64, data: &[u8], mut on_line: impl FnMut(u64, LineWrite)) {
-        let (mut lines, mut words) = (0u64, 0u64);
+        let (mut lines, mut words, mut bits) = (0u64, 0u64, 0u64);
+        let count_bits = self.counts_bits();
         self.words.for_each_line_in_place(addr, data, |chunk, slot, line, start, written| {
             let result = match <&[u8; LINE_BYTES]>::try_from(written) {
-                Ok(whole) => store_words(chunk, slot, whole),
+                Ok(whole) => store_words(chunk, slot, whole, count_bits),
                 Err(_) => {
                     let mut bytes = chunk.chunk.lines[slot];
                     bytes[start..start + written.len()].copy_from_slice(written);
-                    store_words(chunk, slot, &bytes)
+                    store_words(chunk, slot, &bytes, count_bits)
                 }
             };
             lines += 1;
             words += u64::from(result.words);
+            bits += u64::from(result.bits);
             on_line(line, result);
         });
         self.stats.lines_written += lines;
         self.stats.words_written += words;
+        self.stats.bits_written += bits;
     }
 
     /// [`Pcm::write_range`] counting every cell without Start-Gap: the lines are written in
@@ -990,14 +1017,15 @@ impl Pcm {
     }
 
     /// The exact program count of one physical cell: `lane` 0..8 are data words, 8 the
-    /// flip cells (word `w`'s at bits `8w..`); 0 under [`PcmAccounting::Words`].
+    /// flip cells (word `w`'s at bits `8w..`); 0 under [`PcmAccounting::Words`] and
+    /// [`PcmAccounting::Bits`].
     pub fn cell_writes(&self, physical_line: u64, lane: usize, bit: u32) -> u64 {
         self.chunk(physical_line)
             .map_or(0, |c| c.lines[index(physical_line % CHUNK_LINES as u64)].wear.count(lane, bit))
     }
 
     /// Summarises the wear of every line ever written (all counts 0 under
-    /// [`PcmAccounting::Words`], which does not count wear).
+    /// [`PcmAccounting::Words`] and [`PcmAccounting::Bits`], which do not count wear).
     pub fn wear_report(&self) -> WearReport {
         let mut valid = [u64::MAX; LANES];
         valid[FLIP_LANE] = self.config.flip_n_write.map_or(0, |f| {
@@ -1248,17 +1276,28 @@ fn program_record<E: Encoding>(record: &mut LineRecord, new: &[u64; WORDS_PER_LI
 }
 
 /// Counting to the word: line `slot` of `chunk` takes the bytes `new`; the words written
-/// are those whose value changes.
+/// are those whose value changes, and with `count_bits` the cells programmed those whose
+/// bit changes (as [`PcmAccounting::Cells`] counts them without Flip-N-Write).
 #[inline]
-fn store_words(chunk: &mut ChunkMut<'_, WordChunk>, slot: usize, new: &[u8; LINE_BYTES]) -> LineWrite {
+fn store_words(
+    chunk: &mut ChunkMut<'_, WordChunk>,
+    slot: usize,
+    new: &[u8; LINE_BYTES],
+    count_bits: bool,
+) -> LineWrite {
     *chunk.written |= 1 << slot;
     let line = &mut chunk.chunk.lines[slot];
-    let mut changed = 0u8;
+    let (mut changed, mut bits) = (0u8, 0u32);
     for (w, (old, new)) in line.chunks_exact(WORD_BYTES).zip(new.chunks_exact(WORD_BYTES)).enumerate() {
-        changed |= u8::from(old != new) << w;
+        let word = |b: &[u8]| u64::from_le_bytes(b.try_into().expect("a word"));
+        let flipped = word(old) ^ word(new);
+        changed |= u8::from(flipped != 0) << w;
+        if count_bits {
+            bits += flipped.count_ones();
+        }
     }
     *line = *new;
-    LineWrite { words: changed.count_ones(), bits: 0, word_mask: changed }
+    LineWrite { words: changed.count_ones(), bits, word_mask: changed }
 }
 
 /// `words` (a line) with its little-endian bytes from `start` on replaced by `bytes`, which

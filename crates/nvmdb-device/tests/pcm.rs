@@ -340,3 +340,96 @@ proptest! {
         check_lines_write(config, writes)?;
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Without Flip-N-Write, a device counting the cells without their wear
+    /// ([`PcmAccounting::Bits`]) returns, counts and holds exactly what one counting every
+    /// cell does, after every operation; its wear reads 0. An operation: a kind (line
+    /// write, byte write, storage write, storage write of whole lines, storage read, line
+    /// read), a line, a length in bytes and the seed of the new bytes.
+    #[test]
+    fn bits_accounting_counts_as_cells(
+        start_gap in any::<bool>(),
+        charge_every_chunk in any::<bool>(),
+        timing in prop::sample::select(vec![
+            PcmStorageTiming::THESIS_TABLE_2_2,
+            PcmStorageTiming::SAMSUNG_PRAM_DATASHEET,
+            PcmStorageTiming::IPLP_BOARD,
+        ]),
+        ops in prop::collection::vec((0u8..6, 0u64..200, 0usize..=4 * LINE_BYTES, any::<u64>()), 1..40),
+    ) {
+        // 200 lines: ranges cross the device's 64-line chunks.
+        let mut config = PcmConfig::new(200 * LINE_BYTES as u64);
+        config.start_gap_interval = start_gap.then_some(3);
+        config.storage = PcmStorageTiming { charge_every_chunk, ..timing };
+        let mut cells = Pcm::new(config).unwrap();
+        let mut bits = Pcm::new(PcmConfig { accounting: PcmAccounting::Bits, ..config }).unwrap();
+        let capacity = config.capacity_bytes;
+        for (kind, line, len, seed) in ops {
+            let line = line % cells.lines();
+            // An address inside a line, and a length that ends inside the device.
+            let addr = line * LINE_BYTES as u64 + seed % LINE_BYTES as u64;
+            let len = len.min((capacity - addr) as usize);
+            let mut data = vec![0u8; len];
+            cells.peek_bytes(addr, &mut data).unwrap();
+            for (j, byte) in data.iter_mut().enumerate() {
+                let x = (seed ^ j as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                // Sparse: a few bytes change, by a few bits or many.
+                if x >> 61 == 0 {
+                    *byte ^= (x >> 32) as u8;
+                }
+            }
+            match kind {
+                0 => {
+                    let mut words = cells.peek_line(line);
+                    words[(seed % WORDS_PER_LINE as u64) as usize] ^= seed.rotate_left(7) & (seed >> 3);
+                    prop_assert_eq!(cells.write_line(line, &words), bits.write_line(line, &words));
+                }
+                1 => {
+                    prop_assert_eq!(cells.write_bytes(addr, &data).unwrap(), bits.write_bytes(addr, &data).unwrap());
+                }
+                2 => {
+                    prop_assert_eq!(cells.storage_write(addr, &data).unwrap(), bits.storage_write(addr, &data).unwrap());
+                }
+                3 => {
+                    // Whole lines from the line, every line declared dirty.
+                    let start = line * LINE_BYTES as u64;
+                    let lines = (len / LINE_BYTES).min((cells.lines() - line) as usize);
+                    let mut page = vec![0u8; lines * LINE_BYTES];
+                    cells.peek_bytes(start, &mut page).unwrap();
+                    for (j, byte) in page.iter_mut().enumerate() {
+                        if (seed ^ j as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 60 == 0 {
+                            *byte = byte.wrapping_add(1);
+                        }
+                    }
+                    prop_assert_eq!(
+                        cells.storage_write_lines(start, &page, u64::MAX).unwrap(),
+                        bits.storage_write_lines(start, &page, u64::MAX).unwrap()
+                    );
+                }
+                4 => {
+                    let (mut a, mut b) = (vec![0u8; len], vec![0u8; len]);
+                    prop_assert_eq!(cells.storage_read(addr, &mut a).unwrap(), bits.storage_read(addr, &mut b).unwrap());
+                    prop_assert_eq!(a, b);
+                }
+                _ => prop_assert_eq!(cells.read_line(line), bits.read_line(line)),
+            }
+            prop_assert_eq!(cells.stats(), bits.stats());
+        }
+        let (mut a, mut b) = (vec![0u8; capacity as usize], vec![0u8; capacity as usize]);
+        cells.peek_bytes(0, &mut a).unwrap();
+        bits.peek_bytes(0, &mut b).unwrap();
+        prop_assert_eq!(a, b);
+        prop_assert_eq!(bits.wear_report().max_cell_writes, 0);
+    }
+}
+
+#[test]
+fn bits_accounting_refuses_flip_n_write() {
+    let mut config = PcmConfig::new(1 << 20);
+    config.accounting = PcmAccounting::Bits;
+    config.flip_n_write = Some(FlipNWrite::new(8).unwrap());
+    assert!(Pcm::new(config).is_err());
+}

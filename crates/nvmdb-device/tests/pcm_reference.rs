@@ -6,7 +6,9 @@
 //! by byte), on lines within one 64-line chunk and on lines across a chunk boundary.
 //! Line and storage writes counted to the word ([`PcmAccounting::Words`]) must match it in
 //! everything but the cells programmed and their wear, which read 0 (the wear report still
-//! tracks every cell of every written line). A second test runs the storage path
+//! tracks every cell of every written line); counting the cells without their wear
+//! ([`PcmAccounting::Bits`], no Flip-N-Write) they must match it in everything but the
+//! wear, which reads 0. A second test runs the storage path
 //! over a device of two directory tables, with ranges across chunk and table boundaries,
 //! against a plain byte image.
 
@@ -247,6 +249,11 @@ fn check_wear(pcm: &Pcm, reference: &RefPcm, place: impl Fn(u64) -> u64) -> Resu
 fn check_no_wear(pcm: &Pcm, reference: &RefPcm, place: impl Fn(u64) -> u64) -> Result<(), TestCaseError> {
     let stats = pcm.stats();
     prop_assert_eq!((stats.bits_written, stats.flip_bits_written), (0, 0));
+    check_wear_zero(pcm, reference, place)
+}
+
+/// Every cell's program count and the wear report read 0, the reference's cells tracked.
+fn check_wear_zero(pcm: &Pcm, reference: &RefPcm, place: impl Fn(u64) -> u64) -> Result<(), TestCaseError> {
     for line in 0..LINES {
         for lane in 0..LANES {
             for bit in [0, 7, 63] {
@@ -292,7 +299,7 @@ fn check_placed(
             let value = if i % 2 == 0 { new } else { old };
             let (got, want) = (pcm.write_line(place(line), &value), reference.write(line, &value));
             match accounting {
-                PcmAccounting::Cells => prop_assert_eq!(got, want),
+                PcmAccounting::Cells | PcmAccounting::Bits => prop_assert_eq!(got, want),
                 PcmAccounting::Words => prop_assert_eq!(got, LineWrite { bits: 0, ..want }),
             }
             prop_assert_eq!(pcm.peek_line(place(line)), value);
@@ -311,7 +318,10 @@ fn check_placed(
     let metrics = PcmMetrics::CIDR2011;
     prop_assert_eq!(stats.energy_pj(&metrics), metrics.energy_pj(0, reference.lines_written, reference.bits_written));
     prop_assert_eq!(stats.latency_cycles(&metrics), metrics.latency_cycles(0, reference.words_written));
-    check_wear(&pcm, &reference, place)
+    match accounting {
+        PcmAccounting::Bits => check_wear_zero(&pcm, &reference, place),
+        _ => check_wear(&pcm, &reference, place),
+    }
 }
 
 /// A storage-mode write: the address, the bytes (a pattern drawn from the seed, sparse or
@@ -380,6 +390,13 @@ fn check_storage(
             check_wear(&pcm, &reference, |line| base_line + line)
         }
         PcmAccounting::Words => check_no_wear(&pcm, &reference, |line| base_line + line),
+        PcmAccounting::Bits => {
+            prop_assert_eq!(
+                (stats.bits_written, stats.flip_bits_written),
+                (reference.bits_written, reference.flip_bits_written)
+            );
+            check_wear_zero(&pcm, &reference, |line| base_line + line)
+        }
     }
 }
 
@@ -427,6 +444,20 @@ proptest! {
         // The reference's lines are the device's lines 60..68: the last four of the first
         // 64-line chunk and the first four of the second.
         check_storage(group_bits, timing, accounting, 60, writes)?;
+    }
+
+    #[test]
+    fn line_writes_counting_cells_without_wear_match_the_reference_but_for_wear(writes in writes()) {
+        check_placed(None, PcmAccounting::Bits, writes, SPREAD[LINES as usize - 1] + 1, |line| SPREAD[line as usize])?;
+    }
+
+    #[test]
+    fn storage_path_counting_cells_without_wear_matches_the_reference_but_for_wear(
+        timing in timings(),
+        base_line in prop::sample::select(vec![0u64, 60]),
+        writes in storage_writes(),
+    ) {
+        check_storage(None, timing, PcmAccounting::Bits, base_line, writes)?;
     }
 
     #[test]

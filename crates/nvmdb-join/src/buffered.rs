@@ -6,7 +6,7 @@
 
 use nvmdb_device::volatile::VolatileStats;
 use nvmdb_device::{index, Pcm, Volatile};
-use nvmdb_memory::{Heap, Memory, MemoryError, MemoryReport};
+use nvmdb_memory::{Heap, Memory, MemoryError, MemoryReport, Scalar};
 
 /// Bytes per buffer-pool page.
 pub const PAGE_BYTES: u64 = 4096;
@@ -170,13 +170,18 @@ impl BufferedMemory {
             let n = index(PAGE_BYTES - offset).min(len - done);
             let frame = self.frame_for(page);
             if write {
-                // The lines `offset..offset + n` spans (n ≥ 1; a page is 64 lines).
-                let (first, last) = (offset / LINE_BYTES, (offset + n as u64 - 1) / LINE_BYTES);
-                self.frames[frame].dirty_lines |= (u64::MAX >> (63 - (last - first))) << first;
+                self.mark_lines(frame, offset, n);
             }
             f(&mut self.dram, frame as u64 * PAGE_BYTES + offset, done..done + n);
             done += n;
         }
+    }
+
+    /// Marks the lines of `frame` that the `n` bytes (n ≥ 1) at `offset` span written.
+    #[inline]
+    fn mark_lines(&mut self, frame: usize, offset: u64, n: usize) {
+        let (first, last) = (offset / LINE_BYTES, (offset + n as u64 - 1) / LINE_BYTES);
+        self.frames[frame].dirty_lines |= (u64::MAX >> (63 - (last - first))) << first;
     }
 }
 
@@ -213,6 +218,38 @@ impl Memory for BufferedMemory {
         self.for_pages(addr, data.len(), true, |dram, at, range| {
             copy_bytes(dram.write_in_place(at, range.len()).expect("frame inside the pool"), &data[range]);
         });
+    }
+
+    /// As [`Memory::read_bytes`] of the value's bytes, which counts the same: a value
+    /// within one page read from its frame where it lies, as a copy of fixed size.
+    #[inline]
+    fn load<T: Scalar>(&mut self, addr: u64) -> T {
+        let offset = addr % PAGE_BYTES;
+        if offset + T::SIZE as u64 > PAGE_BYTES {
+            let mut b = [0u8; 8];
+            self.read_bytes(addr, &mut b[..T::SIZE]);
+            return T::from_le(&b[..T::SIZE]);
+        }
+        let frame = self.frame_for(addr / PAGE_BYTES);
+        T::from_le(self.dram.read_in_place(frame as u64 * PAGE_BYTES + offset, T::SIZE).expect("frame inside the pool"))
+    }
+
+    /// As [`Memory::write_bytes`] of the value's bytes, which counts the same: a value
+    /// within one page written into its frame where it lies.
+    #[inline]
+    fn store<T: Scalar>(&mut self, addr: u64, value: T) {
+        let offset = addr % PAGE_BYTES;
+        if offset + T::SIZE as u64 > PAGE_BYTES {
+            let mut b = [0u8; 8];
+            value.to_le(&mut b[..T::SIZE]);
+            self.write_bytes(addr, &b[..T::SIZE]);
+            return;
+        }
+        let frame = self.frame_for(addr / PAGE_BYTES);
+        self.mark_lines(frame, offset, T::SIZE);
+        value.to_le(
+            self.dram.write_in_place(frame as u64 * PAGE_BYTES + offset, T::SIZE).expect("frame inside the pool"),
+        );
     }
 
     fn alloc(&mut self, size: u64, align: u64) -> Result<u64, MemoryError> {
@@ -324,7 +361,7 @@ mod tests {
         #[test]
         fn the_pool_matches_a_plain_lru_model(
             frames in 1u64..6,
-            ops in prop::collection::vec((0u64..12 * PAGE_BYTES, 1usize..300, 0u8..5, any::<u8>()), 1..200),
+            ops in prop::collection::vec((0u64..12 * PAGE_BYTES, 1usize..300, 0u8..7, any::<u8>()), 1..200),
         ) {
             let device = || Pcm::new(PcmConfig::new(1 << 20)).unwrap();
             let mut pool = BufferedMemory::new(device(), frames * PAGE_BYTES);
@@ -348,9 +385,36 @@ mod tests {
                         reference.access(addr, &mut expected, false);
                         prop_assert_eq!(got, expected);
                     }
-                    _ => {
+                    4 => {
                         pool.flush_all();
                         reference.flush_all();
+                    }
+                    // A scalar of 1, 2, 4 or 8 bytes (within a page or across two) stored,
+                    // or loaded, counted as the bytes written or read.
+                    op => {
+                        let width = 1usize << (len % 4);
+                        let addr = addr.min(12 * PAGE_BYTES - width as u64);
+                        let mut expected = vec![fill; width];
+                        let got = if op == 5 {
+                            match width {
+                                1 => pool.store::<u8>(addr, fill),
+                                2 => pool.store::<u16>(addr, u16::from_le_bytes([fill; 2])),
+                                4 => pool.store::<u32>(addr, u32::from_le_bytes([fill; 4])),
+                                _ => pool.store::<u64>(addr, u64::from_le_bytes([fill; 8])),
+                            }
+                            reference.access(addr, &mut expected, true);
+                            expected.clone()
+                        } else {
+                            let got = match width {
+                                1 => u64::from(pool.load::<u8>(addr)),
+                                2 => u64::from(pool.load::<u16>(addr)),
+                                4 => u64::from(pool.load::<u32>(addr)),
+                                _ => pool.load::<u64>(addr),
+                            };
+                            reference.access(addr, &mut expected, false);
+                            got.to_le_bytes()[..width].to_vec()
+                        };
+                        prop_assert_eq!(got, expected);
                     }
                 }
                 prop_assert_eq!(pool.pcm.stats(), reference.pcm.stats());

@@ -88,8 +88,10 @@ pub struct StoredRelation {
     column_group: Vec<usize>,
     groups: Vec<Group>,
     key_column: usize,
-    /// Columns a join result reads in the column layout (all when `None`).
-    projection: Option<Vec<usize>>,
+    /// The groups a join result reads, in order: every group, or in the column layout
+    /// those of the columns of [`StoredRelation::with_projection`] (found once, not at
+    /// every record read).
+    read_groups: Vec<Group>,
 }
 
 impl StoredRelation {
@@ -148,9 +150,9 @@ impl StoredRelation {
             widths: widths.to_vec(),
             offsets,
             column_group,
+            read_groups: groups.clone(),
             groups,
             key_column,
-            projection: None,
         })
     }
 
@@ -271,7 +273,9 @@ impl StoredRelation {
     /// store reads only the attributes a query needs; a row store reads whole records).
     pub fn with_projection(mut self, columns: &[usize]) -> StoredRelation {
         assert!(columns.iter().all(|&c| c < self.widths.len()), "projected column out of range");
-        self.projection = Some(columns.to_vec());
+        if self.layout == Layout::Column {
+            self.read_groups = self.groups.iter().filter(|g| columns.contains(&g.first)).copied().collect();
+        }
         self
     }
 
@@ -283,11 +287,7 @@ impl StoredRelation {
     pub fn read_record<M: Memory>(&self, mem: &mut M, row: u64) -> u64 {
         let mut buf = [0u8; 512];
         let mut sum = 0u64;
-        let projected = |g: &Group| match (&self.projection, self.layout) {
-            (Some(columns), Layout::Column) => columns.contains(&g.first),
-            _ => true,
-        };
-        for group in self.groups.iter().filter(|g| projected(g)) {
+        for group in &self.read_groups {
             let len = index(group.stride);
             mem.compute(instructions::words(group.stride));
             mem.read_bytes(group.base + row * group.stride, &mut buf[..len]);
@@ -297,11 +297,21 @@ impl StoredRelation {
     }
 }
 
-/// Reads a little-endian unsigned value of `width` bytes (1 to 8).
+/// Reads a little-endian unsigned value of `width` bytes (1 to 8): the scalar widths as
+/// [`Memory::load`]s (a read of the same bytes, whose copy has its length known where it
+/// is made), the others as a read of the bytes.
 pub fn read_uint<M: Memory>(mem: &mut M, addr: u64, width: u32) -> u64 {
-    let mut b = [0u8; 8];
-    mem.read_bytes(addr, &mut b[..width as usize]);
-    u64::from_le_bytes(b)
+    match width {
+        1 => u64::from(mem.load::<u8>(addr)),
+        2 => u64::from(mem.load::<u16>(addr)),
+        4 => u64::from(mem.load::<u32>(addr)),
+        8 => mem.load::<u64>(addr),
+        _ => {
+            let mut b = [0u8; 8];
+            mem.read_bytes(addr, &mut b[..width as usize]);
+            u64::from_le_bytes(b)
+        }
+    }
 }
 
 /// A cheap order-dependent checksum of bytes: each 8-byte piece in turn (the last one
