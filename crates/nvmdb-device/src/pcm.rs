@@ -892,9 +892,9 @@ impl Pcm {
         self.check_range(addr, data.len() as u64)?;
         let (line, start) = (addr / LINE_BYTES as u64, index(addr % LINE_BYTES as u64));
         if self.start_gap.is_none() && self.counts_words() && !data.is_empty() && start + data.len() <= LINE_BYTES {
-            // Counted to the word, within one line (a log area's table row): that line
-            // written, without the walk over a range's lines. (Counting every cell, the
-            // walk's one line costs no more.)
+            // Counted to the word (or every cell without its wear), within one line (a log
+            // area's table row): that line written, without the walk over a range's lines.
+            // (Counting every cell with its wear, the walk's one line costs no more.)
             let result = self.store_in_line(line, start, data);
             let mut changed = ChangedChunks::new(self.config.storage.write_chunk_bytes);
             changed.add_line(line, result.word_mask);
@@ -905,17 +905,19 @@ impl Pcm {
         }))
     }
 
-    /// Counting to the word without Start-Gap: writes `data` over bytes `start..` of
-    /// `line`, the rest of the line kept, as [`Pcm::write_range`] writes a line it covers in
-    /// part.
+    /// Counting to the word (or every cell without its wear) without Start-Gap: writes
+    /// `data` over bytes `start..` of `line`, the rest of the line kept, as
+    /// [`Pcm::write_range`] writes a line it covers in part.
     fn store_in_line(&mut self, line: u64, start: usize, data: &[u8]) -> LineWrite {
         let slot = index(line % CHUNK_LINES as u64);
+        let count_bits = self.counts_bits();
         let mut chunk = self.words.get_mut(line);
         let mut bytes = chunk.chunk.lines[slot];
         bytes[start..start + data.len()].copy_from_slice(data);
-        let result = store_words(&mut chunk, slot, &bytes);
+        let result = store_words(&mut chunk, slot, &bytes, count_bits);
         self.stats.lines_written += 1;
         self.stats.words_written += u64::from(result.words);
+        self.stats.bits_written += u64::from(result.bits);
         result
     }
 
