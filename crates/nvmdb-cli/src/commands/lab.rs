@@ -130,7 +130,8 @@ pub struct ReproduceArgs {
 }
 
 /// Most memory the footprints of experiments and parts running at once may add up to:
-/// two paper-scale B+-trees of 50 M entries.
+/// 11.5 GiB, leaving half a GiB of a 12 GiB peak for what no footprint counts. One
+/// paper-scale B+-tree of 50 M entries (6 GiB) fits beside anything else, two do not.
 const MEMORY_BUDGET_BYTES: u64 = 23 << 29;
 
 /// The pool of `run` and `reproduce`: `jobs` threads (default: the machine's cores) within

@@ -782,6 +782,13 @@ impl Experiment for Fig8 {
     fn id(&self) -> &'static str {
         "cidr-fig8"
     }
+    /// Measured alone, its joins one after another (`nvmdb run cidr-fig8 --scale paper
+    /// --jobs 1`, 2026-11-23, `370a781`, before it shared joins with `cidr-fig7` and
+    /// `cidr-fig9`): 418 s of user CPU and 1,718 MiB peak resident; quick scale about 13 s
+    /// and under 256 MiB.
+    fn footprint(&self, scale: Scale) -> Footprint {
+        scale.pick(Footprint::new(256, 13.0), Footprint::new(2_048, 418.0))
+    }
     fn title(&self) -> &'static str {
         "Hash-join energy as E_wb varies from 2 to 64 pJ/bit, at three record sizes; the record size of the paper's \
          MatchPerR sweep"
@@ -911,6 +918,12 @@ fn time_by_t_w(ctx: &RunContext, machine: &Machine, bytes: u64, t_ws: &[u64], id
 impl Experiment for Fig9 {
     fn id(&self) -> &'static str {
         "cidr-fig9"
+    }
+    /// Measured alone (`nvmdb run cidr-fig9 --scale paper --jobs 1`, 2026-11-23,
+    /// `d0248dd`, its gap runs sharing its sweep's joins): 88.6 s of CPU and 745 MiB peak
+    /// resident; quick scale about 4 s.
+    fn footprint(&self, scale: Scale) -> Footprint {
+        scale.pick(Footprint::new(256, 4.0), Footprint::new(1_024, 89.0))
     }
     fn title(&self) -> &'static str {
         "Hash-join time as T_w varies from 230 to 690 cycles, at three record sizes"
