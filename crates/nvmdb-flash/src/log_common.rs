@@ -77,7 +77,7 @@ pub fn diff_ranges(old: &[u8], new: &[u8]) -> Vec<(u32, u32)> {
 
 /// Encodes a record. `page` holds the new page bytes in bytes mode; without it the entry
 /// bytes are filler drawn from `salt` (a per-record number), 8 bytes per SplitMix64 step
-/// (see [`extend_filler`]).
+/// (see `extend_filler`).
 pub fn encode_record(ranges: &[(u32, u32)], fingerprint: u64, page: Option<&[u8]>, salt: u64) -> Vec<u8> {
     let mut out = Vec::with_capacity(record_bytes(ranges) as usize);
     encode_record_into(&mut out, ranges, fingerprint, page, salt);

@@ -987,7 +987,7 @@ impl Engine {
     }
 
     /// Deletes a key; returns whether it was present. A leaf left empty, or small enough
-    /// to share a page with a sibling, is merged into it (see [`Engine::rebalance`]).
+    /// to share a page with a sibling, is merged into it (see `Engine::rebalance`).
     pub fn delete(&mut self, key: u32) -> Result<bool, KvError> {
         self.guarded(|e| {
             let (leaf, path) = e.descend(key)?;

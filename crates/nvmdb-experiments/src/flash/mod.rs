@@ -2,7 +2,7 @@
 //! PCM log buffer against IPL and d-PRAM (Figures 5.5–5.7), everything combined (5.8), the
 //! PCM capacity and the P-block replacement policies, what the PCM log's lifetime depends
 //! on (`why`: updated blocks against P-blocks), and MQSim's real traces through each
-//! configuration. The buffer experiments run in steady state ([`Warmup`]).
+//! configuration. The buffer experiments run in steady state (`Warmup`).
 //!
 //! Scaling: the thesis runs a 1 GB TPC-C database with 20–100 MB buffer pools and 16 MB
 //! of PCM. The paper scale keeps those sizes; the quick scale divides the database, the

@@ -2,7 +2,7 @@
 //!
 //! Metadata is flat: `l2p` and `p2l` are `Vec<u32>` (4 bytes per page each), block state
 //! is one small struct per block, and nothing on the write path allocates. Closed blocks
-//! are also filed by valid-page count ([`ByValid`]), so greedy GC finds its victim
+//! are also filed by valid-page count (`ByValid`), so greedy GC finds its victim
 //! without a pass over the plane's blocks. Host writes
 //! are striped round-robin over planes; each plane has its own active block, free blocks
 //! and garbage collection, so GC copies stay inside a plane (copy-back).
@@ -12,7 +12,7 @@
 //! when its last owner goes.
 //!
 //! Durability: every flash program and erase passes through the FTL's
-//! [`PowerSwitch`](nvmdb_device::PowerSwitch), which a log layer above shares for its PCM
+//! [`PowerSwitch`], which a log layer above shares for its PCM
 //! writes. A trim is durable: it programs a trim record. The recovery rules are on
 //! [`PageFtl::power_cycle`](crate::layer::PageStore::power_cycle) (see `impl PageStore`).
 
