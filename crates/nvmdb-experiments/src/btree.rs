@@ -116,8 +116,14 @@ impl Inputs {
 /// A job's reports: `(T_w, operation, report)`, every T_w of one operation together.
 type Reports = Vec<(u64, OpKind, RunReport)>;
 
+/// [`run_job_on`] a cache hierarchy over PCM whose cells are counted without their wear
+/// ([`AnyMemory::cached_without_wear`]): the reports read the counters, never the wear.
 fn run_job(ctx: &RunContext, inputs: &Inputs, job: Job) -> Result<Reports, String> {
-    let memory = AnyMemory::cached(inputs.machine.clone(), job.metrics);
+    run_job_on(ctx, inputs, job, AnyMemory::cached_without_wear(inputs.machine.clone(), job.metrics))
+}
+
+/// A job on `memory`, a fresh cached memory with the job's machine and metrics.
+fn run_job_on(ctx: &RunContext, inputs: &Inputs, job: Job, memory: AnyMemory) -> Result<Reports, String> {
     let mut shuffle = ctx.rng(5);
     let mut tree =
         BTree::bulk_load(memory, job.variant, job.node_lines, loaded_pairs(&inputs.loaded), FILL, &mut shuffle)
@@ -1049,6 +1055,31 @@ mod tests {
                     assert_eq!(json(from_shared), json(&report), "T_w {t_w}, {node_lines}-line {variant:?} {op:?}");
                 }
             }
+        }
+    }
+
+    /// The jobs' PCM counted without its wear reports what a PCM counting every cell
+    /// reports: every time, counter and ratio, for each variant and operation.
+    #[test]
+    fn a_job_without_the_wear_reports_as_with_it() {
+        let ctx = RunContext::new(Scale::Quick, 7);
+        let entries = sweep_entries(Scale::Quick) / 8;
+        let inputs = Inputs::draw(&ctx, entries, entries / 100).expect("keys");
+        let json = |reports: &Reports| serde_json::to_value(reports).expect("serialises");
+        for (node_lines, variant) in [
+            (2, Variant::Sorted),
+            (4, Variant::Unsorted),
+            (8, Variant::UnsortedLeaf),
+            (2, Variant::UnsortedLeafBitmap),
+            (8, Variant::NvmdbLeaf),
+        ] {
+            let ops = &[OpKind::Search, OpKind::Insert, OpKind::Delete];
+            let job = Job { node_lines, variant, ops, metrics: PcmMetrics::CIDR2011, also_t_w: &T_W_CYCLES };
+            let without = run_job(&ctx, &inputs, job).expect("runs");
+            let with =
+                run_job_on(&ctx, &inputs, job, AnyMemory::cached(inputs.machine.clone(), job.metrics)).expect("runs");
+            assert_eq!(without.len(), ops.len() * T_W_CYCLES.len());
+            assert_eq!(json(&without), json(&with), "{node_lines}-line {variant:?}");
         }
     }
 
