@@ -25,6 +25,25 @@ const fn binomials() -> [[u64; 65]; 65] {
 
 static BINOMIAL: [[u64; 65]; 65] = binomials();
 
+/// `BY_WEIGHT[k][n]` = C(n, k) for n, k < 64: [`BINOMIAL`] transposed and cut to the
+/// weights below 64, so that [`encode`]'s searches index it with masked indices.
+const fn by_weight() -> [[u64; 64]; 64] {
+    let table = binomials();
+    let mut out = [[0u64; 64]; 64];
+    let mut k = 0;
+    while k < 64 {
+        let mut n = 0;
+        while n < 64 {
+            out[k][n] = table[n][k];
+            n += 1;
+        }
+        k += 1;
+    }
+    out
+}
+
+static BY_WEIGHT: [[u64; 64]; 64] = by_weight();
+
 /// `BELOW[w]` = the words of weight below `w`, the sum of C(64, j) for j < w; `BELOW[64]`
 /// is 2^64 − 1, so every entry fits in a u64.
 const fn below() -> [u64; 65] {
@@ -42,24 +61,30 @@ static BELOW: [u64; 65] = below();
 
 /// The code word of `value`.
 pub fn encode(value: u64) -> u64 {
-    let mut rank = value;
-    let mut weight = 0;
-    while rank >= BINOMIAL[64][weight] {
-        rank -= BINOMIAL[64][weight];
-        weight += 1;
+    // The weight: the last w whose first value, BELOW[w], is not above `value`.
+    let weight = BELOW.partition_point(|&first| first <= value) - 1;
+    if weight == 64 {
+        // The one word of weight 64, u64::MAX.
+        return u64::MAX;
     }
-    // From the top position down, a position takes a one when C(position, weight) is not
-    // above the rank left; C(position, weight) is 0 once weight > position, so the lowest
-    // positions then all take ones. The choice is made without a branch.
+    let mut rank = value - BELOW[weight];
+    // Colex unranking: the highest one is the last position p whose C(p, weight) is not
+    // above the rank; the rank less that C(p, weight) is below C(p, weight − 1), so the
+    // next one, found the same way at one weight less, lies below p. C(p, weight) never
+    // falls as p grows (it is 0 for p < weight), so each position is found by a binary
+    // search of six steps over the 64, without a branch. The masks keep the indices in
+    // bounds.
+    let mut weight = weight;
     let mut word = 0u64;
-    let mut position = 64;
     while weight > 0 {
-        position -= 1;
-        let c = BINOMIAL[position][weight];
-        let one = c <= rank;
-        rank -= if one { c } else { 0 };
-        word |= u64::from(one) << position;
-        weight -= usize::from(one);
+        let row = &BY_WEIGHT[weight & 63];
+        let mut position = 0;
+        for step in [32, 16, 8, 4, 2, 1] {
+            position += if row[(position + step) & 63] <= rank { step } else { 0 };
+        }
+        word |= 1 << position;
+        rank -= row[position & 63];
+        weight -= 1;
     }
     word
 }
