@@ -147,6 +147,7 @@ impl<M: Memory> BTree<M> {
         let mut chunk: Vec<(u64, u64)> = Vec::with_capacity(per_node);
         let mut previous: Option<u64> = None;
         let leaf_format = tree.leaf_format();
+        let mut scratch = LoadScratch::default();
         for (index, (key, value)) in pairs.enumerate() {
             if previous.is_some_and(|p| p >= key) {
                 return Err(BTreeError::NotIncreasing { index, key });
@@ -154,20 +155,20 @@ impl<M: Memory> BTree<M> {
             previous = Some(key);
             chunk.push((key, value));
             if chunk.len() == per_node {
-                level.push(tree.load_node(leaf_format, &chunk, level.is_empty(), rng)?);
+                level.push(tree.load_node(leaf_format, &chunk, level.is_empty(), rng, &mut scratch)?);
                 chunk.clear();
             }
             tree.len += 1;
         }
         if !chunk.is_empty() || level.is_empty() {
-            level.push(tree.load_node(leaf_format, &chunk, level.is_empty(), rng)?);
+            level.push(tree.load_node(leaf_format, &chunk, level.is_empty(), rng, &mut scratch)?);
         }
         let inner_per_node = per_node.max(2);
         let inner_format = tree.inner_format();
         while level.len() > 1 {
             let mut next = Vec::with_capacity(level.len() / inner_per_node + 1);
             for group in level.chunks(inner_per_node) {
-                next.push(tree.load_node(inner_format, group, next.is_empty(), rng)?);
+                next.push(tree.load_node(inner_format, group, next.is_empty(), rng, &mut scratch)?);
             }
             level = next;
             tree.height += 1;
@@ -192,28 +193,32 @@ impl<M: Memory> BTree<M> {
         entries: &[(u64, u64)],
         leftmost: bool,
         rng: &mut impl Rng,
+        scratch: &mut LoadScratch,
     ) -> Result<(u64, u64), BTreeError> {
         let node = self.alloc_node()?;
         let separator = if leftmost { 0 } else { entries[0].0 };
-        let mut slots: Vec<usize> = match format {
-            Format::Sorted | Format::Packed => (0..entries.len()).collect(),
-            Format::Bitmap | Format::Nearest => (0..self.cap).collect(),
-        };
+        let LoadScratch { slots, bytes } = scratch;
+        slots.clear();
+        slots.extend(match format {
+            Format::Sorted | Format::Packed => 0..entries.len(),
+            Format::Bitmap | Format::Nearest => 0..self.cap,
+        });
         if format != Format::Sorted {
             slots.shuffle(rng);
         }
-        let mut bytes = vec![0u8; index(self.node_bytes())];
+        bytes.clear();
+        bytes.resize(index(self.node_bytes()), 0);
         let mut put = |offset: u64, value: u64| {
             bytes[index(offset)..index(offset) + 8].copy_from_slice(&value.to_le_bytes());
         };
         let mut bitmap = 0u64;
-        for (&(key, ptr), &slot) in entries.iter().zip(&slots) {
+        for (&(key, ptr), &slot) in entries.iter().zip(slots.iter()) {
             put(self.key_addr(0, slot), format.encode_key(key, separator));
             put(self.ptr_addr(0, slot), format.encode_ptr(ptr));
             bitmap |= 1 << slot;
         }
         put(0, if format.counted() { entries.len() as u64 } else { bitmap });
-        self.mem.write_bytes(node, &bytes);
+        self.mem.write_bytes(node, bytes);
         Ok((separator, node))
     }
 
@@ -673,6 +678,14 @@ impl<M: Memory> BTree<M> {
         self.mem.store(node, header);
         self.mem.end_independent();
     }
+}
+
+/// The buffers of [`BTree::load_node`], kept across the nodes of one bulk load: a node's
+/// slot order and its bytes (zeroed for each node).
+#[derive(Default)]
+struct LoadScratch {
+    slots: Vec<usize>,
+    bytes: Vec<u8>,
 }
 
 /// Instructions of sorting `n` entries: `n log2 n` comparisons.

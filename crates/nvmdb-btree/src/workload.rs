@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 use std::str::FromStr;
 
-use nvmdb_device::{FlipNWrite, Pcm, PcmConfig, PcmMetrics, PcmStats};
+use nvmdb_device::{FlipNWrite, Pcm, PcmAccounting, PcmConfig, PcmMetrics, PcmStats};
 use nvmdb_memory::{CacheConfig, CachedMemory, FlatMemory, Memory, MemoryError, MemoryReport, NativeMemory};
 use rand::Rng;
 use serde::Serialize;
@@ -71,7 +71,11 @@ impl AnyMemory {
     pub fn new(kind: MemoryKind, flip_n_write: bool) -> AnyMemory {
         match kind {
             MemoryKind::Cached => AnyMemory::cached(CacheConfig::cidr2011(), PcmMetrics::CIDR2011),
-            MemoryKind::Flat => AnyMemory::Flat(Box::new(FlatMemory::new(pcm(flip_n_write, PcmMetrics::CIDR2011)))),
+            MemoryKind::Flat => AnyMemory::Flat(Box::new(FlatMemory::new(pcm(
+                flip_n_write,
+                PcmMetrics::CIDR2011,
+                PcmAccounting::Cells,
+            )))),
             MemoryKind::Native => AnyMemory::Native(NativeMemory::new(CAPACITY_BYTES)),
         }
     }
@@ -79,15 +83,24 @@ impl AnyMemory {
     /// A cache hierarchy `config` over a fresh PCM of [`CAPACITY_BYTES`] with `metrics`
     /// (no Flip-N-Write).
     pub fn cached(config: CacheConfig, metrics: PcmMetrics) -> AnyMemory {
-        AnyMemory::Cached(Box::new(CachedMemory::new(pcm(false, metrics), config)))
+        AnyMemory::Cached(Box::new(CachedMemory::new(pcm(false, metrics, PcmAccounting::Cells), config)))
+    }
+
+    /// As [`AnyMemory::cached`], with the PCM's cells counted without their wear
+    /// ([`PcmAccounting::Bits`]): every counter and report is the same, the per-cell wear
+    /// reads 0, and the device keeps 64 B of host memory a written line instead of 160 B.
+    /// For runs that read the counters and never the wear.
+    pub fn cached_without_wear(config: CacheConfig, metrics: PcmMetrics) -> AnyMemory {
+        AnyMemory::Cached(Box::new(CachedMemory::new(pcm(false, metrics, PcmAccounting::Bits), config)))
     }
 }
 
-fn pcm(flip_n_write: bool, metrics: PcmMetrics) -> Pcm {
+fn pcm(flip_n_write: bool, metrics: PcmMetrics, accounting: PcmAccounting) -> Pcm {
     let mut config = PcmConfig::new(CAPACITY_BYTES);
     config.flip_n_write = flip_n_write.then_some(FlipNWrite::WORD);
     config.metrics = metrics;
-    Pcm::new(config).expect("the capacity is a multiple of 64")
+    config.accounting = accounting;
+    Pcm::new(config).expect("the capacity is a multiple of 64, and Flip-N-Write is off where the wear is not kept")
 }
 
 macro_rules! dispatch {
@@ -194,9 +207,13 @@ pub fn loaded_pairs(keys: &[u64]) -> impl Iterator<Item = (u64, u64)> + '_ {
     while gcd(multiplier, n) != 1 {
         multiplier += 2;
     }
-    keys.iter().enumerate().map(move |(i, &k)| {
-        let record =
-            u64::try_from(i as u128 * u128::from(multiplier) % u128::from(n)).expect("a remainder below n, a u64");
+    // Record `i · P mod n`, stepped by adding `P mod n` and taking n off when the sum
+    // reaches it: no division per pair.
+    let step = multiplier % n;
+    let mut next = 0u64;
+    keys.iter().map(move |&k| {
+        let record = next;
+        next = if next >= n - step { next - (n - step) } else { next + step };
         (k, record * RECORD_BYTES)
     })
 }
@@ -424,6 +441,26 @@ mod tests {
     use super::*;
     use rand::SeedableRng;
     use rand_xoshiro::Xoshiro256PlusPlus;
+
+    /// The loaded pairs' records, stepped by addition, are `i · P mod n` as computed
+    /// with a division per pair, for counts whose multiplier needs its search (and so may
+    /// exceed n) or not.
+    #[test]
+    fn loaded_records_are_the_multiples_of_the_multiplier() {
+        // At 13 pairs the multiplier is 15, above n.
+        for n in [1usize, 2, 3, 5, 7, 13, 64, 1000, 4095, 4096, 65_537, 250_000] {
+            let keys: Vec<u64> = (0..n as u64).collect();
+            let nn = n as u64;
+            let mut multiplier = (0x9E37_79B9_7F4A_7C15 % nn) | 1;
+            while gcd(multiplier, nn) != 1 {
+                multiplier += 2;
+            }
+            for (i, (k, v)) in loaded_pairs(&keys).enumerate() {
+                let record = u64::try_from(i as u128 * u128::from(multiplier) % u128::from(nn)).unwrap();
+                assert_eq!((k, v), (i as u64, record * RECORD_BYTES), "n {n}, pair {i}");
+            }
+        }
+    }
 
     #[test]
     fn generated_keys_have_the_promised_shape() {

@@ -77,12 +77,13 @@ fn tree_bytes(scale: Scale) -> u64 {
 }
 
 /// Paper-scale footprint of a B+-tree experiment running one tree (the keys and one tree
-/// of 50 M entries), and of each tree beside it. Measured: `nvmdb run cidr-fig8-btree
-/// --scale paper --jobs 1` (one tree at a time) peaked at 6,065 MiB resident (2026-11-23,
-/// `370a781`; the bulk load's separators were then grown by doubling, about 160 MB more
-/// than now), so two trees at once need more than 12 GiB: the runner's 11.5 GiB budget
-/// admits one tree at a time, and the other thread runs other experiments.
-const PAPER_MIB: u64 = 6_144;
+/// of 50 M entries), and of each tree beside it. Measured with the PCM counted without its
+/// wear ([`AnyMemory::cached_without_wear`]): `nvmdb run cidr-fig9-btree --scale paper
+/// --jobs 1` (one tree at a time, its 2-line trees the largest any experiment builds)
+/// peaked at 3,656 MiB resident (2026-11-23, `027158b`); counting every cell, a tree
+/// took 6,065 MiB (`cidr-fig8-btree`, `370a781`). Two trees of one experiment share the
+/// keys, so this bound holds each: the runner's 11.5 GiB budget admits two trees at once.
+const PAPER_MIB: u64 = 3_840;
 
 /// Keyed by `(T_w, node lines, variant index, operation index)`.
 type Results = BTreeMap<(u64, u32, usize, usize), RunReport>;
@@ -116,8 +117,14 @@ impl Inputs {
 /// A job's reports: `(T_w, operation, report)`, every T_w of one operation together.
 type Reports = Vec<(u64, OpKind, RunReport)>;
 
+/// [`run_job_on`] a cache hierarchy over PCM whose cells are counted without their wear
+/// ([`AnyMemory::cached_without_wear`]): the reports read the counters, never the wear.
 fn run_job(ctx: &RunContext, inputs: &Inputs, job: Job) -> Result<Reports, String> {
-    let memory = AnyMemory::cached(inputs.machine.clone(), job.metrics);
+    run_job_on(ctx, inputs, job, AnyMemory::cached_without_wear(inputs.machine.clone(), job.metrics))
+}
+
+/// A job on `memory`, a fresh cached memory with the job's machine and metrics.
+fn run_job_on(ctx: &RunContext, inputs: &Inputs, job: Job, memory: AnyMemory) -> Result<Reports, String> {
     let mut shuffle = ctx.rng(5);
     let mut tree =
         BTree::bulk_load(memory, job.variant, job.node_lines, loaded_pairs(&inputs.loaded), FILL, &mut shuffle)
@@ -192,8 +199,10 @@ impl Experiment for Fig6 {
         "cidr-fig6"
     }
     /// One tree at a time, measured on the 2-core machine of BENCHMARKS.md: quick scale
-    /// 24 s (of a loaded machine); paper scale 431 s of CPU, and the keys with one tree
-    /// of 50 M entries (see [`tree_bytes`]). Each tree built beside it adds [`tree_bytes`].
+    /// 24 s (of a loaded machine); paper scale 431 s of CPU (before the PCM was counted
+    /// without its wear and nvmdb-leaf's code sped up; not measured since), and the keys
+    /// with one tree of 50 M entries (see [`tree_bytes`]). Each tree built beside it adds
+    /// [`tree_bytes`].
     fn footprint(&self, scale: Scale) -> Footprint {
         scale.pick(Footprint::new(256, 24.0), Footprint::new(PAPER_MIB, 431.0))
     }
@@ -760,8 +769,9 @@ impl Experiment for Fig8Btree {
     }
     /// Quick scale measured: 3.1 s, 64 MB on a loaded 2-core machine. Paper scale: 12
     /// trees of 50 M entries (each timed at Figure 9's T_w too) one at a time, measured
-    /// (`nvmdb run cidr-fig8-btree --scale paper --jobs 1`, 2026-11-23): 191 s user and
-    /// 23 s system CPU, 6,065 MiB peak (see [`PAPER_MIB`]).
+    /// (`nvmdb run cidr-fig8-btree --scale paper --jobs 1`, 2026-11-23, `370a781`, the
+    /// PCM then counting every cell's wear): 191 s user and 23 s system CPU; memory as
+    /// [`PAPER_MIB`].
     fn footprint(&self, scale: Scale) -> Footprint {
         scale.pick(Footprint::new(128, 4.0), Footprint::new(PAPER_MIB, 214.0))
     }
@@ -858,13 +868,14 @@ impl Experiment for Fig9Btree {
     fn id(&self) -> &'static str {
         "cidr-fig9-btree"
     }
-    /// Estimated, not measured: 8 trees, each timed at every T_w, a fifth of the 40 trees
+    /// Quick scale estimated: 8 trees, each timed at every T_w, a fifth of the 40 trees
     /// (9.3 s at quick scale, 65 MB, on a loaded 2-core machine) built before one tree
-    /// gave every T_w; at paper scale 8 trees of 50 M entries at `cidr-fig8-btree`'s
-    /// measured 13.7 s of CPU a tree, memory as `cidr-fig6`'s (none built when
-    /// `cidr-fig8-btree` ran first in the same process).
+    /// gave every T_w. Paper scale measured (`nvmdb run cidr-fig9-btree --scale paper
+    /// --jobs 1`, 2026-11-23, `027158b`, at load average 8–10): 139 s user and 10 s
+    /// system CPU, memory as [`PAPER_MIB`] (none built when `cidr-fig8-btree` ran first in
+    /// the same process).
     fn footprint(&self, scale: Scale) -> Footprint {
-        scale.pick(Footprint::new(128, 2.0), Footprint::new(PAPER_MIB, 110.0))
+        scale.pick(Footprint::new(128, 2.0), Footprint::new(PAPER_MIB, 149.0))
     }
     fn title(&self) -> &'static str {
         "B+-tree insert and delete time as T_w varies from 230 to 690 cycles"
@@ -1049,6 +1060,31 @@ mod tests {
                     assert_eq!(json(from_shared), json(&report), "T_w {t_w}, {node_lines}-line {variant:?} {op:?}");
                 }
             }
+        }
+    }
+
+    /// The jobs' PCM counted without its wear reports what a PCM counting every cell
+    /// reports: every time, counter and ratio, for each variant and operation.
+    #[test]
+    fn a_job_without_the_wear_reports_as_with_it() {
+        let ctx = RunContext::new(Scale::Quick, 7);
+        let entries = sweep_entries(Scale::Quick) / 8;
+        let inputs = Inputs::draw(&ctx, entries, entries / 100).expect("keys");
+        let json = |reports: &Reports| serde_json::to_value(reports).expect("serialises");
+        for (node_lines, variant) in [
+            (2, Variant::Sorted),
+            (4, Variant::Unsorted),
+            (8, Variant::UnsortedLeaf),
+            (2, Variant::UnsortedLeafBitmap),
+            (8, Variant::NvmdbLeaf),
+        ] {
+            let ops = &[OpKind::Search, OpKind::Insert, OpKind::Delete];
+            let job = Job { node_lines, variant, ops, metrics: PcmMetrics::CIDR2011, also_t_w: &T_W_CYCLES };
+            let without = run_job(&ctx, &inputs, job).expect("runs");
+            let with =
+                run_job_on(&ctx, &inputs, job, AnyMemory::cached(inputs.machine.clone(), job.metrics)).expect("runs");
+            assert_eq!(without.len(), ops.len() * T_W_CYCLES.len());
+            assert_eq!(json(&without), json(&with), "{node_lines}-line {variant:?}");
         }
     }
 
