@@ -130,8 +130,9 @@ pub struct ReproduceArgs {
 }
 
 /// Most memory the footprints of experiments and parts running at once may add up to:
-/// 11.5 GiB, leaving half a GiB of a 12 GiB peak for what no footprint counts. One
-/// paper-scale B+-tree of 50 M entries (6 GiB) fits beside anything else, two do not.
+/// 11.5 GiB, leaving half a GiB of a 12 GiB peak for what no footprint counts. A
+/// paper-scale B+-tree of 50 M entries states 3.75 GiB, so two fit beside a smaller
+/// experiment.
 const MEMORY_BUDGET_BYTES: u64 = 23 << 29;
 
 /// The pool of `run` and `reproduce`: `jobs` threads (default: the machine's cores) within
