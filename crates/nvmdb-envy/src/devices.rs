@@ -504,4 +504,102 @@ mod tests {
         }
         assert!(runs > 300 && declined > 300, "{runs} runs in one call, {declined} page by page");
     }
+
+    /// The SRAM's bytes and counters.
+    fn sram_state(dev: &Devices) -> impl PartialEq + std::fmt::Debug {
+        let mut sram = dev.sram().clone();
+        let bytes = sram.read_in_place(0, sram.capacity_bytes()).expect("in range").to_vec();
+        (bytes, *dev.sram().stats())
+    }
+
+    #[test]
+    fn a_flush_and_a_copy_on_write_without_the_buffer_are_through_it() {
+        // Random flushes (SRAM page to flash, in order or not), copy-on-write reads of
+        // flash pages (programmed or not) into SRAM, zeroed pages, runs of page-table
+        // writes and erases on two banks with read suspend on, the power cut before a
+        // random device write near the operation a third of the time: the paths without
+        // the page buffer against the paths through it.
+        use rand::{Rng, SeedableRng};
+        let mut config = EnvyConfig::small(8, 8, 2, 0.5);
+        config.banks = 2;
+        config.suspend_reads = true;
+        config.endurance_cycles = 20;
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(17);
+        let mut fast = Devices::new(&config).expect("valid");
+        let mut simple = Devices::new(&config).expect("valid");
+        let pages = u64::from(config.pages_per_segment);
+        let flash_pages = pages * u64::from(config.segments);
+        let sram_bytes = fast.sram().capacity_bytes() as u64;
+        let mut done = [0usize; 5];
+        let mut refused = 0;
+        for step in 0..4_000u64 {
+            let now = step * 30_000 + rng.gen_range(0..60_000);
+            let cut = rng.gen_bool(0.3).then(|| fast.device_writes() + rng.gen_range(0..2));
+            for dev in [&mut fast, &mut simple] {
+                dev.power_cycle();
+                if let Some(cut) = cut {
+                    dev.cut_power_before(cut);
+                }
+            }
+            let addr = rng.gen_range(0..sram_bytes - 256);
+            let kind = rng.gen_range(0..5);
+            done[kind] += 1;
+            let (a, b) = match kind {
+                0 => {
+                    // A flush: random bytes into SRAM (both alike, no cut), then programmed.
+                    let bytes: Vec<u8> = (0..256).map(|_| rng.gen()).collect();
+                    for dev in [&mut fast, &mut simple] {
+                        dev.power_cycle();
+                        dev.sram_write(addr, &bytes).expect("no cut");
+                        if let Some(cut) = cut {
+                            dev.cut_power_before(cut + 1);
+                        }
+                    }
+                    let segment = rng.gen_range(0..u64::from(config.segments));
+                    let next = u64::from(fast.flash.write_pointer(segment)).min(pages - 1);
+                    let ppn = if rng.gen_bool(0.9) { segment * pages + next } else { rng.gen_range(0..flash_pages) };
+                    let a = fast.program_from_sram(ppn, addr, now);
+                    let b = program_from_sram_through_the_buffer(&mut simple, ppn, addr, now);
+                    (a, b)
+                }
+                1 => {
+                    // A copy-on-write's read of a flash page and its write to the slot.
+                    let ppn = rng.gen_range(0..flash_pages);
+                    let a = Ok(fast.flash_read_timing(ppn, now))
+                        .and_then(|end| fast.sram_write_flash_page(addr, ppn).map(|()| end));
+                    let b = Ok(simple.flash_read_timed(ppn, now))
+                        .and_then(|end| simple.sram_write_page(addr).map(|()| end));
+                    (a, b)
+                }
+                2 => {
+                    let a = fast.sram_write_zero_page(addr).map(|()| 0);
+                    simple.zero_page();
+                    let b = simple.sram_write_page(addr).map(|()| 0);
+                    (a, b)
+                }
+                3 => {
+                    // A clean's page-table writes, admitted (no cut within them).
+                    let n = rng.gen_range(0..6);
+                    let writes: Vec<(u64, u32)> =
+                        (0..n).map(|_| (rng.gen_range(0..sram_bytes - 4), rng.gen())).collect();
+                    for dev in [&mut fast, &mut simple] {
+                        dev.power_cycle();
+                    }
+                    fast.set_u32_run(n, writes.iter().copied());
+                    let b = writes.iter().try_for_each(|&(addr, v)| simple.set_u32(addr, v)).map(|()| 0);
+                    (Ok(0), b)
+                }
+                _ => {
+                    let segment = rng.gen_range(0..u64::from(config.segments));
+                    (fast.erase(segment, now), simple.erase(segment, now))
+                }
+            };
+            refused += usize::from(a.is_err());
+            assert_eq!(a.map_err(|e| e.to_string()), b.map_err(|e| e.to_string()), "step {step}, kind {kind}");
+            assert_eq!(state(&fast), state(&simple), "step {step}, kind {kind}");
+            assert_eq!(sram_state(&fast), sram_state(&simple), "step {step}, kind {kind}");
+        }
+        assert!(done.iter().all(|&n| n > 600), "{done:?} operations of each kind");
+        assert!(refused > 500, "{refused} refused by a cut, an order or wear");
+    }
 }

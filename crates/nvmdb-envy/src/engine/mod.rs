@@ -378,24 +378,29 @@ impl Envy {
 
     // ----- persistent accessors -----
 
+    #[inline]
     fn pt_addr(&self, lpn: u32) -> u64 {
         self.layout.page_table + 4 * u64::from(lpn)
     }
 
+    #[inline]
     fn entry(&mut self, lpn: u32) -> Entry {
         let addr = self.pt_addr(lpn);
         Entry::decode(self.dev.sram_u32(addr))
     }
 
+    #[inline]
     fn set_entry(&mut self, lpn: u32, e: Entry) -> Result<(), EnvyError> {
         let addr = self.pt_addr(lpn);
         self.dev.set_u32(addr, e.encode())
     }
 
+    #[inline]
     fn slot_of(&self, seq: u64) -> u32 {
         (seq % u64::from(self.config.buffer_pages)) as u32
     }
 
+    #[inline]
     fn slot_data_addr(&self, slot: u32) -> u64 {
         self.layout.slot_data + u64::from(slot) * u64::from(self.config.page_bytes)
     }
@@ -406,6 +411,7 @@ impl Envy {
         offset < self.head - self.tail
     }
 
+    #[inline]
     fn slot_meta(&mut self, slot: u32) -> (u32, u32) {
         let addr = self.layout.slot_meta + 8 * u64::from(slot);
         (self.dev.sram_u32(addr), self.dev.sram_u32(addr + 4))
@@ -420,18 +426,22 @@ impl Envy {
         self.dev.set_u32(self.layout.shadows + 8 * u64::from(k) + 4, e.encode())
     }
 
+    #[inline]
     fn pages_per_segment(&self) -> u64 {
         u64::from(self.config.pages_per_segment)
     }
 
+    #[inline]
     fn segment_of_ppn(&self, ppn: u64) -> u32 {
         (ppn / self.pages_per_segment()) as u32
     }
 
+    #[inline]
     fn write_pointer(&self, segment: u32) -> u32 {
         self.dev.flash().write_pointer(u64::from(segment))
     }
 
+    #[inline]
     fn free_pages(&self, position: u32) -> u32 {
         self.config.pages_per_segment - self.write_pointer(self.segment_of[position as usize])
     }
@@ -468,6 +478,7 @@ impl Envy {
 
     /// When a long operation can be issued: now with parallel banks (each bank queues its
     /// own), else after the controller's previous long operation.
+    #[inline]
     fn issue_ns(&self) -> u64 {
         if self.config.parallel_banks {
             self.now_ns
@@ -476,6 +487,7 @@ impl Envy {
         }
     }
 
+    #[inline]
     fn long_op_done(&mut self, end_ns: u64) {
         if !self.config.parallel_banks {
             self.controller_free_ns = self.controller_free_ns.max(end_ns);
