@@ -17,8 +17,9 @@ pub struct Devices {
     power: PowerSwitch,
     /// Per bank: time its flash operations took, ns (volatile statistics).
     bank_busy_ns: Vec<u64>,
-    /// One page's bytes: the last page a host or recovery read brought from flash, or
-    /// staged for a flush's program (a clean's copy stays inside the array). Kept between
+    /// One page's bytes: the last page a host or recovery read brought from flash, or a
+    /// buffered page a copy-on-write under a transaction copies to a new slot (a flush,
+    /// a copy-on-write of a flash page and a clean's copy do without it). Kept between
     /// operations so that none allocates.
     page: Vec<u8>,
 }
