@@ -542,6 +542,15 @@ impl FlashArray {
         Ok(timing)
     }
 
+    /// The stored bytes of page `ppn` of a bytes-mode array, neither timed nor counted
+    /// (the bytes a [`FlashArray::read_page_timing`] of it reads, for a caller that copies
+    /// them out itself): `None` for a page out of range or not programmed (it reads as
+    /// `0xFF` bytes) and in the other content modes.
+    #[inline]
+    pub fn stored_page_bytes(&self, ppn: Ppn) -> Option<&[u8]> {
+        self.page_bytes_of(ppn)
+    }
+
     /// [`FlashArray::read_page`] without taking the data out: the same time, energy and
     /// counts, for a read whose page [`FlashArray::program_page_copy`] then copies inside
     /// the array (a garbage collector's copy). (Forced inline: it is the garbage
@@ -585,6 +594,26 @@ impl FlashArray {
         let (block, page) = self.page_to_program(ppn)?;
         self.check_data(ppn, 0, data)?;
         self.record(block, page, true, 0, data, spare, None);
+        self.blocks[index(block)].next_page = page + 1;
+        self.stats.page_programs += 1;
+        Ok(self.occupy(block, now_ns, self.timing.program_ns, self.timing.program_pj))
+    }
+
+    /// [`FlashArray::program_page`] of `PageData::Bytes(bytes.to_vec())` without building
+    /// the page: the same checks, errors, stored state, counts and times (a bytes-mode
+    /// array and a whole page; anything else goes through [`FlashArray::program_page`]).
+    /// `tests/flash_slices.rs` compares the two.
+    #[inline]
+    pub fn program_page_bytes(&mut self, ppn: Ppn, bytes: &[u8], now_ns: u64) -> Result<OpTiming, DeviceError> {
+        let page_bytes = self.geometry.page_bytes as usize;
+        if self.content != PageContent::Bytes || bytes.len() != page_bytes {
+            return self.program_page(ppn, &PageData::Bytes(bytes.to_vec()), now_ns);
+        }
+        let (block, page) = self.page_to_program(ppn)?;
+        let arena = self.arena_mut(block);
+        arena.open(page as usize);
+        let at = page as usize * page_bytes;
+        arena.bytes[at..at + page_bytes].copy_from_slice(bytes);
         self.blocks[index(block)].next_page = page + 1;
         self.stats.page_programs += 1;
         Ok(self.occupy(block, now_ns, self.timing.program_ns, self.timing.program_pj))

@@ -2,7 +2,7 @@
 //! power before any device write.
 
 use nvmdb_device::{
-    flash::OpTiming, FlashArray, FlashGeometry, PageContent, PageData, PowerLoss, PowerSwitch, Volatile, VolatileKind,
+    flash::OpTiming, FlashArray, FlashGeometry, PageContent, PowerLoss, PowerSwitch, Volatile, VolatileKind,
 };
 
 use crate::config::EnvyConfig;
@@ -17,8 +17,9 @@ pub struct Devices {
     power: PowerSwitch,
     /// Per bank: time its flash operations took, ns (volatile statistics).
     bank_busy_ns: Vec<u64>,
-    /// One page's bytes: the last page a host or recovery read brought from flash, or
-    /// staged for a flush's program (a clean's copy stays inside the array). Kept between
+    /// One page's bytes: the last page a host or recovery read brought from flash, or a
+    /// buffered page a copy-on-write under a transaction copies to a new slot (a flush,
+    /// a copy-on-write of a flash page and a clean's copy do without it). Kept between
     /// operations so that none allocates.
     page: Vec<u8>,
 }
@@ -131,6 +132,19 @@ impl Devices {
         self.sram_write(addr, &v.to_le_bytes())
     }
 
+    /// `n` atomic 4-byte SRAM writes, `(address, value)` each, in order: what `n` calls of
+    /// [`Devices::set_u32`] write and count, for a caller that knows the power switch
+    /// admits them all (a clean's page-table writes after [`Devices::copy_pages`], which
+    /// checked room for them); the switch and the SRAM's counters move once.
+    #[inline]
+    pub(crate) fn set_u32_run(&mut self, n: usize, writes: impl IntoIterator<Item = (u64, u32)>) {
+        self.power.admit_all(n as u64).expect("the caller checked that the switch admits them");
+        let mut written = 0;
+        let writes = writes.into_iter().inspect(|_| written += 1).map(|(addr, v)| (addr, v.to_le_bytes()));
+        self.sram.write_each(writes).expect("SRAM writes stay inside the layout");
+        assert_eq!(written, n, "as many writes as admitted");
+    }
+
     /// The controller's own read of a flash page's bytes at `now_ns` (recovery): part of a
     /// long operation, it waits for its bank and suspends nothing.
     pub(crate) fn flash_read(&mut self, ppn: u64, now_ns: u64) -> Vec<u8> {
@@ -155,15 +169,42 @@ impl Devices {
         self.charge(self.flash.geometry().block_of(ppn), timing)
     }
 
+    /// [`Devices::flash_read_timed`] without bringing the page into the page buffer: the
+    /// same read, timed and counted alike, for a copy-on-write that then writes the page's
+    /// bytes to the SRAM ([`Devices::sram_write_flash_page`]).
+    #[inline]
+    pub(crate) fn flash_read_timing(&mut self, ppn: u64, now_ns: u64) -> u64 {
+        let timing = self.flash.read_page_timing(ppn, now_ns).expect("mapped flash pages exist");
+        self.charge(self.flash.geometry().block_of(ppn), timing)
+    }
+
     /// The page buffer: the page the last flash read or SRAM page read left there.
     pub(crate) fn page(&self) -> &[u8] {
         &self.page
     }
 
-    /// Fills the page buffer with a never-written page's zeros.
-    pub(crate) fn zero_page(&mut self) {
-        self.page.clear();
-        self.page.resize(self.flash.geometry().page_bytes as usize, 0);
+    /// Writes a never-written page's zeros to the SRAM at `sram_addr` (one atomic SRAM
+    /// write): [`Devices::sram_write_page`] of a zeroed page buffer, without the buffer.
+    pub(crate) fn sram_write_zero_page(&mut self, sram_addr: u64) -> Result<(), EnvyError> {
+        self.permit()?;
+        let page_bytes = self.flash.geometry().page_bytes as usize;
+        self.sram.write_in_place(sram_addr, page_bytes).expect("SRAM writes stay inside the layout").fill(0);
+        Ok(())
+    }
+
+    /// Writes flash page `ppn`'s bytes (`0xFF` bytes if it is not programmed) to the SRAM
+    /// at `sram_addr` (one atomic SRAM write): after [`Devices::flash_read_timing`] of the
+    /// page, what [`Devices::sram_write_page`] writes after [`Devices::flash_read_timed`],
+    /// without the page buffer. Reads no flash (the read was counted).
+    pub(crate) fn sram_write_flash_page(&mut self, sram_addr: u64, ppn: u64) -> Result<(), EnvyError> {
+        self.permit()?;
+        let page_bytes = self.flash.geometry().page_bytes as usize;
+        let out = self.sram.write_in_place(sram_addr, page_bytes).expect("SRAM writes stay inside the layout");
+        match self.flash.stored_page_bytes(ppn) {
+            Some(bytes) => out.copy_from_slice(bytes),
+            None => out.fill(0xFF),
+        }
+        Ok(())
     }
 
     /// Reads a page of SRAM at `sram_addr` into the page buffer.
@@ -237,20 +278,15 @@ impl Devices {
     }
 
     /// Reads a page's bytes from the SRAM at `sram_addr` and programs them at `now_ns`
-    /// (a flush); returns when the program completes.
+    /// (a flush); returns when the program completes. The bytes go from the SRAM to the
+    /// array ([`FlashArray::program_page_bytes`]): the same SRAM read and program, counted
+    /// and timed as a read into the page buffer and a program from it, without the buffer
+    /// (`tests::a_flush_and_a_copy_on_write_without_the_buffer_are_through_it` compares).
     pub(crate) fn program_from_sram(&mut self, ppn: u64, sram_addr: u64, now_ns: u64) -> Result<u64, EnvyError> {
-        self.sram_read_page(sram_addr);
-        self.program_page_buffer(ppn, now_ns)
-    }
-
-    /// Programs the page buffer at `now_ns`; returns when the program completes.
-    fn program_page_buffer(&mut self, ppn: u64, now_ns: u64) -> Result<u64, EnvyError> {
-        self.permit()?;
-        let page = PageData::Bytes(std::mem::take(&mut self.page));
-        let programmed = self.flash.program_page(ppn, &page, now_ns);
-        if let PageData::Bytes(bytes) = page {
-            self.page = bytes;
-        }
+        let page_bytes = self.flash.geometry().page_bytes as usize;
+        let bytes = self.sram.read_in_place(sram_addr, page_bytes).expect("SRAM reads stay inside the layout");
+        self.power.admit().map_err(|device_writes| EnvyError::PowerCut { device_writes })?;
+        let programmed = self.flash.program_page_bytes(ppn, bytes, now_ns);
         Ok(self.charge(self.flash.geometry().block_of(ppn), programmed?))
     }
 
@@ -265,6 +301,38 @@ impl Devices {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use nvmdb_device::PageData;
+
+    impl Devices {
+        /// Programs the page buffer at `now_ns`; returns when the program completes.
+        fn program_page_buffer(&mut self, ppn: u64, now_ns: u64) -> Result<u64, EnvyError> {
+            self.permit()?;
+            let page = PageData::Bytes(std::mem::take(&mut self.page));
+            let programmed = self.flash.program_page(ppn, &page, now_ns);
+            if let PageData::Bytes(bytes) = page {
+                self.page = bytes;
+            }
+            Ok(self.charge(self.flash.geometry().block_of(ppn), programmed?))
+        }
+
+        /// Fills the page buffer with a never-written page's zeros.
+        fn zero_page(&mut self) {
+            self.page.clear();
+            self.page.resize(self.flash.geometry().page_bytes as usize, 0);
+        }
+    }
+
+    /// The flush the SRAM-to-array program replaced: the SRAM page read into the page
+    /// buffer, then programmed from it.
+    fn program_from_sram_through_the_buffer(
+        dev: &mut Devices,
+        ppn: u64,
+        sram_addr: u64,
+        now_ns: u64,
+    ) -> Result<u64, EnvyError> {
+        dev.sram_read_page(sram_addr);
+        dev.program_page_buffer(ppn, now_ns)
+    }
 
     /// The simple copy the array's copy replaced: a read into the page buffer, then a
     /// program from it.
@@ -436,5 +504,103 @@ mod tests {
             assert_eq!(fast.sram.stats(), simple.sram.stats(), "step {step}");
         }
         assert!(runs > 300 && declined > 300, "{runs} runs in one call, {declined} page by page");
+    }
+
+    /// The SRAM's bytes and counters.
+    fn sram_state(dev: &Devices) -> impl PartialEq + std::fmt::Debug {
+        let mut sram = dev.sram().clone();
+        let bytes = sram.read_in_place(0, sram.capacity_bytes()).expect("in range").to_vec();
+        (bytes, *dev.sram().stats())
+    }
+
+    #[test]
+    fn a_flush_and_a_copy_on_write_without_the_buffer_are_through_it() {
+        // Random flushes (SRAM page to flash, in order or not), copy-on-write reads of
+        // flash pages (programmed or not) into SRAM, zeroed pages, runs of page-table
+        // writes and erases on two banks with read suspend on, the power cut before a
+        // random device write near the operation a third of the time: the paths without
+        // the page buffer against the paths through it.
+        use rand::{Rng, SeedableRng};
+        let mut config = EnvyConfig::small(8, 8, 2, 0.5);
+        config.banks = 2;
+        config.suspend_reads = true;
+        config.endurance_cycles = 20;
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(17);
+        let mut fast = Devices::new(&config).expect("valid");
+        let mut simple = Devices::new(&config).expect("valid");
+        let pages = u64::from(config.pages_per_segment);
+        let flash_pages = pages * u64::from(config.segments);
+        let sram_bytes = fast.sram().capacity_bytes() as u64;
+        let mut done = [0usize; 5];
+        let mut refused = 0;
+        for step in 0..4_000u64 {
+            let now = step * 30_000 + rng.gen_range(0..60_000);
+            let cut = rng.gen_bool(0.3).then(|| fast.device_writes() + rng.gen_range(0..2));
+            for dev in [&mut fast, &mut simple] {
+                dev.power_cycle();
+                if let Some(cut) = cut {
+                    dev.cut_power_before(cut);
+                }
+            }
+            let addr = rng.gen_range(0..sram_bytes - 256);
+            let kind = rng.gen_range(0..5);
+            done[kind] += 1;
+            let (a, b) = match kind {
+                0 => {
+                    // A flush: random bytes into SRAM (both alike, no cut), then programmed.
+                    let bytes: Vec<u8> = (0..256).map(|_| rng.gen()).collect();
+                    for dev in [&mut fast, &mut simple] {
+                        dev.power_cycle();
+                        dev.sram_write(addr, &bytes).expect("no cut");
+                        if let Some(cut) = cut {
+                            dev.cut_power_before(cut + 1);
+                        }
+                    }
+                    let segment = rng.gen_range(0..u64::from(config.segments));
+                    let next = u64::from(fast.flash.write_pointer(segment)).min(pages - 1);
+                    let ppn = if rng.gen_bool(0.9) { segment * pages + next } else { rng.gen_range(0..flash_pages) };
+                    let a = fast.program_from_sram(ppn, addr, now);
+                    let b = program_from_sram_through_the_buffer(&mut simple, ppn, addr, now);
+                    (a, b)
+                }
+                1 => {
+                    // A copy-on-write's read of a flash page and its write to the slot.
+                    let ppn = rng.gen_range(0..flash_pages);
+                    let a = Ok(fast.flash_read_timing(ppn, now))
+                        .and_then(|end| fast.sram_write_flash_page(addr, ppn).map(|()| end));
+                    let b = Ok(simple.flash_read_timed(ppn, now))
+                        .and_then(|end| simple.sram_write_page(addr).map(|()| end));
+                    (a, b)
+                }
+                2 => {
+                    let a = fast.sram_write_zero_page(addr).map(|()| 0);
+                    simple.zero_page();
+                    let b = simple.sram_write_page(addr).map(|()| 0);
+                    (a, b)
+                }
+                3 => {
+                    // A clean's page-table writes, admitted (no cut within them).
+                    let n = rng.gen_range(0..6);
+                    let writes: Vec<(u64, u32)> =
+                        (0..n).map(|_| (rng.gen_range(0..sram_bytes - 4), rng.gen())).collect();
+                    for dev in [&mut fast, &mut simple] {
+                        dev.power_cycle();
+                    }
+                    fast.set_u32_run(n, writes.iter().copied());
+                    let b = writes.iter().try_for_each(|&(addr, v)| simple.set_u32(addr, v)).map(|()| 0);
+                    (Ok(0), b)
+                }
+                _ => {
+                    let segment = rng.gen_range(0..u64::from(config.segments));
+                    (fast.erase(segment, now), simple.erase(segment, now))
+                }
+            };
+            refused += usize::from(a.is_err());
+            assert_eq!(a.map_err(|e| e.to_string()), b.map_err(|e| e.to_string()), "step {step}, kind {kind}");
+            assert_eq!(state(&fast), state(&simple), "step {step}, kind {kind}");
+            assert_eq!(sram_state(&fast), sram_state(&simple), "step {step}, kind {kind}");
+        }
+        assert!(done.iter().all(|&n| n > 600), "{done:?} operations of each kind");
+        assert!(refused > 500, "{refused} refused by a cut, an order or wear");
     }
 }

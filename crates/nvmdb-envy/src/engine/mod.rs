@@ -96,6 +96,9 @@ pub struct Envy {
     /// Before each erase, scan the SRAM page table and shadow list for a page of the
     /// segment ([`Envy::set_erase_checks`]).
     erase_checks: bool,
+    /// A clean's list of the victim's live pages, kept between cleans so that none
+    /// allocates (volatile scratch).
+    live_scratch: Vec<u64>,
 }
 
 impl Envy {
@@ -202,6 +205,7 @@ impl Envy {
             energy_base: EnvyEnergy::default(),
             bank_busy_base: Vec::new(),
             erase_checks: false,
+            live_scratch: Vec::new(),
             config,
             dev,
         };
@@ -374,24 +378,29 @@ impl Envy {
 
     // ----- persistent accessors -----
 
+    #[inline]
     fn pt_addr(&self, lpn: u32) -> u64 {
         self.layout.page_table + 4 * u64::from(lpn)
     }
 
+    #[inline]
     fn entry(&mut self, lpn: u32) -> Entry {
         let addr = self.pt_addr(lpn);
         Entry::decode(self.dev.sram_u32(addr))
     }
 
+    #[inline]
     fn set_entry(&mut self, lpn: u32, e: Entry) -> Result<(), EnvyError> {
         let addr = self.pt_addr(lpn);
         self.dev.set_u32(addr, e.encode())
     }
 
+    #[inline]
     fn slot_of(&self, seq: u64) -> u32 {
         (seq % u64::from(self.config.buffer_pages)) as u32
     }
 
+    #[inline]
     fn slot_data_addr(&self, slot: u32) -> u64 {
         self.layout.slot_data + u64::from(slot) * u64::from(self.config.page_bytes)
     }
@@ -402,6 +411,7 @@ impl Envy {
         offset < self.head - self.tail
     }
 
+    #[inline]
     fn slot_meta(&mut self, slot: u32) -> (u32, u32) {
         let addr = self.layout.slot_meta + 8 * u64::from(slot);
         (self.dev.sram_u32(addr), self.dev.sram_u32(addr + 4))
@@ -416,18 +426,22 @@ impl Envy {
         self.dev.set_u32(self.layout.shadows + 8 * u64::from(k) + 4, e.encode())
     }
 
+    #[inline]
     fn pages_per_segment(&self) -> u64 {
         u64::from(self.config.pages_per_segment)
     }
 
+    #[inline]
     fn segment_of_ppn(&self, ppn: u64) -> u32 {
         (ppn / self.pages_per_segment()) as u32
     }
 
+    #[inline]
     fn write_pointer(&self, segment: u32) -> u32 {
         self.dev.flash().write_pointer(u64::from(segment))
     }
 
+    #[inline]
     fn free_pages(&self, position: u32) -> u32 {
         self.config.pages_per_segment - self.write_pointer(self.segment_of[position as usize])
     }
@@ -464,6 +478,7 @@ impl Envy {
 
     /// When a long operation can be issued: now with parallel banks (each bank queues its
     /// own), else after the controller's previous long operation.
+    #[inline]
     fn issue_ns(&self) -> u64 {
         if self.config.parallel_banks {
             self.now_ns
@@ -472,6 +487,7 @@ impl Envy {
         }
     }
 
+    #[inline]
     fn long_op_done(&mut self, end_ns: u64) {
         if !self.config.parallel_banks {
             self.controller_free_ns = self.controller_free_ns.max(end_ns);
@@ -480,28 +496,37 @@ impl Envy {
 
     /// A host read of a flash page. With `suspend_reads` it suspends a long operation in
     /// progress (on its bank with parallel banks, else on the controller), delaying it by
-    /// the suspend and the read; without, it waits for that operation. Leaves the page in
-    /// the devices' page buffer; returns the latency, ns.
-    fn host_flash_read(&mut self, ppn: u64) -> u64 {
+    /// the suspend and the read; without, it waits for that operation. With `to_buffer`
+    /// it leaves the page in the devices' page buffer, else only times and counts the read
+    /// (a copy-on-write then writes the page's bytes to the SRAM); returns the latency, ns.
+    #[inline]
+    fn host_flash_read(&mut self, ppn: u64, to_buffer: bool) -> u64 {
         let now = self.now_ns;
+        let read_at = |dev: &mut Devices, at: u64| {
+            if to_buffer {
+                dev.flash_read_timed(ppn, at)
+            } else {
+                dev.flash_read_timing(ppn, at)
+            }
+        };
         if self.config.parallel_banks {
             // The bank's own queue: the flash array suspends or queues the read.
-            return self.dev.flash_read_timed(ppn, now) - now;
+            return read_at(&mut self.dev, now) - now;
         }
         let read_ns = self.config.flash.read_ns;
         if self.controller_free_ns <= now {
-            self.dev.flash_read_timed(ppn, now);
+            read_at(&mut self.dev, now);
             return read_ns;
         }
         if self.config.suspend_reads {
             let latency = read_ns + self.config.suspend_ns;
             self.controller_free_ns += latency;
-            self.dev.flash_read_timed(ppn, now);
+            read_at(&mut self.dev, now);
             latency
         } else {
             let start = self.controller_free_ns;
             self.controller_free_ns = start + read_ns;
-            self.dev.flash_read_timed(ppn, start);
+            read_at(&mut self.dev, start);
             start + read_ns - now
         }
     }
@@ -540,7 +565,7 @@ impl Envy {
                     self.config.sram.read_ns
                 }
                 Entry::Flash(ppn) => {
-                    let ns = self.host_flash_read(ppn);
+                    let ns = self.host_flash_read(ppn, true);
                     out.copy_from_slice(&self.dev.page()[offset..offset + n]);
                     ns
                 }
@@ -621,26 +646,29 @@ impl Envy {
             // The copy starts once the slot is free.
             self.now_ns += wait_ns;
         }
-        // The page's image, in the devices' page buffer.
+        // The page's image is read, then written to the slot (one SRAM write each way):
+        // a flash page's bytes and a never-written page's zeros go straight to the slot, a
+        // buffered page's through the devices' page buffer.
+        let data_addr = self.slot_data_addr(slot);
         let (read_ns, home) = match entry {
             Entry::Unmapped => {
                 let home = lpn as u64 * u64::from(self.config.positions()) / self.config.logical_pages;
-                self.dev.zero_page();
+                self.dev.sram_write_zero_page(data_addr)?;
                 (0, home as u32)
             }
             Entry::Flash(ppn) => {
-                let ns = self.host_flash_read(ppn);
+                let ns = self.host_flash_read(ppn, false);
+                self.dev.sram_write_flash_page(data_addr, ppn)?;
                 (ns, self.position_of[self.segment_of_ppn(ppn) as usize])
             }
             Entry::Sram(from) => {
                 let a = self.slot_data_addr(from);
                 self.dev.sram_read_page(a);
                 let (_, home) = self.slot_meta(from);
+                self.dev.sram_write_page(data_addr)?;
                 (self.config.sram.read_ns, home)
             }
         };
-        let data_addr = self.slot_data_addr(slot);
-        self.dev.sram_write_page(data_addr)?;
         self.dev.sram_write(data_addr + offset as u64, bytes)?;
         let mut meta = [0u8; 8];
         meta[..4].copy_from_slice(&lpn.to_le_bytes());
