@@ -71,7 +71,7 @@ use serde::{Deserialize, Serialize};
 use crate::divisor::Divisor;
 use crate::heap::Heap;
 use crate::image::Image;
-use crate::timing::{CpuConfig, CpuTiming};
+use crate::timing::{CpuConfig, CpuTiming, Dtlb};
 use crate::{Memory, MemoryError, MemoryReport, Scalar};
 
 /// One cache level.
@@ -358,6 +358,9 @@ pub struct CachedMemory<D: LineDevice = Pcm> {
     write_queue_capacity: usize,
     config: CacheConfig,
     cpu: CpuTiming,
+    /// The CPU time model's DTLB: which accesses miss it does not depend on T_w, so one
+    /// serves `cpu` and every copy in `other_t_w`.
+    dtlb: Dtlb,
     /// The time models of the other T_w ([`CachedMemory::time_also_at_t_w`]).
     other_t_w: Vec<TwTime>,
     /// Whether a write-back of modified words was timed since the counters were zeroed:
@@ -475,6 +478,7 @@ impl<D: LineDevice> CachedMemory<D> {
                 config.ranks as usize,
                 config.write_queue as usize,
             ),
+            dtlb: Dtlb::of(&CpuConfig::CIDR2011),
             config,
             other_t_w: Vec::new(),
             t_w_spent: false,
@@ -485,6 +489,7 @@ impl<D: LineDevice> CachedMemory<D> {
     /// [`CpuConfig::CIDR2011`]); call before any access.
     pub fn with_cpu(mut self, cpu: CpuConfig) -> CachedMemory<D> {
         self.cpu = self.new_cpu(cpu, self.t_w_cycles);
+        self.dtlb = Dtlb::of(&cpu);
         let others: Vec<CpuTiming> = self.other_t_w.iter().map(|o| self.new_cpu(cpu, o.t_w_cycles)).collect();
         for (other, timing) in self.other_t_w.iter_mut().zip(others) {
             other.cpu = timing;
@@ -730,9 +735,10 @@ impl<D: LineDevice> CachedMemory<D> {
             Some(i) => (Some(self.levels[i].latency_cycles), 0),
             None => (None, self.probe_cycles[self.levels.len()]),
         };
-        self.cpu.access(line, hit, probe);
+        let dtlb_miss = self.dtlb.miss_on_line(line);
+        self.cpu.access(line, hit, probe, dtlb_miss);
         for other in &mut self.other_t_w {
-            other.cpu.access(line, hit, probe);
+            other.cpu.access(line, hit, probe, dtlb_miss);
         }
     }
 
