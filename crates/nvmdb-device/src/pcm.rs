@@ -350,6 +350,8 @@ impl Records for Chunk {
 trait ChunkLines {
     /// A chunk none of whose lines is written.
     fn empty() -> Box<Self>;
+    /// Sets the lines from `slot` on as in [`ChunkLines::empty`].
+    fn forget_lines_from(&mut self, slot: usize);
 }
 
 impl ChunkLines for Chunk {
@@ -359,6 +361,12 @@ impl ChunkLines for Chunk {
         // in the allocation.
         let pairs: Box<[RecordPair]> = (0..CHUNK_LINES / 2).map(|_| RecordPair::default()).collect();
         pairs.try_into().ok().expect("CHUNK_LINES / 2 pairs")
+    }
+
+    fn forget_lines_from(&mut self, slot: usize) {
+        for line in slot..CHUNK_LINES {
+            *self.line_mut(line) = LineRecord::default();
+        }
     }
 }
 
@@ -373,6 +381,10 @@ impl ChunkLines for WordChunk {
     #[cold]
     fn empty() -> Box<WordChunk> {
         Box::new(WordChunk { lines: [[0; LINE_BYTES]; CHUNK_LINES] })
+    }
+
+    fn forget_lines_from(&mut self, slot: usize) {
+        self.lines[slot..].fill([0; LINE_BYTES]);
     }
 }
 
@@ -450,6 +462,28 @@ impl<C: ChunkLines> Directory<C> {
         self.tables.capacity() * std::mem::size_of::<Option<Box<ChunkTable<C>>>>()
             + tables
             + self.chunks().count() * std::mem::size_of::<C>()
+    }
+
+    /// Forgets the lines from `first` on: their chunks, and in the chunk holding `first`
+    /// the records and written bits of the lines from it on, as if never written.
+    fn forget_from(&mut self, first: u64) {
+        let chunk = index(first / CHUNK_LINES as u64);
+        let slot = index(first % CHUNK_LINES as u64);
+        for (t, table) in self.tables.iter_mut().enumerate().skip(chunk / TABLE_CHUNKS) {
+            let Some(table) = table else { continue };
+            for (i, entry) in table.iter_mut().enumerate() {
+                let at = t * TABLE_CHUNKS + i;
+                if at > chunk || (at == chunk && slot == 0) {
+                    *entry = ChunkSlot { chunk: None, written: 0 };
+                } else if at == chunk {
+                    let kept = entry.written & (u64::MAX >> (64 - slot));
+                    if let Some(c) = entry.chunk.as_deref_mut() {
+                        C::forget_lines_from(c, slot);
+                    }
+                    entry.written = kept;
+                }
+            }
+        }
     }
 
     /// Marks the lines `first..end` written (their chunks allocated).
@@ -567,6 +601,16 @@ impl Pcm {
     /// Zeroes the counters (not the wear, which is physical).
     pub fn reset_stats(&mut self) {
         self.stats = PcmStats::default();
+    }
+
+    /// Forgets every line from `first` on: their bytes, flip cells and wear are those of
+    /// a line never written (the counters are not touched). For a caller that rewinds a
+    /// simulation to a point before any of them was written. Without Start-Gap only (it
+    /// moves lines).
+    pub fn forget_lines_from(&mut self, first: u64) {
+        assert!(self.start_gap.is_none(), "forgetting lines needs Start-Gap off");
+        self.tables.forget_from(first);
+        self.words.forget_from(first);
     }
 
     /// Logical lines.
