@@ -377,7 +377,9 @@ impl Experiment for Fig7 {
     }
     /// Measured on the 2-core machine of BENCHMARKS.md, the joins one at a time: quick
     /// scale 36 s and 200 MiB (of a loaded machine; 10 s of CPU); paper scale 276 s and
-    /// 3.4 GB. Its 39 joins are parts, each beside the first taking [`join_bytes`].
+    /// 3.4 GB. Its joins are parts (the 9 it shares one by one, every other point's
+    /// three, one after another on one generation of the data, together), each beside
+    /// the first taking [`join_bytes`].
     fn footprint(&self, scale: Scale) -> Footprint {
         scale.pick(Footprint::new(256, 36.0), Footprint::new(3_584, 276.0))
     }
