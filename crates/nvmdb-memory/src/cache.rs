@@ -812,7 +812,7 @@ impl<D: LineDevice> CachedMemory<D> {
     }
 
     /// Reports an access that hit at level `hit` (a fetch when `None`) to the CPU model.
-    #[inline]
+    #[inline(always)]
     fn time_access(&mut self, line: u64, hit: Option<usize>) {
         let (hit, probe) = match hit {
             Some(i) => (Some(self.levels[i].latency_cycles), 0),
