@@ -309,14 +309,40 @@ struct LineRecord {
     wear: LineWear,
 }
 
-/// The records of 64 lines, 64-byte aligned, so that its 160-byte records start
-/// alternately at a host cache line's start and middle, and each spans exactly three host
-/// cache lines (at an 8-byte alignment that is not a multiple of 32, half of them span
-/// four).
-#[derive(Clone)]
+/// The records of two lines, 64-byte aligned, so that its 160-byte records start at a
+/// host cache line's start and middle, and each spans exactly three host cache lines (at
+/// an 8-byte alignment that is not a multiple of 32, half of them span four).
+#[derive(Clone, Default)]
 #[repr(C, align(64))]
-struct Chunk {
-    lines: [LineRecord; CHUNK_LINES],
+struct RecordPair([LineRecord; 2]);
+
+/// The records of 64 lines, line `slot` in pair `slot / 2`: pairs, so that an empty
+/// chunk is built in place on the heap as a boxed slice of aligned pairs (a `Box::new` of
+/// one 10 KiB array builds it on the stack and copies it).
+type Chunk = [RecordPair; CHUNK_LINES / 2];
+
+/// A chunk's line records.
+trait Records {
+    fn line(&self, slot: usize) -> &LineRecord;
+    fn line_mut(&mut self, slot: usize) -> &mut LineRecord;
+    /// Every line's record, in slot order.
+    fn lines(&self) -> impl Iterator<Item = &LineRecord>;
+}
+
+impl Records for Chunk {
+    #[inline]
+    fn line(&self, slot: usize) -> &LineRecord {
+        &self[slot / 2].0[slot % 2]
+    }
+
+    #[inline]
+    fn line_mut(&mut self, slot: usize) -> &mut LineRecord {
+        &mut self[slot / 2].0[slot % 2]
+    }
+
+    fn lines(&self) -> impl Iterator<Item = &LineRecord> {
+        self.iter().flat_map(|pair| &pair.0)
+    }
 }
 
 /// A chunk of 64 lines in one of the two host layouts: [`Chunk`] counting every cell,
@@ -324,12 +350,23 @@ struct Chunk {
 trait ChunkLines {
     /// A chunk none of whose lines is written.
     fn empty() -> Box<Self>;
+    /// Sets the lines from `slot` on as in [`ChunkLines::empty`].
+    fn forget_lines_from(&mut self, slot: usize);
 }
 
 impl ChunkLines for Chunk {
     #[cold]
     fn empty() -> Box<Chunk> {
-        Box::new(Chunk { lines: std::array::from_fn(|_| LineRecord::default()) })
+        // Collected from an iterator of known length, each pair is written where it lies
+        // in the allocation.
+        let pairs: Box<[RecordPair]> = (0..CHUNK_LINES / 2).map(|_| RecordPair::default()).collect();
+        pairs.try_into().ok().expect("CHUNK_LINES / 2 pairs")
+    }
+
+    fn forget_lines_from(&mut self, slot: usize) {
+        for line in slot..CHUNK_LINES {
+            *self.line_mut(line) = LineRecord::default();
+        }
     }
 }
 
@@ -344,6 +381,10 @@ impl ChunkLines for WordChunk {
     #[cold]
     fn empty() -> Box<WordChunk> {
         Box::new(WordChunk { lines: [[0; LINE_BYTES]; CHUNK_LINES] })
+    }
+
+    fn forget_lines_from(&mut self, slot: usize) {
+        self.lines[slot..].fill([0; LINE_BYTES]);
     }
 }
 
@@ -423,6 +464,28 @@ impl<C: ChunkLines> Directory<C> {
             + self.chunks().count() * std::mem::size_of::<C>()
     }
 
+    /// Forgets the lines from `first` on: their chunks, and in the chunk holding `first`
+    /// the records and written bits of the lines from it on, as if never written.
+    fn forget_from(&mut self, first: u64) {
+        let chunk = index(first / CHUNK_LINES as u64);
+        let slot = index(first % CHUNK_LINES as u64);
+        for (t, table) in self.tables.iter_mut().enumerate().skip(chunk / TABLE_CHUNKS) {
+            let Some(table) = table else { continue };
+            for (i, entry) in table.iter_mut().enumerate() {
+                let at = t * TABLE_CHUNKS + i;
+                if at > chunk || (at == chunk && slot == 0) {
+                    *entry = ChunkSlot { chunk: None, written: 0 };
+                } else if at == chunk {
+                    let kept = entry.written & (u64::MAX >> (64 - slot));
+                    if let Some(c) = entry.chunk.as_deref_mut() {
+                        C::forget_lines_from(c, slot);
+                    }
+                    entry.written = kept;
+                }
+            }
+        }
+    }
+
     /// Marks the lines `first..end` written (their chunks allocated).
     fn mark_written(&mut self, first: u64, end: u64) {
         let mut line = first;
@@ -469,7 +532,11 @@ pub const LINE_HOST_BYTES: u64 = std::mem::size_of::<LineRecord>() as u64;
 
 // Paper-scale B+-trees hold gigabytes of line records: a record that grew would show in
 // every experiment's peak memory. And 64 of them fill their aligned chunk exactly.
-const _: () = assert!(LINE_HOST_BYTES == 160 && std::mem::size_of::<Chunk>() == CHUNK_LINES * 160);
+const _: () = assert!(
+    LINE_HOST_BYTES == 160
+        && std::mem::size_of::<Chunk>() == CHUNK_LINES * 160
+        && std::mem::align_of::<RecordPair>() == 64
+);
 
 /// A PCM device. A clone is the device in the same state: bytes, wear, counters and
 /// Start-Gap registers.
@@ -536,6 +603,16 @@ impl Pcm {
         self.stats = PcmStats::default();
     }
 
+    /// Forgets every line from `first` on: their bytes, flip cells and wear are those of
+    /// a line never written (the counters are not touched). For a caller that rewinds a
+    /// simulation to a point before any of them was written. Without Start-Gap only (it
+    /// moves lines).
+    pub fn forget_lines_from(&mut self, first: u64) {
+        assert!(self.start_gap.is_none(), "forgetting lines needs Start-Gap off");
+        self.tables.forget_from(first);
+        self.words.forget_from(first);
+    }
+
     /// Logical lines.
     pub fn lines(&self) -> u64 {
         self.config.capacity_bytes / LINE_BYTES as u64
@@ -592,7 +669,7 @@ impl Pcm {
             });
         }
         self.chunk(physical_line)
-            .map_or([0; WORDS_PER_LINE], |chunk| chunk.lines[index(physical_line % CHUNK_LINES as u64)].words)
+            .map_or([0; WORDS_PER_LINE], |chunk| chunk.line(index(physical_line % CHUNK_LINES as u64)).words)
     }
 
     /// The logical content of a line, without accounting.
@@ -657,7 +734,7 @@ impl Pcm {
         let slot = index(physical_line % CHUNK_LINES as u64);
         let chunk = self.chunk_mut(physical_line);
         *chunk.written |= 1 << slot;
-        let (result, flip_bits) = program_record(&mut chunk.chunk.lines[slot], new, enc);
+        let (result, flip_bits) = program_record(chunk.chunk.line_mut(slot), new, enc);
         self.stats.lines_written += 1;
         self.stats.words_written += u64::from(result.words);
         self.stats.bits_written += u64::from(result.bits);
@@ -707,7 +784,7 @@ impl Pcm {
                 let (out, tail) = rest.split_at_mut(take);
                 match chunk {
                     Some(chunk) => {
-                        let words = chunk.lines[slot].words;
+                        let words = chunk.line(slot).words;
                         match <&mut [u8; LINE_BYTES]>::try_from(&mut *out) {
                             // A whole line: its words straight into the buffer, one copy.
                             Ok(whole) => {
@@ -839,7 +916,7 @@ impl Pcm {
         let (mut lines, mut words, mut bits, mut flip_bits) = (0u64, 0u64, 0u64, 0u64);
         self.tables.for_each_line_in_place(addr, data, |chunk, slot, line, start, written| {
             *chunk.written |= 1 << slot;
-            let record = &mut chunk.chunk.lines[slot];
+            let record = chunk.chunk.line_mut(slot);
             let new = match <&[u8; LINE_BYTES]>::try_from(written) {
                 Ok(whole) => bytes_to_words(whole),
                 Err(_) => with_bytes_replaced(record.words, start, written),
@@ -1022,8 +1099,7 @@ impl Pcm {
     /// flip cells (word `w`'s at bits `8w..`); 0 under [`PcmAccounting::Words`] and
     /// [`PcmAccounting::Bits`].
     pub fn cell_writes(&self, physical_line: u64, lane: usize, bit: u32) -> u64 {
-        self.chunk(physical_line)
-            .map_or(0, |c| c.lines[index(physical_line % CHUNK_LINES as u64)].wear.count(lane, bit))
+        self.chunk(physical_line).map_or(0, |c| c.line(index(physical_line % CHUNK_LINES as u64)).wear.count(lane, bit))
     }
 
     /// Summarises the wear of every line ever written (all counts 0 under
@@ -1050,7 +1126,7 @@ impl Pcm {
             while written != 0 {
                 let slot = written.trailing_zeros() as usize;
                 written &= written - 1;
-                let (max, total) = chunk.lines[slot].wear.summarise(&valid, &mut report.histogram_log2);
+                let (max, total) = chunk.line(slot).wear.summarise(&valid, &mut report.histogram_log2);
                 report.max_cell_writes = report.max_cell_writes.max(max);
                 report.total_cell_writes += total;
                 report.cells_tracked += cells_per_line;
@@ -1067,7 +1143,7 @@ impl Pcm {
         let mut max = 0;
         for (chunk, mut written) in self.all_chunks() {
             while written != 0 {
-                let wear = &chunk.lines[written.trailing_zeros() as usize].wear;
+                let wear = &chunk.line(written.trailing_zeros() as usize).wear;
                 written &= written - 1;
                 if wear.count_bound() > max {
                     max = max.max(wear.max());
@@ -1081,7 +1157,7 @@ impl Pcm {
     pub fn heap_bytes(&self) -> usize {
         self.tables.heap_bytes()
             + self.words.heap_bytes()
-            + self.all_chunks().flat_map(|(c, _)| c.lines.iter().map(|l| l.wear.heap_bytes())).sum::<usize>()
+            + self.all_chunks().flat_map(|(c, _)| c.lines().map(|l| l.wear.heap_bytes())).sum::<usize>()
     }
 }
 
@@ -1328,4 +1404,27 @@ pub fn bytes_to_words(bytes: &[u8; LINE_BYTES]) -> [u64; WORDS_PER_LINE] {
         *word = u64::from_le_bytes(b);
     }
     words
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An empty chunk built in place is what the plain construction gives: 64 records,
+    /// each with its words, flip cells and wear zero and no higher wear plane; and its
+    /// records lie at a 64-byte alignment.
+    #[test]
+    fn an_empty_chunk_is_64_default_records_aligned() {
+        let chunk = Chunk::empty();
+        assert_eq!(chunk.as_ptr().addr() % 64, 0);
+        assert_eq!(chunk.lines().count(), CHUNK_LINES);
+        for (slot, record) in chunk.lines().enumerate() {
+            let plain = LineRecord::default();
+            assert_eq!((record.words, record.flips), (plain.words, plain.flips), "slot {slot}");
+            assert_eq!(record.wear.heap_bytes(), 0, "slot {slot}");
+            assert!((0..LANES).all(|lane| record.wear.count(lane, 0) == 0 && record.wear.count(lane, 63) == 0));
+            assert!(std::ptr::eq(record, chunk.line(slot)));
+            assert_eq!(std::ptr::from_ref(record).addr() % 64, if slot % 2 == 0 { 0 } else { 32 }, "slot {slot}");
+        }
+    }
 }

@@ -71,7 +71,7 @@ use serde::{Deserialize, Serialize};
 use crate::divisor::Divisor;
 use crate::heap::Heap;
 use crate::image::Image;
-use crate::timing::{CpuConfig, CpuTiming};
+use crate::timing::{CpuConfig, CpuTiming, Dtlb};
 use crate::{Memory, MemoryError, MemoryReport, Scalar};
 
 /// One cache level.
@@ -358,6 +358,9 @@ pub struct CachedMemory<D: LineDevice = Pcm> {
     write_queue_capacity: usize,
     config: CacheConfig,
     cpu: CpuTiming,
+    /// The CPU time model's DTLB: which accesses miss it does not depend on T_w, so one
+    /// serves `cpu` and every copy in `other_t_w`.
+    dtlb: Dtlb,
     /// The time models of the other T_w ([`CachedMemory::time_also_at_t_w`]).
     other_t_w: Vec<TwTime>,
     /// Whether a write-back of modified words was timed since the counters were zeroed:
@@ -419,10 +422,93 @@ fn queue_write(
     cycles
 }
 
+/// What [`CachedMemory::checkpoint`] keeps to rewind a memory to: every part of its
+/// state but the device's lines and the image, which the rewind cuts back to the heap's
+/// high water instead.
+#[derive(Debug, Clone)]
+pub struct Checkpoint {
+    heap: Heap,
+    levels: Vec<Level>,
+    up: Vec<u32>,
+    recent: [Recent; RECENT],
+    ended: Vec<u64>,
+    clock: u64,
+    cycles: u64,
+    rank_busy_until: Vec<u64>,
+    write_queue: VecDeque<u64>,
+    cpu: CpuTiming,
+    dtlb: Dtlb,
+    t_w_spent: bool,
+}
+
 impl CachedMemory<Pcm> {
     /// A hierarchy over a PCM device.
     pub fn new(pcm: Pcm, config: CacheConfig) -> CachedMemory<Pcm> {
         CachedMemory::with_device(pcm, config)
+    }
+
+    /// The state to [`CachedMemory::rewind`] to. Takes no copy of memory contents: the
+    /// rewind is exact if, in between, nothing below the heap's high water of now was
+    /// written and no block allocated now was freed (a hash join reading relations
+    /// loaded before the checkpoint and writing only memory it allocates). No dirty line
+    /// and no other T_w ([`CachedMemory::time_also_at_t_w`]) may be held.
+    pub fn checkpoint(&self) -> Checkpoint {
+        assert!(self.other_t_w.is_empty(), "a checkpoint times one T_w");
+        assert!(
+            self.levels.iter().all(|l| l.slots.iter().all(|w| !w.dirty())),
+            "a checkpoint holds no dirty line (flush first)"
+        );
+        Checkpoint {
+            heap: self.heap.clone(),
+            levels: self.levels.clone(),
+            up: self.up.clone(),
+            recent: self.recent,
+            ended: self.ended.clone(),
+            clock: self.clock,
+            cycles: self.cycles,
+            rank_busy_until: self.rank_busy_until.clone(),
+            write_queue: self.write_queue.clone(),
+            cpu: self.cpu.clone(),
+            dtlb: self.dtlb.clone(),
+            t_w_spent: self.t_w_spent,
+        }
+    }
+
+    /// Rewinds to `checkpoint`, taken of this memory: its caches, clocks, time models,
+    /// counters of the hierarchy and heap as then, and the image and the device's lines
+    /// past the heap's high water of then zero and never written. The device's counters
+    /// are not rewound ([`Memory::reset_stats`] zeroes them).
+    pub fn rewind(&mut self, checkpoint: &Checkpoint) {
+        assert!(self.other_t_w.is_empty(), "a rewind times one T_w");
+        let end = checkpoint.heap.high_water();
+        self.device.forget_lines_from(end.div_ceil(LINE_BYTES as u64));
+        self.image.rewind(end);
+        let Checkpoint {
+            heap,
+            levels,
+            up,
+            recent,
+            ended,
+            clock,
+            cycles,
+            rank_busy_until,
+            write_queue,
+            cpu,
+            dtlb,
+            t_w_spent,
+        } = checkpoint.clone();
+        self.heap = heap;
+        self.levels = levels;
+        self.up = up;
+        self.recent = recent;
+        self.ended = ended;
+        self.clock = clock;
+        self.cycles = cycles;
+        self.rank_busy_until = rank_busy_until;
+        self.write_queue = write_queue;
+        self.cpu = cpu;
+        self.dtlb = dtlb;
+        self.t_w_spent = t_w_spent;
     }
 
     /// The CIDR 2011 preset over a PCM device.
@@ -475,6 +561,7 @@ impl<D: LineDevice> CachedMemory<D> {
                 config.ranks as usize,
                 config.write_queue as usize,
             ),
+            dtlb: Dtlb::of(&CpuConfig::CIDR2011),
             config,
             other_t_w: Vec::new(),
             t_w_spent: false,
@@ -485,6 +572,7 @@ impl<D: LineDevice> CachedMemory<D> {
     /// [`CpuConfig::CIDR2011`]); call before any access.
     pub fn with_cpu(mut self, cpu: CpuConfig) -> CachedMemory<D> {
         self.cpu = self.new_cpu(cpu, self.t_w_cycles);
+        self.dtlb = Dtlb::of(&cpu);
         let others: Vec<CpuTiming> = self.other_t_w.iter().map(|o| self.new_cpu(cpu, o.t_w_cycles)).collect();
         for (other, timing) in self.other_t_w.iter_mut().zip(others) {
             other.cpu = timing;
@@ -724,15 +812,16 @@ impl<D: LineDevice> CachedMemory<D> {
     }
 
     /// Reports an access that hit at level `hit` (a fetch when `None`) to the CPU model.
-    #[inline]
+    #[inline(always)]
     fn time_access(&mut self, line: u64, hit: Option<usize>) {
         let (hit, probe) = match hit {
             Some(i) => (Some(self.levels[i].latency_cycles), 0),
             None => (None, self.probe_cycles[self.levels.len()]),
         };
-        self.cpu.access(line, hit, probe);
+        let dtlb_miss = self.dtlb.miss_on_line(line);
+        self.cpu.access(line, hit, probe, dtlb_miss);
         for other in &mut self.other_t_w {
-            other.cpu.access(line, hit, probe);
+            other.cpu.access(line, hit, probe, dtlb_miss);
         }
     }
 

@@ -24,6 +24,16 @@ impl Image {
         }
     }
 
+    /// Zeroes `[end, len)` and drops the segments wholly past `end`: the image as it was
+    /// when `end` was last made addressable, if nothing past `end` was written then.
+    pub fn rewind(&mut self, end: u64) {
+        self.segments.truncate(index(end.div_ceil(SEGMENT_BYTES)));
+        let kept = self.len();
+        if let Some(last) = self.segments.last_mut() {
+            last[index(end + SEGMENT_BYTES - kept)..].fill(0);
+        }
+    }
+
     /// Addressable bytes.
     pub fn len(&self) -> u64 {
         self.segments.len() as u64 * SEGMENT_BYTES

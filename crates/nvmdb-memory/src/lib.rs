@@ -21,7 +21,7 @@ pub mod image;
 pub mod native;
 pub mod timing;
 
-pub use cache::{CacheConfig, CacheLevelConfig, CacheLevelStats, CachedMemory};
+pub use cache::{CacheConfig, CacheLevelConfig, CacheLevelStats, CachedMemory, Checkpoint};
 pub use flat::FlatMemory;
 pub use heap::Heap;
 pub use hints::HintFilter;

@@ -70,8 +70,14 @@ const NONE: u32 = u32::MAX;
 /// A fully associative LRU DTLB: its entries in a recency list (most recently used at
 /// the head), found through a small open-addressed table from page to entry, so that a
 /// lookup and an eviction take a few steps instead of a scan of every entry.
+///
+/// Which accesses miss depends on the pages accessed alone, not on time, so
+/// [`CachedMemory`](crate::CachedMemory) keeps one DTLB and hands each access's answer to
+/// the time model of every T_w it times ([`CpuTiming::access`]).
 #[derive(Debug, Clone)]
-struct Dtlb {
+pub(crate) struct Dtlb {
+    /// The page size, bytes, as a divisor.
+    page_bytes: Divisor,
     /// The page of each entry in use (at most `entries`).
     pages: Vec<u64>,
     /// The recency list: the next more and less recently used entry, [`NONE`] at the ends.
@@ -88,9 +94,16 @@ struct Dtlb {
 }
 
 impl Dtlb {
-    fn new(entries: usize) -> Dtlb {
+    /// The DTLB of `config`, empty.
+    pub(crate) fn of(config: &CpuConfig) -> Dtlb {
+        assert!(config.dtlb_entries > 0 && config.page_bytes > 0, "invalid CPU config");
+        Dtlb::new(config.dtlb_entries as usize, config.page_bytes)
+    }
+
+    fn new(entries: usize, page_bytes: u64) -> Dtlb {
         let table_bits = (4 * entries).next_power_of_two().trailing_zeros();
         Dtlb {
+            page_bytes: Divisor::new(page_bytes),
             pages: Vec::with_capacity(entries),
             newer: Vec::with_capacity(entries),
             older: Vec::with_capacity(entries),
@@ -100,6 +113,13 @@ impl Dtlb {
             table: vec![NONE; 1 << table_bits],
             table_bits,
         }
+    }
+
+    /// Looks up the page of a byte in `line` (64-byte lines) as [`Dtlb::miss`] does.
+    #[inline]
+    pub(crate) fn miss_on_line(&mut self, line: u64) -> bool {
+        let page = self.page_bytes.div(line * 64);
+        self.miss(page)
     }
 
     /// Looks `page` up and makes it the most recently used, installing it in place of the
@@ -233,7 +253,8 @@ fn slot(entry: u32) -> usize {
     nvmdb_device::index(u64::from(entry))
 }
 
-/// The model's state; [`CachedMemory`](crate::CachedMemory) reports its events to it.
+/// The model's state; [`CachedMemory`](crate::CachedMemory) reports its events to it,
+/// each access with whether it missed the DTLB ([`Dtlb`], kept beside it).
 #[derive(Debug, Clone)]
 pub(crate) struct CpuTiming {
     config: CpuConfig,
@@ -244,9 +265,7 @@ pub(crate) struct CpuTiming {
     group_end: Option<u64>,
     /// Completion times of fetches in flight, in no particular order.
     in_flight: Vec<u64>,
-    dtlb: Dtlb,
-    /// The page size, bytes, and the number of ranks, as divisors.
-    page_bytes: Divisor,
+    /// The number of ranks, as a divisor.
     ranks: Divisor,
     /// Scheduled writes per rank, `(start, end)`, in order.
     rank_writes: Vec<VecDeque<(u64, u64)>>,
@@ -259,7 +278,7 @@ pub(crate) struct CpuTiming {
 
 impl CpuTiming {
     pub(crate) fn new(config: CpuConfig, t_l_cycles: u64, t_w_cycles: u64, ranks: usize, queue: usize) -> CpuTiming {
-        assert!(config.dtlb_entries > 0 && config.mshrs > 0 && config.page_bytes > 0, "invalid CPU config");
+        assert!(config.mshrs > 0, "invalid CPU config");
         CpuTiming {
             config,
             t_l_cycles,
@@ -267,8 +286,6 @@ impl CpuTiming {
             now: 0,
             group_end: None,
             in_flight: Vec::new(),
-            dtlb: Dtlb::new(config.dtlb_entries as usize),
-            page_bytes: Divisor::new(config.page_bytes),
             ranks: Divisor::new(ranks as u64),
             rank_writes: vec![VecDeque::new(); ranks],
             rank_write_end: vec![0; ranks],
@@ -279,9 +296,8 @@ impl CpuTiming {
         }
     }
 
-    /// Zeroes the counters and the clock; the DTLB's contents stay, like the caches'.
+    /// Zeroes the counters and the clock (the DTLB, kept outside, is not touched).
     pub(crate) fn reset(&mut self) {
-        let dtlb = self.dtlb.clone();
         *self = CpuTiming::new(
             self.config,
             self.t_l_cycles,
@@ -289,7 +305,6 @@ impl CpuTiming {
             self.rank_writes.len(),
             self.write_queue_capacity,
         );
-        self.dtlb = dtlb;
     }
 
     /// A copy timing write-backs at another T_w.
@@ -321,12 +336,12 @@ impl CpuTiming {
 
     /// One load or store of a byte in `line`. `hit` is the latency of the level that
     /// held the line; `None` is a fetch from PCM after probing levels worth
-    /// `probe_cycles`.
+    /// `probe_cycles`. `dtlb_miss`: whether the access missed the DTLB
+    /// ([`Dtlb::miss_on_line`]).
     #[inline]
-    pub(crate) fn access(&mut self, line: u64, hit: Option<u64>, probe_cycles: u64) {
+    pub(crate) fn access(&mut self, line: u64, hit: Option<u64>, probe_cycles: u64, dtlb_miss: bool) {
         self.compute(1);
-        let page = self.page_bytes.div(line * 64);
-        if self.dtlb.miss(page) {
+        if dtlb_miss {
             self.stats.dtlb_misses += 1;
             self.now += self.config.page_walk_cycles;
         }
@@ -395,8 +410,36 @@ impl CpuTiming {
 mod tests {
     use super::*;
 
-    fn model() -> CpuTiming {
-        CpuTiming::new(CpuConfig::CIDR2011, 230, 450, 4, 32)
+    /// The time model with its DTLB, as `CachedMemory` drives them.
+    struct Model {
+        cpu: CpuTiming,
+        dtlb: Dtlb,
+    }
+
+    impl Model {
+        fn access(&mut self, line: u64, hit: Option<u64>, probe_cycles: u64) {
+            let dtlb_miss = self.dtlb.miss_on_line(line);
+            self.cpu.access(line, hit, probe_cycles, dtlb_miss);
+        }
+        fn stats(&self) -> CpuTimeStats {
+            self.cpu.stats()
+        }
+        fn begin_independent(&mut self) {
+            self.cpu.begin_independent();
+        }
+        fn end_independent(&mut self) {
+            self.cpu.end_independent();
+        }
+        fn write_back(&mut self, line: u64, words: u64) {
+            self.cpu.write_back(line, words);
+        }
+        fn compute(&mut self, instructions: u64) {
+            self.cpu.compute(instructions);
+        }
+    }
+
+    fn model() -> Model {
+        Model { cpu: CpuTiming::new(CpuConfig::CIDR2011, 230, 450, 4, 32), dtlb: Dtlb::of(&CpuConfig::CIDR2011) }
     }
 
     #[test]
@@ -480,7 +523,7 @@ mod tests {
             entries in 1usize..70,
             pages in proptest::collection::vec(0u64..200, 1..2000),
         ) {
-            let mut dtlb = Dtlb::new(entries);
+            let mut dtlb = Dtlb::new(entries, 4096);
             let mut reference = ReferenceDtlb { pages: Vec::new(), entries, clock: 0 };
             for (i, &page) in pages.iter().enumerate() {
                 // Pages far apart as well as adjacent ones, so that probe runs collide.

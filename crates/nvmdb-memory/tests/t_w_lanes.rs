@@ -46,7 +46,12 @@ enum Op {
 
 fn ops() -> impl Strategy<Value = Vec<Op>> {
     // Addresses over 64 KiB: eight times the last level.
-    let word = 0u64..8192;
+    ops_over(8192)
+}
+
+/// Operations on the first `words` words of memory.
+fn ops_over(words: u64) -> impl Strategy<Value = Vec<Op>> {
+    let word = 0u64..words;
     let op = prop_oneof![
         6 => word.clone().prop_map(|w| Op::Load(w * 8)),
         6 => (word.clone(), any::<u64>()).prop_map(|(w, v)| Op::Store(w * 8, v)),
@@ -112,6 +117,18 @@ proptest! {
 
     #[test]
     fn every_t_w_of_one_simulation_reports_as_its_own_simulation(ops in ops(), device in 0usize..T_WS.len()) {
+        for (shared, fresh) in shared_and_fresh(T_WS[device], &[], &ops) {
+            prop_assert_eq!(shared, fresh);
+        }
+    }
+
+    /// Over 1 MiB, 256 pages: the DTLB (64 entries), which every T_w's time model shares,
+    /// evicts pages and misses on them again.
+    #[test]
+    fn every_t_w_reports_as_its_own_simulation_over_more_pages_than_the_dtlb_holds(
+        ops in ops_over(STORED_BYTES / 8),
+        device in 0usize..T_WS.len(),
+    ) {
         for (shared, fresh) in shared_and_fresh(T_WS[device], &[], &ops) {
             prop_assert_eq!(shared, fresh);
         }

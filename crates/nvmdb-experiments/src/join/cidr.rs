@@ -7,9 +7,9 @@ use nvmdb_device::PcmMetrics;
 use nvmdb_lab::{Cell, Experiment, Footprint, LabError, Outcome, Plot, RunContext, Scale, Stated, Table, Verdict};
 use serde_json::json;
 
+use super::{ratio, run_synthetic_each, run_synthetic_shared, Machine, Measurement, QUICK_SHRINK};
 #[cfg(test)]
-use super::run_synthetic_by_t_w;
-use super::{ratio, run_synthetic, run_synthetic_shared, Machine, Measurement, QUICK_SHRINK};
+use super::{run_synthetic, run_synthetic_by_t_w};
 use nvmdb_join::join::Algorithm;
 use nvmdb_join::model::{cost, Metric, ModelParams, Workload};
 use nvmdb_join::relation::Layout;
@@ -60,7 +60,7 @@ pub(super) fn is_shared(machine: &Machine, spec: &SynthSpec, metrics: PcmMetrics
         && SHARED_T_WS.contains(&metrics.t_w_cycles)
 }
 
-/// [`run_synthetic`] of `spec` (MatchPerR 1 at one of [`FIG89_RECORD_BYTES`]) at
+/// [`super::run_synthetic`] of `spec` (MatchPerR 1 at one of [`FIG89_RECORD_BYTES`]) at
 /// CIDR 2011's PCM with T_w `t_w`, one of [`SHARED_T_WS`]: taken from the one
 /// simulation timed at all of them that every experiment measuring the join shares.
 pub(super) fn shared_join(
@@ -377,7 +377,9 @@ impl Experiment for Fig7 {
     }
     /// Measured on the 2-core machine of BENCHMARKS.md, the joins one at a time: quick
     /// scale 36 s and 200 MiB (of a loaded machine; 10 s of CPU); paper scale 276 s and
-    /// 3.4 GB. Its 39 joins are parts, each beside the first taking [`join_bytes`].
+    /// 3.4 GB. Its joins are parts (the 9 it shares one by one, every other point's
+    /// three, one after another on one generation of the data, together), each beside
+    /// the first taking [`join_bytes`].
     fn footprint(&self, scale: Scale) -> Footprint {
         scale.pick(Footprint::new(256, 36.0), Footprint::new(3_584, 276.0))
     }
@@ -397,33 +399,37 @@ impl Experiment for Fig7 {
             .map(|&size| (size, spec_at(&machine, size, 1)))
             .chain(matches.iter().map(|&m| (m, spec_at(&machine, DEFAULT_RECORD_BYTES, m))))
             .collect();
-        // Every join is a part of its own (its data generated from the point's seed), on
-        // the pool's free threads; results come back in the order of `parts`. The
-        // record-size sweep's joins at Figures 8 and 9's sizes are shared with them.
-        let parts: Vec<(u64, SynthSpec, Algorithm, bool)> = specs
+        // Parts on the pool's free threads, results in the order of `parts`: each join
+        // at Figures 8 and 9's sizes in the record-size sweep on its own (shared with
+        // them), and the three joins of every other point together, on one generation of
+        // its data (from the point's seed).
+        let parts: Vec<(u64, SynthSpec, Option<Algorithm>)> = specs
             .iter()
             .enumerate()
             .flat_map(|(i, &(x, spec))| {
-                let shared = i < sizes.len() && FIG89_RECORD_BYTES.contains(&x);
-                Algorithm::ALL.map(|a| (x, spec, a, shared))
+                if i < sizes.len() && FIG89_RECORD_BYTES.contains(&x) {
+                    Algorithm::ALL.map(|a| (x, spec, Some(a))).to_vec()
+                } else {
+                    vec![(x, spec, None)]
+                }
             })
             .collect();
-        let bar = ctx.progress(self.id(), parts.len() as u64);
+        let bar = ctx.progress(self.id(), (specs.len() * Algorithm::ALL.len()) as u64);
         let runs = ctx.run_parts(
             &parts,
             |_| join_bytes(ctx.scale),
-            |&(x, spec, a, shared)| {
+            |&(x, spec, shared)| {
                 let seed = point_seed(ctx, x);
-                let run = if shared {
-                    shared_join(&machine, &spec, metrics.t_w_cycles, a, seed, self.id())
-                } else {
-                    run_synthetic(&machine, metrics, &spec, a, seed, self.id())
+                let runs = match shared {
+                    Some(a) => vec![shared_join(&machine, &spec, metrics.t_w_cycles, a, seed, self.id())?],
+                    None => run_synthetic_each(&machine, metrics, &spec, &Algorithm::ALL, seed, self.id())?,
                 };
-                bar.inc(1);
-                run
+                bar.inc(runs.len() as u64);
+                Ok(runs)
             },
         )?;
         bar.finish_and_clear();
+        let runs: Vec<Measurement> = runs.into_iter().flatten().collect();
         let mut points = specs.iter().zip(runs.chunks(Algorithm::ALL.len())).map(|(&(x, spec), runs)| Point {
             x,
             spec,
@@ -633,8 +639,12 @@ fn measure_pair(
     id: &str,
 ) -> Result<(Measurement, Measurement), LabError> {
     let seed = point_seed(ctx, x);
-    let run = |a| run_synthetic(machine, PcmMetrics::CIDR2011, &spec, a, seed, id);
-    Ok((run(Algorithm::Simple)?, run(Algorithm::VirtualPartitioning)?))
+    let algorithms = [Algorithm::Simple, Algorithm::VirtualPartitioning];
+    let [simple, virtual_]: [Measurement; 2] =
+        run_synthetic_each(machine, PcmMetrics::CIDR2011, &spec, &algorithms, seed, id)?
+            .try_into()
+            .expect("one measurement per algorithm");
+    Ok((simple, virtual_))
 }
 
 /// `cidr-fig8`.
@@ -1045,6 +1055,29 @@ mod tests {
             let other = shared_join(&machine, &spec, 450, a, data_seed(6, 100), "test").expect("join runs");
             let fresh = run_synthetic(&machine, PcmMetrics::CIDR2011, &spec, a, data_seed(6, 100), "test");
             assert_eq!(other.output, fresh.expect("join runs").output, "{}", a.name());
+        }
+    }
+
+    /// The joins of one generation of the data, the memory rewound between them, report
+    /// exactly what a fresh simulation of each reports, in whichever order they run.
+    #[test]
+    fn joins_on_one_generation_report_as_fresh_ones() {
+        let machine = Machine::for_scale(Scale::Quick);
+        let spec = SynthSpec { r_bytes: 300_000, record_bytes: 40, match_per_r: 2, layout: Layout::Row };
+        let metrics = PcmMetrics::CIDR2011;
+        let fresh: Vec<Measurement> = Algorithm::ALL
+            .iter()
+            .map(|&a| run_synthetic(&machine, metrics, &spec, a, 11, "test").expect("join runs"))
+            .collect();
+        let mut reversed = Algorithm::ALL;
+        reversed.reverse();
+        for order in [Algorithm::ALL, reversed] {
+            let each = run_synthetic_each(&machine, metrics, &spec, &order, 11, "test").expect("joins run");
+            for (a, m) in order.iter().zip(&each) {
+                let alone = &fresh[Algorithm::ALL.iter().position(|b| b == a).expect("listed")];
+                assert_eq!(m.report, alone.report, "{}", a.name());
+                assert_eq!(m.output, alone.output, "{}", a.name());
+            }
         }
     }
 

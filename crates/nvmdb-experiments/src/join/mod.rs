@@ -13,10 +13,11 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use nvmdb_device::{Pcm, PcmConfig, PcmMetrics};
 use nvmdb_lab::{Experiment, LabError, Scale};
-use nvmdb_memory::{CacheConfig, CacheLevelConfig, CachedMemory, HintFilter, MemoryReport};
+use nvmdb_memory::{CacheConfig, CacheLevelConfig, CachedMemory, HintFilter, Memory, MemoryReport};
 use serde::Serialize;
 
 use nvmdb_join::join::{measured_join, Algorithm, JoinOptions, JoinOutput};
+use nvmdb_join::relation::StoredRelation;
 use nvmdb_join::synth::{generate, SynthSpec};
 
 /// Every hash-join experiment, in report order.
@@ -191,38 +192,95 @@ fn run_synthetic_timed(
     t_ws: &[u64],
     hints: Hints,
 ) -> Result<Vec<Measurement>, LabError> {
-    use rand::SeedableRng;
-    let failed = |e: String| LabError::Failed { id: id.into(), message: e };
-    let mut config = PcmConfig::new(PCM_CAPACITY_BYTES);
-    config.metrics = metrics;
-    let pcm = Pcm::new(config).map_err(|e| failed(e.to_string()))?;
-    let mut mem = HintFilter {
-        inner: CachedMemory::new(pcm, machine.cache.clone()),
-        instruction_factor: u64::from(hints.instructions),
-        overlap: hints.overlap,
-    };
-    let mut rng = nvmdb_lab::Rng::seed_from_u64(seed);
-    let (r, s) = generate(&mut mem, spec, &mut rng).map_err(|e| failed(e.to_string()))?;
+    let mut data = Generated::new(machine, metrics, spec, seed, id, hints)?;
     // Loading the relations is timed at the device's T_w only: the other T_w count from
     // the counters' reset at the start of the join.
-    mem.inner.time_also_at_t_w(t_ws);
-    let options = JoinOptions { cache_bytes: machine.cache_bytes(), ..JoinOptions::cidr2011(algorithm) };
-    let (output, _) = measured_join(&mut mem, &r, &s, &options).map_err(|e| failed(e.to_string()))?;
-    if output.matches != spec.s_rows() {
-        return Err(failed(format!(
-            "{} found {} matches, expected {}",
-            algorithm.name(),
-            output.matches,
-            spec.s_rows()
-        )));
-    }
+    data.mem.inner.time_also_at_t_w(t_ws);
+    let output = data.join(machine, algorithm, id)?;
     Ok(t_ws
         .iter()
         .map(|&t_w| Measurement {
             output: output.clone(),
-            report: mem.inner.report_at_t_w(t_w).expect("timed at every T_w asked for"),
+            report: data.mem.inner.report_at_t_w(t_w).expect("timed at every T_w asked for"),
         })
         .collect())
+}
+
+/// The synthetic relations of a spec generated in fresh cached PCM.
+struct Generated {
+    mem: HintFilter<CachedMemory<Pcm>>,
+    r: StoredRelation,
+    s: StoredRelation,
+    spec: SynthSpec,
+}
+
+impl Generated {
+    fn new(
+        machine: &Machine,
+        metrics: PcmMetrics,
+        spec: &SynthSpec,
+        seed: u64,
+        id: &str,
+        hints: Hints,
+    ) -> Result<Generated, LabError> {
+        use rand::SeedableRng;
+        let mut config = PcmConfig::new(PCM_CAPACITY_BYTES);
+        config.metrics = metrics;
+        let pcm = Pcm::new(config).map_err(|e| failed(id, e.to_string()))?;
+        let mut mem = HintFilter {
+            inner: CachedMemory::new(pcm, machine.cache.clone()),
+            instruction_factor: u64::from(hints.instructions),
+            overlap: hints.overlap,
+        };
+        let mut rng = nvmdb_lab::Rng::seed_from_u64(seed);
+        let (r, s) = generate(&mut mem, spec, &mut rng).map_err(|e| failed(id, e.to_string()))?;
+        Ok(Generated { mem, r, s, spec: *spec })
+    }
+
+    /// Runs `algorithm` on the relations from clean counters ([`measured_join`]); the
+    /// report is the memory's.
+    fn join(&mut self, machine: &Machine, algorithm: Algorithm, id: &str) -> Result<JoinOutput, LabError> {
+        let options = JoinOptions { cache_bytes: machine.cache_bytes(), ..JoinOptions::cidr2011(algorithm) };
+        let (output, _) =
+            measured_join(&mut self.mem, &self.r, &self.s, &options).map_err(|e| failed(id, e.to_string()))?;
+        if output.matches != self.spec.s_rows() {
+            return Err(failed(
+                id,
+                format!("{} found {} matches, expected {}", algorithm.name(), output.matches, self.spec.s_rows()),
+            ));
+        }
+        Ok(output)
+    }
+}
+
+fn failed(id: &str, message: String) -> LabError {
+    LabError::Failed { id: id.into(), message }
+}
+
+/// [`run_synthetic`] of each of `algorithms`, in that order, on one generation of the
+/// relations: after the first join the memory is rewound ([`CachedMemory::rewind`]) to
+/// where generating them left it (every dirty line written back, as [`measured_join`]
+/// starts by doing), so each measurement is the one [`run_synthetic`] gives.
+pub fn run_synthetic_each(
+    machine: &Machine,
+    metrics: PcmMetrics,
+    spec: &SynthSpec,
+    algorithms: &[Algorithm],
+    seed: u64,
+    id: &str,
+) -> Result<Vec<Measurement>, LabError> {
+    let mut data = Generated::new(machine, metrics, spec, seed, id, Hints::ALL)?;
+    data.mem.flush_all();
+    let generated = data.mem.inner.checkpoint();
+    let mut runs = Vec::with_capacity(algorithms.len());
+    for (i, &algorithm) in algorithms.iter().enumerate() {
+        if i > 0 {
+            data.mem.inner.rewind(&generated);
+        }
+        let output = data.join(machine, algorithm, id)?;
+        runs.push(Measurement { output, report: data.mem.inner.report() });
+    }
+    Ok(runs)
 }
 
 /// A shared simulation's measurements (or its error's message), computed once.
