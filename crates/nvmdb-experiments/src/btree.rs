@@ -201,8 +201,8 @@ impl Experiment for Fig6 {
     /// One tree at a time, measured on the 2-core machine of BENCHMARKS.md: quick scale
     /// 24 s (of a loaded machine); paper scale 431 s of CPU (before the PCM was counted
     /// without its wear and nvmdb-leaf's code sped up; not measured since), and the keys
-    /// with one tree of 50 M entries (see [`tree_bytes`]). Each tree built beside it adds
-    /// [`tree_bytes`].
+    /// with one tree of 50 M entries (see `tree_bytes`). Each tree built beside it adds
+    /// `tree_bytes`.
     fn footprint(&self, scale: Scale) -> Footprint {
         scale.pick(Footprint::new(256, 24.0), Footprint::new(PAPER_MIB, 431.0))
     }
@@ -771,7 +771,7 @@ impl Experiment for Fig8Btree {
     /// trees of 50 M entries (each timed at Figure 9's T_w too) one at a time, measured
     /// (`nvmdb run cidr-fig8-btree --scale paper --jobs 1`, 2026-11-23, `370a781`, the
     /// PCM then counting every cell's wear): 191 s user and 23 s system CPU; memory as
-    /// [`PAPER_MIB`].
+    /// `PAPER_MIB`.
     fn footprint(&self, scale: Scale) -> Footprint {
         scale.pick(Footprint::new(128, 4.0), Footprint::new(PAPER_MIB, 214.0))
     }
@@ -872,7 +872,7 @@ impl Experiment for Fig9Btree {
     /// (9.3 s at quick scale, 65 MB, on a loaded 2-core machine) built before one tree
     /// gave every T_w. Paper scale measured (`nvmdb run cidr-fig9-btree --scale paper
     /// --jobs 1`, 2026-11-23, `027158b`, at load average 8–10): 139 s user and 10 s
-    /// system CPU, memory as [`PAPER_MIB`] (none built when `cidr-fig8-btree` ran first in
+    /// system CPU, memory as `PAPER_MIB` (none built when `cidr-fig8-btree` ran first in
     /// the same process).
     fn footprint(&self, scale: Scale) -> Footprint {
         scale.pick(Footprint::new(128, 2.0), Footprint::new(PAPER_MIB, 149.0))
