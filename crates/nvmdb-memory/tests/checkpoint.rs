@@ -4,21 +4,14 @@
 //! a memory that never ran the first: every report, the device's lines and wear.
 
 use nvmdb_device::{Pcm, PcmConfig};
-use nvmdb_memory::{CacheConfig, CacheLevelConfig, CachedMemory, Memory, MemoryReport};
+use nvmdb_memory::{CachedMemory, Memory, MemoryReport};
 use proptest::prelude::*;
+
+mod common;
 
 /// A small hierarchy, so that lines leave it.
 fn memory() -> CachedMemory<Pcm> {
-    let config = CacheConfig {
-        levels: vec![
-            CacheLevelConfig { size_bytes: 512, ways: 2, latency_cycles: 4 },
-            CacheLevelConfig { size_bytes: 2048, ways: 4, latency_cycles: 11 },
-            CacheLevelConfig { size_bytes: 8192, ways: 8, latency_cycles: 39 },
-        ],
-        ranks: 4,
-        write_queue: 4,
-    };
-    CachedMemory::new(Pcm::new(PcmConfig::new(1 << 22)).expect("valid PCM"), config)
+    CachedMemory::new(Pcm::new(PcmConfig::new(1 << 22)).expect("valid PCM"), common::small_three_levels())
 }
 
 /// Bytes stored before the checkpoint: 36 pages, fewer than the DTLB's 64 entries

@@ -3,29 +3,17 @@
 //! must be identical.
 
 use nvmdb_device::{Pcm, PcmConfig, PcmMetrics};
-use nvmdb_memory::{CacheConfig, CacheLevelConfig, CachedMemory, Memory, MemoryReport};
+use nvmdb_memory::{CachedMemory, Memory, MemoryReport};
 use proptest::prelude::*;
 
-const CAPACITY: u64 = 1 << 21;
+mod common;
 
-/// A small hierarchy (so that lines leave it) with a short write queue (so that the CPU
-/// stalls on a full queue too).
-fn config() -> CacheConfig {
-    CacheConfig {
-        levels: vec![
-            CacheLevelConfig { size_bytes: 512, ways: 2, latency_cycles: 4 },
-            CacheLevelConfig { size_bytes: 2048, ways: 4, latency_cycles: 11 },
-            CacheLevelConfig { size_bytes: 8192, ways: 8, latency_cycles: 39 },
-        ],
-        ranks: 4,
-        write_queue: 4,
-    }
-}
+const CAPACITY: u64 = 1 << 21;
 
 fn memory(t_w: u64) -> CachedMemory<Pcm> {
     let mut pcm = PcmConfig::new(CAPACITY);
     pcm.metrics = PcmMetrics { t_w_cycles: t_w, ..PcmMetrics::CIDR2011 };
-    let mut memory = CachedMemory::new(Pcm::new(pcm).expect("valid PCM"), config());
+    let mut memory = CachedMemory::new(Pcm::new(pcm).expect("valid PCM"), common::small_three_levels());
     // The image then covers every address the operations use; allocating is no access.
     memory.alloc(STORED_BYTES, 64).expect("room");
     memory
