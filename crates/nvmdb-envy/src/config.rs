@@ -48,6 +48,20 @@ impl CleaningPolicy {
             CleaningPolicy::Hybrid { partition_segments } => partition_segments.min(segments),
         }
     }
+
+    /// The policy this one runs as on `segments` cleanable segments: hybrid with one
+    /// segment per partition is locality gathering, and hybrid with one partition of
+    /// every segment is FIFO. The engine reads a policy only through its partition size,
+    /// whether it is greedy, and whether it manages one partition of all segments, so
+    /// the two run alike step by step (`tests/equivalent_policies.rs`); runs that differ
+    /// only in a policy and its canonical form can share one simulation.
+    pub fn canonical(self, segments: u32) -> CleaningPolicy {
+        match self {
+            CleaningPolicy::Hybrid { partition_segments: 1 } => CleaningPolicy::Locality,
+            CleaningPolicy::Hybrid { partition_segments } if partition_segments >= segments => CleaningPolicy::Fifo,
+            other => other,
+        }
+    }
 }
 
 /// An eNVy system's hardware and policy parameters.

@@ -8,24 +8,29 @@ use nvmdb_envy::analytic::{cleaning_cost, fifo_cleaned_utilization, fifo_partiti
 use nvmdb_envy::tpca::{accounts_to_fill, Tpca, TpcaConfig, TpcaReport};
 use nvmdb_envy::workload::{self, Bimodal};
 use nvmdb_envy::{CleaningPolicy, Envy, EnvyConfig, EnvyError, EnvyMemory, EnvyStats};
-use nvmdb_lab::{Cell, Experiment, Footprint, LabError, Outcome, Plot, RunContext, Scale, Table};
+use nvmdb_lab::{Cell, Exclusive, Experiment, Footprint, LabError, Outcome, Plot, RunContext, Scale, Table};
 use nvmdb_memory::{CachedMemory, Memory};
 use rand::Rng as _;
 use serde_json::json;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::papers::stated;
 
 /// The eNVy experiments.
 pub fn all() -> Vec<Box<dyn Experiment>> {
-    vec![
-        Box::new(CleaningUtilization),
-        Box::new(CleaningLocality),
-        Box::new(HybridPartition),
-        Box::new(TpcaThroughput),
+    let mut all: Vec<Box<dyn Experiment>> = vec![Box::new(CleaningUtilization)];
+    // Locality gathering and FIFO appear in both as hybrid at its extremes; their
+    // simulations are shared ([`SIMULATIONS`]), and run one at a time the second takes
+    // the first's without waiting for it.
+    all.extend(Exclusive::all("envy-cleaning", vec![Box::new(CleaningLocality), Box::new(HybridPartition)]));
+    all.extend([
+        Box::new(TpcaThroughput) as Box<dyn Experiment>,
         Box::new(Lifetime),
         Box::new(ParallelAndBuffer),
         Box::new(BtreeOnEnvy),
-    ]
+    ]);
+    all
 }
 
 const SOURCE: &str = "seed 004: Wu & Zwaenepoel, eNVy: a non-volatile, main memory storage system (ASPLOS 1994)";
@@ -259,6 +264,7 @@ fn shared_cleaning_parts(
     let mut simulations: Vec<(EnvyConfig, Bimodal, Vec<Span>)> = Vec::new();
     let mut slots = Vec::with_capacity(runs.len());
     for &(config, dist, span) in runs {
+        let config = same_run_config(config);
         let i = match simulations.iter().position(|s| s.0 == config && s.1 == dist) {
             Some(i) => i,
             None => {
@@ -278,16 +284,52 @@ fn shared_cleaning_parts(
         id,
         &simulations,
         |s| s.0,
-        |(config, dist, spans)| cleaning_traces(*config, *dist, spans, ctx, id),
+        |(config, dist, spans)| shared_cleaning_traces(*config, *dist, spans, ctx, id),
     )?;
     Ok(slots.into_iter().map(|(i, j)| traces[i][j].clone()).collect())
 }
 
-/// `config` with the fields its run never reads set as in the preset, so that runs that
-/// differ only in those are equal configurations and share one simulation
-/// ([`shared_cleaning_parts`]): without two partitions a clean redistributes nothing, and
-/// the redistribution step is not read ([`EnvyConfig::redistributes`]).
+/// A shared simulation's traces (or its error's message), computed once.
+type SharedTraces = Arc<OnceLock<Result<Vec<CleaningTrace>, String>>>;
+
+/// The cleaning simulations [`shared_cleaning_traces`] ran in this process, keyed by every
+/// input of the simulation. `envy-hybrid-partition`'s partitions of one segment and of
+/// every segment are `envy-cleaning-locality`'s locality gathering and FIFO
+/// ([`CleaningPolicy::canonical`]) under the same distributions and spans: in one
+/// `nvmdb reproduce` the first of the two (they run one at a time) runs each, and the
+/// other takes its traces.
+static SIMULATIONS: Mutex<BTreeMap<String, SharedTraces>> = Mutex::new(BTreeMap::new());
+
+/// [`cleaning_traces`], or its traces if this process ran the same simulation (array,
+/// distribution, spans, seed) before. A second asker while the first runs waits for its
+/// traces; they are the same whichever asks first.
+fn shared_cleaning_traces(
+    config: EnvyConfig,
+    dist: Bimodal,
+    spans: &[Span],
+    ctx: &RunContext,
+    id: &str,
+) -> Result<Vec<CleaningTrace>, LabError> {
+    // Every input of the simulation: `cleaning_traces` draws from the seed's stream 1,
+    // and `id` names only the experiment in an error.
+    let key = format!("{config:?} {dist:?} {spans:?} {}", ctx.seed);
+    let shared = Arc::clone(SIMULATIONS.lock().expect("no panics while locked").entry(key).or_default());
+    let run = || match cleaning_traces(config, dist, spans, ctx, id) {
+        Ok(traces) => Ok(traces),
+        Err(LabError::Failed { message, .. }) => Err(message),
+        Err(e) => Err(e.to_string()),
+    };
+    shared.get_or_init(run).clone().map_err(|message| LabError::Failed { id: id.into(), message })
+}
+
+/// `config` in the form its run takes, so that runs that differ in nothing the run reads
+/// are equal configurations and share one simulation ([`shared_cleaning_parts`]): the
+/// policy in its canonical form ([`CleaningPolicy::canonical`]: hybrid with partitions of
+/// one segment or of every segment runs as locality gathering or FIFO), and, without two
+/// partitions, the redistribution step, which is not read then
+/// ([`EnvyConfig::redistributes`]), as in the preset.
 fn same_run_config(mut config: EnvyConfig) -> EnvyConfig {
+    config.cleaning = config.cleaning.canonical(config.positions());
     if !config.redistributes() {
         config.redistribution_divisor = EnvyConfig::PAPER_2GB.redistribution_divisor;
     }
@@ -2438,6 +2480,8 @@ mod tests {
             let run = |jobs| experiment.run(&RunContext::new(Scale::Quick, 3).with_jobs(jobs)).expect("runs");
             let one = run(1);
             assert!(!one.tables.is_empty() && one.tables.iter().all(|t| !t.rows.is_empty()), "{}", experiment.id());
+            // Every simulation again, not the first run's shared ones.
+            SIMULATIONS.lock().expect("no panics while locked").clear();
             assert_eq!(run(3), one, "{}", experiment.id());
         }
     }
@@ -2520,6 +2564,35 @@ mod tests {
         assert_ne!(config_without, config_with);
         assert!(with[0].stats.redistributed_pages > 0);
         assert_ne!(without[0].stats, with[0].stats);
+    }
+
+    #[test]
+    fn hybrid_at_its_extremes_shares_the_simulation_of_its_canonical_policy() {
+        let ctx = RunContext::new(Scale::Quick, 2);
+        let span = Span { warm: WarmUp { min: 4, cap: 12 }, measured: 3 };
+        let config = |policy: CleaningPolicy| {
+            let mut config = EnvyConfig::small(16, 32, 2, 0.8);
+            config.wear_threshold_erases = None;
+            config.cleaning = policy;
+            config
+        };
+        let dist = Bimodal { hot_access: 0.9, hot_data: 0.1 };
+        for (hybrid, canonical) in
+            [(1, CleaningPolicy::Locality), (15, CleaningPolicy::Fifo), (40, CleaningPolicy::Fifo)]
+        {
+            let hybrid = config(CleaningPolicy::Hybrid { partition_segments: hybrid });
+            let canonical = config(canonical);
+            assert_eq!(same_run_config(hybrid), same_run_config(canonical));
+            let separate = cleaning_traces(hybrid, dist, &[span], &ctx, "test").expect("runs");
+            assert_eq!(separate, cleaning_traces(canonical, dist, &[span], &ctx, "test").expect("runs"));
+            // Asked for by either configuration, the shared simulation gives the separate runs' traces.
+            let runs = [(hybrid, dist, span), (canonical, dist, span)];
+            let shared = shared_cleaning_parts(&ctx, "test", &runs).expect("runs");
+            assert_eq!(shared, [separate[0].clone(), separate[0].clone()]);
+        }
+        // Partitions of two segments are neither.
+        let two = config(CleaningPolicy::Hybrid { partition_segments: 2 });
+        assert_ne!(same_run_config(two), same_run_config(config(CleaningPolicy::Locality)));
     }
 
     #[test]
