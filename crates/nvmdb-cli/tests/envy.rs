@@ -8,7 +8,7 @@ fn nvmdb(args: &[&str]) -> Output {
 }
 
 fn temp(name: &str, contents: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("nvmdb-envy-cli-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("nvmdb-envy-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
     std::fs::write(&path, contents).unwrap();

@@ -18,7 +18,7 @@ struct Run {
 }
 
 fn dir() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("nvmdb-hostile-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("nvmdb-hostile-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }

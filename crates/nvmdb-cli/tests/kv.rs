@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 fn dir() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("nvmdb-kv-cli-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("nvmdb-kv-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }

@@ -300,7 +300,8 @@ fn the_page_shows_numbers_that_change_while_the_runs_progress() {
         eprintln!("SKIPPED the_page_shows_numbers_that_change_while_the_runs_progress: chromium is not installed");
         return;
     };
-    let profile = std::env::temp_dir().join(format!("nvmdb-kv-demo-chromium-{}", std::process::id()));
+    let profile = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("nvmdb-kv-demo-chromium-{}", std::process::id()));
     // The browser first, so that its start-up does not eat into the runs.
     let mut browser = chromium::Browser::start(&chromium, &profile);
     let mut watched = watch_page(&mut browser, PAGE_RECORDS[0]);

@@ -12,7 +12,8 @@ fn nvmdb(args: &[&str]) -> (i32, String, String) {
 }
 
 fn temp_file(name: &str, text: &str) -> String {
-    let path = std::env::temp_dir().join(format!("nvmdb-ssd-{}-{name}", std::process::id()));
+    let path =
+        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("nvmdb-ssd-{}-{name}", std::process::id()));
     std::fs::write(&path, text).unwrap();
     path.to_string_lossy().into_owned()
 }

@@ -8,7 +8,7 @@ fn nvmdb(args: &[&str]) -> std::process::Output {
 
 #[test]
 fn same_seed_same_trace_in_fiu_format() {
-    let dir = std::env::temp_dir().join(format!("nvmdb-trace-gen-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("nvmdb-trace-gen-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let mut texts = Vec::new();
     for name in ["a.fiu", "b.fiu"] {

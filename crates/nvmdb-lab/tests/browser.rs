@@ -102,8 +102,9 @@ fn report_renders_scorecard_and_plots_in_chromium() {
         return;
     };
     let keep = std::env::var_os("NVMDB_REPORT_DIR").map(PathBuf::from);
-    let dir =
-        keep.clone().unwrap_or_else(|| std::env::temp_dir().join(format!("nvmdb-browser-{}", std::process::id())));
+    let dir = keep.clone().unwrap_or_else(|| {
+        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("nvmdb-browser-{}", std::process::id()))
+    });
     let _ = std::fs::remove_dir_all(&dir);
     let finished = sample();
     let meta = RunMeta { seed: 1, scale: Scale::Quick, git_commit: "test".into(), version: "0.1.0".into() };
