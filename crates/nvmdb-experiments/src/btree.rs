@@ -9,9 +9,8 @@
 #![warn(clippy::cast_possible_truncation, clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, OnceLock};
 
-use nvmdb_lab::{Cell, Experiment, Footprint, LabError, Outcome, Plot, RunContext, Scale, Table};
+use nvmdb_lab::{Cell, Experiment, Footprint, LabError, Memo, Outcome, Plot, RunContext, Scale, Table};
 use serde_json::json;
 
 use nvmdb_btree::insert_wear::{self, InsertWear, LeafModel};
@@ -149,22 +148,18 @@ fn run_job_on(ctx: &RunContext, inputs: &Inputs, job: Job, memory: AnyMemory) ->
     Ok(out)
 }
 
-/// A job's reports (or its error), computed once.
-type Shared = Arc<OnceLock<Result<Reports, String>>>;
-
 /// The jobs run in this process, keyed by everything a job's reports depend on. The
 /// sweeps of `cidr-fig8-btree` and `cidr-fig9-btree` build the same 2- and 8-line trees
 /// on the same keys, each timed at every T_w of Figure 9; in one `nvmdb reproduce` the
 /// second takes the first's reports.
-static RUN: Mutex<BTreeMap<String, Shared>> = Mutex::new(BTreeMap::new());
+static RUN: Memo<Reports> = Memo::new();
 
 /// [`run_job`], or its reports if this process ran the same job on the same inputs.
 fn run_job_once(ctx: &RunContext, inputs: &Inputs, job: Job) -> Result<Reports, String> {
     // The seed draws the keys and the shuffle; the key counts set the keys and the machine.
     let counts: Vec<usize> = inputs.op_keys.iter().map(Vec::len).collect();
     let key = format!("{} {} {counts:?} {job:?}", ctx.seed, inputs.loaded.len());
-    let shared = Arc::clone(RUN.lock().expect("no panics while locked").entry(key).or_default());
-    shared.get_or_init(|| run_job(ctx, inputs, job)).clone()
+    RUN.get_or_run(key, || run_job(ctx, inputs, job))
 }
 
 /// Runs the jobs on the context's free threads ([`RunContext::run_parts`]), each taking
@@ -1010,14 +1005,14 @@ mod tests {
     }
 
     fn forget() {
-        RUN.lock().expect("no panics while locked").clear();
+        RUN.clear();
     }
 
     /// Jobs of the quick sweeps with seed 3 run since the last `forget` (other tests may
     /// add their own meanwhile).
     fn sweep_jobs_run() -> usize {
         let prefix = format!("3 {} ", sweep_entries(Scale::Quick));
-        RUN.lock().expect("no panics while locked").keys().filter(|k| k.starts_with(&prefix)).count()
+        RUN.keys().iter().filter(|k| k.starts_with(&prefix)).count()
     }
 
     #[test]

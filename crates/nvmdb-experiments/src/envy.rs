@@ -8,12 +8,10 @@ use nvmdb_envy::analytic::{cleaning_cost, fifo_cleaned_utilization, fifo_partiti
 use nvmdb_envy::tpca::{accounts_to_fill, Tpca, TpcaConfig, TpcaReport};
 use nvmdb_envy::workload::{self, Bimodal};
 use nvmdb_envy::{CleaningPolicy, Envy, EnvyConfig, EnvyError, EnvyMemory, EnvyStats};
-use nvmdb_lab::{Cell, Exclusive, Experiment, Footprint, LabError, Outcome, Plot, RunContext, Scale, Table};
+use nvmdb_lab::{Cell, Exclusive, Experiment, Footprint, LabError, Memo, Outcome, Plot, RunContext, Scale, Table};
 use nvmdb_memory::{CachedMemory, Memory};
 use rand::Rng as _;
 use serde_json::json;
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::papers::stated;
 
@@ -289,16 +287,13 @@ fn shared_cleaning_parts(
     Ok(slots.into_iter().map(|(i, j)| traces[i][j].clone()).collect())
 }
 
-/// A shared simulation's traces (or its error's message), computed once.
-type SharedTraces = Arc<OnceLock<Result<Vec<CleaningTrace>, String>>>;
-
 /// The cleaning simulations [`shared_cleaning_traces`] ran in this process, keyed by every
 /// input of the simulation. `envy-hybrid-partition`'s partitions of one segment and of
 /// every segment are `envy-cleaning-locality`'s locality gathering and FIFO
 /// ([`CleaningPolicy::canonical`]) under the same distributions and spans: in one
 /// `nvmdb reproduce` the first of the two (they run one at a time) runs each, and the
 /// other takes its traces.
-static SIMULATIONS: Mutex<BTreeMap<String, SharedTraces>> = Mutex::new(BTreeMap::new());
+static SIMULATIONS: Memo<Vec<CleaningTrace>> = Memo::new();
 
 /// [`cleaning_traces`], or its traces if this process ran the same simulation (array,
 /// distribution, spans, seed) before. A second asker while the first runs waits for its
@@ -313,13 +308,8 @@ fn shared_cleaning_traces(
     // Every input of the simulation: `cleaning_traces` draws from the seed's stream 1,
     // and `id` names only the experiment in an error.
     let key = format!("{config:?} {dist:?} {spans:?} {}", ctx.seed);
-    let shared = Arc::clone(SIMULATIONS.lock().expect("no panics while locked").entry(key).or_default());
-    let run = || match cleaning_traces(config, dist, spans, ctx, id) {
-        Ok(traces) => Ok(traces),
-        Err(LabError::Failed { message, .. }) => Err(message),
-        Err(e) => Err(e.to_string()),
-    };
-    shared.get_or_init(run).clone().map_err(|message| LabError::Failed { id: id.into(), message })
+    let run = || cleaning_traces(config, dist, spans, ctx, id).map_err(LabError::into_message);
+    SIMULATIONS.get_or_run(key, run).map_err(|message| LabError::Failed { id: id.into(), message })
 }
 
 /// `config` in the form its run takes, so that runs that differ in nothing the run reads
@@ -2481,7 +2471,7 @@ mod tests {
             let one = run(1);
             assert!(!one.tables.is_empty() && one.tables.iter().all(|t| !t.rows.is_empty()), "{}", experiment.id());
             // Every simulation again, not the first run's shared ones.
-            SIMULATIONS.lock().expect("no panics while locked").clear();
+            SIMULATIONS.clear();
             assert_eq!(run(3), one, "{}", experiment.id());
         }
     }

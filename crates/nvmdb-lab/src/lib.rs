@@ -7,12 +7,14 @@
 #![warn(clippy::cast_possible_truncation, clippy::unwrap_used)]
 
 mod chart;
+pub mod memo;
 pub mod outcome;
 pub mod report;
 pub mod runner;
 pub mod scorecard;
 pub mod stored;
 
+pub use memo::Memo;
 pub use outcome::{AxisScale, Cell, Outcome, Plot, Series, Table};
 pub use runner::{run_experiments, Exclusive, Footprint, Pool, RunEvents};
 pub use scorecard::{claim, scorecard, Claim, Measured, ScoreRow, Stated, Tolerance, Verdict};
@@ -48,6 +50,17 @@ pub enum LabError {
     DuplicateClaim { claim: String },
     #[error("{path}:{line}: {message}")]
     StoredRun { path: String, line: usize, message: String },
+}
+
+impl LabError {
+    /// What went wrong, without the experiment's name: a failed experiment's message, or
+    /// the whole error (for a [`Memo`] result that another experiment may take).
+    pub fn into_message(self) -> String {
+        match self {
+            LabError::Failed { message, .. } => message,
+            e => e.to_string(),
+        }
+    }
 }
 
 /// How big a run is.

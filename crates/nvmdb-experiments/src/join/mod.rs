@@ -8,11 +8,8 @@ mod cidr_gap;
 mod fig5;
 mod thesis;
 
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, OnceLock};
-
 use nvmdb_device::{Pcm, PcmConfig, PcmMetrics};
-use nvmdb_lab::{Experiment, LabError, Scale};
+use nvmdb_lab::{Experiment, LabError, Memo, Scale};
 use nvmdb_memory::{CacheConfig, CacheLevelConfig, CachedMemory, HintFilter, Memory, MemoryReport};
 use serde::Serialize;
 
@@ -283,15 +280,12 @@ pub fn run_synthetic_each(
     Ok(runs)
 }
 
-/// A shared simulation's measurements (or its error's message), computed once.
-type Shared = Arc<OnceLock<Result<Vec<Measurement>, String>>>;
-
 /// The joins [`run_synthetic_shared`] ran in this process, keyed by every input of the
 /// simulation. `cidr-fig7`'s record-size sweep, `cidr-fig8`'s Figure 8(c), `cidr-fig9`'s
 /// T_w sweep and its gap runs measure the same joins (the same machine, data, algorithm
 /// and PCM); in one `nvmdb reproduce` the first experiment to ask runs each, and the
 /// others take its measurements.
-static SHARED: Mutex<BTreeMap<String, Shared>> = Mutex::new(BTreeMap::new());
+static SHARED: Memo<Vec<Measurement>> = Memo::new();
 
 /// [`run_synthetic_by_t_w`], or its measurements if this process ran the same join
 /// (machine, `metrics`, spec, algorithm, seed, `t_ws`) before. A second asker while the
@@ -309,13 +303,9 @@ pub fn run_synthetic_shared(
     // Every input of the simulation; the hints are [`Hints::ALL`], and `id` names only
     // the experiment in an error.
     let key = format!("{machine:?} {metrics:?} {spec:?} {algorithm:?} {seed} {t_ws:?}");
-    let shared = Arc::clone(SHARED.lock().expect("no panics while locked").entry(key).or_default());
-    let run = || match run_synthetic_by_t_w(machine, metrics, spec, algorithm, seed, id, t_ws) {
-        Ok(runs) => Ok(runs),
-        Err(LabError::Failed { message, .. }) => Err(message),
-        Err(e) => Err(e.to_string()),
-    };
-    shared.get_or_init(run).clone().map_err(|message| LabError::Failed { id: id.into(), message })
+    let run =
+        || run_synthetic_by_t_w(machine, metrics, spec, algorithm, seed, id, t_ws).map_err(LabError::into_message);
+    SHARED.get_or_run(key, run).map_err(|message| LabError::Failed { id: id.into(), message })
 }
 
 /// `a / b` as a float, `None` when `b` is zero.
