@@ -510,7 +510,7 @@ mod tests {
     fn sram_state(dev: &Devices) -> impl PartialEq + std::fmt::Debug {
         let mut sram = dev.sram().clone();
         let bytes = sram.read_in_place(0, sram.capacity_bytes()).expect("in range").to_vec();
-        (bytes, *dev.sram().stats())
+        (bytes, dev.sram().stats())
     }
 
     #[test]
