@@ -701,29 +701,43 @@ impl FlashArray {
             )));
         }
         // Whether every source is a programmed page of one block other than `block`: its
-        // copies then go in one pass per kind of state.
+        // copies then go in one pass per kind of state. Such a source is in range, so only
+        // a run with another source checks each one's range.
         let (from_block, _) = self.locate(first_source);
         let block_start = from_block * u64::from(self.geometry.pages_per_block);
-        let programmed = block_start..block_start + u64::from(self.blocks[index(from_block)].next_page);
-        let mut one_source_block = from_block != block;
-        for &from in sources {
-            self.check_ppn(from)?;
-            one_source_block &= programmed.contains(&from);
+        let programmed = u64::from(self.blocks[index(from_block)].next_page);
+        let one_source_block =
+            from_block != block && sources.iter().all(|&from| from.wrapping_sub(block_start) < programmed);
+        if !one_source_block {
+            for &from in sources {
+                self.check_ppn(from)?;
+            }
         }
         let n = sources.len() as u64;
         let (read_ns, program_ns) = (self.timing.read_ns, self.timing.program_ns);
         let to_plane = self.plane_index(block);
         let mut end = None;
         if one_source_block {
+            // The two planes' times stay in locals for the run (one when the source block
+            // shares the destination's plane).
             let from_plane = self.plane_index(from_block);
+            let same_plane = from_plane == to_plane;
+            let mut from_busy = self.plane_busy_until_ns[from_plane];
+            let mut to_busy = self.plane_busy_until_ns[to_plane];
             for _ in sources {
                 let (read_at, program_at) = schedule(end);
-                let read_start = read_at.max(self.plane_busy_until_ns[from_plane]);
-                self.plane_busy_until_ns[from_plane] = read_start + read_ns;
-                let program_end = program_at.max(self.plane_busy_until_ns[to_plane]) + program_ns;
-                self.plane_busy_until_ns[to_plane] = program_end;
-                end = Some(program_end);
+                from_busy = read_at.max(from_busy) + read_ns;
+                if same_plane {
+                    to_busy = from_busy;
+                }
+                to_busy = program_at.max(to_busy) + program_ns;
+                if same_plane {
+                    from_busy = to_busy;
+                }
+                end = Some(to_busy);
             }
+            self.plane_busy_until_ns[from_plane] = from_busy;
+            self.plane_busy_until_ns[to_plane] = to_busy;
         } else {
             for &from in sources {
                 let (read_at, program_at) = schedule(end);
@@ -752,13 +766,15 @@ impl FlashArray {
     }
 
     /// [`FlashArray::record_copy`] of each of `sources`, all programmed pages of
-    /// `from_block` (not `block`), into the pages of `block` from `first` on: each kind of
-    /// state copied in a pass of its own, with both arenas borrowed once.
+    /// `from_block` (not `block`), into the pages of `block` from `first` on, with both
+    /// arenas borrowed once: each run of consecutive sources (pages `p`, `p + 1`, …) is
+    /// copied as one slice per kind of state, a run of at most [`COPY_RUN_BYTES`] of page
+    /// bytes at a time.
     fn record_copies(&mut self, block: u64, first: u32, from_block: u64, sources: &[Ppn]) {
         let page_bytes = self.geometry.page_bytes as usize;
         let bytes_mode = self.content == PageContent::Bytes;
+        let longest = (COPY_RUN_BYTES / page_bytes.max(1)).max(1);
         let block_start = from_block * u64::from(self.geometry.pages_per_block);
-        let page_of = |from: Ppn| index(from - block_start);
         // The source's arena steps out while the copies land.
         let source = self.blocks[index(from_block)].arena.take().expect("a programmed page's block has its arena");
         let arena = self.arena_mut(block);
@@ -771,24 +787,32 @@ impl FlashArray {
             let per_page = arena.tags.len() / arena.flags.len();
             arena.tags[to.start * per_page..to.end * per_page].fill(None);
         }
-        for (at, &from) in to.clone().zip(sources) {
-            let from = page_of(from);
-            arena.spares[at] = source.spares[from];
-            arena.flags[at] = source.flags[from];
-        }
-        if !arena.fingerprints.is_empty() {
-            for (at, &from) in to.clone().zip(sources) {
-                let from = page_of(from);
-                let has = source.flags[from] & HAS_FINGERPRINT != 0;
-                arena.fingerprints[at] = if has { source.fingerprints[from] } else { 0 };
+        let mut at = to.start;
+        let mut rest = sources;
+        while let Some(&from) = rest.first() {
+            let len = consecutive_run(rest, longest);
+            let from = index(from - block_start);
+            let (to, from) = (at..at + len, from..from + len);
+            // Page by page: the compiler moves a page's 17 bytes inline, where a slice
+            // copy of a run would call `memcpy` twice.
+            let spares = arena.spares[to.clone()].iter_mut().zip(&source.spares[from.clone()]);
+            let flags = arena.flags[to.clone()].iter_mut().zip(&source.flags[from.clone()]);
+            for ((spare, from_spare), (flag, from_flag)) in spares.zip(flags) {
+                *spare = *from_spare;
+                *flag = *from_flag;
             }
-        }
-        if bytes_mode {
-            let pages = arena.bytes[to.start * page_bytes..to.end * page_bytes].chunks_exact_mut(page_bytes);
-            for (page, &from) in pages.zip(sources) {
-                let from = page_of(from) * page_bytes;
-                page.copy_from_slice(&source.bytes[from..from + page_bytes]);
+            if !arena.fingerprints.is_empty() {
+                for (at, from) in to.clone().zip(from.clone()) {
+                    let has = source.flags[from] & HAS_FINGERPRINT != 0;
+                    arena.fingerprints[at] = if has { source.fingerprints[from] } else { 0 };
+                }
             }
+            if bytes_mode {
+                arena.bytes[to.start * page_bytes..to.end * page_bytes]
+                    .copy_from_slice(&source.bytes[from.start * page_bytes..from.end * page_bytes]);
+            }
+            at += len;
+            rest = &rest[len..];
         }
         self.blocks[index(from_block)].arena = Some(source);
     }
@@ -1041,6 +1065,21 @@ impl FlashArray {
         self.stats.block_erases += 1;
         Ok(self.occupy(block, now_ns, self.timing.erase_ns, self.timing.erase_pj))
     }
+}
+
+/// The most page bytes [`FlashArray::record_copies`] copies in one slice copy: a run of
+/// consecutive pages longer than this goes in several. (glibc's `memcpy` copies up to
+/// 2 KiB with vector moves on every x86-64 machine, and beyond a threshold of 2 KiB or
+/// more with `rep movsb`, which callgrind counts per byte, so that longer copies would no
+/// longer be measured by the instruction counts the simulator's profiles rely on.)
+const COPY_RUN_BYTES: usize = 2048;
+
+/// How many of `pages` from the first on are consecutive page numbers (`p`, `p + 1`,
+/// …), at most `longest` (which is at least 1) and at least 1 (`pages` is not empty).
+#[inline]
+fn consecutive_run(pages: &[Ppn], longest: usize) -> usize {
+    let first = pages[0];
+    pages.iter().take(longest).zip(first..).take_while(|&(&p, expected)| p == expected).count()
 }
 
 /// Why a whole-page program of page `page` of `block` (`ppn`) is refused when the block

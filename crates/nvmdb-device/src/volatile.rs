@@ -56,13 +56,25 @@ pub struct Volatile {
     kind: VolatileKind,
     params: VolatileParams,
     data: Vec<u8>,
-    stats: VolatileStats,
+    /// The access and byte counts; [`Volatile::stats`] derives the time and energy from
+    /// them (each access costs its kind's time, each byte its kind's energy), so that an
+    /// access adds two counts.
+    counts: AccessCounts,
+}
+
+/// What [`Volatile`] counts per access: operations and bytes, read and written.
+#[derive(Debug, Clone, Copy, Default)]
+struct AccessCounts {
+    reads: u64,
+    writes: u64,
+    bytes_read: u64,
+    bytes_written: u64,
 }
 
 impl Volatile {
     /// A zeroed memory of `capacity_bytes`.
     pub fn new(kind: VolatileKind, params: VolatileParams, capacity_bytes: usize) -> Volatile {
-        Volatile { kind, params, data: vec![0; capacity_bytes], stats: VolatileStats::default() }
+        Volatile { kind, params, data: vec![0; capacity_bytes], counts: AccessCounts::default() }
     }
 
     /// A DRAM with the DRAM preset.
@@ -79,9 +91,19 @@ impl Volatile {
     pub fn kind(&self) -> VolatileKind {
         self.kind
     }
-    /// The counters.
-    pub fn stats(&self) -> &VolatileStats {
-        &self.stats
+    /// The counters: the accesses and bytes, and their time and energy (each read takes
+    /// `read_ns` and each write `write_ns`; each bit read or written costs its pJ), the
+    /// sums the accesses one by one would add.
+    pub fn stats(&self) -> VolatileStats {
+        let (c, p) = (&self.counts, &self.params);
+        VolatileStats {
+            reads: c.reads,
+            writes: c.writes,
+            bytes_read: c.bytes_read,
+            bytes_written: c.bytes_written,
+            time_ns: c.reads * p.read_ns + c.writes * p.write_ns,
+            energy_pj: c.bytes_read * 8 * p.read_pj_per_bit + c.bytes_written * 8 * p.write_pj_per_bit,
+        }
     }
     /// Capacity in bytes.
     pub fn capacity_bytes(&self) -> usize {
@@ -109,10 +131,8 @@ impl Volatile {
     #[inline]
     pub fn read_in_place(&mut self, addr: u64, len: usize) -> Result<&[u8], DeviceError> {
         let range = self.range(addr, len)?;
-        self.stats.reads += 1;
-        self.stats.bytes_read += len as u64;
-        self.stats.energy_pj += len as u64 * 8 * self.params.read_pj_per_bit;
-        self.stats.time_ns += self.params.read_ns;
+        self.counts.reads += 1;
+        self.counts.bytes_read += len as u64;
         Ok(&self.data[range])
     }
 
@@ -129,10 +149,8 @@ impl Volatile {
     #[inline]
     pub fn write_in_place(&mut self, addr: u64, len: usize) -> Result<&mut [u8], DeviceError> {
         let range = self.range(addr, len)?;
-        self.stats.writes += 1;
-        self.stats.bytes_written += len as u64;
-        self.stats.energy_pj += len as u64 * 8 * self.params.write_pj_per_bit;
-        self.stats.time_ns += self.params.write_ns;
+        self.counts.writes += 1;
+        self.counts.bytes_written += len as u64;
         Ok(&mut self.data[range])
     }
 
@@ -159,11 +177,8 @@ impl Volatile {
                 }
             }
         }
-        let bytes = done * N as u64;
-        self.stats.writes += done;
-        self.stats.bytes_written += bytes;
-        self.stats.energy_pj += bytes * 8 * self.params.write_pj_per_bit;
-        self.stats.time_ns += done * self.params.write_ns;
+        self.counts.writes += done;
+        self.counts.bytes_written += done * N as u64;
         result
     }
 }
@@ -219,6 +234,48 @@ mod tests {
                 assert_eq!(at_once.read_in_place(0, 64).unwrap(), one_by_one.read_in_place(0, 64).unwrap());
             }
             assert!(refused > 100, "{refused} runs stopped out of range");
+        }
+    }
+
+    #[test]
+    fn time_and_energy_from_the_counts_are_their_sums_access_by_access() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(5);
+        let odd = VolatileParams { read_ns: 7, write_ns: 11, read_pj_per_bit: 3, write_pj_per_bit: 5 };
+        for mut memory in [Volatile::dram(64), Volatile::battery_sram(64), Volatile::new(VolatileKind::Sram, odd, 64)] {
+            // The counters as the accesses used to add them, one by one.
+            let p = memory.params;
+            let mut want = VolatileStats::default();
+            for _ in 0..3_000 {
+                let (addr, len) = (rng.gen_range(0..70), rng.gen_range(0..20usize));
+                let mut buf = vec![0u8; len];
+                match rng.gen_range(0..4) {
+                    0 if memory.read(addr, &mut buf).is_ok() => {
+                        want.reads += 1;
+                        want.bytes_read += len as u64;
+                        want.energy_pj += len as u64 * 8 * p.read_pj_per_bit;
+                        want.time_ns += p.read_ns;
+                    }
+                    1 if memory.write(addr, &buf).is_ok() => {
+                        want.writes += 1;
+                        want.bytes_written += len as u64;
+                        want.energy_pj += len as u64 * 8 * p.write_pj_per_bit;
+                        want.time_ns += p.write_ns;
+                    }
+                    2 => {
+                        let writes: Vec<(u64, [u8; 2])> = (0..len % 4).map(|i| (addr + i as u64, [1, 2])).collect();
+                        let fit = writes.iter().take_while(|(a, _)| a + 2 <= 64).count() as u64;
+                        let _ = memory.write_each(writes);
+                        want.writes += fit;
+                        want.bytes_written += 2 * fit;
+                        want.energy_pj += 2 * fit * 8 * p.write_pj_per_bit;
+                        want.time_ns += fit * p.write_ns;
+                    }
+                    _ => {}
+                }
+                assert_eq!(memory.stats(), want);
+            }
+            assert!(want.reads > 300 && want.writes > 600, "{want:?}");
         }
     }
 }

@@ -195,8 +195,35 @@ fn run(content: PageContent, pages_per_block: u32, planes: u32, ops: &[Op]) {
     }
 }
 
+/// Copies of runs of consecutive pages (a block's pages in order, as a clean lists its
+/// victim's live pages, each third page left out at random), with the other operations,
+/// on blocks of 12 pages: the array copies consecutive sources together, at most 2 KiB
+/// of page bytes (two of these pages) in one slice.
+fn long_run_op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        2 => op(72),
+        3 => (0..BLOCKS, prop::collection::vec(any::<bool>(), 12), 0..BLOCKS, 0..300_000u64, 0..50_000u64)
+            .prop_map(|(b, live, block, gap, delay)| Op::Copy {
+                sources: (0..12u64).filter(|&p| live[p as usize] || p % 3 != 0).map(|p| u64::from(b) * 12 + p).collect(),
+                block,
+                to: None,
+                gap,
+                delay,
+            }),
+        3 => (0..BLOCKS, any::<u8>()).prop_map(|(block, fill)| Op::Next { block, fill, spare: 16 }),
+    ]
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn runs_of_consecutive_sources_are_their_copies_one_by_one(ops in prop::collection::vec(long_run_op(), 1..80)) {
+        for content in [PageContent::Bytes, PageContent::Fingerprint, PageContent::None] {
+            run(content, 12, 1, &ops);
+            run(content, 12, 3, &ops);
+        }
+    }
 
     #[test]
     fn a_run_of_copies_is_its_copies_one_by_one(ops in prop::collection::vec(op(24), 1..60)) {

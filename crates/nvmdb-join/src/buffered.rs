@@ -271,7 +271,7 @@ impl Memory for BufferedMemory {
 
     fn reset_stats(&mut self) {
         self.pcm.reset_stats();
-        self.dram_at_reset = *self.dram.stats();
+        self.dram_at_reset = self.dram.stats();
     }
 
     fn report(&self) -> MemoryReport {
