@@ -184,9 +184,15 @@ impl Devices {
         self.charge(self.flash.geometry().block_of(ppn), timing)
     }
 
-    /// The page buffer: the page the last flash read or SRAM page read left there.
-    pub(crate) fn page(&self) -> &[u8] {
-        &self.page
+    /// Copies bytes `offset..offset + out.len()` of flash page `ppn` into `out` (`0xFF`
+    /// bytes for a page not programmed), neither timing nor counting them: after
+    /// [`Devices::flash_read_timing`] of the page, the bytes a host read takes out of what
+    /// [`Devices::flash_read_timed`] brings into the page buffer, without the buffer.
+    pub(crate) fn copy_flash_bytes(&self, ppn: u64, offset: usize, out: &mut [u8]) {
+        match self.flash.stored_page_bytes(ppn) {
+            Some(bytes) => out.copy_from_slice(&bytes[offset..offset + out.len()]),
+            None => out.fill(0xFF),
+        }
     }
 
     /// Writes a never-written page's zeros to the SRAM at `sram_addr` (one atomic SRAM
@@ -522,7 +528,8 @@ mod tests {
     #[test]
     fn a_flush_and_a_copy_on_write_without_the_buffer_are_through_it() {
         // Random flushes (SRAM page to flash, in order or not), copy-on-write reads of
-        // flash pages (programmed or not) into SRAM, zeroed pages, runs of page-table
+        // flash pages (programmed or not) into SRAM, host reads of part of a page, zeroed
+        // pages, runs of page-table
         // writes and erases on two banks with read suspend on, the power cut before a
         // random device write near the operation a third of the time: the paths without
         // the page buffer against the paths through it.
@@ -537,9 +544,9 @@ mod tests {
         let pages = u64::from(config.pages_per_segment);
         let flash_pages = pages * u64::from(config.segments);
         let sram_bytes = fast.sram().capacity_bytes() as u64;
-        let mut done = [0usize; 5];
+        let mut done = [0usize; 6];
         let mut refused = 0;
-        for step in 0..4_000u64 {
+        for step in 0..4_800u64 {
             let now = step * 30_000 + rng.gen_range(0..60_000);
             let cut = rng.gen_bool(0.3).then(|| fast.device_writes() + rng.gen_range(0..2));
             for dev in [&mut fast, &mut simple] {
@@ -549,7 +556,7 @@ mod tests {
                 }
             }
             let addr = rng.gen_range(0..sram_bytes - 256);
-            let kind = rng.gen_range(0..5);
+            let kind = rng.gen_range(0..6);
             done[kind] += 1;
             let (a, b) = match kind {
                 0 => {
@@ -568,6 +575,18 @@ mod tests {
                     let a = fast.program_from_sram(ppn, addr, now);
                     let b = program_from_sram_through_the_buffer(&mut simple, ppn, addr, now);
                     (a, b)
+                }
+                5 => {
+                    // A host read of part of a flash page (programmed or not).
+                    let ppn = rng.gen_range(0..flash_pages);
+                    let offset = rng.gen_range(0..256);
+                    let len = rng.gen_range(0..=256 - offset);
+                    let mut out = vec![0; len];
+                    let a = fast.flash_read_timing(ppn, now);
+                    fast.copy_flash_bytes(ppn, offset, &mut out);
+                    let b = simple.flash_read_timed(ppn, now);
+                    assert_eq!(out, simple.page[offset..offset + len], "step {step}: the bytes read");
+                    (Ok(a), Ok(b))
                 }
                 1 => {
                     // A copy-on-write's read of a flash page and its write to the slot.

@@ -496,19 +496,14 @@ impl Envy {
 
     /// A host read of a flash page. With `suspend_reads` it suspends a long operation in
     /// progress (on its bank with parallel banks, else on the controller), delaying it by
-    /// the suspend and the read; without, it waits for that operation. With `to_buffer`
-    /// it leaves the page in the devices' page buffer, else only times and counts the read
-    /// (a copy-on-write then writes the page's bytes to the SRAM); returns the latency, ns.
+    /// the suspend and the read; without, it waits for that operation. Times and counts
+    /// the read; the caller takes the bytes it needs from the page
+    /// ([`Devices::copy_flash_bytes`], [`Devices::sram_write_flash_page`]). Returns the
+    /// latency, ns.
     #[inline]
-    fn host_flash_read(&mut self, ppn: u64, to_buffer: bool) -> u64 {
+    fn host_flash_read(&mut self, ppn: u64) -> u64 {
         let now = self.now_ns;
-        let read_at = |dev: &mut Devices, at: u64| {
-            if to_buffer {
-                dev.flash_read_timed(ppn, at)
-            } else {
-                dev.flash_read_timing(ppn, at)
-            }
-        };
+        let read_at = |dev: &mut Devices, at: u64| dev.flash_read_timing(ppn, at);
         if self.config.parallel_banks {
             // The bank's own queue: the flash array suspends or queues the read.
             return read_at(&mut self.dev, now) - now;
@@ -565,8 +560,8 @@ impl Envy {
                     self.config.sram.read_ns
                 }
                 Entry::Flash(ppn) => {
-                    let ns = self.host_flash_read(ppn, true);
-                    out.copy_from_slice(&self.dev.page()[offset..offset + n]);
+                    let ns = self.host_flash_read(ppn);
+                    self.dev.copy_flash_bytes(ppn, offset, out);
                     ns
                 }
             };
@@ -657,7 +652,7 @@ impl Envy {
                 (0, home as u32)
             }
             Entry::Flash(ppn) => {
-                let ns = self.host_flash_read(ppn, false);
+                let ns = self.host_flash_read(ppn);
                 self.dev.sram_write_flash_page(data_addr, ppn)?;
                 (ns, self.position_of[self.segment_of_ppn(ppn) as usize])
             }
