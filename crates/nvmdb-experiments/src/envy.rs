@@ -1108,7 +1108,9 @@ impl Experiment for HybridPartition {
     /// (`--jobs 2`, load 10–12); paper scale 700 s of CPU (user + system) and 167 MiB peak
     /// with its parts on two threads, at load 10–15 (2026-11-23). Before, 608 s at load 1–2,
     /// when its code path took 21 % more instructions (callgrind): CPU time under load is
-    /// inflated.
+    /// inflated. Run alone it still takes that; in a reproduction, after
+    /// `envy-cleaning-locality` and taking its shared simulations, 244 s of wall time
+    /// (2026-11-23, `83f3a4a`).
     fn footprint(&self, scale: Scale) -> Footprint {
         scale.pick(Footprint::new(64, 14.0), Footprint::new(256, 700.0))
     }
