@@ -17,10 +17,10 @@ pub struct Devices {
     power: PowerSwitch,
     /// Per bank: time its flash operations took, ns (volatile statistics).
     bank_busy_ns: Vec<u64>,
-    /// One page's bytes: the last page a host or recovery read brought from flash, or a
-    /// buffered page a copy-on-write under a transaction copies to a new slot (a flush,
-    /// a copy-on-write of a flash page and a clean's copy do without it). Kept between
-    /// operations so that none allocates.
+    /// One page's bytes: the last page a recovery read brought from flash, or a buffered
+    /// page a copy-on-write under a transaction copies to a new slot (a host read, a
+    /// flush, a copy-on-write of a flash page and a clean's copy do without it). Kept
+    /// between operations so that none allocates.
     page: Vec<u8>,
 }
 
@@ -166,10 +166,11 @@ impl Devices {
         self.flash.set_read_suspend(suspend);
     }
 
-    /// A host read of a flash page's bytes at `now_ns` into the page buffer
-    /// ([`Devices::page`]); returns when the read ends. With `suspend_reads`, a read on a
-    /// busy bank suspends, and so delays, the operation in progress; without, it waits for
-    /// the bank.
+    /// A read of a flash page's bytes at `now_ns` into the page buffer (the controller's
+    /// read, [`Devices::controller_read`]; a host read takes only the bytes it asks for:
+    /// [`Devices::flash_read_timing`] and [`Devices::copy_flash_bytes`]); returns when the
+    /// read ends. With read suspend on, a read on a busy bank suspends, and so delays, the
+    /// operation in progress; without, it waits for the bank.
     pub(crate) fn flash_read_timed(&mut self, ppn: u64, now_ns: u64) -> u64 {
         let timing = self.flash.read_page_into(ppn, now_ns, &mut self.page).expect("mapped flash pages exist");
         self.charge(self.flash.geometry().block_of(ppn), timing)
@@ -189,10 +190,7 @@ impl Devices {
     /// [`Devices::flash_read_timing`] of the page, the bytes a host read takes out of what
     /// [`Devices::flash_read_timed`] brings into the page buffer, without the buffer.
     pub(crate) fn copy_flash_bytes(&self, ppn: u64, offset: usize, out: &mut [u8]) {
-        match self.flash.stored_page_bytes(ppn) {
-            Some(bytes) => out.copy_from_slice(&bytes[offset..offset + out.len()]),
-            None => out.fill(0xFF),
-        }
+        copy_stored_bytes(&self.flash, ppn, offset, out);
     }
 
     /// Writes a never-written page's zeros to the SRAM at `sram_addr` (one atomic SRAM
@@ -212,10 +210,7 @@ impl Devices {
         self.permit()?;
         let page_bytes = self.flash.geometry().page_bytes as usize;
         let out = self.sram.write_in_place(sram_addr, page_bytes).expect("SRAM writes stay inside the layout");
-        match self.flash.stored_page_bytes(ppn) {
-            Some(bytes) => out.copy_from_slice(bytes),
-            None => out.fill(0xFF),
-        }
+        copy_stored_bytes(&self.flash, ppn, 0, out);
         Ok(())
     }
 
@@ -307,6 +302,15 @@ impl Devices {
         self.permit()?;
         let timing = self.flash.erase_block(segment, now_ns)?;
         Ok(self.charge(segment, timing))
+    }
+}
+
+/// Copies bytes `offset..offset + out.len()` of flash page `ppn` into `out`, `0xFF` bytes
+/// for a page not programmed (as a read of it gives them), neither timing nor counting.
+fn copy_stored_bytes(flash: &FlashArray, ppn: u64, offset: usize, out: &mut [u8]) {
+    match flash.stored_page_bytes(ppn) {
+        Some(bytes) => out.copy_from_slice(&bytes[offset..offset + out.len()]),
+        None => out.fill(0xFF),
     }
 }
 
@@ -529,10 +533,9 @@ mod tests {
     fn a_flush_and_a_copy_on_write_without_the_buffer_are_through_it() {
         // Random flushes (SRAM page to flash, in order or not), copy-on-write reads of
         // flash pages (programmed or not) into SRAM, host reads of part of a page, zeroed
-        // pages, runs of page-table
-        // writes and erases on two banks with read suspend on, the power cut before a
-        // random device write near the operation a third of the time: the paths without
-        // the page buffer against the paths through it.
+        // pages, runs of page-table writes and erases on two banks with read suspend on,
+        // the power cut before a random device write near the operation a third of the
+        // time: the paths without the page buffer against the paths through it.
         use rand::{Rng, SeedableRng};
         let mut config = EnvyConfig::small(8, 8, 2, 0.5);
         config.banks = 2;

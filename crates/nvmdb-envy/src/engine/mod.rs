@@ -503,25 +503,24 @@ impl Envy {
     #[inline]
     fn host_flash_read(&mut self, ppn: u64) -> u64 {
         let now = self.now_ns;
-        let read_at = |dev: &mut Devices, at: u64| dev.flash_read_timing(ppn, at);
         if self.config.parallel_banks {
             // The bank's own queue: the flash array suspends or queues the read.
-            return read_at(&mut self.dev, now) - now;
+            return self.dev.flash_read_timing(ppn, now) - now;
         }
         let read_ns = self.config.flash.read_ns;
         if self.controller_free_ns <= now {
-            read_at(&mut self.dev, now);
+            self.dev.flash_read_timing(ppn, now);
             return read_ns;
         }
         if self.config.suspend_reads {
             let latency = read_ns + self.config.suspend_ns;
             self.controller_free_ns += latency;
-            read_at(&mut self.dev, now);
+            self.dev.flash_read_timing(ppn, now);
             latency
         } else {
             let start = self.controller_free_ns;
             self.controller_free_ns = start + read_ns;
-            read_at(&mut self.dev, start);
+            self.dev.flash_read_timing(ppn, start);
             start + read_ns - now
         }
     }
