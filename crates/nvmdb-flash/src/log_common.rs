@@ -404,6 +404,7 @@ pub fn fingerprint_of(data: &PageData) -> u64 {
 }
 
 /// SplitMix64: a well-mixed 64-bit function of its input.
+#[inline]
 pub fn splitmix64(x: u64) -> u64 {
     let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);

@@ -24,7 +24,9 @@ use crate::output::Output;
 /// requests remapping a plain table: the physical limit), ssd-pcm-log-replay (its PCM
 /// counting every cell) and ssd-pcm-log-words-replay (`buffer.pcm_accounting = "words"`),
 /// each beside the plain FTL's rate when both run (uniform requests), the same with `-hot`
-/// (90 % of the requests to 10 % of the logical blocks), memory-random-mix, memory-pointer-chase (native vs cached
+/// (90 % of the requests to 10 % of the logical blocks), pcm-log/native-hot (the hot
+/// stream's log work alone in plain memory, the physical limit of a PCM log replay, beside
+/// the plain FTL too), memory-random-mix, memory-pointer-chase (native vs cached
 /// PCM), pcm-writeback/one-word-changed and pcm-writeback/random-line (each beside
 /// line-diff/native/…, the same write-backs as XOR and popcount in plain memory),
 /// btree-insert (native vs cached PCM), envy-memory-random-mix (native vs eNVy),
@@ -337,7 +339,9 @@ fn ssd_benches(args: &BenchArgs, out: &mut Vec<BenchResult>) -> Result<(), CliEr
         r.peak_memory_bytes = peak;
         out.push(r);
     }
-    use nvmdb_experiments::bench::flash::{page_ftl_replay, page_remap_replay, pcm_log_replay, Locality};
+    use nvmdb_experiments::bench::flash::{
+        page_ftl_replay, page_remap_replay, pcm_log_floor_replay, pcm_log_replay, Locality,
+    };
     let per_request = |name: &str, bench: nvmdb_experiments::bench::flash::ReplayBench| {
         from_ns_per_op(name, bench.requests, bench.elapsed.as_nanos() as f64 / bench.requests as f64)
     };
@@ -362,6 +366,15 @@ fn ssd_benches(args: &BenchArgs, out: &mut Vec<BenchResult>) -> Result<(), CliEr
                     None => r,
                 });
             }
+        }
+        // The hot stream's log work in plain memory, beside the plain FTL like the logs.
+        let floor_name = format!("pcm-log/native{suffix}");
+        if locality == Locality::HotCold && selected(args, &floor_name) {
+            let r = per_request(&floor_name, pcm_log_floor_replay(args.ops).bench);
+            out.push(match &page_ftl {
+                Some(base) => compared(r, base),
+                None => r,
+            });
         }
     }
     Ok(())
@@ -408,6 +421,7 @@ fn benchmark_names() -> Vec<String> {
         "ssd-pcm-log-words-replay-hot",
         "page-remap/native",
         "page-remap/native-hot",
+        "pcm-log/native-hot",
         "memory-random-mix",
         "memory-pointer-chase",
         "btree-insert",

@@ -99,6 +99,137 @@ pub fn page_remap_replay(requests: u64, locality: Locality) -> ReplayBench {
     ReplayBench { requests, elapsed: start.elapsed(), write_amplification: 1.0 }
 }
 
+/// What [`pcm_log_floor_replay`] did beside its time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LogFloor {
+    /// The replay's requests and time (`write_amplification` 1: it programs no flash).
+    pub bench: ReplayBench,
+    /// Writes logged to a sector of the PCM.
+    pub logged: u64,
+    /// Words (8 B) whose value a logged write's sector or table row changed.
+    pub changed_words: u64,
+}
+
+/// Bytes of a PCM log sector's header (the record's sequence number and page), as the
+/// log layer writes it.
+const FLOOR_SECTOR_HEADER_BYTES: usize = 12;
+
+/// Bytes of a P-block's table row, as the log layer writes it.
+const FLOOR_TABLE_ROW_BYTES: usize = 16;
+
+/// The physical limit of [`pcm_log_replay`] of the hot stream ([`Locality::HotCold`]), its
+/// baseline: the same requests over the same logical pages, the log's PCM a plain byte
+/// array of the configured 16 MB, and nothing else simulated. A write to a page of the hot
+/// blocks (each with a P-block of 64 sectors of `buffer.log_sector_bytes`, and a table row
+/// after all the sectors) reads its sector's header, draws a change of 50–150 B
+/// (`buffer.delta_bytes_min..=max`) and its filler (one SplitMix64 step per 8 bytes, as
+/// the log layer draws it), and writes the sector header, a one-range record and a table
+/// row, each counting the words that change against the bytes there (as
+/// `buffer.pcm_accounting = "words"` counts them). A read of a hot page reads its sector's
+/// record; every other request goes as in [`page_remap_replay`]. No flash, merge, time or
+/// energy: what a logged update cannot do without.
+pub fn pcm_log_floor_replay(requests: u64) -> LogFloor {
+    use nvmdb_flash::log_common::{splitmix64, RANGE_HEADER_BYTES, RECORD_HEADER_BYTES};
+    let mut config = bench_config();
+    config.buffer.pcm_mb = 16;
+    let pages = config.logical_pages();
+    let per_block = u64::from(config.flash.pages_per_block);
+    let hot_pages = (pages / per_block / 10).max(1) * per_block;
+    let sector_bytes = config.buffer.log_sector_bytes as usize;
+    let table = index(hot_pages) * sector_bytes;
+    let pcm_bytes = index(config.buffer.pcm_mb << 20);
+    assert!(table + index(hot_pages / per_block) * FLOOR_TABLE_ROW_BYTES <= pcm_bytes, "the hot blocks' logs fit");
+    let (delta_min, delta_max) = (config.buffer.delta_bytes_min as usize, config.buffer.delta_bytes_max as usize);
+    let record_at = FLOOR_SECTOR_HEADER_BYTES + (RECORD_HEADER_BYTES + RANGE_HEADER_BYTES) as usize;
+    assert!(record_at + delta_max <= sector_bytes, "a change fits its sector");
+    let mut pcm = vec![0u8; pcm_bytes];
+    let physical = u32::try_from(config.flash.geometry().pages()).expect("the benchmark SSD has fewer than 2^32 pages");
+    let mut l2p = vec![u32::MAX; index(pages)];
+    let mut delta_rng = Xoshiro256PlusPlus::seed_from_u64(config.seed ^ 0x5eed);
+    // A sector's bytes as written, with room for whole filler words past the change.
+    let mut sector = vec![0u8; sector_bytes + 8];
+    let (mut next, mut sum, mut logged, mut words) = (0u32, 0u64, 0u64, 0u64);
+    let start = Instant::now();
+    for (seq, request) in request_stream(&config, pages, Locality::HotCold, requests).enumerate() {
+        let lpn = request.offset_bytes / 4096;
+        let at = index(lpn) * sector_bytes;
+        match request.op {
+            Op::Write if lpn < hot_pages => {
+                sum = sum.wrapping_add(u64::from_le_bytes(word_at(&pcm, at)));
+                let seq = seq as u64;
+                let len = delta_rng.gen_range(delta_min..=delta_max);
+                let offset = delta_rng.gen_range(0..=4096 - len);
+                let salt = splitmix64(seq);
+                sector[..8].copy_from_slice(&seq.to_le_bytes());
+                sector[8..12].copy_from_slice(&(lpn as u32).to_le_bytes());
+                sector[12..14].copy_from_slice(&1u16.to_le_bytes());
+                sector[14..22].copy_from_slice(&salt.to_le_bytes());
+                sector[22..24].copy_from_slice(&(offset as u16).to_le_bytes());
+                sector[24..26].copy_from_slice(&(len as u16).to_le_bytes());
+                for k in 0..len.div_ceil(8) {
+                    let word = splitmix64(salt ^ ((((offset / 8) + k) as u64) << 32));
+                    sector[record_at + 8 * k..record_at + 8 * k + 8].copy_from_slice(&word.to_le_bytes());
+                }
+                words += store_counting(&mut pcm[at..at + record_at + len], &sector[..record_at + len]);
+                let row_at = table + index(lpn / per_block) * FLOOR_TABLE_ROW_BYTES;
+                let mut row = [0u8; FLOOR_TABLE_ROW_BYTES];
+                row[..8].copy_from_slice(&(lpn / per_block + 1).to_le_bytes());
+                row[8..].copy_from_slice(&seq.to_le_bytes());
+                words += store_counting(&mut pcm[row_at..row_at + FLOOR_TABLE_ROW_BYTES], &row);
+                logged += 1;
+            }
+            Op::Write => {
+                l2p[index(lpn)] = next;
+                next = if next + 1 == physical { 0 } else { next + 1 };
+            }
+            _ => {
+                sum = sum.wrapping_add(u64::from(l2p[index(lpn)]));
+                if lpn < hot_pages {
+                    // The record: its length from its range header, then its words.
+                    let len = usize::from(u16::from_le_bytes([pcm[at + 24], pcm[at + 25]]));
+                    for k in 0..len.div_ceil(8) {
+                        sum = sum.wrapping_add(u64::from_le_bytes(word_at(&pcm, at + record_at + 8 * k)));
+                    }
+                }
+            }
+        }
+    }
+    std::hint::black_box((sum, &l2p, &pcm));
+    LogFloor {
+        bench: ReplayBench { requests, elapsed: start.elapsed(), write_amplification: 1.0 },
+        logged,
+        changed_words: words,
+    }
+}
+
+fn index(n: u64) -> usize {
+    usize::try_from(n).expect("the benchmark fits in memory")
+}
+
+/// The 8 bytes of `bytes` from `at`.
+fn word_at(bytes: &[u8], at: usize) -> [u8; 8] {
+    bytes[at..at + 8].try_into().expect("8 bytes")
+}
+
+/// Writes `new` over `old`; returns the words (8 B; a shorter tail counts as one) that
+/// changed.
+fn store_counting(old: &mut [u8], new: &[u8]) -> u64 {
+    let mut words = 0;
+    let mut count = |a: [u8; 8], b: [u8; 8]| words += u64::from(a != b);
+    let whole = new.len() / 8 * 8;
+    for (o, n) in old[..whole].chunks_exact(8).zip(new[..whole].chunks_exact(8)) {
+        count(o.try_into().expect("8 bytes"), n.try_into().expect("8 bytes"));
+    }
+    if whole < new.len() {
+        let (mut a, mut b) = ([0u8; 8], [0u8; 8]);
+        a[..new.len() - whole].copy_from_slice(&old[whole..]);
+        b[..new.len() - whole].copy_from_slice(&new[whole..]);
+        count(a, b);
+    }
+    old.copy_from_slice(new);
+    words
+}
+
 /// The benchmark's requests: single pages, 70 % writes and 30 % reads, one every 10 µs,
 /// placed by `locality` over `pages` logical pages.
 fn request_stream(config: &SsdConfig, pages: u64, locality: Locality, requests: u64) -> impl Iterator<Item = Request> {
@@ -175,5 +306,26 @@ mod tests {
         assert_eq!(run.requests, 1_000);
         assert!(run.write_amplification >= 1.0);
         assert_eq!(page_remap_replay(1_000, Locality::Uniform).requests, 1_000);
+    }
+
+    /// The log's floor logs exactly the stream's writes to hot pages, and a sector it
+    /// rewrites changes words: each record has a new sequence number.
+    #[test]
+    fn the_log_floor_logs_the_hot_writes() {
+        let requests = 20_000;
+        let config = bench_config();
+        let pages = config.logical_pages();
+        let hot = pages / u64::from(config.flash.pages_per_block) / 10 * u64::from(config.flash.pages_per_block);
+        let hot_writes = request_stream(&config, pages, Locality::HotCold, requests)
+            .filter(|r| matches!(r.op, Op::Write) && r.offset_bytes / 4096 < hot)
+            .count() as u64;
+        let floor = pcm_log_floor_replay(requests);
+        assert_eq!(floor.bench.requests, requests);
+        assert!(hot_writes > requests / 2, "most requests are hot writes: {hot_writes}");
+        assert_eq!(floor.logged, hot_writes);
+        // Every logged write changes its sector's sequence number and its table row, and at
+        // most its 176 B (a 150 B change past its 26 B of headers) and 16 B: 22 + 2 words.
+        assert!(floor.changed_words >= 2 * hot_writes && floor.changed_words <= 24 * hot_writes, "{floor:?}");
+        assert_eq!(pcm_log_floor_replay(requests).changed_words, floor.changed_words, "deterministic");
     }
 }
