@@ -682,17 +682,35 @@ impl<D: LineDevice> CachedMemory<D> {
                 return;
             }
         }
-        self.access_below_l1(line, write, clock);
+        // The presets have three levels: a body for them, whose loops over the levels the
+        // compiler unrolls.
+        if self.levels.len() == 3 {
+            self.access_below_l1::<3>(line, write, clock);
+        } else {
+            self.access_below_l1::<0>(line, write, clock);
+        }
+    }
+
+    /// The number of levels: `N`, for a body specialised to it (the caller checked), or
+    /// the configuration's when `N` is 0.
+    #[inline(always)]
+    fn level_count<const N: usize>(&self) -> usize {
+        debug_assert!(N == 0 || N == self.levels.len(), "a body for {N} levels runs {}", self.levels.len());
+        if N > 0 {
+            N
+        } else {
+            self.levels.len()
+        }
     }
 
     /// An access at `clock` whose line is not in L1 (or, with one level, any access).
     #[inline(never)]
-    fn access_below_l1(&mut self, line: u64, write: bool, clock: u64) {
-        let last = self.levels.len() - 1;
+    fn access_below_l1<const N: usize>(&mut self, line: u64, write: bool, clock: u64) {
+        let last = self.level_count::<N>() - 1;
         // Inclusion: a line is in a level only if it is in the last one, whose directory
         // gives its slot in each level above. The first level holding it is the hit.
         let found = match self.levels[last].lookup(line) {
-            Err(slot) if last > 0 => Err(self.exact_victim(last, line, slot)),
+            Err(slot) if last > 0 => Err(self.exact_victim::<N>(last, line, slot)),
             found => found,
         };
         let llc = found.ok();
@@ -700,7 +718,7 @@ impl<D: LineDevice> CachedMemory<D> {
             let up = &self.up[llc * last..(llc + 1) * last];
             up.iter().position(|&s| s != NONE).map_or((last, llc), |i| (i, index(u64::from(up[i]))))
         });
-        let levels = self.levels.len();
+        let levels = self.level_count::<N>();
         self.ended[hit.map_or(levels, |(i, _)| i)] += 1;
         self.cycles += self.probe_cycles[hit.map_or(levels, |(i, _)| i + 1)];
         if let (Some((i, slot)), Some(llc)) = (hit, llc) {
@@ -720,7 +738,7 @@ impl<D: LineDevice> CachedMemory<D> {
             (Some((i, slot)), Some(llc)) => (i, slot, llc),
             _ => {
                 self.fetch(line);
-                (self.levels.len(), 0, 0)
+                (self.level_count::<N>(), 0, 0)
             }
         };
         for i in (0..fill_from).rev() {
@@ -730,12 +748,12 @@ impl<D: LineDevice> CachedMemory<D> {
                 Err(slot) if i == last => slot,
                 _ if i > 0 => {
                     let slot = self.levels[i].victim(line);
-                    self.exact_victim(i, line, slot)
+                    self.exact_victim::<N>(i, line, slot)
                 }
                 _ => self.levels[0].victim(line),
             };
             if let Some(victim) = self.levels[i].fill(slot, line, clock) {
-                self.evict(i, slot, victim);
+                self.evict::<N>(i, slot, victim);
             }
             if i == last {
                 // The victim's eviction emptied the slot's directory entries.
@@ -778,21 +796,21 @@ impl<D: LineDevice> CachedMemory<D> {
     /// way with the least stamp. When that way's line is in L1 (its clock here may be
     /// stale), the set's clocks are first brought up to date from L1.
     #[inline]
-    fn exact_victim(&mut self, j: usize, line: u64, slot: usize) -> usize {
-        if self.l1_slot_of(j, slot).is_none() {
+    fn exact_victim<const N: usize>(&mut self, j: usize, line: u64, slot: usize) -> usize {
+        if self.l1_slot_of::<N>(j, slot).is_none() {
             return slot;
         }
-        self.refresh_set(j, line);
+        self.refresh_set::<N>(j, line);
         self.levels[j].victim(line)
     }
 
     /// The L1 slot of the line in `slot` of level `j` below L1, if it is in L1.
     #[inline]
-    fn l1_slot_of(&self, j: usize, slot: usize) -> Option<usize> {
+    fn l1_slot_of<const N: usize>(&self, j: usize, slot: usize) -> Option<usize> {
         if self.levels[j].slots[slot].stamp == 0 {
             return None;
         }
-        let last = self.levels.len() - 1;
+        let last = self.level_count::<N>() - 1;
         let llc = if j == last { slot } else { index(u64::from(self.levels[j].below[slot])) };
         let l1 = self.up[llc * last];
         (l1 != NONE).then(|| index(u64::from(l1)))
@@ -801,10 +819,10 @@ impl<D: LineDevice> CachedMemory<D> {
     /// Sets the clock of each way of `line`'s set in level `j` (below L1) whose line is in
     /// L1 to L1's, the line's last access.
     #[cold]
-    fn refresh_set(&mut self, j: usize, line: u64) {
+    fn refresh_set<const N: usize>(&mut self, j: usize, line: u64) {
         let base = self.levels[j].set_base(line);
         for slot in base..base + self.levels[j].ways {
-            if let Some(l1) = self.l1_slot_of(j, slot) {
+            if let Some(l1) = self.l1_slot_of::<N>(j, slot) {
                 let clock = self.levels[0].slots[l1].clock();
                 self.levels[j].touch(slot, clock, 0);
             }
@@ -829,8 +847,8 @@ impl<D: LineDevice> CachedMemory<D> {
     /// dirtiness, bring its clocks below up to date if it was hit in L1, and pass it down
     /// or write it back. The slot's directory entries are still the line's.
     #[inline]
-    fn evict(&mut self, i: usize, slot: usize, victim: Way) {
-        let last = self.levels.len() - 1;
+    fn evict<const N: usize>(&mut self, i: usize, slot: usize, victim: Way) {
+        let last = self.level_count::<N>() - 1;
         let line = victim.tag;
         let mut dirty = victim.dirty();
         let llc = if i == last { slot } else { index(u64::from(self.levels[i].below[slot])) };
