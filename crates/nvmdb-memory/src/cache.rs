@@ -240,7 +240,7 @@ impl Level {
         let hit = self.scan(base, |set| {
             set.iter().enumerate().fold(usize::MAX, |hit, (w, way)| if way.tag == line { w } else { hit })
         });
-        (hit != usize::MAX).then_some(base + hit)
+        (hit != usize::MAX).then(|| base + hit)
     }
 
     /// Searches the set of `line`: `Ok` with the line's slot if present, otherwise `Err`
