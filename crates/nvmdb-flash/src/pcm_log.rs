@@ -44,10 +44,10 @@ use crate::log_common::{
 use crate::log_store::LogStore;
 
 /// Bytes per F-block → P-block table row.
-const TABLE_ROW_BYTES: u64 = 16;
+pub const TABLE_ROW_BYTES: u64 = 16;
 /// Bytes before a sector's record: its write sequence number (`u64`) and logical page
 /// (`u32`), so that recovery tells a live record from one its page has outgrown.
-const SECTOR_HEADER_BYTES: usize = 12;
+pub const SECTOR_HEADER_BYTES: usize = 12;
 
 /// One P-block's row as a replacement policy sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

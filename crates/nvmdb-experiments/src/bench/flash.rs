@@ -110,13 +110,6 @@ pub struct LogFloor {
     pub changed_words: u64,
 }
 
-/// Bytes of a PCM log sector's header (the record's sequence number and page), as the
-/// log layer writes it.
-const FLOOR_SECTOR_HEADER_BYTES: usize = 12;
-
-/// Bytes of a P-block's table row, as the log layer writes it.
-const FLOOR_TABLE_ROW_BYTES: usize = 16;
-
 /// The physical limit of [`pcm_log_replay`] of the hot stream ([`Locality::HotCold`]), its
 /// baseline: the same requests over the same logical pages, the log's PCM a plain byte
 /// array of the configured 16 MB, and nothing else simulated. A write to a page of the hot
@@ -130,6 +123,8 @@ const FLOOR_TABLE_ROW_BYTES: usize = 16;
 /// energy: what a logged update cannot do without.
 pub fn pcm_log_floor_replay(requests: u64) -> LogFloor {
     use nvmdb_flash::log_common::{splitmix64, RANGE_HEADER_BYTES, RECORD_HEADER_BYTES};
+    use nvmdb_flash::pcm_log::{SECTOR_HEADER_BYTES, TABLE_ROW_BYTES};
+    const ROW_BYTES: usize = TABLE_ROW_BYTES as usize;
     let mut config = bench_config();
     config.buffer.pcm_mb = 16;
     let pages = config.logical_pages();
@@ -138,9 +133,9 @@ pub fn pcm_log_floor_replay(requests: u64) -> LogFloor {
     let sector_bytes = config.buffer.log_sector_bytes as usize;
     let table = index(hot_pages) * sector_bytes;
     let pcm_bytes = index(config.buffer.pcm_mb << 20);
-    assert!(table + index(hot_pages / per_block) * FLOOR_TABLE_ROW_BYTES <= pcm_bytes, "the hot blocks' logs fit");
+    assert!(table + index(hot_pages / per_block) * ROW_BYTES <= pcm_bytes, "the hot blocks' logs fit");
     let (delta_min, delta_max) = (config.buffer.delta_bytes_min as usize, config.buffer.delta_bytes_max as usize);
-    let record_at = FLOOR_SECTOR_HEADER_BYTES + (RECORD_HEADER_BYTES + RANGE_HEADER_BYTES) as usize;
+    let record_at = SECTOR_HEADER_BYTES + (RECORD_HEADER_BYTES + RANGE_HEADER_BYTES) as usize;
     assert!(record_at + delta_max <= sector_bytes, "a change fits its sector");
     let mut pcm = vec![0u8; pcm_bytes];
     let physical = u32::try_from(config.flash.geometry().pages()).expect("the benchmark SSD has fewer than 2^32 pages");
@@ -160,22 +155,25 @@ pub fn pcm_log_floor_replay(requests: u64) -> LogFloor {
                 let len = delta_rng.gen_range(delta_min..=delta_max);
                 let offset = delta_rng.gen_range(0..=4096 - len);
                 let salt = splitmix64(seq);
+                // Sector header (sequence number, page), record header (one range, an
+                // identity), range header (offset, length).
                 sector[..8].copy_from_slice(&seq.to_le_bytes());
-                sector[8..12].copy_from_slice(&(lpn as u32).to_le_bytes());
-                sector[12..14].copy_from_slice(&1u16.to_le_bytes());
-                sector[14..22].copy_from_slice(&salt.to_le_bytes());
-                sector[22..24].copy_from_slice(&(offset as u16).to_le_bytes());
-                sector[24..26].copy_from_slice(&(len as u16).to_le_bytes());
+                sector[8..SECTOR_HEADER_BYTES].copy_from_slice(&(lpn as u32).to_le_bytes());
+                let record = &mut sector[SECTOR_HEADER_BYTES..record_at];
+                record[..2].copy_from_slice(&1u16.to_le_bytes());
+                record[2..10].copy_from_slice(&salt.to_le_bytes());
+                record[10..12].copy_from_slice(&(offset as u16).to_le_bytes());
+                record[12..14].copy_from_slice(&(len as u16).to_le_bytes());
                 for k in 0..len.div_ceil(8) {
                     let word = splitmix64(salt ^ ((((offset / 8) + k) as u64) << 32));
                     sector[record_at + 8 * k..record_at + 8 * k + 8].copy_from_slice(&word.to_le_bytes());
                 }
                 words += store_counting(&mut pcm[at..at + record_at + len], &sector[..record_at + len]);
-                let row_at = table + index(lpn / per_block) * FLOOR_TABLE_ROW_BYTES;
-                let mut row = [0u8; FLOOR_TABLE_ROW_BYTES];
+                let row_at = table + index(lpn / per_block) * ROW_BYTES;
+                let mut row = [0u8; ROW_BYTES];
                 row[..8].copy_from_slice(&(lpn / per_block + 1).to_le_bytes());
                 row[8..].copy_from_slice(&seq.to_le_bytes());
-                words += store_counting(&mut pcm[row_at..row_at + FLOOR_TABLE_ROW_BYTES], &row);
+                words += store_counting(&mut pcm[row_at..row_at + ROW_BYTES], &row);
                 logged += 1;
             }
             Op::Write => {
@@ -186,7 +184,7 @@ pub fn pcm_log_floor_replay(requests: u64) -> LogFloor {
                 sum = sum.wrapping_add(u64::from(l2p[index(lpn)]));
                 if lpn < hot_pages {
                     // The record: its length from its range header, then its words.
-                    let len = usize::from(u16::from_le_bytes([pcm[at + 24], pcm[at + 25]]));
+                    let len = usize::from(u16::from_le_bytes([pcm[at + record_at - 2], pcm[at + record_at - 1]]));
                     for k in 0..len.div_ceil(8) {
                         sum = sum.wrapping_add(u64::from_le_bytes(word_at(&pcm, at + record_at + 8 * k)));
                     }
