@@ -800,7 +800,7 @@ impl<D: LineDevice> CachedMemory<D> {
         if self.l1_slot_of::<N>(j, slot).is_none() {
             return slot;
         }
-        self.refresh_set::<N>(j, line);
+        self.refresh_set(j, line);
         self.levels[j].victim(line)
     }
 
@@ -818,11 +818,12 @@ impl<D: LineDevice> CachedMemory<D> {
 
     /// Sets the clock of each way of `line`'s set in level `j` (below L1) whose line is in
     /// L1 to L1's, the line's last access.
+    /// (Rare, and so compiled once, for any number of levels.)
     #[cold]
-    fn refresh_set<const N: usize>(&mut self, j: usize, line: u64) {
+    fn refresh_set(&mut self, j: usize, line: u64) {
         let base = self.levels[j].set_base(line);
         for slot in base..base + self.levels[j].ways {
-            if let Some(l1) = self.l1_slot_of::<N>(j, slot) {
+            if let Some(l1) = self.l1_slot_of::<0>(j, slot) {
                 let clock = self.levels[0].slots[l1].clock();
                 self.levels[j].touch(slot, clock, 0);
             }

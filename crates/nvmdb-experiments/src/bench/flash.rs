@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use nvmdb_device::{PageContent, PageData, PcmAccounting};
+use nvmdb_device::{index, PageContent, PageData, PcmAccounting};
 use nvmdb_workload::{Content, Op, Request};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -198,10 +198,6 @@ pub fn pcm_log_floor_replay(requests: u64) -> LogFloor {
         logged,
         changed_words: words,
     }
-}
-
-fn index(n: u64) -> usize {
-    usize::try_from(n).expect("the benchmark fits in memory")
 }
 
 /// The 8 bytes of `bytes` from `at`.
