@@ -170,6 +170,22 @@ fn run_reports_cleaning_of_a_bimodal_workload() {
     assert!(energy["per_operation_pj"].as_f64().unwrap() > 0.0, "{report}");
 }
 
+#[test]
+fn a_run_without_page_bytes_reports_what_a_run_with_them_does() {
+    let base = ["envy", "run", "--workload", "bimodal", "--cleaning", "locality", "--flash-mb", "2", "--json"];
+    let with = nvmdb(&base);
+    let without = nvmdb(&[&base[..], &["--no-page-bytes"]].concat());
+    assert!(with.status.success() && without.status.success(), "{}", String::from_utf8_lossy(&without.stderr));
+    assert!(json(&with)["clean_programs"].as_u64().unwrap() > 0, "the run cleaned");
+    assert_eq!(with.stdout, without.stdout);
+    // TPC-A reads its pages back: refused, naming the flag.
+    let out = nvmdb(&["envy", "run", "--workload", "tpca", "--no-page-bytes"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("--no-page-bytes"), "{err}");
+}
+
 /// Three transactions (committed, aborted, committed) and reads between them.
 const TRANSACTIONS: &str = "W 0 11\nB\nW 0 22\nW 0x12c 33\nC\nR 0 1\nB\nW 0 44\nA\nR 0 1\n# the third\n\
                             B\nW 0 55\nW 0x200 66\nR 0 1\nC\nR 0 1\nR 0x200 1\n";

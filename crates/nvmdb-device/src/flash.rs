@@ -600,20 +600,24 @@ impl FlashArray {
     }
 
     /// [`FlashArray::program_page`] of `PageData::Bytes(bytes.to_vec())` without building
-    /// the page: the same checks, errors, stored state, counts and times (a bytes-mode
-    /// array and a whole page; anything else goes through [`FlashArray::program_page`]).
-    /// `tests/flash_slices.rs` compares the two.
+    /// the page: the same checks, errors, stored state, counts and times (a whole page in
+    /// a bytes-mode or metadata-only array, which stores the bytes or nothing; anything
+    /// else goes through [`FlashArray::program_page`]). `tests/flash_slices.rs` compares
+    /// the two.
     #[inline]
     pub fn program_page_bytes(&mut self, ppn: Ppn, bytes: &[u8], now_ns: u64) -> Result<OpTiming, DeviceError> {
         let page_bytes = self.geometry.page_bytes as usize;
-        if self.content != PageContent::Bytes || bytes.len() != page_bytes {
+        let content = self.content;
+        if content == PageContent::Fingerprint || bytes.len() != page_bytes {
             return self.program_page(ppn, &PageData::Bytes(bytes.to_vec()), now_ns);
         }
         let (block, page) = self.page_to_program(ppn)?;
         let arena = self.arena_mut(block);
         arena.open(page as usize);
-        let at = page as usize * page_bytes;
-        arena.bytes[at..at + page_bytes].copy_from_slice(bytes);
+        if content == PageContent::Bytes {
+            let at = page as usize * page_bytes;
+            arena.bytes[at..at + page_bytes].copy_from_slice(bytes);
+        }
         self.blocks[index(block)].next_page = page + 1;
         self.stats.page_programs += 1;
         Ok(self.occupy(block, now_ns, self.timing.program_ns, self.timing.program_pj))

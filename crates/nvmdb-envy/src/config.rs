@@ -130,6 +130,16 @@ pub struct EnvyConfig {
     /// redistribution off. 8 is nvmdb's choice (the paper gives no step).
     #[serde(default = "default_redistribution_divisor")]
     pub redistribution_divisor: u32,
+    /// Whether the flash array keeps its pages' bytes. On in the presets. Off, the system
+    /// runs metadata-only: the engine takes no decision from a page's bytes, so every
+    /// count, time, energy and page placement is what it is with them
+    /// (`tests/metadata_only.rs` runs both step by step), but the flash holds no data, so
+    /// host reads, and the one recovery step that compares page bytes (a clean cut between
+    /// a copy's program and its page-table write), fail with
+    /// [`EnvyError::NoPageBytes`]. For update-only sizing runs (the cleaning experiments),
+    /// where copying the pages' bytes is most of the simulator's host memory traffic.
+    #[serde(default = "default_keep_page_bytes")]
+    pub keep_page_bytes: bool,
 }
 
 fn default_suspend_reads() -> bool {
@@ -142,6 +152,10 @@ fn default_spare_segments() -> u32 {
 
 fn default_redistribution_divisor() -> u32 {
     EnvyConfig::PAPER_2GB.redistribution_divisor
+}
+
+fn default_keep_page_bytes() -> bool {
+    EnvyConfig::PAPER_2GB.keep_page_bytes
 }
 
 /// Flash erase energy per 4 KB erased, pJ: 16.5 µJ, nvmdb's thesis figure (seed 000,
@@ -192,6 +206,7 @@ impl EnvyConfig {
         endurance_cycles: 100_000,
         max_transaction_pages: 4_096,
         redistribution_divisor: 8,
+        keep_page_bytes: true,
     };
 
     /// A small system for tests and quick experiments: `segments` segments of

@@ -39,7 +39,8 @@ impl Devices {
             endurance: config.endurance_cycles,
             partial_programming: false,
         };
-        let mut flash = FlashArray::new(geometry, config.flash, PageContent::Bytes)?;
+        let content = if config.keep_page_bytes { PageContent::Bytes } else { PageContent::None };
+        let mut flash = FlashArray::new(geometry, config.flash, content)?;
         flash.set_read_suspend(config.suspend_reads.then_some(config.suspend_ns));
         let bytes = Layout::new(config).total_bytes;
         let bytes = usize::try_from(bytes).map_err(|_| EnvyError::Config(format!("{bytes} B of SRAM")))?;

@@ -28,4 +28,8 @@ pub enum EnvyError {
     /// A transaction call out of order.
     #[error("transaction: {0}")]
     Transaction(&'static str),
+    /// An operation that needs the flash pages' bytes on a system that keeps none
+    /// ([`EnvyConfig::keep_page_bytes`](crate::EnvyConfig::keep_page_bytes) off).
+    #[error("{0} needs the flash pages' bytes, and this eNVy keeps none (keep_page_bytes is off)")]
+    NoPageBytes(&'static str),
 }

@@ -356,6 +356,9 @@ impl Envy {
         let next = (base..base + u64::from(self.write_pointer(victim)))
             .find(|&ppn| self.owner[ppn as usize] != 0 || self.flash_shadow[ppn as usize] != 0);
         if let Some(ppn) = next {
+            if !self.config.keep_page_bytes {
+                return Err(EnvyError::NoPageBytes("recovering a clean cut after a copy's program"));
+            }
             let now = self.now_ns;
             if self.dev.flash_read(ppn, now) == self.dev.flash_read(last, now) {
                 self.repoint(ppn, last)?;

@@ -536,9 +536,13 @@ impl Envy {
     }
 
     /// Reads `buf.len()` bytes at `addr` at the host time; returns the latency, ns (the
-    /// sum over the pages touched). Never-written bytes read as 0.
+    /// sum over the pages touched). Never-written bytes read as 0. A system that keeps no
+    /// page bytes ([`EnvyConfig::keep_page_bytes`]) refuses every read.
     pub fn read(&mut self, addr: u64, buf: &mut [u8]) -> Result<u64, EnvyError> {
         self.check_range(addr, buf.len())?;
+        if !self.config.keep_page_bytes {
+            return Err(EnvyError::NoPageBytes("a read"));
+        }
         let page = u64::from(self.config.page_bytes);
         let mut done = 0usize;
         let mut latency_ns = 0;
