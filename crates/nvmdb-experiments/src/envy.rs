@@ -593,12 +593,12 @@ impl Experiment for CleaningLocality {
     fn id(&self) -> &'static str {
         "envy-cleaning-locality"
     }
-    /// Measured on the 2-core machine of BENCHMARKS.md: quick scale 44 s of CPU and 18 MB
-    /// (`--jobs 2`, load 10–12); paper scale 1,167 s of CPU (user + system) and 166 MiB peak
-    /// with its parts on two threads, at load 12–15 (2026-11-23, the runs that repeated one
-    /// another sharing one simulation; 1,467 s before, at load 2–4).
+    /// Measured on the 2-core machine of BENCHMARKS.md, its runs without page bytes
+    /// (2026-11-24): quick scale 8.3 s of user CPU and 9 MB alone on one thread; paper
+    /// scale 223 s of user CPU and 20 MB peak alone on one thread (`--jobs 1`, beside
+    /// `envy-hybrid-partition`). With page bytes it took 1,167 s at paper scale.
     fn footprint(&self, scale: Scale) -> Footprint {
-        scale.pick(Footprint::new(64, 44.0), Footprint::new(256, 1_167.0))
+        scale.pick(Footprint::new(64, 9.0), Footprint::new(64, 224.0))
     }
     fn title(&self) -> &'static str {
         "eNVy: cleaning cost of greedy, FIFO, locality gathering and hybrid against locality"
@@ -1112,15 +1112,14 @@ impl Experiment for HybridPartition {
     fn id(&self) -> &'static str {
         "envy-hybrid-partition"
     }
-    /// Measured on the 2-core machine of BENCHMARKS.md: quick scale 14 s of CPU and 18 MB
-    /// (`--jobs 2`, load 10–12); paper scale 700 s of CPU (user + system) and 167 MiB peak
-    /// with its parts on two threads, at load 10–15 (2026-11-23). Before, 608 s at load 1–2,
-    /// when its code path took 21 % more instructions (callgrind): CPU time under load is
-    /// inflated. Run alone it still takes that; in a reproduction, after
-    /// `envy-cleaning-locality` and taking its shared simulations, 244 s of wall time
-    /// (2026-11-23, `83f3a4a`).
+    /// Measured on the 2-core machine of BENCHMARKS.md, its runs without page bytes
+    /// (2026-11-24): quick scale 2.8 s of user CPU and 9 MB alone on one thread; paper
+    /// scale 125 s of user CPU and 19 MB peak alone on one thread (`--jobs 1`, beside
+    /// `envy-cleaning-locality`). In a reproduction, after `envy-cleaning-locality` and
+    /// taking its shared simulations, 69 s of wall time. With page bytes it took 700 s
+    /// alone at paper scale.
     fn footprint(&self, scale: Scale) -> Footprint {
-        scale.pick(Footprint::new(64, 14.0), Footprint::new(256, 700.0))
+        scale.pick(Footprint::new(64, 3.0), Footprint::new(64, 125.0))
     }
     fn title(&self) -> &'static str {
         "eNVy: hybrid cleaning cost against partition size"
