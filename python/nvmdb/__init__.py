@@ -341,6 +341,7 @@ def envy_run(
     partition_segments: int = 8,
     sram_mb: float | None = None,
     spare_segments: int = 1,
+    no_page_bytes: bool = False,
     seed: int = 1,
 ) -> dict[str, Any]:
     """``nvmdb envy run``: eNVy, flash as persistent byte-addressable memory.
@@ -357,6 +358,8 @@ def envy_run(
       partition_segments: segments per partition of the hybrid policy.
       sram_mb: the SRAM write buffer, MiB (None: 1/256 of the flash).
       spare_segments: erased segments kept in reserve for cleaning.
+      no_page_bytes: uniform and bimodal: keep no page bytes in flash (``--no-page-bytes``;
+        the same results, less host memory, faster on large arrays).
       seed: the run's seed.
 
     Returns the CLI's ``--json`` object.
@@ -375,6 +378,7 @@ def envy_run(
         partition_segments=partition_segments,
         sram_mb=sram_mb,
         spare_segments=spare_segments,
+        no_page_bytes=no_page_bytes,
         seed=seed,
     )
 

@@ -29,7 +29,7 @@ def kv_run(engine: str, workload: str | None=None, records: int | None=None, buf
 def journal_run(config: str, workload: str, length: int=1, seed: int=1) -> dict[str, Any]:
     ...
 
-def envy_run(workload: str, tps: float=50.0, transactions: int=5000, turnovers: int=4, hot_access: float=0.9, hot_data: float=0.1, flash_mb: int=32, utilization: float=0.8, cleaning: str='hybrid', partition_segments: int=8, sram_mb: float | None=None, spare_segments: int=1, seed: int=1) -> dict[str, Any]:
+def envy_run(workload: str, tps: float=50.0, transactions: int=5000, turnovers: int=4, hot_access: float=0.9, hot_data: float=0.1, flash_mb: int=32, utilization: float=0.8, cleaning: str='hybrid', partition_segments: int=8, sram_mb: float | None=None, spare_segments: int=1, no_page_bytes: bool=False, seed: int=1) -> dict[str, Any]:
     ...
 
 def envy_replay(trace: str | os.PathLike[str], size_mb: int=16, power_loss_at: int | None=None, reads: str | os.PathLike[str] | None=None, utilization: float=0.8, cleaning: str='hybrid', partition_segments: int=8, sram_mb: float | None=None, spare_segments: int=1) -> dict[str, Any]:

@@ -153,6 +153,8 @@ def test_envy_run_is_the_cli(cli):
         "--json",
     ).json()
     assert nvmdb.envy_run("bimodal", flash_mb=2, turnovers=1, cleaning="greedy") == expected
+    # Without page bytes: the same report.
+    assert nvmdb.envy_run("bimodal", flash_mb=2, turnovers=1, cleaning="greedy", no_page_bytes=True) == expected
 
 
 def test_envy_replay_is_the_cli(cli, write):
