@@ -68,7 +68,7 @@ fn step(envy: &mut Envy, dist: Bimodal, rng: &mut Xoshiro256PlusPlus) {
 }
 
 /// Runs `config` with and without page bytes on the same steps, comparing after the fill
-/// and after every step.
+/// and after every step: 24 steps, and on until the run has cleaned, at most 480.
 fn same_runs(config: EnvyConfig, dist: Bimodal, seed: u64) {
     let start = |config: EnvyConfig| {
         let mut envy = Envy::format(config).expect("valid");
@@ -79,7 +79,10 @@ fn same_runs(config: EnvyConfig, dist: Bimodal, seed: u64) {
     let (mut with, mut without) = (start(config), start(without_bytes(config)));
     assert_eq!(observed(&with), observed(&without), "after the fill");
     let (mut r1, mut r2) = (Xoshiro256PlusPlus::seed_from_u64(seed), Xoshiro256PlusPlus::seed_from_u64(seed));
-    for i in 0..24 {
+    for i in 0..480 {
+        if i >= 24 && with.stats().cleaned_segment_pages > 0 {
+            break;
+        }
         step(&mut with, dist, &mut r1);
         step(&mut without, dist, &mut r2);
         // Both checked, as the check reads the SRAM.
