@@ -6,12 +6,10 @@
 
 mod common;
 
-use common::{contents, tiny};
+use common::{contents, step_both, tiny};
 use nvmdb_envy::workload::{self, Bimodal};
 use nvmdb_envy::{CleaningPolicy, Envy};
 use proptest::prelude::*;
-use rand::{Rng, SeedableRng};
-use rand_xoshiro::Xoshiro256PlusPlus;
 
 /// Everything of a system that a run can observe.
 fn observed(envy: &mut Envy) -> impl PartialEq + std::fmt::Debug {
@@ -26,39 +24,8 @@ fn observed(envy: &mut Envy) -> impl PartialEq + std::fmt::Debug {
     )
 }
 
-/// One step of the run: an update stream of a turnover's tenth under `dist`, a short write
-/// anywhere, or a transaction of a few writes that commits or aborts.
-fn step(envy: &mut Envy, dist: Bimodal, rng: &mut Xoshiro256PlusPlus) {
-    let size = envy.config().logical_bytes();
-    match rng.gen_range(0..4) {
-        0 | 1 => {
-            let updates = envy.config().flash_pages() / 10 + 1;
-            workload::update(envy, dist, updates, rng).expect("updates fit");
-        }
-        2 => {
-            let len = rng.gen_range(1..40u64).min(size);
-            let addr = rng.gen_range(0..=size - len);
-            let bytes: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
-            envy.write(addr, &bytes).expect("in range");
-        }
-        _ => {
-            envy.begin().expect("no transaction open");
-            for _ in 0..rng.gen_range(1..4) {
-                let addr = rng.gen_range(0..size - 8);
-                envy.write(addr, &rng.gen::<u64>().to_le_bytes()).expect("in range");
-            }
-            if rng.gen_bool(0.5) {
-                envy.commit().expect("open");
-            } else {
-                envy.abort().expect("open");
-            }
-        }
-    }
-}
-
-/// Runs `a` and `b` on the same system and steps, comparing after the fill and every step:
-/// 24 steps, and on until the run has cleaned (a sparse array under skewed updates may not
-/// have after 24), at most 480.
+/// Runs `a` and `b` on the same system and steps ([`step_both`]), comparing after the fill
+/// and every step.
 fn same_runs(a: CleaningPolicy, b: CleaningPolicy, segments: u32, utilization: f64, dist: Bimodal, seed: u64) {
     let run = |policy: CleaningPolicy| {
         let mut config = tiny(policy, segments, 8, 4, utilization);
@@ -70,16 +37,9 @@ fn same_runs(a: CleaningPolicy, b: CleaningPolicy, segments: u32, utilization: f
     };
     let (mut x, mut y) = (run(a), run(b));
     assert_eq!(observed(&mut x), observed(&mut y), "after the fill");
-    let (mut rx, mut ry) = (Xoshiro256PlusPlus::seed_from_u64(seed), Xoshiro256PlusPlus::seed_from_u64(seed));
-    for i in 0..480 {
-        if i >= 24 && x.stats().cleaned_segment_pages > 0 {
-            break;
-        }
-        step(&mut x, dist, &mut rx);
-        step(&mut y, dist, &mut ry);
-        assert_eq!(observed(&mut x), observed(&mut y), "{a:?} against {b:?}, step {i}");
-    }
-    assert!(x.stats().cleaned_segment_pages > 0, "the run cleaned");
+    step_both(&mut x, &mut y, dist, seed, |x, y, i| {
+        assert_eq!(observed(x), observed(y), "{a:?} against {b:?}, step {i}");
+    });
 }
 
 /// A case the property test drew on 2026-11-24 (11 segments at 33 % under 95/5), which had

@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{tiny, POLICIES};
+use common::{step_both, tiny, POLICIES};
 use nvmdb_envy::workload::{self, Bimodal};
 use nvmdb_envy::{Envy, EnvyConfig, EnvyError};
 use proptest::prelude::*;
@@ -36,39 +36,8 @@ fn without_bytes(config: EnvyConfig) -> EnvyConfig {
     EnvyConfig { keep_page_bytes: false, ..config }
 }
 
-/// One step: an update stream of a turnover's tenth under `dist`, a short write anywhere
-/// (spanning pages of 16 B, so partly written pages are copied on write), or a
-/// transaction of a few writes that commits or aborts.
-fn step(envy: &mut Envy, dist: Bimodal, rng: &mut Xoshiro256PlusPlus) {
-    let size = envy.config().logical_bytes();
-    match rng.gen_range(0..4) {
-        0 | 1 => {
-            let updates = envy.config().flash_pages() / 10 + 1;
-            workload::update(envy, dist, updates, rng).expect("updates fit");
-        }
-        2 => {
-            let len = rng.gen_range(1..40u64).min(size);
-            let addr = rng.gen_range(0..=size - len);
-            let bytes: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
-            envy.write(addr, &bytes).expect("in range");
-        }
-        _ => {
-            envy.begin().expect("no transaction open");
-            for _ in 0..rng.gen_range(1..4) {
-                let addr = rng.gen_range(0..size - 8);
-                envy.write(addr, &rng.gen::<u64>().to_le_bytes()).expect("in range");
-            }
-            if rng.gen_bool(0.5) {
-                envy.commit().expect("open");
-            } else {
-                envy.abort().expect("open");
-            }
-        }
-    }
-}
-
-/// Runs `config` with and without page bytes on the same steps, comparing after the fill
-/// and after every step: 24 steps, and on until the run has cleaned, at most 480.
+/// Runs `config` with and without page bytes on the same steps ([`step_both`]), comparing
+/// after the fill and after every step.
 fn same_runs(config: EnvyConfig, dist: Bimodal, seed: u64) {
     let start = |config: EnvyConfig| {
         let mut envy = Envy::format(config).expect("valid");
@@ -78,19 +47,12 @@ fn same_runs(config: EnvyConfig, dist: Bimodal, seed: u64) {
     };
     let (mut with, mut without) = (start(config), start(without_bytes(config)));
     assert_eq!(observed(&with), observed(&without), "after the fill");
-    let (mut r1, mut r2) = (Xoshiro256PlusPlus::seed_from_u64(seed), Xoshiro256PlusPlus::seed_from_u64(seed));
-    for i in 0..480 {
-        if i >= 24 && with.stats().cleaned_segment_pages > 0 {
-            break;
-        }
-        step(&mut with, dist, &mut r1);
-        step(&mut without, dist, &mut r2);
+    step_both(&mut with, &mut without, dist, seed, |with, without, i| {
         // Both checked, as the check reads the SRAM.
         with.check_invariants();
         without.check_invariants();
-        assert_eq!(observed(&with), observed(&without), "{:?}, step {i}", config.cleaning);
-    }
-    assert!(with.stats().cleaned_segment_pages > 0, "the run cleaned");
+        assert_eq!(observed(with), observed(without), "{:?}, step {i}", config.cleaning);
+    });
 }
 
 proptest! {
