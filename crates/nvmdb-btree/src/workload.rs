@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::str::FromStr;
 
 use nvmdb_device::{FlipNWrite, Pcm, PcmAccounting, PcmConfig, PcmMetrics, PcmStats};
-use nvmdb_memory::{CacheConfig, CachedMemory, FlatMemory, Memory, MemoryError, MemoryReport, NativeMemory};
+use nvmdb_memory::{CacheConfig, CachedMemory, FlatMemory, Memory, MemoryError, MemoryReport, NativeMemory, Scalar};
 use rand::Rng;
 use serde::Serialize;
 
@@ -121,6 +121,14 @@ impl Memory for AnyMemory {
     #[inline]
     fn write_bytes(&mut self, addr: u64, data: &[u8]) {
         dispatch!(self, m => m.write_bytes(addr, data))
+    }
+    #[inline]
+    fn load<T: Scalar>(&mut self, addr: u64) -> T {
+        dispatch!(self, m => m.load(addr))
+    }
+    #[inline]
+    fn store<T: Scalar>(&mut self, addr: u64, value: T) {
+        dispatch!(self, m => m.store(addr, value))
     }
     fn alloc(&mut self, size: u64, align: u64) -> Result<u64, MemoryError> {
         dispatch!(self, m => m.alloc(size, align))

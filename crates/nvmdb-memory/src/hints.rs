@@ -1,7 +1,7 @@
 //! A memory that passes on the CPU time model's hints selectively: for isolating what
 //! the algorithms' declared instructions and independent accesses contribute to time.
 
-use crate::{Memory, MemoryError, MemoryReport};
+use crate::{Memory, MemoryError, MemoryReport, Scalar};
 
 /// Forwards every access to `inner`, but scales the instructions declared with
 /// [`Memory::compute`] by `instruction_factor` (0 drops them) and passes the groups of
@@ -25,11 +25,21 @@ impl<M> HintFilter<M> {
 }
 
 impl<M: Memory> Memory for HintFilter<M> {
+    #[inline]
     fn read_bytes(&mut self, addr: u64, buf: &mut [u8]) {
         self.inner.read_bytes(addr, buf);
     }
+    #[inline]
     fn write_bytes(&mut self, addr: u64, data: &[u8]) {
         self.inner.write_bytes(addr, data);
+    }
+    #[inline]
+    fn load<T: Scalar>(&mut self, addr: u64) -> T {
+        self.inner.load(addr)
+    }
+    #[inline]
+    fn store<T: Scalar>(&mut self, addr: u64, value: T) {
+        self.inner.store(addr, value);
     }
     fn alloc(&mut self, size: u64, align: u64) -> Result<u64, MemoryError> {
         self.inner.alloc(size, align)
@@ -46,16 +56,19 @@ impl<M: Memory> Memory for HintFilter<M> {
     fn report(&self) -> MemoryReport {
         self.inner.report()
     }
+    #[inline]
     fn compute(&mut self, instructions: u64) {
         if self.instruction_factor != 0 {
             self.inner.compute(instructions * self.instruction_factor);
         }
     }
+    #[inline]
     fn begin_independent(&mut self) {
         if self.overlap {
             self.inner.begin_independent();
         }
     }
+    #[inline]
     fn end_independent(&mut self) {
         if self.overlap {
             self.inner.end_independent();

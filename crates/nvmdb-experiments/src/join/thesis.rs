@@ -1432,6 +1432,14 @@ impl Memory for FetchSplit {
         self.mem.write_bytes(addr, data);
         self.store_fetches += self.fetched() - before;
     }
+    fn load<T: nvmdb_memory::Scalar>(&mut self, addr: u64) -> T {
+        self.mem.load(addr)
+    }
+    fn store<T: nvmdb_memory::Scalar>(&mut self, addr: u64, value: T) {
+        let before = self.fetched();
+        self.mem.store(addr, value);
+        self.store_fetches += self.fetched() - before;
+    }
     fn alloc(&mut self, size: u64, align: u64) -> Result<u64, nvmdb_memory::MemoryError> {
         self.mem.alloc(size, align)
     }
