@@ -259,69 +259,58 @@ fn run_synth_with(
     delta: DeltaSource,
 ) -> Result<RunResult, String> {
     let key = format!("{kind:?} {config:?} {pcm_bytes} {params:?} {filter_duplicates} {warmup:?} {delta:?}");
-    SYNTH_RUNS.get_or_run(key, || simulate_synth(kind, config, pcm_bytes, params, filter_duplicates, warmup, delta))
-}
-
-/// The run [`run_synth_with`] gives, simulated.
-fn simulate_synth(
-    kind: Kind,
-    config: &SsdConfig,
-    pcm_bytes: u64,
-    params: SynthParams,
-    filter_duplicates: bool,
-    warmup: Warmup,
-    delta: DeltaSource,
-) -> Result<RunResult, String> {
-    let mut scheme = Scheme::new(kind, config, pcm_bytes).map_err(|e| e.to_string())?;
-    let page_bytes = scheme.store().page_bytes();
-    let mut generator = SynthGenerator::new(params)?;
-    let mut filter = filter_duplicates.then(ExactDedup::default);
-    if warmup == Warmup::SteadyState {
-        let load = generator.initial_load();
-        steady_state(&mut scheme, &params, &load, filter.as_mut(), page_bytes).map_err(|e| e.to_string())?;
-    } else if params.workload.is_transactional() {
-        for request in generator.initial_load() {
-            for page in &request.pages {
-                if let Some(f) = filter.as_mut() {
-                    f.is_duplicate(page.lpn, page.content_id);
+    SYNTH_RUNS.get_or_run(key, || {
+        let mut scheme = Scheme::new(kind, config, pcm_bytes).map_err(|e| e.to_string())?;
+        let page_bytes = scheme.store().page_bytes();
+        let mut generator = SynthGenerator::new(params)?;
+        let mut filter = filter_duplicates.then(ExactDedup::default);
+        if warmup == Warmup::SteadyState {
+            let load = generator.initial_load();
+            steady_state(&mut scheme, &params, &load, filter.as_mut(), page_bytes).map_err(|e| e.to_string())?;
+        } else if params.workload.is_transactional() {
+            for request in generator.initial_load() {
+                for page in &request.pages {
+                    if let Some(f) = filter.as_mut() {
+                        f.is_duplicate(page.lpn, page.content_id);
+                    }
+                    scheme
+                        .write(page, page_bytes, DeltaSource::Exact, request.request.time_ns)
+                        .map_err(|e| e.to_string())?;
                 }
-                scheme
-                    .write(page, page_bytes, DeltaSource::Exact, request.request.time_ns)
-                    .map_err(|e| e.to_string())?;
             }
         }
-    }
-    scheme.store().reset_stats();
-    if let (Kind::PcmLogOffline, Scheme::PcmLog(store)) = (kind, &mut scheme) {
-        // The future host writes, from a second generator of the same seed.
-        let mut twin = SynthGenerator::new(params)?;
-        if params.workload.is_transactional() || warmup == Warmup::SteadyState {
-            drop(twin.initial_load());
-        }
-        let future: Vec<u64> =
-            twin.filter(|r| r.request.op == Op::Write).flat_map(|r| r.pages.into_iter().map(|p| p.lpn)).collect();
-        store.set_offline_future(&future);
-    }
-    let mut result = RunResult::default();
-    let mut meters = scheme.meters();
-    for request in generator {
-        run_request(&mut scheme, &request, page_bytes, delta, filter.as_mut(), &mut result)
-            .map_err(|e| e.to_string())?;
-        let (Some((energy, busy)), Some(now)) = (meters, scheme.meters()) else { continue };
-        match request.request.op {
-            Op::Write => {
-                result.write_energy_pj += now.0 - energy;
-                result.write_busy_ns += now.1 - busy;
+        scheme.store().reset_stats();
+        if let (Kind::PcmLogOffline, Scheme::PcmLog(store)) = (kind, &mut scheme) {
+            // The future host writes, from a second generator of the same seed.
+            let mut twin = SynthGenerator::new(params)?;
+            if params.workload.is_transactional() || warmup == Warmup::SteadyState {
+                drop(twin.initial_load());
             }
-            _ => result.read_energy_pj += now.0 - energy,
+            let future: Vec<u64> =
+                twin.filter(|r| r.request.op == Op::Write).flat_map(|r| r.pages.into_iter().map(|p| p.lpn)).collect();
+            store.set_offline_future(&future);
         }
-        meters = Some(now);
-    }
-    let store = scheme.store();
-    store.check_invariants()?;
-    result.stats = store.stats();
-    result.health = store.health();
-    Ok(result)
+        let mut result = RunResult::default();
+        let mut meters = scheme.meters();
+        for request in generator {
+            run_request(&mut scheme, &request, page_bytes, delta, filter.as_mut(), &mut result)
+                .map_err(|e| e.to_string())?;
+            let (Some((energy, busy)), Some(now)) = (meters, scheme.meters()) else { continue };
+            match request.request.op {
+                Op::Write => {
+                    result.write_energy_pj += now.0 - energy;
+                    result.write_busy_ns += now.1 - busy;
+                }
+                _ => result.read_energy_pj += now.0 - energy,
+            }
+            meters = Some(now);
+        }
+        let store = scheme.store();
+        store.check_invariants()?;
+        result.stats = store.stats();
+        result.health = store.health();
+        Ok(result)
+    })
 }
 
 /// The warm-up of [`Warmup::SteadyState`]: the generator's initial load `load` (every
