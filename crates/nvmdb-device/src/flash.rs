@@ -501,6 +501,7 @@ impl FlashArray {
     }
 
     /// The page bytes of a programmed page (bytes mode).
+    #[inline]
     fn page_bytes_of(&self, ppn: Ppn) -> Option<&[u8]> {
         let (arena, page) = self.programmed(ppn)?;
         let page_bytes = self.geometry.page_bytes as usize;

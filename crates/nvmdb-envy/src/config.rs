@@ -255,6 +255,7 @@ impl EnvyConfig {
     }
 
     /// Bytes of the linear address space.
+    #[inline]
     pub fn logical_bytes(&self) -> u64 {
         self.logical_pages * u64::from(self.page_bytes)
     }

@@ -190,6 +190,7 @@ impl Devices {
     /// bytes for a page not programmed), neither timing nor counting them: after
     /// [`Devices::flash_read_timing`] of the page, the bytes a host read takes out of what
     /// [`Devices::flash_read_timed`] brings into the page buffer, without the buffer.
+    #[inline]
     pub(crate) fn copy_flash_bytes(&self, ppn: u64, offset: usize, out: &mut [u8]) {
         copy_stored_bytes(&self.flash, ppn, offset, out);
     }
@@ -308,6 +309,7 @@ impl Devices {
 
 /// Copies bytes `offset..offset + out.len()` of flash page `ppn` into `out`, `0xFF` bytes
 /// for a page not programmed (as a read of it gives them), neither timing nor counting.
+#[inline]
 fn copy_stored_bytes(flash: &FlashArray, ppn: u64, offset: usize, out: &mut [u8]) {
     match flash.stored_page_bytes(ppn) {
         Some(bytes) => out.copy_from_slice(&bytes[offset..offset + out.len()]),

@@ -69,6 +69,7 @@ impl Entry {
     }
 
     /// Decodes an entry.
+    #[inline]
     pub fn decode(raw: u32) -> Entry {
         if raw == 0 {
             Entry::Unmapped

@@ -1,7 +1,7 @@
 //! eNVy as an `nvmdb_memory::Memory`: any structure written against the trait runs on
 //! it unchanged.
 
-use nvmdb_memory::{Heap, Memory, MemoryError, MemoryReport};
+use nvmdb_memory::{Heap, Memory, MemoryError, MemoryReport, Scalar};
 
 use crate::engine::Envy;
 
@@ -42,6 +42,15 @@ impl Memory for EnvyMemory {
         let ns = self.envy.read(addr, buf).unwrap_or_else(|e| panic!("eNVy read failed: {e}"));
         let t = self.envy.now_ns() + ns;
         self.envy.advance_to(t);
+    }
+    /// As [`Memory::read_bytes`] of the value's bytes, which counts the same
+    /// ([`Envy::read_scalar`]).
+    #[inline]
+    fn load<T: Scalar>(&mut self, addr: u64) -> T {
+        let (value, ns) = self.envy.read_scalar(addr).unwrap_or_else(|e| panic!("eNVy read failed: {e}"));
+        let t = self.envy.now_ns() + ns;
+        self.envy.advance_to(t);
+        value
     }
     fn write_bytes(&mut self, addr: u64, data: &[u8]) {
         let ns = self.envy.write(addr, data).unwrap_or_else(|e| panic!("eNVy write failed: {e}"));

@@ -6,7 +6,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use nvmdb_btree::{BTree, Variant};
-use nvmdb_memory::{Memory, MemoryError, MemoryReport};
+use nvmdb_memory::{Memory, MemoryError, MemoryReport, Scalar};
 use rand::Rng;
 use rand_distr::{Distribution, Exp};
 use serde::Serialize;
@@ -25,6 +25,10 @@ impl Memory for SharedEnvy {
     }
     fn write_bytes(&mut self, addr: u64, data: &[u8]) {
         self.0.borrow_mut().write_bytes(addr, data);
+    }
+    #[inline]
+    fn load<T: Scalar>(&mut self, addr: u64) -> T {
+        self.0.borrow_mut().load(addr)
     }
     fn alloc(&mut self, size: u64, align: u64) -> Result<u64, MemoryError> {
         self.0.borrow_mut().alloc(size, align)

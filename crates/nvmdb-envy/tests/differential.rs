@@ -104,6 +104,81 @@ fn every_policy_at_the_utilisation_limit() {
     }
 }
 
+/// Runs `ops` on two systems alike, reading through `read` on `bytes` and through
+/// `read_scalar` (1, 2, 4 or 8 bytes, by the op's `u8`) on `scalars`: the values, the
+/// latencies and every count must agree.
+fn scalar_reads_count_as_byte_reads(bytes: &mut Envy, scalars: &mut Envy, ops: &[(Op, u8)]) {
+    let size = bytes.config().logical_bytes() as usize;
+    for (op, width) in ops {
+        match op {
+            Op::Read { at, .. } => {
+                let width = 1usize << (width % 4);
+                let addr = ((size - width) as f64 * at) as u64;
+                let mut buf = [0u8; 8];
+                let ns = bytes.read(addr, &mut buf[..width]).unwrap();
+                let expected = u64::from_le_bytes(buf);
+                let got = match width {
+                    1 => scalars.read_scalar::<u8>(addr).map(|(v, ns)| (u64::from(v), ns)),
+                    2 => scalars.read_scalar::<u16>(addr).map(|(v, ns)| (u64::from(v), ns)),
+                    4 => scalars.read_scalar::<u32>(addr).map(|(v, ns)| (u64::from(v), ns)),
+                    _ => scalars.read_scalar::<u64>(addr),
+                };
+                assert_eq!(got.unwrap(), (expected, ns), "{width} bytes at {addr}");
+            }
+            Op::Write { at, bytes: data } => {
+                let len = data.len().min(size);
+                let addr = ((size - len) as f64 * at) as u64;
+                for envy in [&mut *bytes, &mut *scalars] {
+                    let ns = envy.write(addr, &data[..len]).unwrap();
+                    envy.advance_to(envy.now_ns() + ns);
+                }
+            }
+        }
+        assert_eq!(bytes.stats(), scalars.stats());
+        assert_eq!(bytes.devices().flash().stats(), scalars.devices().flash().stats());
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn scalar_reads_match_byte_reads(
+        policy in 0..POLICIES.len(),
+        buffer_pages in 1u32..4,
+        ops in prop::collection::vec((op(), any::<u8>()), 1..400),
+    ) {
+        let config = tiny(POLICIES[policy], 8, 8, buffer_pages, 0.5);
+        let (mut bytes, mut scalars) = (Envy::format(config).unwrap(), Envy::format(config).unwrap());
+        scalar_reads_count_as_byte_reads(&mut bytes, &mut scalars, &ops);
+    }
+}
+
+/// The comparison above over reads of unwritten, buffered and flushed pages, at every
+/// width and every offset in a page of 16 B (so within a page and across two).
+#[test]
+fn scalar_reads_of_every_kind_of_page_match_byte_reads() {
+    let config = tiny(POLICIES[0], 8, 8, 3, 0.5);
+    let (mut bytes, mut scalars) = (Envy::format(config).unwrap(), Envy::format(config).unwrap());
+    let size = config.logical_bytes() as f64;
+    // Writes to each page of the first half (all but the last few flushed from the
+    // three-page buffer).
+    let pages = (size / 32.0) as u8;
+    let writes: Vec<(Op, u8)> = (0..pages)
+        .map(|page| (Op::Write { at: f64::from(page) * 16.0 / (size - 5.0), bytes: vec![page + 1; 5] }, 0))
+        .collect();
+    scalar_reads_count_as_byte_reads(&mut bytes, &mut scalars, &writes);
+    let flash_before = scalars.devices().flash().stats().page_reads;
+    // Reads all over, one byte further each time.
+    let reads: Vec<(Op, u8)> =
+        (0..size as u32).map(|i| (Op::Read { at: f64::from(i) / size, len: 0 }, i as u8)).collect();
+    scalar_reads_count_as_byte_reads(&mut bytes, &mut scalars, &reads);
+    let stats = scalars.stats();
+    let flash = scalars.devices().flash().stats().page_reads - flash_before;
+    let unwritten = stats.host_page_reads - stats.sram_read_hits - flash;
+    assert!(stats.sram_read_hits > 10 && flash > 100 && unwritten > 100, "{stats:?}, {flash} flash reads");
+}
+
 /// A configuration beyond the limit is refused, not run into a full flash.
 #[test]
 fn utilisation_above_the_limit_is_refused() {

@@ -9,6 +9,8 @@ use std::collections::BTreeSet;
 mod clean;
 mod transaction;
 
+use nvmdb_memory::Scalar;
+
 use crate::config::EnvyConfig;
 use crate::devices::Devices;
 use crate::error::EnvyError;
@@ -339,11 +341,13 @@ impl Envy {
     }
 
     /// The simulated host time, ns.
+    #[inline]
     pub fn now_ns(&self) -> u64 {
         self.now_ns
     }
 
     /// Moves the host time forward to `t_ns` (never back).
+    #[inline]
     pub fn advance_to(&mut self, t_ns: u64) {
         self.now_ns = self.now_ns.max(t_ns);
     }
@@ -527,6 +531,7 @@ impl Envy {
 
     // ----- host operations -----
 
+    #[inline]
     fn check_range(&self, addr: u64, len: usize) -> Result<(), EnvyError> {
         let capacity = self.config.logical_bytes();
         match addr.checked_add(len as u64) {
@@ -539,10 +544,7 @@ impl Envy {
     /// sum over the pages touched). Never-written bytes read as 0. A system that keeps no
     /// page bytes ([`EnvyConfig::keep_page_bytes`]) refuses every read.
     pub fn read(&mut self, addr: u64, buf: &mut [u8]) -> Result<u64, EnvyError> {
-        self.check_range(addr, buf.len())?;
-        if !self.config.keep_page_bytes {
-            return Err(EnvyError::NoPageBytes("a read"));
-        }
+        self.check_read(addr, buf.len())?;
         let page = u64::from(self.config.page_bytes);
         let mut done = 0usize;
         let mut latency_ns = 0;
@@ -550,30 +552,63 @@ impl Envy {
             let at = addr + done as u64;
             let (lpn, offset) = ((at / page) as u32, (at % page) as usize);
             let n = (page as usize - offset).min(buf.len() - done);
-            let out = &mut buf[done..done + n];
-            let ns = match self.entry(lpn) {
-                Entry::Unmapped => {
-                    out.fill(0);
-                    self.config.sram.read_ns
-                }
-                Entry::Sram(slot) => {
-                    let a = self.slot_data_addr(slot) + offset as u64;
-                    self.dev.sram_read(a, out);
-                    self.stats.sram_read_hits += 1;
-                    self.config.sram.read_ns
-                }
-                Entry::Flash(ppn) => {
-                    let ns = self.host_flash_read(ppn);
-                    self.dev.copy_flash_bytes(ppn, offset, out);
-                    ns
-                }
-            };
-            self.stats.host_page_reads += 1;
-            self.stats.host_read_ns += ns;
-            latency_ns += ns;
+            latency_ns += self.read_in_page(lpn, offset, &mut buf[done..done + n]);
             done += n;
         }
         Ok(latency_ns)
+    }
+
+    /// [`Envy::read`] of a scalar: the same bytes, time and counts, the value within one
+    /// page copied with its length known where it is made (no call of the C library's
+    /// copy). Returns the value and the latency, ns.
+    #[inline]
+    pub fn read_scalar<T: Scalar>(&mut self, addr: u64) -> Result<(T, u64), EnvyError> {
+        let mut bytes = [0u8; 8];
+        let page = u64::from(self.config.page_bytes);
+        let offset = addr % page;
+        let ns = if offset + T::SIZE as u64 <= page {
+            self.check_read(addr, T::SIZE)?;
+            self.read_in_page((addr / page) as u32, offset as usize, &mut bytes[..T::SIZE])
+        } else {
+            self.read(addr, &mut bytes[..T::SIZE])?
+        };
+        Ok((T::from_le(&bytes[..T::SIZE]), ns))
+    }
+
+    /// Whether `len` bytes at `addr` may be read.
+    #[inline]
+    fn check_read(&self, addr: u64, len: usize) -> Result<(), EnvyError> {
+        self.check_range(addr, len)?;
+        if !self.config.keep_page_bytes {
+            return Err(EnvyError::NoPageBytes("a read"));
+        }
+        Ok(())
+    }
+
+    /// Reads `out` from page `lpn` at `offset` (within the page); counts the page read and
+    /// returns its latency, ns.
+    #[inline(always)]
+    fn read_in_page(&mut self, lpn: u32, offset: usize, out: &mut [u8]) -> u64 {
+        let ns = match self.entry(lpn) {
+            Entry::Unmapped => {
+                out.fill(0);
+                self.config.sram.read_ns
+            }
+            Entry::Sram(slot) => {
+                let a = self.slot_data_addr(slot) + offset as u64;
+                self.dev.sram_read(a, out);
+                self.stats.sram_read_hits += 1;
+                self.config.sram.read_ns
+            }
+            Entry::Flash(ppn) => {
+                let ns = self.host_flash_read(ppn);
+                self.dev.copy_flash_bytes(ppn, offset, out);
+                ns
+            }
+        };
+        self.stats.host_page_reads += 1;
+        self.stats.host_read_ns += ns;
+        ns
     }
 
     /// Writes `data` at `addr` at the host time; returns the latency, ns, waits for
