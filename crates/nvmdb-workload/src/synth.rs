@@ -33,7 +33,7 @@
 //! `t1`, `t2`, `t3` share the model and differ only in length, 1 : 4 : 8, as the
 //! thesis's 30-minute, 2-hour and 4-hour runs do.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::str::FromStr;
 
 use rand::{Rng, SeedableRng};
@@ -250,9 +250,61 @@ pub fn union_range(ranges: &mut Vec<(u32, u32)>, offset: u32, len: u32) {
     }
 }
 
+/// A resident page's changed byte ranges, not yet written out.
+#[derive(Debug, Default, PartialEq)]
 struct PoolPage {
     dirty: Vec<(u32, u32)>,
-    stamp: u64,
+}
+
+/// The buffer pool's resident pages in LRU order.
+#[derive(Debug, Default)]
+struct LruPool {
+    /// Page → its state and the stamp of its last touch.
+    pages: HashMap<u64, (PoolPage, u64)>,
+    /// `(stamp, page)` for each touch of a page, oldest first. An entry is live while the
+    /// page is resident with that stamp, so the first live one is the least recently
+    /// used page: a touch appends an entry, rather than taking the page's old one out of
+    /// an ordered map. Stale entries are dropped as they reach the front, and all of them
+    /// when the queue holds [`LruPool::QUEUE_PER_PAGE`] entries per resident page.
+    queue: VecDeque<(u64, u64)>,
+    /// Touches so far: the latest stamp.
+    clock: u64,
+}
+
+impl LruPool {
+    const QUEUE_PER_PAGE: usize = 4;
+
+    fn len(&self) -> usize {
+        self.pages.len()
+    }
+
+    fn contains(&self, lpn: u64) -> bool {
+        self.pages.contains_key(&lpn)
+    }
+
+    /// Makes resident `lpn` the most recently used, putting it in with nothing changed if
+    /// absent; returns its state.
+    fn touch(&mut self, lpn: u64) -> &mut PoolPage {
+        self.clock = self.clock.saturating_add(1);
+        if self.queue.len() >= Self::QUEUE_PER_PAGE.saturating_mul(self.pages.len()) {
+            let pages = &self.pages;
+            self.queue.retain(|(stamp, lpn)| pages.get(lpn).is_some_and(|&(_, s)| s == *stamp));
+        }
+        self.queue.push_back((self.clock, lpn));
+        let (page, stamp) = self.pages.entry(lpn).or_default();
+        *stamp = self.clock;
+        page
+    }
+
+    /// Takes out the least recently used page.
+    fn pop_lru(&mut self) -> Option<(u64, PoolPage)> {
+        loop {
+            let (stamp, lpn) = self.queue.pop_front()?;
+            if self.pages.get(&lpn).is_some_and(|&(_, s)| s == stamp) {
+                return self.pages.remove(&lpn).map(|(page, _)| (lpn, page));
+            }
+        }
+    }
 }
 
 /// The deterministic generator; iterate it for [`SynthRequest`]s.
@@ -263,14 +315,12 @@ pub struct SynthGenerator {
     time_ns: u64,
     next_content: u64,
     /// Current and previous content id of every page ever written.
-    contents: BTreeMap<u64, (u64, Option<u64>)>,
+    contents: HashMap<u64, (u64, Option<u64>)>,
     /// Desktop: hot file starts; recently written runs of content ids.
     hot_files: Vec<u64>,
     recent_runs: VecDeque<Vec<u64>>,
-    /// TPC-C: buffer pool (page → state), LRU order (stamp → page), pending requests.
-    pool: BTreeMap<u64, PoolPage>,
-    lru: BTreeMap<u64, u64>,
-    clock: u64,
+    /// TPC-C: the buffer pool, and the pending requests.
+    pool: LruPool,
     append_cursor: u64,
     pending: VecDeque<SynthRequest>,
 }
@@ -300,12 +350,10 @@ impl SynthGenerator {
             emitted: 0,
             time_ns: 0,
             next_content: 0,
-            contents: BTreeMap::new(),
+            contents: HashMap::new(),
             hot_files,
             recent_runs: VecDeque::new(),
-            pool: BTreeMap::new(),
-            lru: BTreeMap::new(),
-            clock: 0,
+            pool: LruPool::default(),
             append_cursor: 0,
             pending: VecDeque::new(),
         })
@@ -398,32 +446,23 @@ impl SynthGenerator {
     /// Touches a page in the buffer pool: a miss queues a read (and maybe an eviction
     /// write); an update adds its changed bytes to the page's pending set.
     fn touch(&mut self, lpn: u64, update: Option<(u32, u32)>) {
-        self.clock += 1;
-        if let Some(page) = self.pool.get_mut(&lpn) {
-            self.lru.remove(&page.stamp);
-            page.stamp = self.clock;
-        } else {
-            let capacity = self.params.buffer_pool_pages;
-            if self.pool.len() as u64 >= capacity {
+        if !self.pool.contains(lpn) {
+            if self.pool.len() as u64 >= self.params.buffer_pool_pages {
                 self.evict();
             }
             if self.contents.contains_key(&lpn) {
                 let read = self.read_request(lpn, 1);
                 self.pending.push_back(read);
             }
-            self.pool.insert(lpn, PoolPage { dirty: Vec::new(), stamp: self.clock });
         }
-        self.lru.insert(self.clock, lpn);
+        let page = self.pool.touch(lpn);
         if let Some((offset, len)) = update {
-            let page = self.pool.get_mut(&lpn).expect("page was just made resident");
             union_range(&mut page.dirty, offset, len);
         }
     }
 
     fn evict(&mut self) {
-        let (&stamp, &lpn) = self.lru.iter().next().expect("a full pool has a least recent page");
-        self.lru.remove(&stamp);
-        let page = self.pool.remove(&lpn).expect("LRU and pool agree");
+        let (lpn, page) = self.pool.pop_lru().expect("a full pool has a least recent page");
         if page.dirty.is_empty() {
             return;
         }
@@ -569,6 +608,37 @@ mod tests {
 
     fn small(workload: SynthWorkload) -> SynthParams {
         SynthParams { workload, requests: 3000, seed: 7, footprint_mb: 16, buffer_pool_pages: 256 }
+    }
+
+    proptest::proptest! {
+        /// The pool against a list kept in recency order: the same page leaves on every
+        /// eviction, with the changes made to it, over long runs of touches (which
+        /// compact the queue many times).
+        #[test]
+        fn the_pool_evicts_as_a_plain_lru_list(
+            capacity in 1usize..9,
+            ops in proptest::collection::vec((0u64..24, 0u32..4000), 1..600),
+        ) {
+            let mut pool = LruPool::default();
+            // Least recently used first: (page, its changes).
+            let mut reference: Vec<(u64, Vec<(u32, u32)>)> = Vec::new();
+            for (lpn, offset) in ops {
+                if !pool.contains(lpn) && pool.len() >= capacity {
+                    let (evicted, page) = pool.pop_lru().expect("a full pool");
+                    let (expected, dirty) = reference.remove(0);
+                    proptest::prop_assert_eq!((evicted, page.dirty), (expected, dirty));
+                }
+                union_range(&mut pool.touch(lpn).dirty, offset, 8);
+                let mut entry = match reference.iter().position(|&(p, _)| p == lpn) {
+                    Some(i) => reference.remove(i),
+                    None => (lpn, Vec::new()),
+                };
+                union_range(&mut entry.1, offset, 8);
+                reference.push(entry);
+                proptest::prop_assert_eq!(pool.len(), reference.len());
+                proptest::prop_assert!(pool.queue.len() <= LruPool::QUEUE_PER_PAGE.saturating_mul(capacity));
+            }
+        }
     }
 
     #[test]
