@@ -31,6 +31,13 @@ impl EnvyMemory {
         &mut self.envy
     }
 
+    /// Starts the next operation once one of `ns` has passed: operations run back to back.
+    #[inline]
+    fn after(&mut self, ns: u64) {
+        let t = self.envy.now_ns() + ns;
+        self.envy.advance_to(t);
+    }
+
     /// Unwraps the system.
     pub fn into_envy(self) -> Envy {
         self.envy
@@ -40,22 +47,19 @@ impl EnvyMemory {
 impl Memory for EnvyMemory {
     fn read_bytes(&mut self, addr: u64, buf: &mut [u8]) {
         let ns = self.envy.read(addr, buf).unwrap_or_else(|e| panic!("eNVy read failed: {e}"));
-        let t = self.envy.now_ns() + ns;
-        self.envy.advance_to(t);
+        self.after(ns);
     }
     /// As [`Memory::read_bytes`] of the value's bytes, which counts the same
     /// ([`Envy::read_scalar`]).
     #[inline]
     fn load<T: Scalar>(&mut self, addr: u64) -> T {
         let (value, ns) = self.envy.read_scalar(addr).unwrap_or_else(|e| panic!("eNVy read failed: {e}"));
-        let t = self.envy.now_ns() + ns;
-        self.envy.advance_to(t);
+        self.after(ns);
         value
     }
     fn write_bytes(&mut self, addr: u64, data: &[u8]) {
         let ns = self.envy.write(addr, data).unwrap_or_else(|e| panic!("eNVy write failed: {e}"));
-        let t = self.envy.now_ns() + ns;
-        self.envy.advance_to(t);
+        self.after(ns);
     }
     fn alloc(&mut self, size: u64, align: u64) -> Result<u64, MemoryError> {
         self.heap.alloc(size, align)

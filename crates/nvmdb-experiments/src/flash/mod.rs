@@ -186,7 +186,7 @@ impl RunResult {
 /// store): a write whose content is live on some page only remaps the page.
 #[derive(Debug, Default)]
 struct ExactDedup {
-    /// Content → the pages holding it, and page → its content (hash maps: never iterated).
+    /// Content → how many pages hold it, and page → its content (hash maps: never iterated).
     live: std::collections::HashMap<u64, u64>,
     page_content: std::collections::HashMap<u64, u64>,
 }
