@@ -67,9 +67,15 @@ pub struct CpuTimeStats {
 /// No entry.
 const NONE: u32 = u32::MAX;
 
-/// A fully associative LRU DTLB: its entries in a recency list (most recently used at
-/// the head), found through a small open-addressed table from page to entry, so that a
-/// lookup and an eviction take a few steps instead of a scan of every entry.
+/// A fully associative LRU DTLB: its entries in a circular recency list (most recently
+/// used at the head, least recently used just before it), found through a small
+/// open-addressed table from page to entry, so that a lookup and an eviction take a few
+/// steps instead of a scan of every entry.
+///
+/// The list is a ring of all `entries` from the start; the entries not yet filled are
+/// its least recent end (no lookup finds them, so no hit moves them). A miss therefore
+/// takes the least recently used entry, filled or not, by moving the head one step back
+/// round the ring: no link changes.
 ///
 /// Which accesses miss depends on the pages accessed alone, not on time, so
 /// [`CachedMemory`](crate::CachedMemory) keeps one DTLB and hands each access's answer to
@@ -78,17 +84,20 @@ const NONE: u32 = u32::MAX;
 pub(crate) struct Dtlb {
     /// The page size, bytes, as a divisor.
     page_bytes: Divisor,
-    /// The page of each entry in use (at most `entries`).
+    /// The page of each entry (meaningless until the entry is filled).
     pages: Vec<u64>,
-    /// The recency list: the next more and less recently used entry, [`NONE`] at the ends.
+    /// The ring: each entry's next more and next less recently used entry. The head's
+    /// `newer` is the least recently used entry, whose `older` is the head.
     newer: Vec<u32>,
     older: Vec<u32>,
-    /// The most and least recently used entries.
+    /// The most recently used entry.
     head: u32,
-    tail: u32,
-    entries: usize,
-    /// Linear probing over `2^table_bits` slots (at least four times the entries, so that probe runs stay short), each an
-    /// entry or [`NONE`].
+    /// Entries filled so far (at most `pages.len()`).
+    filled: usize,
+    /// Linear probing over `2^table_bits` slots (at least four times the entries, so
+    /// that probe runs stay short), each a filled entry or [`NONE`]. (Slots holding the
+    /// page beside the entry save a load per probe, but the table grows from 1 to 4 KiB
+    /// and leaves the host's L1 between accesses: more misses, no time saved.)
     table: Vec<u32>,
     table_bits: u32,
 }
@@ -102,14 +111,16 @@ impl Dtlb {
 
     fn new(entries: usize, page_bytes: u64) -> Dtlb {
         let table_bits = (4 * entries).next_power_of_two().trailing_zeros();
+        let last = u32::try_from(entries - 1).expect("DTLB entries fit u32");
+        // Entry i's next less recent is i + 1, round the ring; entry `last` is the least
+        // recent, and fills first.
         Dtlb {
             page_bytes: Divisor::new(page_bytes),
-            pages: Vec::with_capacity(entries),
-            newer: Vec::with_capacity(entries),
-            older: Vec::with_capacity(entries),
-            head: NONE,
-            tail: NONE,
-            entries,
+            pages: vec![0; entries],
+            newer: (0..=last).map(|e| if e == 0 { last } else { e - 1 }).collect(),
+            older: (0..=last).map(|e| if e == last { 0 } else { e + 1 }).collect(),
+            head: 0,
+            filled: 0,
             table: vec![NONE; 1 << table_bits],
             table_bits,
         }
@@ -126,8 +137,9 @@ impl Dtlb {
     /// least recently used entry when absent; returns whether it missed.
     #[inline]
     fn miss(&mut self, page: u64) -> bool {
-        // Most accesses touch the page of the one before: the head.
-        if self.head != NONE && self.pages[slot(self.head)] == page {
+        // Most accesses touch the page of the one before: the head (filled once any
+        // access was made).
+        if self.filled > 0 && self.pages[slot(self.head)] == page {
             return false;
         }
         self.miss_below_head(page)
@@ -143,55 +155,77 @@ impl Dtlb {
                 break;
             }
             if self.pages[slot(entry)] == page {
-                self.unlink(entry);
-                self.push_head(entry);
+                self.make_head(entry);
                 return false;
             }
             at = self.next(at);
         }
-        self.install(page);
+        // `at` is the empty slot that ends the page's probe run.
+        self.install(page, at);
         true
     }
 
-    fn install(&mut self, page: u64) {
-        let entry = if self.pages.len() < self.entries {
-            self.pages.push(page);
-            self.newer.push(NONE);
-            self.older.push(NONE);
-            u32::try_from(self.pages.len() - 1).expect("DTLB entries fit u32")
+    /// Puts `page` in the least recently used entry, which becomes the head, and in the
+    /// table at `at`, the empty slot that ended its probe run. When that entry's old page
+    /// leaves the table first, its removal may open a slot within the run, so the run is
+    /// probed again.
+    fn install(&mut self, page: u64, mut at: usize) {
+        let lru = self.newer[slot(self.head)];
+        if self.filled < self.pages.len() {
+            self.filled += 1;
         } else {
-            let lru = self.tail;
-            self.unlink(lru);
-            self.remove_from_table(self.pages[slot(lru)]);
-            self.pages[slot(lru)] = page;
-            lru
-        };
-        self.push_head(entry);
-        let mut at = self.home(page);
-        while self.table[at] != NONE {
-            at = self.next(at);
+            self.remove_from_table(lru);
+            at = self.home(page);
+            while self.table[at] != NONE {
+                at = self.next(at);
+            }
         }
-        self.table[at] = entry;
+        self.pages[slot(lru)] = page;
+        self.table[at] = lru;
+        self.head = lru;
     }
 
-    /// Removes `page`'s table slot, shifting later slots of its probe run back.
-    fn remove_from_table(&mut self, page: u64) {
-        let mut at = self.home(page);
-        while self.pages[slot(self.table[at])] != page {
+    /// Moves `entry`, filled and in the table, to the head of the ring.
+    #[inline]
+    fn make_head(&mut self, entry: u32) {
+        let head = self.head;
+        if entry == head {
+            return;
+        }
+        let lru = self.newer[slot(head)];
+        if entry != lru {
+            // Unlink, then insert between the least recently used entry and the head.
+            let (newer, older) = (self.newer[slot(entry)], self.older[slot(entry)]);
+            self.older[slot(newer)] = older;
+            self.newer[slot(older)] = newer;
+            self.newer[slot(entry)] = lru;
+            self.older[slot(entry)] = head;
+            self.older[slot(lru)] = entry;
+            self.newer[slot(head)] = entry;
+        }
+        // The least recently used entry already sits between the ring's ends.
+        self.head = entry;
+    }
+
+    /// Removes `entry`'s table slot (found by its page), shifting later slots of its
+    /// probe run back.
+    fn remove_from_table(&mut self, entry: u32) {
+        let mut at = self.home(self.pages[slot(entry)]);
+        while self.table[at] != entry {
             at = self.next(at);
         }
         let mut hole = at;
         loop {
             at = self.next(at);
-            let entry = self.table[at];
-            if entry == NONE {
+            let later = self.table[at];
+            if later == NONE {
                 break;
             }
-            let home = self.home(self.pages[slot(entry)]);
-            // The entry may move to the hole if its home is not cyclically in (hole, at].
+            let home = self.home(self.pages[slot(later)]);
+            // The slot may move to the hole if its home is not cyclically in (hole, at].
             let mask = self.table.len() - 1;
             if (at.wrapping_sub(home) & mask) >= (at.wrapping_sub(hole) & mask) {
-                self.table[hole] = entry;
+                self.table[hole] = later;
                 hole = at;
             }
         }
@@ -206,30 +240,6 @@ impl Dtlb {
     #[inline]
     fn next(&self, at: usize) -> usize {
         (at + 1) & (self.table.len() - 1)
-    }
-
-    #[inline]
-    fn unlink(&mut self, entry: u32) {
-        let (newer, older) = (self.newer[slot(entry)], self.older[slot(entry)]);
-        match newer {
-            NONE => self.head = older,
-            n => self.older[slot(n)] = older,
-        }
-        match older {
-            NONE => self.tail = newer,
-            o => self.newer[slot(o)] = newer,
-        }
-    }
-
-    #[inline]
-    fn push_head(&mut self, entry: u32) {
-        self.newer[slot(entry)] = NONE;
-        self.older[slot(entry)] = self.head;
-        match self.head {
-            NONE => self.tail = entry,
-            h => self.newer[slot(h)] = entry,
-        }
-        self.head = entry;
     }
 }
 
