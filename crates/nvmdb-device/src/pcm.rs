@@ -677,6 +677,26 @@ impl Pcm {
         self.peek_physical(self.physical(line))
     }
 
+    /// Asks the host to bring the memory that a write of `line` reads (its words, flip
+    /// cells and lowest wear plane) into its caches, without waiting for it, and changes
+    /// nothing ([`LineDevice::prefetch_line`]).
+    #[inline]
+    pub fn prefetch_line(&self, line: u64) {
+        let physical = self.physical(line);
+        let slot = index(physical % CHUNK_LINES as u64);
+        if self.counts_words() {
+            if let Some(chunk) = self.words.get(physical) {
+                mem_prefetch::prefetch_read_data::<_, 3>(&chunk.lines[slot]);
+            }
+        } else if let Some(chunk) = self.chunk(physical) {
+            let record = chunk.line(slot);
+            // Each host line of the record.
+            mem_prefetch::prefetch_read_data::<_, 3>(&record.words[0]);
+            mem_prefetch::prefetch_read_data::<_, 3>(&record.flips);
+            mem_prefetch::prefetch_read_data::<_, 3>(record.wear.last_low_lane_ref());
+        }
+    }
+
     /// Reads a line (N_l += 1).
     pub fn read_line(&mut self, line: u64) -> [u64; WORDS_PER_LINE] {
         self.stats.lines_read += 1;
@@ -1181,6 +1201,10 @@ pub trait LineDevice {
     fn reset_line_stats(&mut self);
     /// The cost parameters.
     fn metrics(&self) -> PcmMetrics;
+    /// A hint that `line` will be written soon: the device may ask the host to bring what
+    /// the write reads into its caches (a prefetch, which does not wait). Changes nothing;
+    /// the default asks for nothing.
+    fn prefetch_line(&self, _line: u64) {}
 }
 
 impl LineDevice for Pcm {
@@ -1195,6 +1219,10 @@ impl LineDevice for Pcm {
     }
     fn count_fetch(&mut self, _line: u64) {
         self.stats.lines_read += 1;
+    }
+    #[inline]
+    fn prefetch_line(&self, line: u64) {
+        Pcm::prefetch_line(self, line);
     }
     fn capacity_bytes(&self) -> u64 {
         self.config.capacity_bytes

@@ -43,6 +43,13 @@ pub struct LineWear {
 }
 
 impl LineWear {
+    /// Plane 0 of the last lane: with plane 0 of the other lanes before it, the end of a
+    /// line record ([`Pcm::prefetch_line`](crate::pcm::Pcm::prefetch_line) asks for it).
+    #[inline]
+    pub(crate) fn last_low_lane_ref(&self) -> &u64 {
+        &self.low[LANES - 1]
+    }
+
     /// Adds one program to every cell whose bit is set in `mask`.
     #[inline]
     pub fn add(&mut self, lane: usize, mask: u64) {

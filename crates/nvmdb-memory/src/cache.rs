@@ -713,6 +713,9 @@ impl<D: LineDevice> CachedMemory<D> {
             Err(slot) if last > 0 => Err(self.exact_victim::<N>(last, line, slot)),
             found => found,
         };
+        if let Err(slot) = found {
+            self.prefetch_write_back::<N>(slot);
+        }
         let llc = found.ok();
         let hit = llc.map(|llc| {
             let up = &self.up[llc * last..(llc + 1) * last];
@@ -802,6 +805,25 @@ impl<D: LineDevice> CachedMemory<D> {
         }
         self.refresh_set(j, line);
         self.levels[j].victim(line)
+    }
+
+    /// Before the line in `slot` of the last level is evicted: if it will be written back
+    /// (dirty there, or with a copy above that may be), asks the host for what the
+    /// write-back reads, the line's bytes in the image and the device's record of the line
+    /// (prefetches, which do not wait), so that the host's misses on them overlap the
+    /// fetch and the fills instead of stalling the write-back. Changes nothing: over a
+    /// large working set a write-back otherwise waits on these misses one after another.
+    #[inline]
+    fn prefetch_write_back<const N: usize>(&self, slot: usize) {
+        let last = self.level_count::<N>() - 1;
+        let way = self.levels[last].slots[slot];
+        if way.stamp == 0 {
+            return;
+        }
+        if way.dirty() || self.up[slot * last..(slot + 1) * last].iter().any(|&s| s != NONE) {
+            self.image.prefetch(way.tag * LINE_BYTES as u64);
+            self.device.prefetch_line(way.tag);
+        }
     }
 
     /// The L1 slot of the line in `slot` of level `j` below L1, if it is in L1.
@@ -939,6 +961,16 @@ impl<D: LineDevice> CachedMemory<D> {
         }
     }
 
+    /// Asks the host for the first and the last byte of `[addr, addr + len)` (see
+    /// `read_bytes`): the lines of most spans.
+    #[inline]
+    fn prefetch_span(&self, addr: u64, len: usize) {
+        self.image.prefetch(addr);
+        if len > 1 {
+            self.image.prefetch(addr + (len - 1) as u64);
+        }
+    }
+
     /// Accesses each line of `[addr, addr + len)` in order (one line when `len` is 0).
     #[inline]
     fn access_span(&mut self, addr: u64, len: usize, write: bool) {
@@ -953,36 +985,40 @@ impl<D: LineDevice> CachedMemory<D> {
 }
 
 impl<D: LineDevice> Memory for CachedMemory<D> {
-    /// Copies the bytes out before simulating the access: a load changes no byte of the
-    /// image (a fetch only counts, a write-back reads another line), and the host's
-    /// miss on the image then overlaps the model's work instead of following it.
+    /// Asks the host for the bytes (a prefetch, which does not wait), simulates the
+    /// access, then copies them out: the host's miss on them overlaps the model's work
+    /// instead of stalling it. (A load made first instead waits at the head of the host's
+    /// reorder window, which fills long before the model's work is done.)
     #[inline]
     fn read_bytes(&mut self, addr: u64, buf: &mut [u8]) {
-        self.image.read(addr, buf);
+        self.prefetch_span(addr, buf.len());
         self.access_span(addr, buf.len(), false);
+        self.image.read(addr, buf);
     }
 
+    /// As `read_bytes`: the bytes are asked for before the access is simulated. The
+    /// store follows the access: a write-back it causes may read the line from the image.
     #[inline]
     fn write_bytes(&mut self, addr: u64, data: &[u8]) {
+        self.prefetch_span(addr, data.len());
         self.access_span(addr, data.len(), true);
         self.image.write(addr, data);
     }
 
-    /// As the provided method, with the copy's length known where it is made
-    /// ([`Image::read_scalar`], as [`NativeMemory`](crate::NativeMemory)'s), and the value
-    /// read before the access is simulated (see `read_bytes`).
+    /// As `read_bytes`, with the copy's length known where it is made
+    /// ([`Image::read_scalar`], as [`NativeMemory`](crate::NativeMemory)'s).
     #[inline]
     fn load<T: Scalar>(&mut self, addr: u64) -> T {
-        let value = self.image.read_scalar(addr);
+        self.image.prefetch(addr);
         self.access_span(addr, T::SIZE, false);
-        value
+        self.image.read_scalar(addr)
     }
 
-    /// As the provided method, with the copy's length known where it is made
-    /// ([`Image::write_scalar`]). The store follows the access: a write-back it causes
-    /// may read the line from the image.
+    /// As `write_bytes`, with the copy's length known where it is made
+    /// ([`Image::write_scalar`]).
     #[inline]
     fn store<T: Scalar>(&mut self, addr: u64, value: T) {
+        self.image.prefetch(addr);
         self.access_span(addr, T::SIZE, true);
         self.image.write_scalar(addr, value);
     }

@@ -103,6 +103,16 @@ impl Image {
         }
     }
 
+    /// Asks the host to bring the byte at `addr` into its caches, without waiting for
+    /// it (a prefetch); does nothing outside `[0, len)`.
+    #[inline]
+    pub fn prefetch(&self, addr: u64) {
+        let offset = index(addr & (SEGMENT_BYTES - 1));
+        if let Some(byte) = self.segments.get(index(addr >> SEGMENT_BITS)).and_then(|s| s.get(offset)) {
+            mem_prefetch::prefetch_read_data::<u8, 3>(byte);
+        }
+    }
+
     /// A 64 B line as words.
     #[inline]
     pub fn line_words(&self, line: u64) -> [u64; 8] {
