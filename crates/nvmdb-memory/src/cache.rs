@@ -962,9 +962,15 @@ impl<D: LineDevice> CachedMemory<D> {
     }
 
     /// Asks the host for the first and the last byte of `[addr, addr + len)` (see
-    /// `read_bytes`): the lines of most spans.
+    /// `read_bytes`): the lines of most spans. A span starting in a line accessed lately
+    /// and still in L1 (the `recent` table's) is not asked for: the host, too, has
+    /// lately read it.
     #[inline]
     fn prefetch_span(&self, addr: u64, len: usize) {
+        let line = addr / LINE_BYTES as u64;
+        if self.recent[recent_entry(line)].line == line {
+            return;
+        }
         self.image.prefetch(addr);
         if len > 1 {
             self.image.prefetch(addr + (len - 1) as u64);
@@ -1009,7 +1015,7 @@ impl<D: LineDevice> Memory for CachedMemory<D> {
     /// ([`Image::read_scalar`], as [`NativeMemory`](crate::NativeMemory)'s).
     #[inline]
     fn load<T: Scalar>(&mut self, addr: u64) -> T {
-        self.image.prefetch(addr);
+        self.prefetch_span(addr, 1);
         self.access_span(addr, T::SIZE, false);
         self.image.read_scalar(addr)
     }
@@ -1018,7 +1024,7 @@ impl<D: LineDevice> Memory for CachedMemory<D> {
     /// ([`Image::write_scalar`]).
     #[inline]
     fn store<T: Scalar>(&mut self, addr: u64, value: T) {
-        self.image.prefetch(addr);
+        self.prefetch_span(addr, 1);
         self.access_span(addr, T::SIZE, true);
         self.image.write_scalar(addr, value);
     }
