@@ -97,7 +97,8 @@ pub(crate) struct Dtlb {
     /// Linear probing over `2^table_bits` slots (at least four times the entries, so
     /// that probe runs stay short), each a filled entry or [`NONE`]. (Slots holding the
     /// page beside the entry save a load per probe, but the table grows from 1 to 4 KiB
-    /// and leaves the host's L1 between accesses: more misses, no time saved.)
+    /// and leaves the host's L1 between accesses: more misses, and no fewer
+    /// instructions.)
     table: Vec<u32>,
     table_bits: u32,
 }
