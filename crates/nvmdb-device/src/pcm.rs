@@ -1345,6 +1345,8 @@ fn program_record<E: Encoding>(record: &mut LineRecord, new: &[u64; WORDS_PER_LI
     if changed == 0 {
         return (LineWrite::default(), 0);
     }
+    // The higher wear planes are the only part of the write not beside the words.
+    wear.prefetch_high();
     if !E::FLIPS {
         // Without flip cells a word programs its changed bits (an unchanged word none):
         // every word at once, without a loop over the changed ones.

@@ -50,6 +50,19 @@ impl LineWear {
         &self.low[LANES - 1]
     }
 
+    /// Asks the host for every host cache line of the higher planes, without waiting for
+    /// them: one prefetch per 64 bytes from their start, and one of their last word.
+    #[inline]
+    pub(crate) fn prefetch_high(&self) {
+        let words = self.high.as_flattened();
+        for word in words.iter().step_by(8) {
+            mem_prefetch::prefetch_read_data::<_, 3>(word);
+        }
+        if let Some(last) = words.last() {
+            mem_prefetch::prefetch_read_data::<_, 3>(last);
+        }
+    }
+
     /// Adds one program to every cell whose bit is set in `mask`.
     #[inline]
     pub fn add(&mut self, lane: usize, mask: u64) {
