@@ -1362,27 +1362,23 @@ fn program_record<E: Encoding>(record: &mut LineRecord, new: &[u64; WORDS_PER_LI
     // How many cells this write programs.
     let mut bits = 0u32;
     let mut new_flips_all = old_flips_all;
+    let mut encode = |w: usize| {
+        let old_flips = old_flips_all >> (8 * w) & 0xff;
+        let (cells, new_flips) = enc.program(words[w], old_flips, new[w]);
+        programmed[w] = cells;
+        bits += cells.count_ones();
+        new_flips_all ^= (old_flips ^ new_flips) << (8 * w);
+    };
     if changed.count_ones() > 2 {
         // Many words change (a new line): every word, without the loop's dependent steps.
         // An unchanged word's encoding programs nothing and keeps its flip cells (its
         // current encoding is the cheapest), so it adds nothing.
-        new_flips_all = 0;
-        for w in 0..WORDS_PER_LINE {
-            let (cells, new_flips) = enc.program(words[w], old_flips_all >> (8 * w) & 0xff, new[w]);
-            programmed[w] = cells;
-            bits += cells.count_ones();
-            new_flips_all |= new_flips << (8 * w);
-        }
+        (0..WORDS_PER_LINE).for_each(&mut encode);
     } else {
         let mut pending = changed;
         while pending != 0 {
-            let w = pending.trailing_zeros() as usize % WORDS_PER_LINE;
+            encode(pending.trailing_zeros() as usize % WORDS_PER_LINE);
             pending &= pending - 1;
-            let old_flips = old_flips_all >> (8 * w) & 0xff;
-            let (cells, new_flips) = enc.program(words[w], old_flips, new[w]);
-            programmed[w] = cells;
-            bits += cells.count_ones();
-            new_flips_all ^= (old_flips ^ new_flips) << (8 * w);
         }
     }
     *words = *new;
