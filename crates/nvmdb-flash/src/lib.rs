@@ -20,6 +20,6 @@ pub mod stack;
 pub mod wear_level;
 
 pub use config::SsdConfig;
-pub use layer::{FlashError, PageStore, StoreHealth, StoreStats};
+pub use layer::{FlashError, PageStore, Pending, StoreHealth, StoreStats};
 pub use replay::{replay, ReplayError, ReplayOptions, ReplayReport, ReplaySummary};
 pub use stack::build;
