@@ -316,8 +316,11 @@ pub enum ReplacementKind {
 pub enum BufferKind {
     /// No buffer: the FTL is the top layer.
     None,
-    /// In-page logging (IPL).
+    /// In-page logging (IPL), its log pages kept in the page-mapped FTL.
     Ipl,
+    /// In-page logging in its own layout: data pages and log sectors in each erase unit,
+    /// over the flash array with no FTL (`crate::ipl_native`).
+    IplNative,
     /// d-PRAM.
     Dpram,
     /// The thesis's PCM log buffer.
@@ -481,7 +484,21 @@ impl SsdConfig {
         if self.dedup.enabled && self.content == PageContent::None {
             return bad("dedup.enabled needs content = \"bytes\" or \"fingerprint\" (nothing to fingerprint)".into());
         }
-        if b.kind != BufferKind::None && self.ftl.mapping != Mapping::Page {
+        if b.kind == BufferKind::IplNative {
+            // A storage manager over erase units: no page FTL to share pages in or to
+            // move cold data.
+            if self.dedup.enabled {
+                return bad(
+                    "dedup.enabled needs the page-mapped FTL, which buffer.kind = \"ipl-native\" does not use".into()
+                );
+            }
+            if self.ftl.wear_leveling == WearLeveling::Static {
+                return bad(
+                    "ftl.wear_leveling = \"static\" is not modelled with buffer.kind = \"ipl-native\" (none or dynamic)"
+                        .into(),
+                );
+            }
+        } else if b.kind != BufferKind::None && self.ftl.mapping != Mapping::Page {
             return bad(format!(
                 "buffer.kind = \"{}\" sits above the page-mapped FTL; it needs ftl.mapping = \"page\"",
                 kebab(&b.kind)
@@ -509,6 +526,15 @@ impl SsdConfig {
             }
             if self.ftl.mapping != Mapping::Hybrid {
                 ignored.push("ftl.log_blocks");
+            }
+        } else if b.kind == BufferKind::IplNative {
+            // Its own storage manager: the FTL's mapping and GC keys, the PCM keys and the
+            // merge options (a merge always rewrites the unit's live pages into one unit).
+            ignored.extend(["ftl.mapping", "ftl.gc", "ftl.gc_free_blocks", "ftl.log_blocks"]);
+            ignored.extend(["buffer.pcm_mb", "buffer.log_sector_bytes", "buffer.pcm_timing"]);
+            ignored.extend(["buffer.pcm_accounting", "buffer.replacement", "buffer.merge", "buffer.merge_layout"]);
+            if b.delta == DeltaKind::FullPage {
+                ignored.extend(["buffer.delta_bytes_min", "buffer.delta_bytes_max"]);
             }
         } else {
             ignored.push("ftl.log_blocks");
@@ -573,7 +599,14 @@ impl SsdConfig {
     pub fn estimated_memory_bytes(&self) -> u64 {
         let geometry = self.flash.geometry();
         let mut bytes = geometry.pages().saturating_mul(16).saturating_add(geometry.blocks().saturating_mul(64));
-        if self.buffer.kind != BufferKind::None {
+        if self.buffer.kind == BufferKind::IplNative {
+            // Per page of a unit: its slot (2 B) and its share of the unit's record index (a
+            // 16 B record per log sector, 1/16 of the unit's pages of 8 sectors each: 8 B);
+            // where the log sectors are tagged (content other than bytes), once a unit has
+            // logged, the flash array's 32 B tag slot for every sector of the unit.
+            let tags = if self.content == PageContent::Bytes { 0 } else { u64::from(self.flash.page_bytes / 512) * 32 };
+            bytes = bytes.saturating_add(geometry.pages().saturating_mul(10 + tags));
+        } else if self.buffer.kind != BufferKind::None {
             bytes = bytes.saturating_add((self.buffer.pcm_mb.saturating_mul(1 << 20) / 64).saturating_mul(16));
         }
         if self.dedup.enabled {
@@ -596,7 +629,7 @@ impl SsdConfig {
 }
 
 /// An enum value as the configuration spells it (`pcm-log`).
-fn kebab(value: &impl Serialize) -> String {
+pub(crate) fn kebab(value: &impl Serialize) -> String {
     toml::Value::try_from(value).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
 }
 
@@ -735,6 +768,13 @@ mod tests {
         let pcm_lines = (config.flash.geometry().pages() + config.logical_pages()) * 20 / 64;
         let share_map_and_table = pcm_lines * nvmdb_device::pcm::LINE_HOST_BYTES;
         assert!(config.estimated_memory_bytes() >= plain + share_map_and_table + 8 * config.logical_pages());
+        // IPL in its own layout: the flash array's tags of its log sectors where no bytes are kept.
+        let mut native = SsdConfig::default();
+        native.buffer.kind = BufferKind::IplNative;
+        native.content = PageContent::Bytes;
+        let bytes_mode = native.estimated_memory_bytes();
+        native.content = PageContent::Fingerprint;
+        assert_eq!(native.estimated_memory_bytes() - bytes_mode, native.flash.geometry().pages() * 8 * 32);
         config.dedup.segments = u32::MAX;
         config.buffer.kind = BufferKind::PcmLog;
         config.buffer.pcm_mb = u64::MAX;

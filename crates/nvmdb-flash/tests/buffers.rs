@@ -1,9 +1,11 @@
 //! Differential tests of every configuration above the one page-mapped FTL (baseline,
-//! dedup, IPL, d-PRAM, PCM log, and the log schemes with dedup) against a plain map:
+//! dedup, IPL, d-PRAM, PCM log, and the log schemes with dedup), and of IPL in its own
+//! layout over the flash array, against a plain map:
 //! random whole-page writes (small edits and rewrites), partial host writes
 //! (read-modify-write with the host range passed down), unchanged rewrites, reads and
-//! trims in bytes mode on a small geometry. The invariants are checked after every
-//! operation and every logical page's bytes at the end.
+//! trims in bytes mode on a small geometry, and a drain of every pending record now and
+//! then. The invariants are checked after every operation (and nothing is pending after a
+//! drain), and every logical page's bytes at the end.
 
 use std::collections::BTreeMap;
 
@@ -13,6 +15,7 @@ use nvmdb_flash::config::{
 };
 use nvmdb_flash::dpram::DpramStore;
 use nvmdb_flash::ipl::IplStore;
+use nvmdb_flash::ipl_native::IplNativeStore;
 use nvmdb_flash::log_common::SchemeParams;
 use nvmdb_flash::pcm_log::PcmLogStore;
 use nvmdb_flash::PageStore;
@@ -57,6 +60,7 @@ fn build(kind: BufferKind, dedup: bool, pcm_bytes: Option<u64>, option: Option<V
     match kind {
         BufferKind::None => nvmdb_flash::build(&config).unwrap(),
         BufferKind::Ipl => Box::new(IplStore::with_params(&params).unwrap()),
+        BufferKind::IplNative => Box::new(IplNativeStore::new(&config).unwrap()),
         BufferKind::Dpram => Box::new(DpramStore::with_params(&params).unwrap()),
         BufferKind::PcmLog => Box::new(PcmLogStore::with_params(&params).unwrap()),
     }
@@ -139,6 +143,10 @@ fn run_variant(
                 model.remove(&lpn);
             }
         }
+        if step % DRAIN_EVERY == DRAIN_EVERY - 1 {
+            now = store.drain(now).unwrap();
+            assert_eq!(store.pending(), nvmdb_flash::Pending::default(), "{label} step {step}: drained");
+        }
         store.check_invariants().unwrap_or_else(|e| panic!("{label} step {step}: {e}"));
     }
     for lpn in 0..store.logical_pages() {
@@ -149,12 +157,18 @@ fn run_variant(
     store.stats()
 }
 
-const KINDS: [BufferKind; 4] = [BufferKind::None, BufferKind::Ipl, BufferKind::Dpram, BufferKind::PcmLog];
+/// Operations between two drains.
+const DRAIN_EVERY: usize = 700;
+
+const KINDS: [BufferKind; 5] =
+    [BufferKind::None, BufferKind::Ipl, BufferKind::IplNative, BufferKind::Dpram, BufferKind::PcmLog];
 
 #[test]
 fn every_configuration_matches_a_map() {
     for kind in KINDS {
-        for dedup in [false, true] {
+        // IPL in its own layout has no page FTL to deduplicate in.
+        let dedups: &[bool] = if kind == BufferKind::IplNative { &[false] } else { &[false, true] };
+        for &dedup in dedups {
             for seed in 0..2 {
                 let stats = run(kind, dedup, None, seed, 2500);
                 if kind != BufferKind::None {
@@ -230,8 +244,10 @@ fn dpram_with_a_tiny_pool_merges_oldest() {
 
 #[test]
 fn ipl_fills_its_log_pages_and_merges() {
-    let stats = run(BufferKind::Ipl, false, None, 7, 6000);
-    assert!(stats.merges > 0 && stats.flash_sector_programs > 0, "{stats:?}");
+    for kind in [BufferKind::Ipl, BufferKind::IplNative] {
+        let stats = run(kind, false, None, 7, 6000);
+        assert!(stats.merges > 0 && stats.flash_sector_programs > 0, "{kind:?}: {stats:?}");
+    }
 }
 
 /// Fingerprint mode with the synthetic generator's changed ranges: reads return the last
@@ -245,29 +261,31 @@ fn fingerprint_mode_logs_small_deltas() {
     let mut pcm_log = PcmLogStore::with_params(&params).unwrap();
     let mut dpram = DpramStore::with_params(&params).unwrap();
     let mut ipl = IplStore::with_params(&params).unwrap();
+    let mut native = IplNativeStore::new(&params.config).unwrap();
     let mut model = BTreeMap::new();
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
     for step in 0..2000u64 {
-        let lpn = rng.gen_range(0..ipl.logical_pages());
+        let lpn = rng.gen_range(0..ipl.logical_pages().min(native.logical_pages()));
         let delta = [(rng.gen_range(0..3900), rng.gen_range(20..120))];
         let data = PageData::Fingerprint(step + 1);
         pcm_log.write_update(lpn, data.clone(), Some(&delta), 0).unwrap();
         dpram.write_update(lpn, data.clone(), Some(&delta), 0).unwrap();
-        ipl.write_update(lpn, data, Some(&delta), 0).unwrap();
+        ipl.write_update(lpn, data.clone(), Some(&delta), 0).unwrap();
+        native.write_update(lpn, data, Some(&delta), 0).unwrap();
         model.insert(lpn, step + 1);
     }
     for (&lpn, &id) in &model {
-        let stores: [&mut dyn PageStore; 3] = [&mut pcm_log, &mut dpram, &mut ipl];
+        let stores: [&mut dyn PageStore; 4] = [&mut pcm_log, &mut dpram, &mut ipl, &mut native];
         for store in stores {
             assert_eq!(store.read(lpn, 0).unwrap().0, PageData::Fingerprint(id), "page {lpn}");
         }
     }
-    for store in [&pcm_log as &dyn PageStore, &dpram, &ipl] {
+    for store in [&pcm_log as &dyn PageStore, &dpram, &ipl, &native] {
         store.check_invariants().unwrap();
         let stats = store.stats();
         assert_eq!(stats.direct_writes, model.len() as u64, "{stats:?}");
         assert!(stats.merges < stats.host_page_writes / 4, "{stats:?}");
     }
     assert!(pcm_log.stats().pcm_bits_written > 0 && dpram.stats().pcm_bits_written > 0);
-    assert!(ipl.stats().flash_sector_programs > 0);
+    assert!(ipl.stats().flash_sector_programs > 0 && native.stats().flash_sector_programs > 0);
 }
