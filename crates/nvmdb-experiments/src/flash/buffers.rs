@@ -244,7 +244,7 @@ impl Experiment for BufferSchemes {
         // Runs of the figures (t3 at every pool, then t1 and t2 at 60 MB), and of the band
         // (the log schemes' two content-free deltas at each of those points).
         let points = POOLS_MB.len() + 2;
-        let bar = ctx.progress(self.id(), (points * kinds.len() + points * 3 * Delta::BAND.len()) as u64);
+        let bar = ctx.progress(self.id(), (points * (kinds.len() + 1) + 2 + points * 3 * Delta::BAND.len()) as u64);
         let mut plan = Vec::new();
         let figure_points = POOLS_MB.map(|pool| (SynthWorkload::T3, pool));
         for (workload, pool) in figure_points.into_iter().chain([(SynthWorkload::T1, 60), (SynthWorkload::T2, 60)]) {
@@ -255,6 +255,19 @@ impl Experiment for BufferSchemes {
                     plan.extend(Delta::BAND.map(|delta| SteadyPart::new(kind, &config, pcm, params, false, delta)));
                 }
             }
+        }
+        // IPL in its own layout at the figures' points, beside the FTL-layered IPL.
+        let ipl_points: Vec<(SynthWorkload, u64)> =
+            figure_points.into_iter().chain([(SynthWorkload::T1, 60), (SynthWorkload::T2, 60)]).collect();
+        for &(workload, pool) in &ipl_points {
+            let params = synth_params(workload, ctx.scale, ctx.seed, pool);
+            plan.push(SteadyPart::new(Kind::IplNative, &config, pcm, params, false, Delta::Generator));
+        }
+        // Both forms on a roomier flash at t3, 60 MB: what the FTL's garbage collection costs.
+        let roomy = roomier(&config);
+        let t3_60 = synth_params(SynthWorkload::T3, ctx.scale, ctx.seed, 60);
+        for kind in [Kind::Ipl, Kind::IplNative] {
+            plan.push(SteadyPart::new(kind, &roomy, pcm, t3_60, false, Delta::Generator));
         }
         let steady_runs = SteadyRuns::run(ctx, self.id(), plan, || bar.inc(1))?;
         let mut at_60: Vec<RunResult> = Vec::new();
@@ -396,6 +409,17 @@ impl Experiment for BufferSchemes {
                 ]);
             }
         }
+        let (ipl_forms, ipl_forms_note) = ipl_forms_table(&ipl_points, |workload, pool, kind, roomy_flash| {
+            let config = if roomy_flash { &roomy } else { &config };
+            steady_runs.get(
+                kind,
+                config,
+                pcm,
+                synth_params(workload, ctx.scale, ctx.seed, pool),
+                false,
+                Delta::Generator,
+            )
+        });
         bar.finish_and_clear();
         let summary_at_60: Vec<String> = kinds
             .iter()
@@ -414,7 +438,7 @@ impl Experiment for BufferSchemes {
                 "content_mode": "fingerprint (deltas from the generator's changed byte ranges, or buffer.delta for the band)",
                 "warmup": "fill, then one random whole-page overwrite pass of the footprint; each page ends it with its load content",
             }),
-            tables: vec![fig5, fig6, fig7, band],
+            tables: vec![fig5, fig6, fig7, band, ipl_forms],
             plots: vec![merges_plot, erases_plot, time_plot, energy_plot],
             notes: vec![
                 "All three schemes are a log layer above the same page-mapped FTL, GC and flash as the baseline (Table 5.1 timing, Table 2.2 PCM), with the same PCM capacity (d-PRAM and ours). First writes go straight through the FTL; a change that cannot be logged is one out-of-place page write; a merge rewrites the logical block's live pages through the FTL as one sequential run (buffer.merge = live-block) and the FTL's GC reclaims the old copies. IPL keeps 1/16 of a block per logical block as log pages in the FTL, written 512 B at a time, as Lee & Moon's 8 KB of 128 KB.".into(),
@@ -423,6 +447,7 @@ impl Experiment for BufferSchemes {
                 "Figure 5.7 measures what the thesis names, the sequentiality of the writes passed to flash: of the pages the page FTL writes for the layer above (host writes, out-of-place writes and merge runs; GC copies and IPL's 512 B log programs excluded, the latter breaking a run), the share whose logical page is the previous one's plus one. The baseline's share comes from the workload's own multi-page evictions and order-line appends; a scheme's from its merges (whole logical blocks, in order) and the host writes that still reach flash. The thesis's +50% is read as points of this share.".into(),
                 DELTA_NOTE.into(),
                 "The PCM capacity sweep and the replacement policies are the experiments thesis-pcm-capacity and thesis-replacement.".into(),
+                ipl_forms_note,
             ],
             ..Default::default()
         };
@@ -445,6 +470,90 @@ impl Experiment for BufferSchemes {
         );
         Ok(outcome)
     }
+}
+
+/// The table of IPL's two forms at `points` (generator deltas), and both at t3 with a
+/// 60 MB pool on the [`roomier`] flash, from `run(workload, pool, kind, roomier)`; and its
+/// note, the mechanism of their difference from those runs.
+fn ipl_forms_table(
+    points: &[(SynthWorkload, u64)],
+    run: impl Fn(SynthWorkload, u64, Kind, bool) -> RunResult,
+) -> (Table, String) {
+    let mut table = Table::new(
+        "IPL's two forms (generator deltas): log pages in the page-mapped FTL (IPL) and log sectors at the end of each erase unit with no FTL (IPL, native layout); the last two rows on a flash with 20% more blocks, 25% over-provisioned",
+        &[
+            "workload",
+            "pool (MB, thesis scale)",
+            "scheme",
+            "flash",
+            "host page writes",
+            "logged",
+            "out of place",
+            "merges",
+            "merge page writes",
+            "GC page copies",
+            "flash page programs",
+            "flash sector programs",
+            "flash page reads",
+            "erases",
+            "write time (s)",
+            "total energy (J)",
+        ],
+    );
+    let runs = points.iter().map(|&(w, p)| (w, p, false)).chain([(SynthWorkload::T3, 60, true)]);
+    // t3 at 60 MB: the FTL form and the native form, as run and on the roomier flash.
+    let mut t3_60 = Vec::new();
+    for (workload, pool, roomy) in runs {
+        for kind in [Kind::Ipl, Kind::IplNative] {
+            let r = run(workload, pool, kind, roomy);
+            let s = &r.stats;
+            table.row(vec![
+                workload.name().into(),
+                pool.into(),
+                kind.name().into(),
+                (if roomy { "+20% blocks, 25% spare" } else { "as the figures" }).into(),
+                r.pages_written.into(),
+                s.logged_writes.into(),
+                s.out_of_place_writes.into(),
+                s.merges.into(),
+                s.merge_page_writes.into(),
+                s.gc_page_copies.into(),
+                s.flash_page_programs.into(),
+                s.flash_sector_programs.into(),
+                s.flash_page_reads.into(),
+                s.block_erases.into(),
+                (r.write_busy_ns as f64 / 1e9).into(),
+                (r.energy_pj() as f64 / 1e12).into(),
+            ]);
+            if (workload, pool) == (SynthWorkload::T3, 60) {
+                t3_60.push(r);
+            }
+        }
+    }
+    let [ftl, native, roomy_ftl, roomy_native] = t3_60.as_slice() else { unreachable!("four t3 runs at 60 MB") };
+    let (f, n) = (&ftl.stats, &native.stats);
+    let note = format!(
+        "IPL in its own layout (buffer.kind = ipl-native, last table): each 64-page erase unit holds 60 data pages and 4 log pages of 512 B sectors; a logical unit maps to a physical one, and a merge reads the unit's live pages and log pages once each, programs the pages into a free erased unit and erases the old one. There is no FTL, so no other garbage collection, and a change too large for a sector, which the FTL-layered IPL writes out of place, merges its unit with the new page. Where the forms differ (t3, 60 MB pool): the FTL-layered IPL's {} page programs are {} merge pages, {} out-of-place writes and {} whole-page copies by the FTL's garbage collector ({} GC copies in all; the partially programmed log pages among them are copied sector run by sector run, so its {} sector programs exceed its {} logged writes), and its {} erases are the GC's; the native form copies nothing: its {} merges ({} of them for changes too large for a sector) program {} pages and erase {} units. Isolated on a flash with 20% more blocks, 25% over-provisioned (last two rows): the FTL form's GC copies fall to {} and its erases to {}, write time {:.2} s → {:.2} s, while the native form's erases stay {} and its write time {:.2} s: the difference is the FTL's garbage collection in steady state at 10% over-provisioning.",
+        f.flash_page_programs,
+        f.merge_page_writes,
+        f.out_of_place_writes,
+        f.flash_page_programs - f.merge_page_writes - f.out_of_place_writes,
+        f.gc_page_copies,
+        f.flash_sector_programs,
+        f.logged_writes,
+        f.block_erases,
+        n.merges,
+        n.out_of_place_writes,
+        n.flash_page_programs,
+        n.block_erases,
+        roomy_ftl.stats.gc_page_copies,
+        roomy_ftl.stats.block_erases,
+        ftl.write_busy_ns as f64 / 1e9,
+        roomy_ftl.write_busy_ns as f64 / 1e9,
+        roomy_native.stats.block_erases,
+        roomy_native.write_busy_ns as f64 / 1e9,
+    );
+    (table, note)
 }
 
 /// `thesis-fig5-8`: dedup and the PCM log combined, against the baseline.

@@ -28,6 +28,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use nvmdb_flash::config::{PcmTimingPreset, SsdConfig};
 use nvmdb_flash::dpram::DpramStore;
 use nvmdb_flash::ipl::IplStore;
+use nvmdb_flash::ipl_native::IplNativeStore;
 use nvmdb_flash::layer::{FlashError, PageStore, StoreHealth, StoreStats};
 use nvmdb_flash::log_common::SchemeParams;
 use nvmdb_flash::pcm_log::PcmLogStore;
@@ -72,6 +73,7 @@ enum Scheme {
     Ipl(IplStore),
     Dpram(DpramStore),
     PcmLog(PcmLogStore),
+    IplNative(IplNativeStore),
 }
 
 /// The configurations, by name.
@@ -86,6 +88,8 @@ enum Kind {
     PcmLogLoggedPages,
     /// The PCM log with Belady's offline replacement bound instead of its policy.
     PcmLogOffline,
+    /// IPL in its own layout: log sectors in each erase unit, no FTL.
+    IplNative,
 }
 
 impl Kind {
@@ -98,6 +102,7 @@ impl Kind {
             Kind::PcmLog => "PCM log (ours)",
             Kind::PcmLogLoggedPages => "PCM log (ours), logged-pages merges",
             Kind::PcmLogOffline => "PCM log (ours), offline-optimal replacement",
+            Kind::IplNative => "IPL (native layout)",
         }
     }
 }
@@ -121,6 +126,7 @@ impl Scheme {
                 params.config.buffer.merge = nvmdb_flash::config::MergeKind::LoggedPages;
                 Scheme::PcmLog(PcmLogStore::with_params(&params)?)
             }
+            Kind::IplNative => Scheme::IplNative(IplNativeStore::new(&params.config)?),
         })
     }
 
@@ -130,6 +136,7 @@ impl Scheme {
             Scheme::Ipl(s) => s,
             Scheme::Dpram(s) => s,
             Scheme::PcmLog(s) => s,
+            Scheme::IplNative(s) => s,
         }
     }
 
@@ -141,6 +148,7 @@ impl Scheme {
             Scheme::Ipl(s) => Some((s.energy_pj(), s.busy_ns())),
             Scheme::Dpram(s) => Some((s.energy_pj(), s.busy_ns())),
             Scheme::PcmLog(s) => Some((s.energy_pj(), s.busy_ns())),
+            Scheme::IplNative(s) => Some((s.energy_pj(), s.busy_ns())),
         }
     }
 
@@ -156,6 +164,7 @@ impl Scheme {
             Scheme::Ipl(s) => s.write_update(page.lpn, data, changed, now_ns),
             Scheme::Dpram(s) => s.write_update(page.lpn, data, changed, now_ns),
             Scheme::PcmLog(s) => s.write_update(page.lpn, data, changed, now_ns),
+            Scheme::IplNative(s) => s.write_update(page.lpn, data, changed, now_ns),
         }
     }
 }

@@ -14,6 +14,7 @@ use super::{failed, part_bytes, ssd_config, AGE_STREAM};
 use nvmdb_flash::config::{BufferKind, DeltaKind, PcmTimingPreset, SsdConfig};
 use nvmdb_flash::dpram::DpramStore;
 use nvmdb_flash::ipl::IplStore;
+use nvmdb_flash::ipl_native::IplNativeStore;
 use nvmdb_flash::layer::{FlashError, PageStore};
 use nvmdb_flash::pcm_log::PcmLogStore;
 use nvmdb_flash::replay::{replay, ReplayOptions, ReplayReport};
@@ -57,6 +58,7 @@ enum TraceStore {
     Ipl(IplStore),
     Dpram(DpramStore),
     PcmLog(PcmLogStore),
+    IplNative(IplNativeStore),
 }
 
 impl TraceStore {
@@ -66,6 +68,7 @@ impl TraceStore {
             BufferKind::Ipl => TraceStore::Ipl(IplStore::new(config)?),
             BufferKind::Dpram => TraceStore::Dpram(DpramStore::new(config)?),
             BufferKind::PcmLog => TraceStore::PcmLog(PcmLogStore::new(config)?),
+            BufferKind::IplNative => TraceStore::IplNative(IplNativeStore::new(config)?),
         })
     }
 
@@ -75,6 +78,7 @@ impl TraceStore {
             TraceStore::Ipl(s) => s,
             TraceStore::Dpram(s) => s,
             TraceStore::PcmLog(s) => s,
+            TraceStore::IplNative(s) => s,
         }
     }
 
@@ -86,6 +90,7 @@ impl TraceStore {
             TraceStore::Ipl(s) => s.write_update(lpn, PageData::Empty, Some(&whole), 0),
             TraceStore::Dpram(s) => s.write_update(lpn, PageData::Empty, Some(&whole), 0),
             TraceStore::PcmLog(s) => s.write_update(lpn, PageData::Empty, Some(&whole), 0),
+            TraceStore::IplNative(s) => s.write_update(lpn, PageData::Empty, Some(&whole), 0),
         }
     }
 
@@ -147,9 +152,11 @@ impl Experiment for MqsimTraces {
         let kinds = [
             ("baseline (page FTL)", BufferKind::None, DeltaKind::Sampled),
             ("IPL", BufferKind::Ipl, DeltaKind::Sampled),
+            ("IPL (native layout)", BufferKind::IplNative, DeltaKind::Sampled),
             ("d-PRAM", BufferKind::Dpram, DeltaKind::Sampled),
             ("PCM log (ours)", BufferKind::PcmLog, DeltaKind::Sampled),
             ("IPL", BufferKind::Ipl, DeltaKind::FullPage),
+            ("IPL (native layout)", BufferKind::IplNative, DeltaKind::FullPage),
             ("d-PRAM", BufferKind::Dpram, DeltaKind::FullPage),
             ("PCM log (ours)", BufferKind::PcmLog, DeltaKind::FullPage),
         ];
@@ -195,10 +202,42 @@ impl Experiment for MqsimTraces {
             )?
             .into_iter();
         let mut tpcc_requests = Vec::new();
+        let timing = base.flash.timing.timing();
+        let mut ipl_forms = Table::new(
+            "IPL's two forms on the traces: log pages in the page-mapped FTL (IPL) and log sectors at the end of each erase unit with no FTL (IPL, native layout); flash service time is the device's operations at Table 5.1's times",
+            &[
+                "trace",
+                "configuration",
+                "delta policy",
+                "logged",
+                "out of place",
+                "merges",
+                "GC page copies",
+                "flash page programs",
+                "flash sector programs",
+                "flash page reads",
+                "erases",
+                "flash service time (ms)",
+                "energy (mJ)",
+            ],
+        );
+        // tpcc-small's IPL runs, by form and delta, and the native form's mean response on
+        // wsrch-small with what reading each request's pages one after another predicts.
+        let mut tpcc_ipl = Vec::new();
+        let mut wsrch = [0.0; 3];
         for (trace, _) in TRACES {
             let mut baseline_erases = 0;
             for (name, kind, delta) in kinds {
                 let (requests, report) = replays.next().expect("a replay per trace and configuration");
+                let mean_us = report.mean_response_ns as f64 / 1e3;
+                match (trace == TRACES[1].0, kind, delta) {
+                    (true, BufferKind::None, _) => wsrch[0] = mean_us,
+                    (true, BufferKind::IplNative, DeltaKind::Sampled) => {
+                        wsrch[1] = mean_us;
+                        wsrch[2] = serial_read_us(&requests, base.flash.page_bytes, &timing);
+                    }
+                    _ => {}
+                }
                 if trace == TRACES[0].0 && tpcc_requests.is_empty() {
                     tpcc_requests = requests;
                 }
@@ -231,6 +270,29 @@ impl Experiment for MqsimTraces {
                     (report.energy_pj() as f64 / 1e9).into(),
                     s.pcm_bits_written.into(),
                 ]);
+                if matches!(kind, BufferKind::Ipl | BufferKind::IplNative) {
+                    if trace == TRACES[0].0 {
+                        tpcc_ipl.push((kind, delta, s));
+                    }
+                    let service_ns = s.flash_page_reads * timing.read_ns
+                        + (s.flash_page_programs + s.flash_sector_programs) * timing.program_ns
+                        + s.block_erases * timing.erase_ns;
+                    ipl_forms.row(vec![
+                        trace.into(),
+                        name.into(),
+                        (if delta == DeltaKind::Sampled { "sampled" } else { "full-page" }).into(),
+                        s.logged_writes.into(),
+                        s.out_of_place_writes.into(),
+                        s.merges.into(),
+                        s.gc_page_copies.into(),
+                        s.flash_page_programs.into(),
+                        s.flash_sector_programs.into(),
+                        s.flash_page_reads.into(),
+                        s.block_erases.into(),
+                        (service_ns as f64 / 1e6).into(),
+                        (report.energy_pj() as f64 / 1e9).into(),
+                    ]);
+                }
             }
         }
         let (queueing, queueing_runs) = pcm_queueing(ctx, &base, &tpcc_requests, || bar.inc(1)).map_err(&fail)?;
@@ -239,17 +301,54 @@ impl Experiment for MqsimTraces {
         Ok(Outcome {
             summary: "MQSim's tpcc-small (6,999 requests, 2,618 writes) and wsrch-small (24,783, almost all reads) replayed through each configuration on an SSD in steady state, metadata-only (the traces carry no content); and the PCM queueing behind the PCM schemes' response times on a fresh, pre-filled SSD, isolated by slowing the trace's arrivals.".into(),
             config: json!({"seed": ctx.seed, "ssd": base, "traces": TRACES.map(|(name, _)| format!("data/mqsim/{name}")), "content_mode": "none"}),
-            tables: vec![table, queueing],
+            tables: vec![table, queueing, ipl_forms],
             plots: Vec::new(),
             notes: vec![
                 "The traces carry no content, so the change of an update of an already written page is a policy (buffer.delta), reported as a band: `sampled` logs one change of 50–150 B drawn from buffer.delta_bytes_min..max (IPL's measured TPC-C range) within the host's byte range; `full-page` takes the whole host range, so a whole-page rewrite is written out of place like the baseline. First writes go straight through the FTL. Addresses beyond the device wrap around, page by page.".into(),
                 "DiskSim's device numbers are separate disks: each gets its own address range and its requests move back by the device's most common misalignment (`nvmdb ssd replay --disksim-devices separate`, the default), so its 4 KB requests are mostly whole pages. In the first table each configuration's SSD is in steady state before the trace: every logical page written once, then as many uniformly random whole-page overwrites (out of place in every configuration), so the trace's writes update existing data and garbage collection runs under them; the trace's arrivals start when that pass is done, and the counters cover the trace alone. Lifetime is the ratio of erases under the trace, baseline over this configuration, n/a where an erase count is zero (wsrch-small writes 8 pages). The first table's response times include the garbage collection of the aged device; the second table's runs, on a fresh device, leave it out.".into(),
                 queueing_note(&queueing_runs, program_ns),
+                ipl_forms_note(&tpcc_ipl, wsrch),
                 "The thesis reports no response times. Its Table 2.2 (10 µs per word) and Table 2.1 (a 64 B PCM page written in 1 µs, 50–100 MB/s) disagree by about two orders of magnitude in PCM write bandwidth; the preset follows Table 2.2, the table the thesis compares flash and PCM with, and the figures report service time (write time), which queueing does not change.".into(),
             ],
             ..Default::default()
         })
     }
+}
+
+/// The mean over `requests` of the time to read each one's pages (of `page_bytes`) one
+/// after another, µs.
+fn serial_read_us(requests: &[Request], page_bytes: u32, timing: &nvmdb_device::FlashTiming) -> f64 {
+    let page = u64::from(page_bytes);
+    let pages = |r: &Request| (r.offset_bytes + r.len_bytes).div_ceil(page) - r.offset_bytes / page;
+    let total: u64 = requests.iter().map(|r| pages(r) * timing.read_ns).sum();
+    total as f64 / 1e3 / requests.len().max(1) as f64
+}
+
+/// The note on IPL's two forms, from tpcc-small's runs of each (form, delta policy), and
+/// the mean responses on wsrch-small, µs: the baseline's, the native form's, and the
+/// native form's as reading each request's pages in sequence predicts.
+fn ipl_forms_note(runs: &[(BufferKind, DeltaKind, nvmdb_flash::StoreStats)], wsrch: [f64; 3]) -> String {
+    let find = |kind, delta| runs.iter().find(|r| (r.0, r.1) == (kind, delta)).expect("a run").2;
+    let (ftl, native) = (find(BufferKind::Ipl, DeltaKind::Sampled), find(BufferKind::IplNative, DeltaKind::Sampled));
+    let full = find(BufferKind::IplNative, DeltaKind::FullPage);
+    format!(
+        "IPL's two forms on tpcc-small (third table): with sampled deltas the FTL-layered IPL logs {} updates and merges {} times, IPL in its own layout {} and {}; but the FTL-layered IPL programs {} pages and its FTL's garbage collector, on the aged SSD, copies {} and erases {} blocks, while IPL in its own layout programs the {} pages of its merges (a unit's 60 data pages each) and erases {} units, one per merge: its merge is its only reclamation. With full-page deltas no change fits a 512 B sector; the FTL-layered IPL writes each out of place, but in its own layout a page is written back only by a merge, so each of the {} updates merges its unit ({} page programs, {} erases). On wsrch-small, almost all reads of 8 to 32 KB, IPL in its own layout answers in {:.1} µs on average against the baseline's {:.1} µs: a logical unit's pages lie in one erase unit, on one plane, so a request's pages are read one after another, where the FTL stripes consecutive pages over the planes; reading each request's pages in sequence, one flash read each, predicts {:.1} µs.",
+        ftl.logged_writes,
+        ftl.merges,
+        native.logged_writes,
+        native.merges,
+        ftl.flash_page_programs,
+        ftl.gc_page_copies,
+        ftl.block_erases,
+        native.flash_page_programs,
+        native.block_erases,
+        full.host_page_writes,
+        full.flash_page_programs,
+        full.block_erases,
+        wsrch[1],
+        wsrch[0],
+        wsrch[2],
+    )
 }
 
 /// One run of the queueing table.
