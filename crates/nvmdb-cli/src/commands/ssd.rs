@@ -152,10 +152,17 @@ fn print_table(mut out: Output, args: &ReplayArgs, config: &SsdConfig, s: &Repla
     let mode = serde_json::to_value(s.content_mode).expect("serialises");
     let mode = mode.as_str().unwrap_or("?");
     out.line(format_args!("trace                {} ({})", args.trace, args.format))?;
-    out.line(format_args!(
-        "stack                {:?} mapping, {:?} GC, overprovision {}, buffer {:?}, dedup {}",
-        config.ftl.mapping, config.ftl.gc, config.ftl.overprovision, config.buffer.kind, config.dedup.enabled
-    ))?;
+    if config.buffer.kind == nvmdb_flash::config::BufferKind::IplNative {
+        out.line(format_args!(
+            "stack                IPL in its own layout (no FTL), overprovision {}, wear levelling {:?}",
+            config.ftl.overprovision, config.ftl.wear_leveling
+        ))?;
+    } else {
+        out.line(format_args!(
+            "stack                {:?} mapping, {:?} GC, overprovision {}, buffer {:?}, dedup {}",
+            config.ftl.mapping, config.ftl.gc, config.ftl.overprovision, config.buffer.kind, config.dedup.enabled
+        ))?;
+    }
     out.line(format_args!("content mode         {mode}{}", if mode == "none" { " (metadata only)" } else { "" }))?;
     out.line(format_args!("requests             {} (after {} warm-up)", s.requests, args.warmup_requests))?;
     out.line(format_args!("host page writes     {}", s.host_page_writes))?;
