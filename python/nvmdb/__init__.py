@@ -273,6 +273,7 @@ def kv_run(
     sync_every: int | None = None,
     power_loss_at: int | None = None,
     preset: str = "board",
+    flash_time: str | None = None,
     pcm_write_bytes: int = 128,
     seed: int = 1,
     load: str | os.PathLike[str] | None = None,
@@ -289,6 +290,9 @@ def kv_run(
       sync_every: sync after every K operations.
       power_loss_at: cut the power before the N-th device write, recover and finish.
       preset: device timing: board or chips.
+      flash_time: where flash time comes from: measured (the board SSD's, garbage
+        collection inside it; the default with board) or chip (the NAND chip's, garbage
+        collection timed; the default with chips).
       pcm_write_bytes: the PCM write granularity, bytes (a power of two, 8 to 4096).
       seed: the benchmark's key order, update and search keys and values.
       load, ops, results: file mode: the records to load, the operations, and where to
@@ -306,6 +310,7 @@ def kv_run(
         sync_every=sync_every,
         power_loss_at=power_loss_at,
         preset=preset,
+        flash_time=flash_time,
         pcm_write_bytes=pcm_write_bytes,
         seed=seed,
         load=load,

@@ -23,7 +23,7 @@ def btree_run(variant: str, node_lines: int, memory: str='cached', flip_n_write:
 def join_run(algo: str, layout: str='row', r: str | os.PathLike[str] | None=None, s: str | os.PathLike[str] | None=None, r_key: str | None=None, s_key: str | None=None, output: str | os.PathLike[str] | None=None, generate: bool=False, r_mb: float=50.0, record_bytes: str | int='100', match_per_r: str | int='1', seed: int=1, memory: str='cached', id_encoding: str='delta16') -> dict[str, Any] | list[dict[str, Any]]:
     ...
 
-def kv_run(engine: str, workload: str | None=None, records: int | None=None, buffer_kb: int=1024, page_kb: int=8, sync_every: int | None=None, power_loss_at: int | None=None, preset: str='board', pcm_write_bytes: int=128, seed: int=1, load: str | os.PathLike[str] | None=None, ops: str | os.PathLike[str] | None=None, results: str | os.PathLike[str] | None=None) -> dict[str, Any]:
+def kv_run(engine: str, workload: str | None=None, records: int | None=None, buffer_kb: int=1024, page_kb: int=8, sync_every: int | None=None, power_loss_at: int | None=None, preset: str='board', flash_time: str | None=None, pcm_write_bytes: int=128, seed: int=1, load: str | os.PathLike[str] | None=None, ops: str | os.PathLike[str] | None=None, results: str | os.PathLike[str] | None=None) -> dict[str, Any]:
     ...
 
 def journal_run(config: str, workload: str, length: int=1, seed: int=1) -> dict[str, Any]:

@@ -18,7 +18,7 @@ pub mod page;
 mod pool;
 pub mod workload;
 
-pub use config::{DevicePreset, EngineConfig, EngineKind};
+pub use config::{DevicePreset, EngineConfig, EngineKind, FlashTime};
 pub use devices::Devices;
 pub use engine::{Engine, RecoveryFailure, Stats};
 pub use workload::{Benchmark, Phase, Progress, Run, RunReport, WorkloadSpec};
