@@ -29,6 +29,7 @@ pub const PAPER_BOARD_PCM: PcmStorageTiming = PcmStorageTiming {
     read_pj_per_chunk: 0,
     write_pj_per_chunk: 0,
     charge_every_chunk: false,
+    program_budget: None,
 };
 
 /// Page-level time and energy of the block device that holds the database files.
