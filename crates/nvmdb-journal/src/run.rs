@@ -94,8 +94,18 @@ mod tests {
     use super::*;
     use crate::workload::{generate, App};
 
+    /// SQLite draws journal nonces from its process-wide PRNG, which every run seeds: the
+    /// tests here, which run SQLite, hold this lock so that no other run re-seeds it
+    /// midway (one compares two runs' bit counts exactly).
+    static SQLITE_PRNG: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    fn serial() -> std::sync::MutexGuard<'static, ()> {
+        SQLITE_PRNG.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     #[test]
     fn reuse_cuts_bit_updates_on_a_workload() {
+        let _serial = serial();
         let w = generate(App::Twitter, 1, 3).unwrap();
         let rr = run_workload(Some(JournalConfig::RR_S2X), &w, &DeviceParams::PAPER, 1).unwrap();
         let ru = run_workload(Some(JournalConfig::RU20_S2X_WH64), &w, &DeviceParams::PAPER, 1).unwrap();
@@ -108,6 +118,7 @@ mod tests {
 
     #[test]
     fn a_program_budget_changes_only_the_pcm_time_and_cuts_more_of_it_under_reuse() {
+        let _serial = serial();
         let w = generate(App::KakaoTalk, 1, 3).unwrap();
         let run = |name: &str, params: &DeviceParams| {
             run_workload(Some(JournalConfig::parse(name).unwrap()), &w, params, 1).unwrap()
@@ -134,6 +145,7 @@ mod tests {
 
     #[test]
     fn the_per_structure_counters_add_up_to_the_pcm_counters() {
+        let _serial = serial();
         let w = generate(App::Facebook, 1, 3).unwrap();
         for name in ["RR", "RU20-S2X-WH64", "RU2-S2X"] {
             let config = JournalConfig::parse(name).unwrap();
@@ -161,6 +173,7 @@ mod tests {
 
     #[test]
     fn every_reuse_limit_and_header_copy_count_runs_every_app() {
+        let _serial = serial();
         // Small limits copy frames often and garbage collection meets journals being
         // begun; every combination must keep its invariants.
         for app in App::ALL {
