@@ -319,7 +319,9 @@ def kv_run(
     )
 
 
-def journal_run(config: str, workload: str, length: int = 1, seed: int = 1) -> dict[str, Any]:
+def journal_run(
+    config: str, workload: str, length: int = 1, seed: int = 1, pcm_write_time: str = "chunks"
+) -> dict[str, Any]:
     """``nvmdb journal run``: real SQLite with its rollback journal in simulated PCM.
 
     Keywords (the CLI's flags):
@@ -327,10 +329,19 @@ def journal_run(config: str, workload: str, length: int = 1, seed: int = 1) -> d
       workload: fb, tw, kt or gm.
       length: the trace length, 1 to 4.
       seed: the workload's seed and SQLite's randomness.
+      pcm_write_time: chunks (7.1 µs per changed 128 B step) or cells (by the cells each
+        write programs, 64 per 444 ns iteration).
 
     Returns the CLI's ``--json`` object.
     """
-    return _json(["journal", "run"], config=config, workload=workload, length=length, seed=seed)
+    return _json(
+        ["journal", "run"],
+        config=config,
+        workload=workload,
+        length=length,
+        seed=seed,
+        pcm_write_time=pcm_write_time,
+    )
 
 
 def envy_run(

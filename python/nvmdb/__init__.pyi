@@ -26,7 +26,7 @@ def join_run(algo: str, layout: str='row', r: str | os.PathLike[str] | None=None
 def kv_run(engine: str, workload: str | None=None, records: int | None=None, buffer_kb: int=1024, page_kb: int=8, sync_every: int | None=None, power_loss_at: int | None=None, preset: str='board', flash_time: str | None=None, pcm_write_bytes: int=128, seed: int=1, load: str | os.PathLike[str] | None=None, ops: str | os.PathLike[str] | None=None, results: str | os.PathLike[str] | None=None) -> dict[str, Any]:
     ...
 
-def journal_run(config: str, workload: str, length: int=1, seed: int=1) -> dict[str, Any]:
+def journal_run(config: str, workload: str, length: int=1, seed: int=1, pcm_write_time: str='chunks') -> dict[str, Any]:
     ...
 
 def envy_run(workload: str, tps: float=50.0, transactions: int=5000, turnovers: int=4, hot_access: float=0.9, hot_data: float=0.1, flash_mb: int=32, utilization: float=0.8, cleaning: str='hybrid', partition_segments: int=8, sram_mb: float | None=None, spare_segments: int=1, no_page_bytes: bool=False, seed: int=1) -> dict[str, Any]:
