@@ -468,7 +468,7 @@ pub fn write_report(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scorecard::{Stated, Tolerance};
+    use crate::scorecard::{ClaimKind, Stated, Tolerance};
 
     const CLAIMS: &[Claim] = &[
         Claim {
@@ -480,6 +480,7 @@ mod tests {
             stated: Stated::AtLeast(2.0),
             tolerance: Tolerance::Relative(0.1),
             unit: "×",
+            kind: ClaimKind::Measured,
         },
         Claim {
             id: "beta-share",
@@ -490,6 +491,7 @@ mod tests {
             stated: Stated::Range { lo: 10.0, hi: 20.0 },
             tolerance: Tolerance::Exact,
             unit: "%",
+            kind: ClaimKind::Measured,
         },
         Claim {
             id: "alpha-holds",
@@ -500,6 +502,7 @@ mod tests {
             stated: Stated::Holds,
             tolerance: Tolerance::Exact,
             unit: "",
+            kind: ClaimKind::Measured,
         },
         Claim {
             id: "gamma-never-run",
@@ -510,6 +513,7 @@ mod tests {
             stated: Stated::Value(1.0),
             tolerance: Tolerance::Exact,
             unit: "",
+            kind: ClaimKind::Measured,
         },
     ];
 

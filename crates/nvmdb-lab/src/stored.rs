@@ -281,7 +281,7 @@ pub fn utc_timestamp(unix_s: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scorecard::{scorecard, Stated, Tolerance};
+    use crate::scorecard::{scorecard, ClaimKind, Stated, Tolerance};
     use crate::{Outcome, Scale};
 
     const CLAIMS: &[Claim] = &[
@@ -294,6 +294,7 @@ mod tests {
             stated: Stated::AtLeast(2.0),
             tolerance: Tolerance::Exact,
             unit: "×",
+            kind: ClaimKind::Measured,
         },
         Claim {
             id: "alpha-holds",
@@ -304,6 +305,7 @@ mod tests {
             stated: Stated::Holds,
             tolerance: Tolerance::Exact,
             unit: "",
+            kind: ClaimKind::Measured,
         },
         Claim {
             id: "beta-gain",
@@ -314,6 +316,7 @@ mod tests {
             stated: Stated::Value(3.0),
             tolerance: Tolerance::Exact,
             unit: "",
+            kind: ClaimKind::Measured,
         },
     ];
 

@@ -1,7 +1,7 @@
 //! Claims of Lee et al., "Differential Write-Conscious Software Design on Phase-Change
 //! Memory: An SQLite Case Study", ACM TODAES 2016 (seed 003).
 
-use nvmdb_lab::{Claim, Stated, Tolerance};
+use nvmdb_lab::{Claim, ClaimKind, Stated, Tolerance};
 
 use super::{BOUND, VALUE};
 
@@ -18,6 +18,7 @@ pub const JOURNAL: &[Claim] = &[
         stated: Stated::Value(5.2),
         tolerance: VALUE,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "journal-workloads-small-overwrites",
@@ -28,6 +29,7 @@ pub const JOURNAL: &[Claim] = &[
         stated: Stated::Value(72.8),
         tolerance: VALUE,
         unit: "%",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "journal-fig9-ru-below-rr",
@@ -38,6 +40,7 @@ pub const JOURNAL: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "journal-fig9-ru20-total-cut",
@@ -48,6 +51,7 @@ pub const JOURNAL: &[Claim] = &[
         stated: Stated::Value(75.2),
         tolerance: VALUE,
         unit: "%",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "journal-fig13-s2-below-rr",
@@ -58,6 +62,7 @@ pub const JOURNAL: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "journal-fig13-ru20-max",
@@ -68,6 +73,7 @@ pub const JOURNAL: &[Claim] = &[
         stated: Stated::AtMost(1.0),
         tolerance: BOUND,
         unit: "×",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "journal-fig10-total-falls-with-n",
@@ -78,6 +84,7 @@ pub const JOURNAL: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "journal-fig10-fb-smallest-cut",
@@ -88,6 +95,7 @@ pub const JOURNAL: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "journal-fig10-longer-traces-cut-more",
@@ -98,6 +106,7 @@ pub const JOURNAL: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "journal-fig11-wh64-below-wh1",
@@ -108,6 +117,7 @@ pub const JOURNAL: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "journal-fig11-tw-gains-most",
@@ -118,6 +128,7 @@ pub const JOURNAL: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "journal-fig14-max-rises-with-n",
@@ -128,6 +139,7 @@ pub const JOURNAL: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "journal-fig14-small-limit-raises-max",
@@ -138,6 +150,7 @@ pub const JOURNAL: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "journal-fig15-wh-lowers-max",
@@ -148,6 +161,7 @@ pub const JOURNAL: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "journal-fig16-n-trades-total-for-max",
@@ -158,6 +172,7 @@ pub const JOURNAL: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "journal-fig16-m-lowers-both",
@@ -168,6 +183,7 @@ pub const JOURNAL: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "journal-fig16-ru20-wh64-best-within-max",
@@ -178,6 +194,7 @@ pub const JOURNAL: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "journal-fig17-small-limit-improves-both",
@@ -188,6 +205,7 @@ pub const JOURNAL: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "journal-fig17-large-limit-trades",
@@ -198,6 +216,7 @@ pub const JOURNAL: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "journal-fig18-energy-cut",
@@ -208,6 +227,7 @@ pub const JOURNAL: &[Claim] = &[
         stated: Stated::Value(49.4),
         tolerance: VALUE,
         unit: "%",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "journal-fig18-energy-cut-with-background",
@@ -218,6 +238,7 @@ pub const JOURNAL: &[Claim] = &[
         stated: Stated::Value(49.4),
         tolerance: VALUE,
         unit: "%",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "journal-fig19-rr-vs-none",
@@ -228,6 +249,7 @@ pub const JOURNAL: &[Claim] = &[
         stated: Stated::Value(2.67),
         tolerance: VALUE,
         unit: "×",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "journal-fig19-time-cut",
@@ -238,6 +260,7 @@ pub const JOURNAL: &[Claim] = &[
         stated: Stated::Value(52.3),
         tolerance: VALUE,
         unit: "%",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "journal-fig19-rr-vs-none-program-budget",
@@ -248,6 +271,7 @@ pub const JOURNAL: &[Claim] = &[
         stated: Stated::Value(2.67),
         tolerance: VALUE,
         unit: "×",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "journal-fig19-time-cut-program-budget",
@@ -258,6 +282,7 @@ pub const JOURNAL: &[Claim] = &[
         stated: Stated::Value(52.3),
         tolerance: VALUE,
         unit: "%",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "journal-recovery-three",
@@ -268,5 +293,6 @@ pub const JOURNAL: &[Claim] = &[
         stated: Stated::AtMost(7.8),
         tolerance: BOUND,
         unit: "ms",
+        kind: ClaimKind::Measured,
     },
 ];
