@@ -71,7 +71,7 @@ fn ctrl_c_stops_the_run_and_leaves_no_output() {
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join("t1.trace");
     std::fs::write(&out, "earlier\n").unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_nvmdb"))
+    let child = Command::new(env!("CARGO_BIN_EXE_nvmdb"))
         .args(["trace", "gen", "--workload", "t1", "--requests", "1000000000", "--out", out.to_str().unwrap()])
         .stderr(std::process::Stdio::piped())
         .spawn()

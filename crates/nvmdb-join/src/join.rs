@@ -121,7 +121,7 @@ const CHECK_ROWS: u64 = 1 << 16;
 /// with [`MemoryError::Interrupted`] at its next check: before each phase and partition,
 /// and every [`CHECK_ROWS`] rows of a phase.
 pub(crate) fn check_at(row: u64) -> Result<(), MemoryError> {
-    if row % CHECK_ROWS == 0 {
+    if row.is_multiple_of(CHECK_ROWS) {
         nvmdb_cancel::check()?;
     }
     Ok(())

@@ -301,3 +301,33 @@ impl Outcome {
         self.measure(claim_id, if holds { 1.0 } else { 0.0 });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_typed_cell_is_its_text_in_results_json_and_its_values_as_data() {
+        let cell = Cell::typed("V 1.04×", [("best", "virtual".into()), ("gain_x", 1.04.into())]);
+        assert_eq!(serde_json::to_string(&cell).unwrap(), "\"V 1.04×\"");
+        assert_eq!(cell.display(), "V 1.04×");
+        assert_eq!(cell.data(), serde_json::json!({"best": "virtual", "gain_x": 1.04, "text": "V 1.04×"}));
+        // Read back (a stored run), it is its text.
+        assert_eq!(serde_json::from_str::<Cell>("\"V 1.04×\"").unwrap(), Cell::Text("V 1.04×".into()));
+        // Other cells are the same in both, as the derived form wrote them.
+        for (plain, json) in [
+            (Cell::Int(-3), "-3"),
+            (Cell::Float(1.0), "1.0"),
+            (Cell::Float(0.1), "0.1"),
+            (Cell::Text("a".into()), "\"a\""),
+            (Cell::Missing, "null"),
+        ] {
+            assert_eq!(serde_json::to_string(&plain).unwrap(), json);
+            assert_eq!(plain.data().to_string(), json);
+            assert_eq!(serde_json::from_str::<Cell>(json).unwrap(), plain);
+        }
+        // A table's key is for programs only: not in results.json.
+        let table = Table::new("t", &["a"]).keyed("k");
+        assert_eq!(serde_json::to_string(&table).unwrap(), r#"{"title":"t","columns":["a"],"rows":[]}"#);
+    }
+}

@@ -30,6 +30,12 @@ pub fn counting<T>(tally: Arc<Tally>, command: impl FnOnce() -> T) -> T {
     result
 }
 
+/// Whether a program counts this thread's run ([`counting`]): it then shows its own
+/// progress, and the status lines on stderr are left out.
+fn counted() -> bool {
+    TALLY.with(|t| t.borrow().is_some())
+}
+
 /// A context for `run` and `reproduce`, counting in this thread's tally if it has one.
 fn context(options: &RunOptions, jobs: Option<NonZeroUsize>) -> RunContext {
     let ctx = RunContext::new(options.scale.into(), options.seed).with_pool(pool(jobs));
@@ -290,7 +296,7 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
         claims: &claims,
         store_to: args.options.store_to(command),
         resident_peaks: Mutex::default(),
-        quiet: TALLY.with(|t| t.borrow().is_some()),
+        quiet: counted(),
     };
     let finished = reporter.run(&[experiment])?;
     // A run just stored is cited beside itself.
@@ -307,7 +313,9 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
         let [finished] = finished.as_slice() else { unreachable!("one experiment ran") };
         return Output::new().json(&nvmdb_lab::report::data_json(finished, &meta, &rows, &files));
     }
-    eprintln!("wrote {}", dir.display());
+    if !counted() {
+        eprintln!("wrote {}", dir.display());
+    }
     let mut out = Output::new();
     out.line(nvmdb_lab::report::markdown(&finished, &meta, &rows, &stored))?;
     out.finish()
@@ -331,11 +339,14 @@ pub fn reproduce(args: &ReproduceArgs) -> Result<(), CliError> {
         claims: &claims,
         store_to: options.store_to(command),
         resident_peaks: Mutex::default(),
-        quiet: TALLY.with(|t| t.borrow().is_some()),
+        quiet: counted(),
     };
     let finished = reporter.run(&experiments)?;
     let stored = if options.store { PaperStore::load(&options.paper_results, &claims)? } else { stored };
     write_report(&options.out, &finished, &meta, &claims, &stored)?;
+    if counted() {
+        return Ok(());
+    }
     eprintln!("wrote {}/REPORT.md and {}/index.html", options.out.display(), options.out.display());
     if let Some(peak) = crate::limits::peak_resident_bytes() {
         eprintln!("{} experiments on {} threads; peak resident memory {} MiB", finished.len(), ctx.jobs(), peak >> 20);

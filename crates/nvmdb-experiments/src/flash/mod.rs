@@ -375,7 +375,7 @@ fn steady_state(
         }
     }
     for (i, (lpn, aged)) in (0u64..).zip(overwrites()) {
-        if i % 4096 == 0 {
+        if i.is_multiple_of(4096) {
             nvmdb_cancel::check()?;
         }
         let content_id = if last_overwrite[lpn as usize] == Some(i) { load_content[lpn as usize] } else { aged };
