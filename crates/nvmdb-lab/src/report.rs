@@ -61,12 +61,20 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> LabError + '_ {
 
 /// Writes `path` whole: under a temporary name beside it (`.NAME.partial`), renamed to
 /// `path` once complete, so that a run stopped on the way never leaves a half-written
-/// file, and a file written before stays until its replacement is complete.
+/// file, and a file written before stays until its replacement is complete. A path that
+/// names a link replaces the file it links to; one that names something other than a
+/// file is written in place.
 pub(crate) fn write_file(path: &Path, contents: &str) -> Result<(), LabError> {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let partial = path.with_file_name(format!(".{name}.partial"));
+    // Something other than a file (a link to /dev/null) is written in place.
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        return std::fs::write(path, contents).map_err(io_err(path));
+    }
+    // Through a link, the file it names is replaced.
+    let target = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let partial = target.with_file_name(format!(".{name}.partial"));
     std::fs::write(&partial, contents).map_err(io_err(&partial))?;
-    std::fs::rename(&partial, path).map_err(io_err(path))
+    std::fs::rename(&partial, &target).map_err(io_err(path))
 }
 
 fn csv_field(s: &str) -> String {
