@@ -124,17 +124,15 @@ def text(value: Any) -> str:
     return str(value)
 
 
-def command(words: Sequence[str], flags: Mapping[str, Any], positional: Sequence[str] = ()) -> list[str]:
+def command(words: Sequence[str], flags: Mapping[str, Any]) -> list[str]:
     """``words``, then ``--flag=VALUE`` per keyword (``True``: the switch given; ``False``
-    and ``None``: not given), then ``--`` and the positional values."""
+    and ``None``: not given)."""
     args = list(words)
     for name, value in flags.items():
         flag = "--" + name.replace("_", "-")
         if value is None or value is False:
             continue
         args.append(flag if value is True else f"{flag}={text(value)}")
-    if positional:
-        args += ["--", *positional]
     return args
 
 
@@ -187,10 +185,3 @@ def keyword_message(message: str, keywords: Mapping[str, str], function: str) ->
     message = re.sub(r"'--([a-z0-9-]+)(?: <[A-Z_:]+>)?'", keyword, message)
     message = re.sub(r"(?<![\w-])--([a-z0-9-]+)(?: <[A-Z_:]+>)?", keyword, message)
     return message.replace("(see --help)", f"(see help(nvmdb.{function}))")
-
-
-def keywords_of(fn: Callable[..., Any], renamed: Mapping[str, str] | None = None) -> dict[str, str]:
-    """Each CLI flag of ``fn``'s keywords (``renamed``: keyword -> flag where they differ)
-    mapped to the keyword."""
-    renamed = renamed or {}
-    return {renamed.get(p, p.replace("_", "-")): p for p in inspect.signature(fn).parameters}
