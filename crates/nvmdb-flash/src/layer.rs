@@ -28,6 +28,10 @@ pub enum FlashError {
     /// store's volatile state is no longer trustworthy until [`PageStore::power_cycle`].
     #[error("power cut: device write {0} refused")]
     PowerCut(u64),
+    /// A stop was asked for ([`nvmdb_cancel::cancel`]): a replay stops before its next
+    /// request.
+    #[error("interrupted")]
+    Interrupted(#[from] nvmdb_cancel::Interrupted),
 }
 
 /// Counters every layer keeps. Units are last in the name; a layer leaves at zero what

@@ -327,8 +327,9 @@ fn run_all<E>(
     }
     let mut seen = 0;
     for (index, request) in requests.enumerate() {
-        let request = request.map_err(ReplayError::Input)?;
         let index = index as u64;
+        nvmdb_cancel::check().map_err(|e| ReplayError::Store { request: index, error: e.into() })?;
+        let request = request.map_err(ReplayError::Input)?;
         if index == options.warmup_requests && index > 0 {
             engine.start_measuring();
         }

@@ -45,7 +45,9 @@ impl WorkloadRun {
 }
 
 /// Runs `workload` under `config`, or with no journaling when `config` is `None` (the
-/// journal area then stays untouched).
+/// journal area then stays untouched). A stop asked for ([`nvmdb_cancel`]) ends it
+/// before its next statement (a setup script or a transaction) with
+/// [`JournalError::Interrupted`].
 pub fn run_workload(
     config: Option<JournalConfig>,
     workload: &Workload,
@@ -63,11 +65,13 @@ pub fn run_workload(
         })
     };
     for (db, sql) in dbs.iter().zip(&workload.setup) {
+        nvmdb_cancel::check()?;
         db.execute_batch(sql).map_err(fail)?;
     }
     let before = sim.stats();
     let fields_before = sim.with_shared(|s| *s.devices.pcm_by_field());
     for (i, sql) in &workload.transactions {
+        nvmdb_cancel::check()?;
         dbs[*i].execute_batch(sql).map_err(fail)?;
     }
     let stats = sim.stats();

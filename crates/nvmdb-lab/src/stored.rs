@@ -254,11 +254,9 @@ pub fn store(dir: &Path, run: &StoredRun) -> Result<PathBuf, LabError> {
     };
     std::fs::create_dir_all(dir).map_err(io(dir))?;
     let path = dir.join(format!("{}.json", run.experiment));
-    let partial = dir.join(format!(".{}.json.partial", run.experiment));
     let mut json = serde_json::to_string_pretty(run).expect("a stored run serialises");
     json.push('\n');
-    std::fs::write(&partial, json).map_err(io(&partial))?;
-    std::fs::rename(&partial, &path).map_err(io(&path))?;
+    crate::report::write_file(&path, &json)?;
     Ok(path)
 }
 

@@ -467,18 +467,26 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
     // Native and cached memories of twice the working set each, plus the PCM's cells.
     crate::limits::check_memory("--mib", bytes.saturating_mul(BENCH_BYTES_PER_WORKING_BYTE))?;
     let mut results = Vec::new();
+    // A stop asked for ([`nvmdb_cancel`]) ends the run between two groups of benchmarks.
     ssd_benches(args, &mut results)?;
+    nvmdb_cancel::check()?;
     memory_benches(args, bytes, &mut results)?;
+    nvmdb_cancel::check()?;
     btree_benches(args, &mut results);
+    nvmdb_cancel::check()?;
     if selected(args, "envy-memory-random-mix") {
         let [envy, native] = nvmdb_experiments::bench::envy::memory_random_mix(args.ops, args.mib)
             .map(|(name, ops, ns)| from_ns_per_op(&name, ops, ns));
         results.push(compared(envy, &native));
         results.push(native);
     }
+    nvmdb_cancel::check()?;
     kv_benches(args, &mut results)?;
+    nvmdb_cancel::check()?;
     writeback_benches(args, bytes, &mut results)?;
+    nvmdb_cancel::check()?;
     pcm_as_disk_benches(args, &mut results);
+    nvmdb_cancel::check()?;
     let mut out = Output::new();
     if args.json {
         return out.json(&results);

@@ -424,6 +424,7 @@ fn sql_report(args: &SqlArgs) -> Result<SqlReport, CliError> {
         let db = sim.open_in_mode(DB_NAME, args.journal_mode.mode()).map_err(failed)?;
         let steps = limit_steps(&db);
         for statement in &statements {
+            nvmdb_cancel::check()?;
             steps.store(0, std::sync::atomic::Ordering::Relaxed);
             match execute(&db, &statement.sql) {
                 Ok(out) => {
@@ -468,7 +469,7 @@ fn sql_report(args: &SqlArgs) -> Result<SqlReport, CliError> {
         crate::output::write_file(path, text)?;
     }
     if let Some(bytes) = sim.file(DB_NAME) {
-        std::fs::write(&image_path, bytes).map_err(|e| CliError::unwritable(&image, &e))?;
+        crate::output::write_bytes(&image, &bytes)?;
     }
     let stats = sim.stats();
     Ok(SqlReport {

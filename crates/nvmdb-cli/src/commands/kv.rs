@@ -2,8 +2,7 @@
 //! or on a load file and an operations file. `nvmdb kv demo` is in [`crate::commands::kv_demo`].
 
 use std::collections::BTreeMap;
-use std::fs::File;
-use std::io::{BufReader, BufWriter, Write};
+use std::io::{BufReader, Write};
 
 use clap::{Args, Subcommand};
 use serde::Serialize;
@@ -15,7 +14,7 @@ use nvmdb_kv::{
 
 use crate::commands::kv_demo;
 use crate::error::CliError;
-use crate::output::Output;
+use crate::output::{Output, OutputFile};
 
 /// Key-value engine commands.
 #[derive(Debug, Subcommand)]
@@ -277,7 +276,7 @@ fn at_line(path: &str, e: ParseError) -> CliError {
 /// held back, so that those a power loss makes the run repeat are written once.
 struct Results {
     path: String,
-    out: Option<BufWriter<File>>,
+    out: Option<OutputFile>,
     pending: Vec<u8>,
 }
 
@@ -299,8 +298,8 @@ impl Results {
 
     fn finish(mut self) -> Result<(), CliError> {
         self.synced()?;
-        if let Some(mut out) = self.out.take() {
-            out.flush().map_err(|e| CliError::unwritable(&self.path, &e))?;
+        if let Some(out) = self.out.take() {
+            out.finish()?;
         }
         Ok(())
     }
@@ -398,7 +397,7 @@ fn file_run(args: &RunArgs) -> Result<Report, CliError> {
     loaded.map_err(engine_error)?;
     engine.sync().map_err(engine_error)?;
     let out = match &args.results {
-        Some(path) => Some(BufWriter::new(File::create(path).map_err(|e| CliError::unwritable(path, &e))?)),
+        Some(path) => Some(OutputFile::create(path).map_err(|e| CliError::unwritable(path, &e))?),
         None => None,
     };
     let mut results = Results { path: args.results.clone().unwrap_or_default(), out, pending: Vec::new() };
@@ -415,6 +414,7 @@ fn file_run(args: &RunArgs) -> Result<Report, CliError> {
     // The operations, then the final sync (which a cut may also interrupt).
     let final_sync = FileOp::Sync;
     while next <= ops.len() {
+        nvmdb_cancel::check()?;
         let op = ops.get(next).unwrap_or(&final_sync);
         let outcome = apply(&mut engine, op, &mut results, model.as_mut()).and_then(|()| {
             since_sync = since_sync.saturating_add(1);

@@ -270,6 +270,7 @@ fn run_synth_with(
             steady_state(&mut scheme, &params, &load, filter.as_mut(), page_bytes).map_err(|e| e.to_string())?;
         } else if params.workload.is_transactional() {
             for request in generator.initial_load() {
+                nvmdb_cancel::check().map_err(|e| e.to_string())?;
                 for page in &request.pages {
                     if let Some(f) = filter.as_mut() {
                         f.is_duplicate(page.lpn, page.content_id);
@@ -294,6 +295,7 @@ fn run_synth_with(
         let mut result = RunResult::default();
         let mut meters = scheme.meters();
         for request in generator {
+            nvmdb_cancel::check().map_err(|e| e.to_string())?;
             run_request(&mut scheme, &request, page_bytes, delta, filter.as_mut(), &mut result)
                 .map_err(|e| e.to_string())?;
             let (Some((energy, busy)), Some(now)) = (meters, scheme.meters()) else { continue };
@@ -363,7 +365,9 @@ fn steady_state(
         let page = SynthPage { lpn, content_id, changed: None, duplicate: false };
         scheme.write(&page, page_bytes, DeltaSource::Exact, now_ns)
     };
+    // A stop asked for ([`nvmdb_cancel`]) ends the warm-up, as the run, per request.
     for request in load {
+        nvmdb_cancel::check()?;
         for page in &request.pages {
             load_content[page.lpn as usize] = page.content_id;
             let content_id = if last_overwrite[page.lpn as usize].is_some() { fill.gen() } else { page.content_id };
@@ -371,6 +375,9 @@ fn steady_state(
         }
     }
     for (i, (lpn, aged)) in (0u64..).zip(overwrites()) {
+        if i.is_multiple_of(4096) {
+            nvmdb_cancel::check()?;
+        }
         let content_id = if last_overwrite[lpn as usize] == Some(i) { load_content[lpn as usize] } else { aged };
         write(scheme, lpn, content_id, 0)?;
     }
