@@ -311,10 +311,11 @@ impl<A: LogArea> LogStore<A> {
         let mut ready_ns = now_ns;
         for offset in offsets {
             let lpn = lbn * ppb + u64::from(offset);
-            let (data, t) = self.current(lpn, now_ns)?;
+            let (data, t) = self.ftl.read(lpn, now_ns)?;
             ready_ns = ready_ns.max(t);
             pages.push((lpn, data));
         }
+        ready_ns = ready_ns.max(self.area.apply_block_records(&mut self.ftl, &mut pages, now_ns)?);
         // The pages are durable in flash before their records go.
         let done_ns = self.ftl.write_run(&pages, ready_ns)?;
         let done_ns = self.area.drop_block(&mut self.ftl, lbn, done_ns)?;
@@ -386,13 +387,9 @@ impl<A: LogArea> PageStore for LogStore<A> {
             ..below
         };
         if let Some(pcm) = self.area.pcm() {
-            let p = pcm.stats();
-            s.pcm_energy_pj += p.storage_energy_pj;
+            s.add_pcm(pcm);
             s.pcm_accounting = pcm.config().accounting;
-            if s.pcm_accounting.is_cells() {
-                s.pcm_bits_written += p.bits_written;
-                s.pcm_max_cell_writes = s.pcm_max_cell_writes.max(pcm.max_cell_writes());
-            } else {
+            if !s.pcm_accounting.is_cells() {
                 // Counted to the word only: the stack's other PCM (deduplication's) alone
                 // would be a part passed off as the whole.
                 s.pcm_bits_written = 0;
