@@ -23,7 +23,7 @@ use nvmdb_device::{PageContent, PageData, Pcm};
 
 use crate::config::SsdConfig;
 use crate::ftl::PageFtl;
-use crate::layer::{FlashError, PageStore as _};
+use crate::layer::{FlashError, PageStore as _, Pending};
 use crate::log_common::{apply_all, decode_record, encode_record, fits, Append, LogArea, Record, SchemeParams, Update};
 use crate::log_store::LogStore;
 
@@ -343,6 +343,20 @@ impl LogArea for IplArea {
         offsets.sort_unstable();
         offsets.dedup();
         offsets
+    }
+
+    fn logged_blocks(&self) -> Vec<u64> {
+        self.logs.iter().filter(|(_, r)| r.iter().any(|r| r.offset != u32::MAX)).map(|(&lbn, _)| lbn).collect()
+    }
+
+    fn pending(&self) -> Pending {
+        let mut pending = Pending::default();
+        for &lbn in self.logs.keys() {
+            let live = self.logs[&lbn].iter().filter(|r| r.offset != u32::MAX).count();
+            pending.log_records += live as u64;
+            pending.log_pages += self.logged_offsets(lbn).len() as u64;
+        }
+        pending
     }
 
     fn check(&self, ftl: &PageFtl) -> Result<(), String> {

@@ -298,6 +298,13 @@ pub trait PageStore {
         let _ = written;
         self.write(lpn, data, now_ns)
     }
+    /// Writes a whole logical page of which every byte is new content, arriving at
+    /// `now_ns`; returns its completion time. A log layer writes it out of place (its change
+    /// is the whole page), whatever its delta policy: the ageing pass's writes
+    /// (`nvmdb_workload::ageing`) take this path. The default is [`PageStore::write`].
+    fn write_new(&mut self, lpn: u64, data: PageData, now_ns: u64) -> Result<u64, FlashError> {
+        self.write(lpn, data, now_ns)
+    }
     /// Reads a logical page arriving at `now_ns`; returns the data last written (or
     /// [`PageData::Empty`] / erased bytes for a never-written page) and the completion time.
     fn read(&mut self, lpn: u64, now_ns: u64) -> Result<(PageData, u64), FlashError>;

@@ -14,7 +14,7 @@ use nvmdb_device::{PageData, Pcm};
 
 use crate::config::{DeltaKind, MergeKind, SsdConfig};
 use crate::ftl::PageFtl;
-use crate::layer::FlashError;
+use crate::layer::{FlashError, Pending};
 use crate::log_store::{DeltaPolicy, MergeScope};
 
 /// What builds a log scheme: the whole configuration, and the PCM bytes of its log area
@@ -504,6 +504,10 @@ pub trait LogArea: std::fmt::Debug {
     fn drop_block(&mut self, ftl: &mut PageFtl, lbn: u64, now_ns: u64) -> Result<u64, FlashError>;
     /// Offsets of the pages of a logical block that have records, ascending.
     fn logged_offsets(&self, lbn: u64) -> Vec<u32>;
+    /// The logical blocks with at least one record that applies, ascending.
+    fn logged_blocks(&self) -> Vec<u64>;
+    /// The records that apply and the pages they apply to (`dram_pages` 0).
+    fn pending(&self) -> Pending;
     /// The area's own invariants (and that every logged page is mapped in `ftl`).
     fn check(&self, ftl: &PageFtl) -> Result<(), String>;
     /// Rebuilds the area's volatile tables after a power loss from its persistent bytes

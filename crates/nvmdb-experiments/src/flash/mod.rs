@@ -22,13 +22,11 @@ use nvmdb_device::{PageContent, PageData};
 use nvmdb_lab::{Experiment, LabError, Memo, Scale};
 use nvmdb_workload::synth::{SynthGenerator, SynthPage, SynthParams, SynthRequest, SynthWorkload};
 use nvmdb_workload::Op;
-use rand::{Rng, SeedableRng};
-use rand_xoshiro::Xoshiro256PlusPlus;
 
 use nvmdb_flash::config::{PcmTimingPreset, SsdConfig};
 use nvmdb_flash::dpram::DpramStore;
 use nvmdb_flash::ipl::IplStore;
-use nvmdb_flash::layer::{FlashError, PageStore, StoreHealth, StoreStats};
+use nvmdb_flash::layer::{FlashError, PageStore, Pending, StoreHealth, StoreStats};
 use nvmdb_flash::log_common::SchemeParams;
 use nvmdb_flash::pcm_log::PcmLogStore;
 
@@ -173,13 +171,45 @@ struct RunResult {
     /// Pages the host wrote, and of those dropped by the run's exact duplicate filter.
     pages_written: u64,
     pages_filtered: u64,
+    /// The counters at the end of the workload, before the drain ([`end_window`]): the
+    /// first pass as it ends, its pending work unpaid.
+    undrained: StoreStats,
+    /// What was pending then, and the drain carried to flash.
+    pending: Pending,
 }
 
 impl RunResult {
-    /// Flash plus PCM energy of the measured run, pJ.
+    /// Flash plus PCM energy of the measured run, the drain included, pJ.
     fn energy_pj(&self) -> u64 {
         self.stats.flash_energy_pj + self.stats.pcm_energy_pj
     }
+
+    /// The run's erases and energy without the drain: `(erases, pJ)`.
+    fn undrained(&self) -> (u64, u64) {
+        (self.undrained.block_erases, self.undrained.flash_energy_pj + self.undrained.pcm_energy_pj)
+    }
+}
+
+/// Ends a measured window at `now_ns`: the counters as the workload left them, then the
+/// store drained ([`PageStore::drain`]: every pending log record merged, charged as a
+/// merge during the run is, its energy and flash time counted as write work), then the
+/// counters with the drain. Every buffer experiment's figures are drained, so that no
+/// scheme's pending work goes unpaid; [`RunResult::undrained`] keeps the first pass as it
+/// ended beside them.
+fn end_window(scheme: &mut Scheme, now_ns: u64, result: &mut RunResult) -> Result<(), String> {
+    let before = scheme.meters();
+    let store = scheme.store();
+    result.undrained = store.stats();
+    result.pending = store.pending();
+    store.drain(now_ns).map_err(|e| e.to_string())?;
+    store.check_invariants()?;
+    result.stats = store.stats();
+    result.health = store.health();
+    if let (Some((energy, busy)), Some((energy_after, busy_after))) = (before, scheme.meters()) {
+        result.write_energy_pj += energy_after - energy;
+        result.write_busy_ns += busy_after - busy;
+    }
+    Ok(())
 }
 
 /// An exact duplicate filter in front of a store (the thesis's maximum-size fingerprint
@@ -267,7 +297,7 @@ fn run_synth_with(
         let mut filter = filter_duplicates.then(ExactDedup::default);
         if warmup == Warmup::SteadyState {
             let load = generator.initial_load();
-            steady_state(&mut scheme, &params, &load, filter.as_mut(), page_bytes).map_err(|e| e.to_string())?;
+            steady_state(&mut scheme, &params, &load, filter.as_mut()).map_err(|e| e.to_string())?;
         } else if params.workload.is_transactional() {
             for request in generator.initial_load() {
                 for page in &request.pages {
@@ -293,7 +323,9 @@ fn run_synth_with(
         }
         let mut result = RunResult::default();
         let mut meters = scheme.meters();
+        let mut now_ns = 0;
         for request in generator {
+            now_ns = request.request.time_ns;
             run_request(&mut scheme, &request, page_bytes, delta, filter.as_mut(), &mut result)
                 .map_err(|e| e.to_string())?;
             let (Some((energy, busy)), Some(now)) = (meters, scheme.meters()) else { continue };
@@ -306,27 +338,22 @@ fn run_synth_with(
             }
             meters = Some(now);
         }
-        let store = scheme.store();
-        store.check_invariants()?;
-        result.stats = store.stats();
-        result.health = store.health();
+        end_window(&mut scheme, now_ns, &mut result)?;
         Ok(result)
     })
 }
 
 /// The warm-up of [`Warmup::SteadyState`]: the generator's initial load `load` (every
 /// page of the footprint once, in order), then as many uniformly random whole-page
-/// overwrites of the footprint as it has pages (the ageing pass). Every write is new
-/// content, out of place in every configuration and a duplicate of nothing, and `filter`
-/// sees each one.
+/// overwrites of the footprint as it has pages ([`nvmdb_workload::ageing::age`], which
+/// `nvmdb ssd replay --age` runs too). Every write is new content, out of place in every
+/// configuration and a duplicate of nothing, and `filter` sees each one.
 ///
 /// The generator does not know the ageing pass, and its rolled-back pages go out with the
 /// content its load gave them. So the warm-up ends with each page holding exactly that
-/// content: the last ageing write to a page carries the page's load content, and the load
-/// writes a page the ageing pass will overwrite with content of the ageing stream instead.
-/// A page the pass never reaches keeps its load content from the load on. The device and
-/// the duplicate filter then hold the generator's view when the measured window starts,
-/// and a rolled-back page is a duplicate of what its page holds.
+/// content (the ageing's rule), and the device and the duplicate filter then hold the
+/// generator's view when the measured window starts: a rolled-back page is a duplicate of
+/// what its page holds.
 ///
 /// Why not age first and then write the footprint again with the generator's content:
 /// that third pass would lay the footprint out in load order once more, so the window
@@ -340,47 +367,15 @@ fn steady_state(
     params: &SynthParams,
     load: &[SynthRequest],
     mut filter: Option<&mut ExactDedup>,
-    page_bytes: u32,
 ) -> Result<(), FlashError> {
-    let pages = params.footprint_pages();
-    let slots = usize::try_from(pages).expect("the footprint's pages fit in memory");
-    // The ageing pass's writes: a page and a content id each, from their own stream.
-    let overwrites = || {
-        let mut rng = Xoshiro256PlusPlus::seed_from_u64(params.seed ^ AGE_STREAM);
-        (0..pages).map(move |_| (rng.gen_range(0..pages), rng.gen::<u64>()))
-    };
-    // Per page: the index of the ageing pass's last write to it, if any.
-    let mut last_overwrite: Vec<Option<u64>> = vec![None; slots];
-    for (i, (lpn, _)) in (0u64..).zip(overwrites()) {
-        last_overwrite[lpn as usize] = Some(i);
-    }
-    let mut fill = Xoshiro256PlusPlus::seed_from_u64(params.seed ^ FILL_STREAM);
-    let mut load_content = vec![0u64; slots];
-    let mut write = |scheme: &mut Scheme, lpn: u64, content_id: u64, now_ns: u64| {
+    let pages = load.iter().flat_map(|r| r.pages.iter().map(move |p| (p.lpn, p.content_id, r.request.time_ns)));
+    nvmdb_workload::ageing::age(params.footprint_pages(), params.seed, pages, |lpn, content_id, now_ns| {
         if let Some(f) = filter.as_deref_mut() {
             f.is_duplicate(lpn, content_id);
         }
-        let page = SynthPage { lpn, content_id, changed: None, duplicate: false };
-        scheme.write(&page, page_bytes, DeltaSource::Exact, now_ns)
-    };
-    for request in load {
-        for page in &request.pages {
-            load_content[page.lpn as usize] = page.content_id;
-            let content_id = if last_overwrite[page.lpn as usize].is_some() { fill.gen() } else { page.content_id };
-            write(scheme, page.lpn, content_id, request.request.time_ns)?;
-        }
-    }
-    for (i, (lpn, aged)) in (0u64..).zip(overwrites()) {
-        let content_id = if last_overwrite[lpn as usize] == Some(i) { load_content[lpn as usize] } else { aged };
-        write(scheme, lpn, content_id, 0)?;
-    }
-    Ok(())
+        scheme.store().write_new(lpn, PageData::Fingerprint(content_id), now_ns).map(drop)
+    })
 }
-
-/// Salt of the ageing pass's PRNG stream.
-const AGE_STREAM: u64 = 0xA6E0_5EED_0F1A_5400;
-/// Salt of the stream of the content the load writes to pages the ageing pass overwrites.
-const FILL_STREAM: u64 = 0xF111_5EED_0F1A_5400;
 
 fn run_request(
     scheme: &mut Scheme,
@@ -482,7 +477,7 @@ mod tests {
         for kind in [Kind::Ipl, Kind::Dpram, Kind::PcmLog] {
             let mut scheme = Scheme::new(kind, &config, 1 << 20).unwrap();
             let page_bytes = scheme.store().page_bytes();
-            steady_state(&mut scheme, &params, &load, None, page_bytes).unwrap();
+            steady_state(&mut scheme, &params, &load, None).unwrap();
             let s = scheme.store().stats();
             assert_eq!(s.logged_writes, 0, "{kind:?}");
             assert_eq!(s.merges, 0, "{kind:?}");
@@ -505,7 +500,7 @@ mod tests {
         let mut filter = ExactDedup::default();
         let mut scheme = Scheme::new(Kind::Dedup, &config, 0).unwrap();
         let page_bytes = scheme.store().page_bytes();
-        steady_state(&mut scheme, &params, &load, Some(&mut filter), page_bytes).unwrap();
+        steady_state(&mut scheme, &params, &load, Some(&mut filter)).unwrap();
         assert_eq!(scheme.store().stats().dedup_pages_removed, 0, "no warm-up write is a duplicate");
         for page in load.iter().flat_map(|r| &r.pages) {
             assert_eq!(filter.page_content.get(&page.lpn), Some(&page.content_id), "page {}", page.lpn);

@@ -2,19 +2,16 @@
 //! IPL, d-PRAM and the PCM log buffer, and the PCM queueing that their response times
 //! show.
 
-use nvmdb_device::{PageContent, PageData};
+use nvmdb_device::PageContent;
 use nvmdb_lab::{Cell, Experiment, LabError, Outcome, RunContext, Scale, Table};
 use nvmdb_workload::traces::{DisksimLayout, TraceFormat, TraceReader};
 use nvmdb_workload::Request;
-use rand::{Rng, SeedableRng};
-use rand_xoshiro::Xoshiro256PlusPlus;
 use serde_json::json;
 
-use super::{failed, part_bytes, ssd_config, AGE_STREAM};
+use super::{failed, part_bytes, ssd_config};
 use nvmdb_flash::config::{BufferKind, DeltaKind, PcmTimingPreset, SsdConfig};
 use nvmdb_flash::dpram::DpramStore;
-use nvmdb_flash::ipl::IplStore;
-use nvmdb_flash::layer::{FlashError, PageStore};
+use nvmdb_flash::layer::PageStore;
 use nvmdb_flash::pcm_log::PcmLogStore;
 use nvmdb_flash::replay::{replay, ReplayOptions, ReplayReport};
 
@@ -50,71 +47,11 @@ fn requests(text: &str, store: &dyn PageStore) -> Result<Vec<Request>, String> {
         .map_err(|e| e.to_string())
 }
 
-/// One configuration's store, concrete so that the ageing pass can write whole pages
-/// out of place through a log layer.
-enum TraceStore {
-    Plain(Box<dyn PageStore>),
-    Ipl(IplStore),
-    Dpram(DpramStore),
-    PcmLog(PcmLogStore),
-}
-
-impl TraceStore {
-    fn new(config: &SsdConfig) -> Result<TraceStore, FlashError> {
-        Ok(match config.buffer.kind {
-            BufferKind::None => TraceStore::Plain(nvmdb_flash::stack::build(config)?),
-            BufferKind::Ipl => TraceStore::Ipl(IplStore::new(config)?),
-            BufferKind::Dpram => TraceStore::Dpram(DpramStore::new(config)?),
-            BufferKind::PcmLog => TraceStore::PcmLog(PcmLogStore::new(config)?),
-        })
-    }
-
-    fn store(&mut self) -> &mut dyn PageStore {
-        match self {
-            TraceStore::Plain(s) => s.as_mut(),
-            TraceStore::Ipl(s) => s,
-            TraceStore::Dpram(s) => s,
-            TraceStore::PcmLog(s) => s,
-        }
-    }
-
-    /// Writes `lpn` as a whole page of new content: out of place in every configuration.
-    fn write_whole(&mut self, lpn: u64) -> Result<u64, FlashError> {
-        let whole = [(0, self.store().page_bytes())];
-        match self {
-            TraceStore::Plain(s) => s.write(lpn, PageData::Empty, 0),
-            TraceStore::Ipl(s) => s.write_update(lpn, PageData::Empty, Some(&whole), 0),
-            TraceStore::Dpram(s) => s.write_update(lpn, PageData::Empty, Some(&whole), 0),
-            TraceStore::PcmLog(s) => s.write_update(lpn, PageData::Empty, Some(&whole), 0),
-        }
-    }
-
-    /// Steady state: every logical page written once in order, then as many uniformly
-    /// random whole-page overwrites, so that garbage collection runs under the trace.
-    /// Returns when the flash has finished them.
-    fn age(&mut self, seed: u64) -> Result<u64, FlashError> {
-        let pages = self.store().logical_pages();
-        let mut done_ns = 0;
-        for lpn in 0..pages {
-            done_ns = done_ns.max(self.write_whole(lpn)?);
-        }
-        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ AGE_STREAM);
-        for _ in 0..pages {
-            done_ns = done_ns.max(self.write_whole(rng.gen_range(0..pages))?);
-        }
-        Ok(done_ns)
-    }
-}
-
-/// Replays `requests` on an aged `store`, their arrivals moved to after the ageing pass
-/// (the counters cover the trace alone).
-fn run_aged(store: &mut TraceStore, requests: &[Request], seed: u64) -> Result<ReplayReport, String> {
-    let start_ns = store.age(seed).map_err(|e| e.to_string())?;
-    let store = store.store();
-    store.reset_stats();
-    let options = ReplayOptions { content: PageContent::None, seed, prefill: false, ..ReplayOptions::default() };
-    let shifted = requests.iter().map(|r| Ok::<_, String>(Request { time_ns: r.time_ns + start_ns, ..r.clone() }));
-    let report = replay(store, shifted, &options).map_err(|e| e.to_string())?;
+/// Replays `requests` `passes` times on `store` aged as the thesis experiments age theirs
+/// ([`ReplayOptions::age`]: the counters cover the trace alone).
+fn run_aged(store: &mut dyn PageStore, requests: &[Request], seed: u64, passes: u64) -> Result<ReplayReport, String> {
+    let options = ReplayOptions { content: PageContent::None, seed, age: true, passes, ..ReplayOptions::default() };
+    let report = replay(store, requests.iter().cloned().map(Ok::<_, String>), &options).map_err(|e| e.to_string())?;
     store.check_invariants()?;
     Ok(report)
 }
@@ -185,10 +122,10 @@ impl Experiment for MqsimTraces {
                     let mut config = base.clone();
                     config.buffer.kind = kind;
                     config.buffer.delta = delta;
-                    let mut store = TraceStore::new(&config).map_err(|e| fail(e.to_string()))?;
-                    let requests = requests(text, store.store()).map_err(|e| fail(format!("{trace}: {e}")))?;
+                    let mut store = nvmdb_flash::build(&config).map_err(|e| fail(e.to_string()))?;
+                    let requests = requests(text, store.as_ref()).map_err(|e| fail(format!("{trace}: {e}")))?;
                     let report =
-                        run_aged(&mut store, &requests, ctx.seed).map_err(|e| fail(format!("{trace}: {e}")))?;
+                        run_aged(store.as_mut(), &requests, ctx.seed, 1).map_err(|e| fail(format!("{trace}: {e}")))?;
                     bar.inc(1);
                     Ok((requests, report))
                 },

@@ -14,8 +14,8 @@ use serde_json::json;
 
 use super::buffers::{energy_percent, lifetime, lifetime_cell, pcm_bytes, pcm_log_pblocks, PCM_MB};
 use super::{
-    failed, part_bytes, run_synth_with, scale_divisor, ssd_config, steady_state, synth_params, DeltaSource, Kind,
-    RunResult,
+    end_window, failed, part_bytes, run_synth_with, scale_divisor, ssd_config, steady_state, synth_params, DeltaSource,
+    Kind, RunResult,
 };
 use super::{Scheme, Warmup};
 
@@ -91,7 +91,7 @@ fn hot_run(
     let page_bytes = scheme.store().page_bytes();
     let pages_per_block = u64::from(config.flash.pages_per_block);
     let load = SynthGenerator::new(*params)?.initial_load();
-    steady_state(&mut scheme, params, &load, None, page_bytes).map_err(|e| e.to_string())?;
+    steady_state(&mut scheme, params, &load, None).map_err(|e| e.to_string())?;
     scheme.store().reset_stats();
     let mut rng = ctx.rng(HOT_STREAM);
     let mut result = RunResult::default();
@@ -104,10 +104,7 @@ fn hot_run(
         result.pages_written += 1;
         scheme.write(&page, page_bytes, DeltaSource::Exact, i * 1_000).map_err(|e| e.to_string())?;
     }
-    let store = scheme.store();
-    store.check_invariants()?;
-    result.stats = store.stats();
-    result.health = store.health();
+    end_window(&mut scheme, updates * 1_000, &mut result)?;
     Ok(result)
 }
 
