@@ -171,46 +171,33 @@ struct RunResult {
     /// Pages the host wrote, and of those dropped by the run's exact duplicate filter.
     pages_written: u64,
     pages_filtered: u64,
-    /// The counters at the end of the workload, before the drain ([`end_window`]): the
-    /// first pass as it ends, its pending work unpaid.
-    undrained: StoreStats,
-    /// What was pending then, and the drain carried to flash.
+    /// Passes of the workload the window covers: the counters above are their sum
+    /// ([`RunResult::per_pass`]).
+    passes: u64,
+    /// The counters of the workload's first pass alone (without a drain): the transient a
+    /// single run reports.
+    first: StoreStats,
+    /// What the store held that was not yet in flash at the end (after the drain of
+    /// [`Warmup::AgedDrained`]: nothing).
     pending: Pending,
 }
 
 impl RunResult {
-    /// Flash plus PCM energy of the measured run, the drain included, pJ.
+    /// Flash plus PCM energy of the measured window, pJ.
     fn energy_pj(&self) -> u64 {
         self.stats.flash_energy_pj + self.stats.pcm_energy_pj
     }
 
-    /// The run's erases and energy without the drain: `(erases, pJ)`.
-    fn undrained(&self) -> (u64, u64) {
-        (self.undrained.block_erases, self.undrained.flash_energy_pj + self.undrained.pcm_energy_pj)
+    /// A count of the window, per pass of the workload.
+    fn per_pass(&self, count: u64) -> f64 {
+        count as f64 / self.passes.max(1) as f64
     }
 }
 
-/// Ends a measured window at `now_ns`: the counters as the workload left them, then the
-/// store drained ([`PageStore::drain`]: every pending log record merged, charged as a
-/// merge during the run is, its energy and flash time counted as write work), then the
-/// counters with the drain. Every buffer experiment's figures are drained, so that no
-/// scheme's pending work goes unpaid; [`RunResult::undrained`] keeps the first pass as it
-/// ended beside them.
-fn end_window(scheme: &mut Scheme, now_ns: u64, result: &mut RunResult) -> Result<(), String> {
-    let before = scheme.meters();
-    let store = scheme.store();
-    result.undrained = store.stats();
-    result.pending = store.pending();
-    store.drain(now_ns).map_err(|e| e.to_string())?;
-    store.check_invariants()?;
-    result.stats = store.stats();
-    result.health = store.health();
-    if let (Some((energy, busy)), Some((energy_after, busy_after))) = (before, scheme.meters()) {
-        result.write_energy_pj += energy_after - energy;
-        result.write_busy_ns += busy_after - busy;
-    }
-    Ok(())
-}
+/// Passes of the workload in a [`Warmup::SteadyState`] run, and how many of the last are
+/// measured (passes 5 to 8).
+const SYNTH_PASSES: u64 = 8;
+const SYNTH_MEASURED_PASSES: u64 = 4;
 
 /// An exact duplicate filter in front of a store (the thesis's maximum-size fingerprint
 /// store): a write whose content is live on some page only remaps the page.
@@ -240,14 +227,26 @@ enum Warmup {
     /// The TPC-C-like initial load only (the deduplication figures, which count what the
     /// trace itself writes).
     LoadOnly,
-    /// Steady state of the SSD (the buffer figures), by [`steady_state`]: the initial load
-    /// writes every page of the footprint once, in order (for the desktop workloads too);
+    /// An aged SSD, by [`steady_state`]: the initial load writes every page of the
+    /// footprint once, in order (for the desktop workloads too);
     /// then one pass of uniform random whole-page overwrites of the footprint (out of place
     /// in every configuration) leaves the FTL's free blocks at its GC reserve, so garbage
     /// collection runs in the measured window. Each page ends the warm-up holding the
     /// content the generator's load gave it. Neither pass is measured; the workload itself
-    /// then starts as in [`Warmup::LoadOnly`] (cold DBMS buffer pool, empty logs).
+    /// then runs once, as in [`Warmup::LoadOnly`] (cold DBMS buffer pool, empty logs), and is
+    /// measured: the first pass, a transient for a log that has not filled.
+    Aged,
+    /// Steady state of the SSD and of its logs (the buffer figures): aged as
+    /// [`Warmup::Aged`], then the workload continued to [`SYNTH_PASSES`] times its length
+    /// (the same generator: fresh content, the buffer pool carried on), the last
+    /// [`SYNTH_MEASURED_PASSES`] of those pass-lengths measured; the first pass's counters
+    /// are kept beside ([`RunResult::first`]). A pass repeating the same requests would
+    /// write the same content ids again, which deduplication would find as duplicates.
     SteadyState,
+    /// Aged, one pass, then drained ([`PageStore::drain`]: every pending log record merged
+    /// as during the run, its energy and flash time counted as write work): the cost a
+    /// drain at the end of a first pass charges, beside the steady state.
+    AgedDrained,
 }
 
 /// What the layer is told of an update's change.
@@ -293,9 +292,13 @@ fn run_synth_with(
     SYNTH_RUNS.get_or_run(key, || {
         let mut scheme = Scheme::new(kind, config, pcm_bytes).map_err(|e| e.to_string())?;
         let page_bytes = scheme.store().page_bytes();
-        let mut generator = SynthGenerator::new(params)?;
+        let passes = if warmup == Warmup::SteadyState { SYNTH_PASSES } else { 1 };
+        // The workload continued `passes` times as long: a pass is `params.requests` requests.
+        let long = SynthParams { requests: params.requests * passes, ..params };
+        let mut generator = SynthGenerator::new(long)?;
         let mut filter = filter_duplicates.then(ExactDedup::default);
-        if warmup == Warmup::SteadyState {
+        let aged = warmup != Warmup::LoadOnly;
+        if aged {
             let load = generator.initial_load();
             steady_state(&mut scheme, &params, &load, filter.as_mut()).map_err(|e| e.to_string())?;
         } else if params.workload.is_transactional() {
@@ -313,37 +316,80 @@ fn run_synth_with(
         scheme.store().reset_stats();
         if let (Kind::PcmLogOffline, Scheme::PcmLog(store)) = (kind, &mut scheme) {
             // The future host writes, from a second generator of the same seed.
-            let mut twin = SynthGenerator::new(params)?;
-            if params.workload.is_transactional() || warmup == Warmup::SteadyState {
+            let mut twin = SynthGenerator::new(long)?;
+            if params.workload.is_transactional() || aged {
                 drop(twin.initial_load());
             }
             let future: Vec<u64> =
                 twin.filter(|r| r.request.op == Op::Write).flat_map(|r| r.pages.into_iter().map(|p| p.lpn)).collect();
             store.set_offline_future(&future);
         }
-        let mut result = RunResult::default();
-        let mut meters = scheme.meters();
-        let mut now_ns = 0;
-        for request in generator {
-            now_ns = request.request.time_ns;
-            run_request(&mut scheme, &request, page_bytes, delta, filter.as_mut(), &mut result)
-                .map_err(|e| e.to_string())?;
-            let (Some((energy, busy)), Some(now)) = (meters, scheme.meters()) else { continue };
-            match request.request.op {
-                Op::Write => {
-                    result.write_energy_pj += now.0 - energy;
-                    result.write_busy_ns += now.1 - busy;
+        let drain = warmup == Warmup::AgedDrained;
+        run_passes(&mut scheme, passes, drain, |scheme, result| {
+            let mut meters = scheme.meters();
+            let mut now_ns = 0;
+            for request in generator.by_ref().take(usize::try_from(params.requests).unwrap_or(usize::MAX)) {
+                now_ns = request.request.time_ns;
+                run_request(scheme, &request, page_bytes, delta, filter.as_mut(), now_ns, result)
+                    .map_err(|e| e.to_string())?;
+                let (Some((energy, busy)), Some(now)) = (meters, scheme.meters()) else { continue };
+                match request.request.op {
+                    Op::Write => {
+                        result.write_energy_pj += now.0 - energy;
+                        result.write_busy_ns += now.1 - busy;
+                    }
+                    _ => result.read_energy_pj += now.0 - energy,
                 }
-                _ => result.read_energy_pj += now.0 - energy,
+                meters = Some(now);
             }
-            meters = Some(now);
-        }
-        end_window(&mut scheme, now_ns, &mut result)?;
-        Ok(result)
+            Ok(now_ns)
+        })
     })
 }
 
-/// The warm-up of [`Warmup::SteadyState`]: the generator's initial load `load` (every
+/// Runs `passes` passes of a workload on `scheme` (`pass` runs one and returns the time of
+/// its last request), measuring the last [`SYNTH_MEASURED_PASSES`] (all of one pass) and
+/// keeping the first pass's counters beside; with `drain`, drains the store after the last
+/// pass, its work counted in the window as write work.
+fn run_passes(
+    scheme: &mut Scheme,
+    passes: u64,
+    drain: bool,
+    mut pass: impl FnMut(&mut Scheme, &mut RunResult) -> Result<u64, String>,
+) -> Result<RunResult, String> {
+    let measured_from = passes - SYNTH_MEASURED_PASSES.min(passes);
+    let mut result = RunResult::default();
+    let mut first = StoreStats::default();
+    let mut now_ns = 0;
+    for p in 0..passes {
+        if p == measured_from && p > 0 {
+            scheme.store().reset_stats();
+            result = RunResult::default();
+        }
+        now_ns = pass(scheme, &mut result)?;
+        if p == 0 {
+            first = scheme.store().stats();
+        }
+    }
+    if drain {
+        let before = scheme.meters();
+        scheme.store().drain(now_ns).map_err(|e| e.to_string())?;
+        if let (Some((energy, busy)), Some((energy_after, busy_after))) = (before, scheme.meters()) {
+            result.write_energy_pj += energy_after - energy;
+            result.write_busy_ns += busy_after - busy;
+        }
+    }
+    let store = scheme.store();
+    store.check_invariants()?;
+    result.passes = passes - measured_from;
+    result.first = first;
+    result.stats = store.stats();
+    result.health = store.health();
+    result.pending = store.pending();
+    Ok(result)
+}
+
+/// The ageing of [`Warmup::Aged`] (and the runs built on it): the generator's initial load `load` (every
 /// page of the footprint once, in order), then as many uniformly random whole-page
 /// overwrites of the footprint as it has pages ([`nvmdb_workload::ageing::age`], which
 /// `nvmdb ssd replay --age` runs too). Every write is new content, out of place in every
@@ -377,15 +423,16 @@ fn steady_state(
     })
 }
 
+/// Runs one request of a synthetic workload, arriving at `arrival`.
 fn run_request(
     scheme: &mut Scheme,
     request: &SynthRequest,
     page_bytes: u32,
     delta: DeltaSource,
     mut filter: Option<&mut ExactDedup>,
+    arrival: u64,
     result: &mut RunResult,
 ) -> Result<(), FlashError> {
-    let arrival = request.request.time_ns;
     match request.request.op {
         Op::Write => {
             for page in &request.pages {
@@ -510,10 +557,9 @@ mod tests {
             generator.flat_map(|r| r.pages).filter(|p| p.changed.as_ref().is_some_and(Vec::is_empty)).count() as u64;
         assert!(rollbacks > 0, "t1 rolls pages back");
         let filtered =
-            run_synth_with(Kind::Baseline, &config, 0, params, true, Warmup::SteadyState, DeltaSource::Exact).unwrap();
+            run_synth_with(Kind::Baseline, &config, 0, params, true, Warmup::Aged, DeltaSource::Exact).unwrap();
         assert_eq!(filtered.pages_filtered, rollbacks);
-        let deduped =
-            run_synth_with(Kind::Dedup, &config, 0, params, false, Warmup::SteadyState, DeltaSource::Exact).unwrap();
+        let deduped = run_synth_with(Kind::Dedup, &config, 0, params, false, Warmup::Aged, DeltaSource::Exact).unwrap();
         assert_eq!(deduped.stats.dedup_pages_removed, rollbacks);
     }
 }
