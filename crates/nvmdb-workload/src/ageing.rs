@@ -90,13 +90,13 @@ mod tests {
         assert_eq!(writes.len() as u64, 2 * pages);
         assert_eq!(writes, run(7), "deterministic");
         assert_ne!(writes, run(8), "another seed, other writes");
-        let mut last = vec![None; pages as usize];
+        let mut last = vec![None; index(pages)];
         for &(page, content, _) in &writes {
-            last[page as usize] = Some(content);
+            last[index(page)] = Some(content);
         }
-        assert!(last.iter().enumerate().all(|(p, c)| *c == Some(1000 + p as u64)), "every page holds its load content");
+        assert!((0..pages).all(|p| last[index(p)] == Some(1000 + p)), "every page holds its load content");
         // The overwrites reach about 1 − 1/e of the pages; those got fresh content at load.
-        let reached = writes[..pages as usize].iter().filter(|&&(p, c, _)| c != 1000 + p).count();
+        let reached = writes[..index(pages)].iter().filter(|&&(p, c, _)| c != 1000 + p).count();
         assert!((280..=350).contains(&reached), "{reached} pages reached by the overwrites");
     }
 }

@@ -162,7 +162,7 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
     if args.passes > 1 {
         // Every pass's response times are kept (for the exact percentiles): count them
         // first, which also finds a bad line before the run.
-        let requests = open()?.try_fold(0u64, |n, r| r.map(|_| n + 1));
+        let requests = open()?.try_fold(0u64, |n: u64, r| r.map(|_| n.saturating_add(1)));
         let requests = requests.map_err(|e| CliError::at_line(&args.trace, e.line, e.message))?;
         crate::limits::check_memory(
             &format!("--passes {} ({requests} requests each)", args.passes),
@@ -214,7 +214,7 @@ fn ageing_bytes_per_page(config: &SsdConfig) -> u64 {
         nvmdb_device::PageContent::Fingerprint => 8,
         nvmdb_device::PageContent::None => 0,
     };
-    nvmdb_workload::ageing::BYTES_PER_PAGE + content
+    nvmdb_workload::ageing::BYTES_PER_PAGE.saturating_add(content)
 }
 
 /// The flags' ranges and combinations: a combination that would do nothing is refused,

@@ -523,7 +523,6 @@ mod tests {
         let load = SynthGenerator::new(params).unwrap().initial_load();
         for kind in [Kind::Ipl, Kind::Dpram, Kind::PcmLog] {
             let mut scheme = Scheme::new(kind, &config, 1 << 20).unwrap();
-            let page_bytes = scheme.store().page_bytes();
             steady_state(&mut scheme, &params, &load, None).unwrap();
             let s = scheme.store().stats();
             assert_eq!(s.logged_writes, 0, "{kind:?}");
@@ -546,7 +545,6 @@ mod tests {
         let load = generator.initial_load();
         let mut filter = ExactDedup::default();
         let mut scheme = Scheme::new(Kind::Dedup, &config, 0).unwrap();
-        let page_bytes = scheme.store().page_bytes();
         steady_state(&mut scheme, &params, &load, Some(&mut filter)).unwrap();
         assert_eq!(scheme.store().stats().dedup_pages_removed, 0, "no warm-up write is a duplicate");
         for page in load.iter().flat_map(|r| &r.pages) {
