@@ -431,7 +431,7 @@ pub fn replay<E>(
         return replay_passes(store, || requests.iter().cloned().map(Ok), options);
     }
     let mut once = Some(requests);
-    replay_passes(store, || once.take().into_iter().flatten(), options)
+    replay_passes(store, || once.take().expect("one pass and no pre-fill read the trace once"), options)
 }
 
 /// Replays the trace `trace()` gives into `store`: once for the pre-fill's footprint when
