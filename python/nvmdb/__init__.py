@@ -156,8 +156,11 @@ def ssd_replay(
     warmup_requests: int = 0,
     config_file: str | os.PathLike[str] | None = None,
     power_loss_at: int | None = None,
-    prefill: bool = True,
+    prefill: bool | None = None,
     disksim_devices: str = "separate",
+    age: bool = False,
+    passes: int = 1,
+    drain: bool = False,
 ) -> dict[str, Any]:
     """``nvmdb ssd replay``: replay a block trace on a simulated SSD stack.
 
@@ -171,10 +174,16 @@ def ssd_replay(
       warmup_requests: leave the first N requests out of every statistic.
       config_file: an SSD configuration file in TOML (``--config``), applied before config.
       power_loss_at: cut power after the N-th request, recover and check.
-      prefill: write every page the trace touches once before the replay.
+      prefill: write every page the trace touches once before the replay (``None``: the
+        CLI's default, true without ``age``; not with ``age``).
       disksim_devices: DiskSim traces: ``separate`` or ``shared`` address ranges.
+      age: age the device first (fill, then random whole-page overwrites), not measured.
+      passes: replay the trace this many times; ``"last_pass"`` holds the last alone.
+      drain: merge every pending log record (and write the DRAM buffer down) at the end.
 
-    Returns the CLI's ``--json`` object: the trace, the figures and the full configuration.
+    Returns the CLI's ``--json`` object: the trace, the figures (among them
+    ``flash_page_reads``, ``flash_sector_programs``, ``gc_page_copies``,
+    ``pending_log_records``, ``pending_log_pages``) and the full configuration.
     """
     sets = [f"--set={key}={_config_value(key, value)}" for key, value in (config or {}).items()]
     flags = dict(
@@ -183,8 +192,11 @@ def ssd_replay(
         warmup_requests=warmup_requests,
         config_file=config_file,
         power_loss_at=power_loss_at,
-        prefill=_cli.text(prefill),
+        prefill=None if prefill is None else _cli.text(prefill),
         disksim_devices=disksim_devices,
+        age=age,
+        passes=passes,
+        drain=drain,
         config=None,
     )
     renamed = {"config_file": "config", "config": "set"}

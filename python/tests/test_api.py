@@ -99,6 +99,21 @@ def test_ssd_replay_config_file_and_power_loss_are_the_cli(cli, write):
     assert got == expected and got["power_cycles"] == 1
 
 
+def test_ssd_replay_age_passes_and_drain_are_the_cli(cli, write):
+    trace = write("ssd.trace", SSD_TRACE)
+    config = {**SMALL_SSD, "buffer.kind": "dpram", "buffer.pcm_mb": 1}
+    expected = cli(
+        "ssd", "replay", "--trace", trace, "--format", "simple", *cli_set(config),
+        "--age", "--passes", "3", "--drain", "--json",
+    ).json()
+    got = nvmdb.ssd_replay(trace, "simple", config=config, age=True, passes=3, drain=True)
+    assert got == expected
+    assert got["passes"] == 3 and got["drained"] is True and got["aged_pages"] > 0
+    assert got["last_pass"]["requests"] == 7 and got["pending_log_records"] == 0
+    for key in ["flash_page_reads", "flash_sector_programs", "gc_page_copies", "pending_log_pages"]:
+        assert key in got and key in got["last_pass"]
+
+
 def test_btree_run_is_the_cli(cli, write):
     expected = cli(
         "btree", "run", "--variant", "unsorted-leaf", "--node-lines", "4", "--entries", "2000", "--op", "insert",

@@ -12,7 +12,9 @@
 //! the restore, falls before every device write of the recovery (deduplication rebuilding
 //! its fingerprint store, the DRAM buffer writing its pages back) and of the first writes
 //! after it, at first cuts spread over the workload; the store powers up again until a
-//! recovery completes, and the same checks follow.
+//! recovery completes, and the same checks follow. The log schemes and the DRAM buffer also
+//! run two passes of a workload with a drain (`PageStore::drain`) in the middle and at the
+//! end, cut at every device write, the drains' included.
 
 use std::collections::BTreeMap;
 
@@ -50,12 +52,17 @@ enum Step {
     Trim {
         lpn: u64,
     },
+    /// Every pending log record merged, the DRAM buffer written down
+    /// (`PageStore::drain`): no page's content changes.
+    Drain,
 }
 
 impl Step {
-    fn lpn(self) -> u64 {
+    /// The page the step writes or reads (none for a drain).
+    fn lpn(self) -> Option<u64> {
         match self {
-            Step::Write { lpn, .. } | Step::Patch { lpn, .. } | Step::Read { lpn } | Step::Trim { lpn } => lpn,
+            Step::Write { lpn, .. } | Step::Patch { lpn, .. } | Step::Read { lpn } | Step::Trim { lpn } => Some(lpn),
+            Step::Drain => None,
         }
     }
 }
@@ -80,6 +87,21 @@ fn workload(seed: u64, n: usize) -> Vec<Step> {
     steps
 }
 
+/// `passes` passes of `workload(seed, n)` (each the same steps, as `nvmdb ssd replay
+/// --passes`), with a drain in the middle of the first pass and one at the end.
+fn passes_with_drains(seed: u64, n: usize, passes: usize) -> Vec<Step> {
+    let pass = workload(seed, n);
+    let mut steps = Vec::with_capacity(passes * pass.len() + 2);
+    for i in 0..passes {
+        steps.extend_from_slice(&pass);
+        if i == 0 {
+            steps.insert(pass.len() / 2 + PAGES as usize / 2, Step::Drain);
+        }
+    }
+    steps.push(Step::Drain);
+    steps
+}
+
 fn bytes(seed: u64, len: usize) -> Vec<u8> {
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     (0..len).map(|_| rng.gen()).collect()
@@ -98,7 +120,7 @@ fn apply(model: &Model, step: Step) -> Option<Option<Vec<u8>>> {
             Some(Some(page))
         }
         Step::Trim { .. } => Some(None),
-        Step::Read { .. } => None,
+        Step::Read { .. } | Step::Drain => None,
     }
 }
 
@@ -110,8 +132,13 @@ fn run(
     step: Step,
     now_ns: u64,
 ) -> Result<(), FlashError> {
-    let lpn = step.lpn();
     let after = apply(model, step);
+    if matches!(step, Step::Drain) {
+        store.drain(now_ns)?;
+        assert_eq!(store.pending(), nvmdb_flash::Pending::default(), "a drain leaves nothing pending");
+        return Ok(());
+    }
+    let lpn = step.lpn().expect("a step on a page");
     match step {
         Step::Write { .. } => {
             let data = after.clone().flatten().expect("a write has bytes");
@@ -128,6 +155,7 @@ fn run(
         Step::Trim { .. } => {
             store.trim(lpn, now_ns)?;
         }
+        Step::Drain => unreachable!("handled above"),
     }
     match after {
         Some(Some(page)) => {
@@ -298,22 +326,24 @@ fn crash_at(name: &str, steps: &[Step], cut: u64, second: Option<u64>) -> Crash 
                         second = None;
                     }
                 }
-                // The interrupted step's page is wholly old or wholly new.
-                let lpn = step.lpn();
-                let (data, _) = store.read(lpn, 0).unwrap();
-                let found = content(data);
-                let old = model.get(&lpn).cloned();
-                let new = apply(&model, step).expect("only writes and trims write");
-                let now = if found == expected(mode, old.clone()) {
-                    old
-                } else {
-                    assert!(found == expected(mode, new.clone()), "{what}: page {lpn} is neither old nor new");
-                    new
-                };
-                match now {
-                    Some(page) => model.insert(lpn, page),
-                    None => model.remove(&lpn),
-                };
+                // The interrupted step's page is wholly old or wholly new (a drain changes
+                // no page: every page must read as the model says).
+                if let Some(lpn) = step.lpn() {
+                    let (data, _) = store.read(lpn, 0).unwrap();
+                    let found = content(data);
+                    let old = model.get(&lpn).cloned();
+                    let new = apply(&model, step).expect("only writes and trims write");
+                    let now = if found == expected(mode, old.clone()) {
+                        old
+                    } else {
+                        assert!(found == expected(mode, new.clone()), "{what}: page {lpn} is neither old nor new");
+                        new
+                    };
+                    match now {
+                        Some(page) => model.insert(lpn, page),
+                        None => model.remove(&lpn),
+                    };
+                }
                 verify(store.as_mut(), mode, &model, &what);
                 at += 1;
             }
@@ -492,4 +522,49 @@ fn ipl_with_dedup_in_fingerprint_mode_loses_nothing_at_any_device_write() {
 #[test]
 fn pcm_log_with_striped_merges_loses_nothing_at_any_device_write() {
     check("pcm-log+striped");
+}
+
+/// Two passes of a shorter workload with a drain in the first pass's middle and one at the
+/// end: cuts at every device write, those of the drains' merges and write-backs included.
+fn check_drains(name: &str) {
+    let steps = passes_with_drains(22, 150, 2);
+    let tried = every_device_write(name, &steps);
+    // The drains write: their device writes are among the crash points.
+    let mut store = build(name);
+    let mut model = Model::new();
+    let mut drained = 0;
+    for (at, &step) in steps.iter().enumerate() {
+        let before = store.power_switch().unwrap().writes();
+        run(store.as_mut(), mode(name), &mut model, step, at as u64 * 100_000).unwrap();
+        if matches!(step, Step::Drain) {
+            drained += store.power_switch().unwrap().writes() - before;
+        }
+    }
+    assert!(drained > 0 && tried > drained, "{name}: the drains made {drained} of {tried} device writes");
+    println!("{name}: {drained} of the {tried} crash points fall in the drains");
+}
+
+#[test]
+fn ipl_drains_and_passes_lose_nothing_at_any_device_write() {
+    check_drains("ipl");
+}
+
+#[test]
+fn ipl_in_fingerprint_mode_drains_and_passes_lose_nothing_at_any_device_write() {
+    check_drains("ipl@fingerprint");
+}
+
+#[test]
+fn dpram_drains_and_passes_lose_nothing_at_any_device_write() {
+    check_drains("dpram");
+}
+
+#[test]
+fn pcm_log_drains_and_passes_lose_nothing_at_any_device_write() {
+    check_drains("pcm-log");
+}
+
+#[test]
+fn protected_dram_buffer_drains_and_passes_lose_nothing_at_any_device_write() {
+    check_drains("dram-plp");
 }
