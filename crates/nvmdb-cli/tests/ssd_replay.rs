@@ -257,4 +257,113 @@ fn ipl_native_replays_recovers_and_refuses_what_it_ignores() {
     let (code, _, stderr) = run(&["--set", "flash.spare_bytes=16", "--set", "content=fingerprint"]);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("flash.spare_bytes") && stderr.lines().count() == 1, "{stderr}");
+    // Records are pending at the end of a pass: with the pre-fill every write is an update,
+    // so page 0's last ten records after the merge at the 33rd, and page 1's trim record;
+    // a drain merges them. Ageing and passes: the ageing merges units (counted nowhere), the
+    // last pass is reported alone, and the drain leaves nothing pending.
+    let json = |extra: &[&str]| -> serde_json::Value {
+        let (code, stdout, stderr) = run(extra);
+        assert_eq!(code, 0, "{extra:?}: {stderr}");
+        serde_json::from_str(&stdout).unwrap()
+    };
+    let kept = json(&[]);
+    assert_eq!((&kept["pending_log_records"], &kept["pending_log_pages"]), (&11.into(), &2.into()), "{kept}");
+    let drained = json(&["--drain"]);
+    assert_eq!((&drained["pending_log_records"], &drained["drained"]), (&0.into(), &true.into()), "{drained}");
+    assert_eq!(drained["merges"].as_u64(), kept["merges"].as_u64().map(|m| m + 1), "one unit with records");
+    for content in ["bytes", "fingerprint", "none"] {
+        let content = format!("content={content}");
+        let aged = json(&["--set", &content, "--age", "--passes", "3", "--drain"]);
+        assert!(aged["aged_pages"].as_u64().is_some_and(|n| n > 0), "{content}: {aged}");
+        assert_eq!(
+            (&aged["passes"], &aged["drained"], &aged["pending_log_records"]),
+            (&3.into(), &true.into(), &0.into())
+        );
+        let last = &aged["last_pass"];
+        assert_eq!(last["requests"], 44, "{content}: {aged}");
+        assert!(last["merges"].as_u64().is_some_and(|n| n > 0), "{content}: {aged}");
+        assert!(aged["block_erases"].as_u64() > last["block_erases"].as_u64(), "{content}: {aged}");
+    }
+}
+
+/// MQSim's tpcc-small, vendored in the repository's data/.
+fn tpcc_small() -> String {
+    format!("{}/../../data/mqsim/tpcc-small.trace", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Table 5.1's SSD sized to 1 GB of data, as `thesis-mqsim-traces` runs it.
+const ONE_GB: [&str; 4] = ["--set", "flash.blocks_per_plane=61", "--set", "ftl.overprovision=0.1"];
+
+fn json_of(args: &[&str]) -> serde_json::Value {
+    let (code, stdout, stderr) = nvmdb(args);
+    assert_eq!(code, 0, "{args:?}: {stderr}");
+    serde_json::from_str(&stdout).unwrap()
+}
+
+#[test]
+fn a_drain_pays_for_every_pending_record_and_the_json_says_what_is_pending() {
+    let trace = tpcc_small();
+    let base = ["ssd", "replay", "--trace", &trace, "--format", "disksim", "--set", "buffer.kind=dpram", "--json"];
+    let kept = json_of(&base);
+    let drained = json_of(&[&base[..], &["--drain"]].concat());
+    // Without a drain d-PRAM's log never fills on one pass: nothing reaches flash, and its
+    // records are pending at the end.
+    assert_eq!((&kept["flash_page_programs"], &kept["drained"]), (&0.into(), &false.into()));
+    assert!(kept["pending_log_records"].as_u64().unwrap() > 0, "{kept}");
+    assert!(kept["pending_log_pages"].as_u64().unwrap() > 0, "{kept}");
+    // The drain merges them: flash pages programmed, nothing pending.
+    assert!(drained["flash_page_programs"].as_u64().unwrap() > 0, "{drained}");
+    assert!(drained["merges"].as_u64().unwrap() > 0, "{drained}");
+    assert_eq!((&drained["pending_log_records"], &drained["pending_log_pages"]), (&0.into(), &0.into()));
+    assert_eq!(drained["drained"], true);
+    assert!(drained["energy_pj"].as_u64() > kept["energy_pj"].as_u64());
+    for key in ["flash_page_reads", "flash_sector_programs", "gc_page_copies", "pending_dram_pages", "last_pass"] {
+        assert!(kept.get(key).is_some(), "missing {key}");
+    }
+    assert!(kept["last_pass"].is_null(), "one pass: no last-pass figures");
+}
+
+#[test]
+fn ageing_and_passes_erase_blocks_and_report_the_last_pass() {
+    let trace = tpcc_small();
+    let mut args = vec!["ssd", "replay", "--trace", &trace, "--format", "disksim", "--json", "--age", "--passes", "4"];
+    args.extend(ONE_GB);
+    let json = json_of(&args);
+    assert!(json["aged_pages"].as_u64().unwrap() > 0 && json["prefilled_pages"] == 0, "{json}");
+    assert_eq!(json["passes"], 4);
+    let last = &json["last_pass"];
+    assert_eq!(last["requests"], 6999);
+    assert_eq!(json["requests"], 4 * 6999);
+    let erases = last["block_erases"].as_u64().unwrap();
+    assert!(erases > 0, "garbage collection runs under the trace on an aged device");
+    assert!(json["block_erases"].as_u64().unwrap() > erases, "the whole run erased more than its last pass");
+    // Without ageing, the pre-filled device has room for one pass of the trace.
+    let mut fresh = vec!["ssd", "replay", "--trace", &trace, "--format", "disksim", "--json"];
+    fresh.extend(ONE_GB);
+    assert_eq!(json_of(&fresh)["block_erases"], 0);
+}
+
+#[test]
+fn the_new_flags_refuse_a_range_or_combination_that_does_nothing() {
+    let trace = tpcc_small();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["ssd", "replay", "--trace", &trace, "--format", "disksim"];
+        args.extend(extra);
+        nvmdb(&args)
+    };
+    for (extra, names) in [
+        (&["--passes", "0"][..], &["--passes"][..]),
+        (&["--passes", "10001"], &["--passes"]),
+        (&["--age", "--prefill", "true"], &["--age", "--prefill"]),
+        (&["--age", "--prefill", "false"], &["--age", "--prefill"]),
+        (&["--drain"], &["--drain", "buffer.kind"]),
+    ] {
+        let (code, stdout, stderr) = run(extra);
+        assert_eq!(code, 2, "{extra:?}: {stderr}");
+        assert!(stdout.is_empty() && stderr.trim().lines().count() == 1, "{extra:?}: {stderr}");
+        assert!(names.iter().all(|n| stderr.contains(n)), "{extra:?}: {stderr}");
+    }
+    // A DRAM buffer alone has pages to drain.
+    let (code, _, stderr) = run(&["--drain", "--set", "dram.pages=64", "--json"]);
+    assert_eq!(code, 0, "{stderr}");
 }

@@ -187,7 +187,8 @@ impl Tpca {
     }
 
     /// Runs `warmup` then `transactions` transactions arriving as a Poisson process at
-    /// `tps` per second, measuring the second part.
+    /// `tps` per second, measuring the second part. A stop asked for ([`nvmdb_cancel`])
+    /// ends it before its next transaction with [`EnvyError::Interrupted`].
     pub fn run(
         &mut self,
         tps: f64,
@@ -199,6 +200,7 @@ impl Tpca {
         let mut arrival_ns = self.now_ns();
         let gap = |rng: &mut dyn rand::RngCore| (arrivals.sample(rng) * 1e9) as u64;
         for _ in 0..warmup {
+            nvmdb_cancel::check()?;
             arrival_ns += gap(rng);
             self.transaction(arrival_ns, rng);
         }
@@ -208,6 +210,7 @@ impl Tpca {
         let start_ns = self.now_ns().max(arrival_ns);
         let mut response_ns = 0;
         for _ in 0..transactions {
+            nvmdb_cancel::check()?;
             arrival_ns += gap(rng);
             response_ns += self.transaction(arrival_ns, rng) - arrival_ns;
         }

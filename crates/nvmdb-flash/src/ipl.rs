@@ -23,8 +23,8 @@ use nvmdb_device::{PageContent, PageData, Pcm};
 
 use crate::config::SsdConfig;
 use crate::ftl::PageFtl;
-use crate::layer::{FlashError, PageStore as _};
-use crate::log_common::{decode_record, encode_record, fits, Append, LogArea, Record, SchemeParams, Update};
+use crate::layer::{FlashError, PageStore as _, Pending};
+use crate::log_common::{apply_all, decode_record, encode_record, fits, Append, LogArea, Record, SchemeParams, Update};
 use crate::log_store::LogStore;
 
 /// Bytes of a sector's header: the data page's offset in its block (`u16`) and the
@@ -133,6 +133,20 @@ impl LogStore<IplArea> {
     }
 }
 
+/// The log pages a read of records has read so far (each is read once), and when the
+/// last read is done.
+struct LogPagesRead {
+    pages: BTreeMap<u32, PageData>,
+    now_ns: u64,
+    done_ns: u64,
+}
+
+impl LogPagesRead {
+    fn new(now_ns: u64) -> LogPagesRead {
+        LogPagesRead { pages: BTreeMap::new(), now_ns, done_ns: now_ns }
+    }
+}
+
 impl IplArea {
     fn log_sectors(&self) -> u32 {
         self.log_pages * self.sectors_per_page
@@ -141,6 +155,33 @@ impl IplArea {
     /// The FTL logical page holding log page `k` of logical block `lbn`.
     fn log_lpn(&self, lbn: u64, k: u32) -> u64 {
         self.host_pages + lbn * u64::from(self.log_pages) + u64::from(k)
+    }
+
+    /// The records of page `lpn`, in order. Every log page holding one is read from flash
+    /// (a flash page read, in every content mode: the records are in the log sectors) unless
+    /// `read` has read it already; bytes mode decodes the records from the bytes read, the
+    /// other modes take the content identity the controller's record index keeps.
+    fn page_records(&self, ftl: &mut PageFtl, lpn: u64, read: &mut LogPagesRead) -> Result<Vec<Record>, FlashError> {
+        let m = u64::from(self.pages_per_block);
+        let (lbn, offset) = (lpn / m, (lpn % m) as u32);
+        let Some(records) = self.logs.get(&lbn) else { return Ok(Vec::new()) };
+        let mut out = Vec::new();
+        for (sector, record) in (0u32..).zip(records).filter(|(_, r)| r.offset == offset) {
+            let k = sector / self.sectors_per_page;
+            if let std::collections::btree_map::Entry::Vacant(e) = read.pages.entry(k) {
+                let (bytes, t) = ftl.read(self.log_lpn(lbn, k), read.now_ns)?;
+                read.done_ns = read.done_ns.max(t);
+                e.insert(bytes);
+            }
+            if ftl.content_mode() != PageContent::Bytes {
+                out.push(Record { entries: Vec::new(), fingerprint: record.fingerprint });
+                continue;
+            }
+            let Some(PageData::Bytes(bytes)) = read.pages.get(&k) else { unreachable!("bytes mode reads bytes") };
+            let at = ((sector % self.sectors_per_page) * SECTOR_BYTES) as usize + SECTOR_HEADER_BYTES;
+            out.push(decode_record(&bytes[at..at + record.len as usize]));
+        }
+        Ok(out)
     }
 }
 
@@ -234,30 +275,25 @@ impl LogArea for IplArea {
     }
 
     fn records(&mut self, ftl: &mut PageFtl, lpn: u64, now_ns: u64) -> Result<(Vec<Record>, u64), FlashError> {
-        let m = u64::from(self.pages_per_block);
-        let (lbn, offset) = (lpn / m, (lpn % m) as u32);
-        let Some(records) = self.logs.get(&lbn) else { return Ok((Vec::new(), now_ns)) };
-        let mine: Vec<(u32, LogRecord)> =
-            records.iter().enumerate().filter(|(_, r)| r.offset == offset).map(|(i, r)| (i as u32, *r)).collect();
-        let mut done = now_ns;
-        let mut out = Vec::with_capacity(mine.len());
-        let mut page_cache: BTreeMap<u32, PageData> = BTreeMap::new();
-        for (sector, record) in mine {
-            if ftl.content_mode() != PageContent::Bytes {
-                out.push(Record { entries: Vec::new(), fingerprint: record.fingerprint });
-                continue;
-            }
-            let k = sector / self.sectors_per_page;
-            if let std::collections::btree_map::Entry::Vacant(e) = page_cache.entry(k) {
-                let (bytes, t) = ftl.read(self.log_lpn(lbn, k), now_ns)?;
-                done = done.max(t);
-                e.insert(bytes);
-            }
-            let Some(PageData::Bytes(bytes)) = page_cache.get(&k) else { unreachable!("bytes mode reads bytes") };
-            let at = ((sector % self.sectors_per_page) * SECTOR_BYTES) as usize + SECTOR_HEADER_BYTES;
-            out.push(decode_record(&bytes[at..at + record.len as usize]));
+        let mut log_pages = LogPagesRead::new(now_ns);
+        let records = self.page_records(ftl, lpn, &mut log_pages)?;
+        Ok((records, log_pages.done_ns))
+    }
+
+    /// A merge reads each log page holding a record of the block's pages once, however
+    /// many of the pages have records in it.
+    fn apply_block_records(
+        &mut self,
+        ftl: &mut PageFtl,
+        pages: &mut [(u64, PageData)],
+        now_ns: u64,
+    ) -> Result<u64, FlashError> {
+        let mut log_pages = LogPagesRead::new(now_ns);
+        for (lpn, page) in pages.iter_mut() {
+            let records = self.page_records(ftl, *lpn, &mut log_pages)?;
+            *page = apply_all(std::mem::replace(page, PageData::Empty), &records);
         }
-        Ok((out, done))
+        Ok(log_pages.done_ns)
     }
 
     fn append(&mut self, ftl: &mut PageFtl, update: &Update, now_ns: u64) -> Result<Append, FlashError> {
@@ -316,6 +352,20 @@ impl LogArea for IplArea {
         offsets.sort_unstable();
         offsets.dedup();
         offsets
+    }
+
+    fn logged_blocks(&self) -> Vec<u64> {
+        self.logs.iter().filter(|(_, r)| r.iter().any(|r| r.offset != u32::MAX)).map(|(&lbn, _)| lbn).collect()
+    }
+
+    fn pending(&self) -> Pending {
+        let mut pending = Pending::default();
+        for &lbn in self.logs.keys() {
+            let live = self.logs[&lbn].iter().filter(|r| r.offset != u32::MAX).count();
+            pending.log_records += live as u64;
+            pending.log_pages += self.logged_offsets(lbn).len() as u64;
+        }
+        pending
     }
 
     fn check(&self, ftl: &PageFtl) -> Result<(), String> {

@@ -21,8 +21,10 @@
 //! one record of [`crate::log_common`]'s encoding in the unit's next free log sector, by a
 //! partial program; an unchanged write is a no-op. A change whose record exceeds a sector is
 //! not logged: the unit is merged with the new page (IPL writes data pages only by merges;
-//! counted as an out-of-place write and a merge). A trim is a trim record in the log (or,
-//! with the log full, a merge without the page).
+//! counted as an out-of-place write and a merge). A whole page of new content
+//! ([`PageStore::write_new`]: the ageing pass, the pre-fill) takes the same path whatever
+//! `buffer.delta` says, never a record (a first write if the page has no copy). A trim is a
+//! trim record in the log (or, with the log full, a merge without the page).
 //!
 //! **Merges.** When a unit's log sectors are all used, the unit is merged before the next
 //! record: each live data page and each log page is read once, the records applied, the
@@ -158,6 +160,14 @@ impl Unit {
         let live = self.has_copy(offset);
         self.records.iter().enumerate().filter(move |(_, r)| live && r.offset == offset && !r.trim)
     }
+}
+
+/// How a host write goes on after [`IplNativeStore::start_write`].
+enum Started {
+    /// Written (a first write); done at this time.
+    Done(u64),
+    /// An update of page `offset` of `unit`, which has a copy, to `data`.
+    Update { unit: usize, offset: u16, data: PageData },
 }
 
 /// IPL in its own layout over a flash array (see the module docs).
@@ -385,6 +395,33 @@ impl IplNativeStore {
         Ok((page, done))
     }
 
+    /// What every host write starts with: it is counted, a page's bytes become its content
+    /// identity in fingerprint mode (in flash and in records alike), and a page without a
+    /// data page is written as a first write.
+    fn start_write(&mut self, lpn: u64, data: PageData, now_ns: u64) -> Result<Started, FlashError> {
+        let (unit, offset) = self.check_lpn(lpn)?;
+        self.stats.host_page_writes += 1;
+        let data = match (data, self.flash.content_mode()) {
+            (PageData::Bytes(b), PageContent::Fingerprint) => {
+                PageData::Fingerprint(nvmdb_device::flash::fingerprint64(&b))
+            }
+            (d, _) => d,
+        };
+        if !self.units[unit].has_copy(offset) {
+            self.stats.direct_writes += 1;
+            return Ok(Started::Done(self.first_write(unit, offset, data, now_ns)?));
+        }
+        Ok(Started::Update { unit, offset, data })
+    }
+
+    /// A page with a copy written without a record (a change too large for a sector, or a
+    /// whole page of new content): IPL writes data pages only in merges, so the unit is
+    /// merged with the new page; counted as an out-of-place write.
+    fn write_unlogged(&mut self, unit: usize, offset: u16, data: PageData, now_ns: u64) -> Result<u64, FlashError> {
+        self.stats.out_of_place_writes += 1;
+        self.merge(unit, Some((offset, Some(data))), now_ns)
+    }
+
     fn write_inner(
         &mut self,
         lpn: u64,
@@ -393,21 +430,11 @@ impl IplNativeStore {
         written: (u32, u32),
         now_ns: u64,
     ) -> Result<u64, FlashError> {
-        let (unit, offset) = self.check_lpn(lpn)?;
-        self.stats.host_page_writes += 1;
-        let mode = self.flash.content_mode();
-        // Fingerprint mode keeps a content identity, in flash and in records alike.
-        let data = match (data, mode) {
-            (PageData::Bytes(b), PageContent::Fingerprint) => {
-                PageData::Fingerprint(nvmdb_device::flash::fingerprint64(&b))
-            }
-            (d, _) => d,
+        let (unit, offset, data) = match self.start_write(lpn, data, now_ns)? {
+            Started::Done(done_ns) => return Ok(done_ns),
+            Started::Update { unit, offset, data } => (unit, offset, data),
         };
-        if !self.units[unit].has_copy(offset) {
-            self.stats.direct_writes += 1;
-            return self.first_write(unit, offset, data, now_ns);
-        }
-        let (change, ready_ns) = match (&data, mode) {
+        let (change, ready_ns) = match (&data, self.flash.content_mode()) {
             (PageData::Bytes(new), PageContent::Bytes) => {
                 let (current, t) = self.current(unit, offset, now_ns)?;
                 let PageData::Bytes(current) = current else { unreachable!("bytes mode reads bytes") };
@@ -423,8 +450,7 @@ impl IplNativeStore {
             return Ok(ready_ns);
         }
         if !fits(&change, SECTOR_BYTES - SECTOR_HEADER_BYTES as u32) {
-            self.stats.out_of_place_writes += 1;
-            return self.merge(unit, Some((offset, Some(data))), ready_ns);
+            return self.write_unlogged(unit, offset, data, ready_ns);
         }
         let ready_ns = if self.log_full(unit) { self.merge(unit, None, ready_ns)? } else { ready_ns };
         let seq = self.next_seq();
@@ -741,6 +767,16 @@ impl PageStore for IplNativeStore {
         self.write_inner(lpn, data, None, written, now_ns)
     }
 
+    /// A first write for a page without a data page; otherwise never a record, whatever
+    /// the delta policy (which it does not draw from): the unit is merged with the new
+    /// page, as for a change too large for a sector.
+    fn write_new(&mut self, lpn: u64, data: PageData, now_ns: u64) -> Result<u64, FlashError> {
+        match self.start_write(lpn, data, now_ns)? {
+            Started::Done(done_ns) => Ok(done_ns),
+            Started::Update { unit, offset, data } => self.write_unlogged(unit, offset, data, now_ns),
+        }
+    }
+
     fn read(&mut self, lpn: u64, now_ns: u64) -> Result<(PageData, u64), FlashError> {
         let (unit, offset) = self.check_lpn(lpn)?;
         self.stats.host_page_reads += 1;
@@ -773,7 +809,7 @@ impl PageStore for IplNativeStore {
     }
 
     fn stats(&self) -> StoreStats {
-        self.stats.with_flash(self.flash.stats())
+        self.stats.with_flash(&self.flash)
     }
 
     fn reset_stats(&mut self) {

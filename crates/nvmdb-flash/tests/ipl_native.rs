@@ -159,6 +159,67 @@ fn an_unloggable_change_merges_the_unit_with_the_page() {
     }
 }
 
+/// A whole page of new content (`write_new`, the ageing pass's write) is never logged,
+/// whatever the delta policy: a page without a copy is a first write, one with a copy
+/// merges its unit with the new page (an out-of-place write and a merge), in every content
+/// mode, and it reads no page first to find a change.
+#[test]
+fn a_whole_new_page_merges_its_unit_and_is_never_logged() {
+    for mode in MODES {
+        let mut store = IplNativeStore::new(&config(mode)).unwrap();
+        store.write_new(0, page(mode, 1), 0).unwrap();
+        store.write_new(1, page(mode, 1), 0).unwrap();
+        store.write_update(1, patched(mode, &page(mode, 1), 0, 7), Some(&[(0, 100)]), 0).unwrap();
+        let s = store.stats();
+        assert_eq!((s.direct_writes, s.merges, s.logged_writes), (2, 0, 1), "{mode:?}: two first writes");
+        store.reset_stats();
+        store.write_new(0, page(mode, 2), 0).unwrap();
+        let s = store.stats();
+        assert_eq!((s.host_page_writes, s.out_of_place_writes, s.merges, s.logged_writes), (1, 1, 1, 0), "{mode:?}");
+        // Page 1's data page and the log page (the merge), nothing read for page 0.
+        assert_eq!((s.flash_page_reads, s.flash_page_programs, s.block_erases), (2, 2, 1), "{mode:?}");
+        assert_eq!(s.gc_time_ns, 2 * T.read_ns + T.program_ns + T.erase_ns, "{mode:?}: the host's page excepted");
+        assert_eq!(store.pending(), Pending::default(), "{mode:?}");
+        assert_eq!(store.read(0, 0).unwrap().0, page(mode, 2), "{mode:?}");
+        assert_eq!(store.read(1, 0).unwrap().0, patched(mode, &page(mode, 1), 0, 7), "{mode:?}");
+        store.check_invariants().unwrap();
+    }
+}
+
+/// `write_new` draws nothing from the sampled delta policy: content-free writes of a page
+/// between whole new pages of another unit's page are logged or merged (by the sampled
+/// change's size) exactly as without them.
+#[test]
+fn a_whole_new_page_draws_nothing_from_the_delta_policy() {
+    let outcomes = |with_new_pages: bool| {
+        let mut c = config(PageContent::None);
+        // Changes of 1 to 1000 B: about half fit a sector, so the sequence of outcomes
+        // follows the sequence of draws.
+        c.buffer.delta_bytes_min = 1;
+        c.buffer.delta_bytes_max = 1000;
+        let mut store = IplNativeStore::new(&c).unwrap();
+        store.write(0, PageData::Empty, 0).unwrap();
+        store.write(60, PageData::Empty, 0).unwrap();
+        let mut logged = Vec::new();
+        for _ in 0..100 {
+            if with_new_pages {
+                store.write_new(60, PageData::Empty, 0).unwrap();
+            }
+            let before = store.stats().logged_writes;
+            store.write(0, PageData::Empty, 0).unwrap();
+            logged.push(store.stats().logged_writes > before);
+        }
+        store.check_invariants().unwrap();
+        (logged, store.stats())
+    };
+    let (plain, plain_stats) = outcomes(false);
+    let (with_new, with_new_stats) = outcomes(true);
+    assert!(plain.iter().any(|&l| l) && plain.iter().any(|&l| !l), "both outcomes occur: {plain:?}");
+    assert_eq!(with_new, plain, "the same draws in the same order");
+    assert_eq!(with_new_stats.logged_writes, plain_stats.logged_writes);
+    assert_eq!(with_new_stats.out_of_place_writes, plain_stats.out_of_place_writes + 100);
+}
+
 /// `pending` counts live records (and trim records) and the pages they belong to; `drain`
 /// merges every unit with records, charged as merges, and leaves nothing pending.
 #[test]
