@@ -257,6 +257,9 @@ fn ipl_native_replays_recovers_and_refuses_what_it_ignores() {
     let (code, _, stderr) = run(&["--set", "flash.spare_bytes=16", "--set", "content=fingerprint"]);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("flash.spare_bytes") && stderr.lines().count() == 1, "{stderr}");
+    // The "no effect" error names the stack as it is, without an FTL mapping.
+    let (_, _, stderr) = run(&["--set", "ftl.gc=fifo"]);
+    assert!(!stderr.contains("ftl.mapping"), "{stderr}");
     // Records are pending at the end of a pass: with the pre-fill every write is an update,
     // so page 0's last ten records after the merge at the 33rd, and page 1's trim record;
     // a drain merges them. Ageing and passes: the ageing merges units (counted nowhere), the

@@ -471,11 +471,11 @@ impl SsdConfig {
                 return bad(format!("{name} must be at most {MAX_PCM_MB} (1 TiB), not {mb}"));
             }
         }
-        if self.dram.pages > self.logical_pages() {
+        if self.dram.pages > self.host_pages() {
             return bad(format!(
-                "dram.pages ({}) exceeds the {} logical pages of the device",
+                "dram.pages ({}) exceeds the {} logical pages the device gives the host",
                 self.dram.pages,
-                self.logical_pages()
+                self.host_pages()
             ));
         }
         if self.dedup.segments == 0 {
@@ -565,16 +565,19 @@ impl SsdConfig {
     /// ignores, so a setting never silently has no effect.
     pub fn check_given_keys<'a>(&self, given: impl IntoIterator<Item = &'a str>) -> Result<(), FlashError> {
         let ignored = self.ignored_keys();
-        match given.into_iter().find(|key| ignored.contains(key)) {
-            Some(key) => Err(FlashError::Config(format!(
-                "{key} has no effect with ftl.mapping = \"{}\", buffer.kind = \"{}\", dedup.enabled = {} \
-                 (see CONFIG.md)",
+        let Some(key) = given.into_iter().find(|key| ignored.contains(key)) else { return Ok(()) };
+        let stack = if self.buffer.kind == BufferKind::IplNative {
+            // Its own storage manager: no FTL mapping, no deduplication to name.
+            "buffer.kind = \"ipl-native\" (IPL in its own layout, no FTL)".to_string()
+        } else {
+            format!(
+                "ftl.mapping = \"{}\", buffer.kind = \"{}\", dedup.enabled = {}",
                 kebab(&self.ftl.mapping),
                 kebab(&self.buffer.kind),
                 self.dedup.enabled
-            ))),
-            None => Ok(()),
-        }
+            )
+        };
+        Err(FlashError::Config(format!("{key} has no effect with {stack} (see CONFIG.md)")))
     }
 
     /// The dotted keys a TOML document sets (`flash.packages`, `seed`), in order.
@@ -625,6 +628,38 @@ impl SsdConfig {
     /// Logical pages: `floor(physical × (1 − overprovision))`.
     pub fn logical_pages(&self) -> u64 {
         (self.flash.geometry().pages() as f64 * (1.0 - self.ftl.overprovision)).floor() as u64
+    }
+
+    /// Logical pages the built stack gives the host: [`SsdConfig::logical_pages`], but
+    /// fewer for IPL, whose log pages take FTL pages ([`SsdConfig::ipl_host_pages`]), and
+    /// for IPL in its own layout ([`SsdConfig::ipl_native_units`] of data pages).
+    pub fn host_pages(&self) -> u64 {
+        match self.buffer.kind {
+            BufferKind::Ipl => self.ipl_host_pages(),
+            BufferKind::IplNative => {
+                let m = self.flash.pages_per_block;
+                self.ipl_native_units() * u64::from(m.saturating_sub(self.ipl_log_pages()))
+            }
+            _ => self.logical_pages(),
+        }
+    }
+
+    /// Log pages IPL keeps per erase block, in either form: 1/16 of the block, at least one.
+    pub fn ipl_log_pages(&self) -> u32 {
+        (self.flash.pages_per_block / 16).max(1)
+    }
+
+    /// Host pages of the FTL-layered IPL: whole logical blocks, each taking its
+    /// [`SsdConfig::ipl_log_pages`] beyond its pages among the FTL's logical pages.
+    pub fn ipl_host_pages(&self) -> u64 {
+        let m = self.flash.pages_per_block;
+        self.logical_pages() / u64::from(m + self.ipl_log_pages()) * u64::from(m)
+    }
+
+    /// Erase units IPL in its own layout gives the host, `floor(blocks × (1 − overprovision))`
+    /// (the rest are its free pool).
+    pub fn ipl_native_units(&self) -> u64 {
+        (self.flash.geometry().blocks() as f64 * (1.0 - self.ftl.overprovision)).floor() as u64
     }
 }
 
@@ -787,5 +822,50 @@ mod tests {
         config.flash = FlashSection { packages: 1, planes_per_package: 1, blocks_per_plane: 10, ..config.flash };
         config.ftl.overprovision = 0.25;
         assert_eq!(config.logical_pages(), 480);
+    }
+
+    /// IPL gives the host fewer pages than the FTL has (its log pages take 1/17 of them, in
+    /// whole logical blocks), and IPL in its own layout 60 of each 64-page unit of the
+    /// host's units; `dram.pages` is checked against what the host gets, and matches what
+    /// the built stack exposes.
+    #[test]
+    fn host_pages_are_what_the_stack_exposes_and_bound_dram_pages() {
+        let mut config = SsdConfig::default();
+        config.flash = FlashSection { packages: 1, planes_per_package: 1, blocks_per_plane: 40, ..config.flash };
+        config.ftl.overprovision = 0.25;
+        config.content = PageContent::None;
+        config.buffer.pcm_mb = 1;
+        for (kind, host) in [
+            (BufferKind::None, 1920),
+            (BufferKind::Dpram, 1920),
+            (BufferKind::Ipl, 1920 / 68 * 64),
+            (BufferKind::IplNative, 30 * 60),
+        ] {
+            config.buffer.kind = kind;
+            assert_eq!(config.host_pages(), host, "{kind:?}");
+            config.dram.pages = host;
+            config.validate().unwrap();
+            assert_eq!(crate::build(&config).unwrap().logical_pages(), host, "{kind:?}");
+            config.dram.pages = host + 1;
+            let err = config.validate().unwrap_err().to_string();
+            assert!(
+                err.contains("dram.pages") && err.contains(&format!("the {host} logical pages")),
+                "{kind:?}: {err}"
+            );
+            config.dram.pages = 0;
+        }
+    }
+
+    /// The "no effect" error names the stack as it is: IPL in its own layout has no FTL
+    /// mapping or deduplication to name.
+    #[test]
+    fn an_ignored_key_names_the_stack_that_ignores_it() {
+        let mut config = SsdConfig::default();
+        let err = config.check_given_keys(["buffer.pcm_mb"]).unwrap_err().to_string();
+        assert!(err.contains("ftl.mapping = \"page\", buffer.kind = \"none\", dedup.enabled = false"), "{err}");
+        config.buffer.kind = BufferKind::IplNative;
+        let err = config.check_given_keys(["ftl.gc"]).unwrap_err().to_string();
+        assert!(err.contains("ftl.gc has no effect with buffer.kind = \"ipl-native\" (IPL in its own layout"), "{err}");
+        assert!(!err.contains("ftl.mapping") && !err.contains("dedup"), "{err}");
     }
 }

@@ -119,10 +119,9 @@ impl LogStore<IplArea> {
             )));
         }
         let ftl = PageFtl::with_geometry(&params.config, geometry)?;
-        let log_pages = (m / 16).max(1);
-        let blocks = ftl.logical_pages() / u64::from(m + log_pages);
+        let log_pages = params.config.ipl_log_pages();
         let area = IplArea {
-            host_pages: blocks * u64::from(m),
+            host_pages: params.config.ipl_host_pages(),
             pages_per_block: m,
             log_pages,
             sectors_per_page: geometry.page_bytes / SECTOR_BYTES,

@@ -206,7 +206,7 @@ impl IplNativeStore {
         let mut geometry = config.flash.geometry();
         geometry.partial_programming = true;
         let m = geometry.pages_per_block;
-        let log_pages = (m / 16).max(1);
+        let log_pages = config.ipl_log_pages();
         let data_pages = m.saturating_sub(log_pages);
         if data_pages == 0 || data_pages >= u32::from(TRIM) {
             return Err(FlashError::Config(format!(
@@ -229,7 +229,7 @@ impl IplNativeStore {
             )));
         }
         let blocks = geometry.blocks();
-        let logical_units = (blocks as f64 * (1.0 - config.ftl.overprovision)).floor() as u64;
+        let logical_units = config.ipl_native_units();
         if logical_units == 0 || logical_units >= blocks {
             return Err(FlashError::Config(format!(
                 "ftl.overprovision = {} leaves {logical_units} of the {blocks} erase units to the host; \

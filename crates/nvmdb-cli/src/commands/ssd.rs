@@ -232,7 +232,7 @@ fn check_flags(args: &ReplayArgs, config: &SsdConfig) -> Result<(), CliError> {
         ));
     }
     if args.age {
-        let pages = config.logical_pages();
+        let pages = config.host_pages();
         crate::limits::check_memory(
             &format!("--age ({pages} logical pages, each written twice)"),
             config.estimated_memory_bytes().saturating_add(pages.saturating_mul(ageing_bytes_per_page(config))),
