@@ -93,7 +93,12 @@ def _json(function: str, words: Sequence[str], flags: Mapping[str, Any], **optio
 
 
 @checked
-def pcm_replay(trace: str | os.PathLike[str], flip_n_write: bool = False, flip_bits: int = 64, progress: bool | None = None) -> dict[str, Any]:
+def pcm_replay(
+    trace: str | os.PathLike[str],
+    flip_n_write: bool = False,
+    flip_bits: int = 64,
+    progress: bool | None = None,
+) -> dict[str, Any]:
     """``nvmdb pcm replay``: replay a PCM access trace at device level.
 
     Keywords (the CLI's flags):
@@ -107,7 +112,8 @@ def pcm_replay(trace: str | os.PathLike[str], flip_n_write: bool = False, flip_b
     Returns the CLI's ``--json`` object: operations, lines, words and bits written,
     energy_pj, latency_cycles, max_cell_writes.
     """
-    return _json("pcm_replay", ["pcm", "replay"], dict(trace=trace, flip_n_write=flip_n_write, flip_bits=flip_bits), steps=progress)
+    flags = dict(trace=trace, flip_n_write=flip_n_write, flip_bits=flip_bits)
+    return _json("pcm_replay", ["pcm", "replay"], flags, steps=progress)
 
 
 @checked
