@@ -1,6 +1,8 @@
 //! eNVy (seed 004, Wu & Zwaenepoel, ASPLOS 1994): cleaning cost against utilisation and
-//! locality, the hybrid policy's partition size, TPC-A throughput and latency, lifetime,
-//! parallel banks and the SRAM buffer, and the CIDR 2011 B+-trees on eNVy.
+//! locality, the hybrid policy's partition size, TPC-A throughput and latency
+//! (`envy/tpca.rs`), lifetime (`envy/lifetime.rs`), their sensitivity to the flash's
+//! erase time and banks (`envy/sensitivity.rs`), parallel banks and the SRAM buffer, and
+//! the CIDR 2011 B+-trees on eNVy.
 
 use nvmdb_btree::{BTree, Variant};
 use nvmdb_device::{Pcm, PcmConfig};

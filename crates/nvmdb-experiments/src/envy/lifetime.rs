@@ -54,11 +54,11 @@ impl Experiment for Lifetime {
         "envy-lifetime"
     }
     /// One database at a time on its own thread, the factor runs' on others. Measured on
-    /// the 2-core machine of BENCHMARKS.md under load (2026-11-25): quick scale 0.8 s of
-    /// user CPU; paper scale 43 s of user CPU and 2.3 GB peak resident.
+    /// the 2-core machine of BENCHMARKS.md (2026-11-29, `--jobs 2`): quick scale 0.9 s of
+    /// user CPU; paper scale 37 s of user CPU, 40 s of wall time and 2.3 GB peak resident.
     fn footprint(&self, scale: Scale) -> Footprint {
         let mib = database_bytes(&tpca_config(scale, 0.8)) >> 20;
-        scale.pick(Footprint::new(mib.max(64), 1.0), Footprint::new(mib, 43.0))
+        scale.pick(Footprint::new(mib.max(64), 1.0), Footprint::new(mib, 37.0))
     }
     fn title(&self) -> &'static str {
         "eNVy: lifetime in years at 10,000 TPS"

@@ -189,11 +189,11 @@ impl Experiment for Sensitivity {
         "envy-sensitivity"
     }
     /// Each of its two parts holds a database and a copy. Measured on the 2-core machine
-    /// of BENCHMARKS.md under load (2026-11-25): quick scale 1.9 s of user CPU; paper scale
-    /// 285 s of user CPU on two threads and 9.3 GB peak resident.
+    /// of BENCHMARKS.md (2026-11-29, `--jobs 2`): quick scale 1.7 s of user CPU; paper
+    /// scale 218 s of user CPU, 3 min 58 s of wall time and 9.3 GB peak resident.
     fn footprint(&self, scale: Scale) -> Footprint {
         let mib = (2 * database_bytes(&tpca_config(scale, 0.8))) >> 20;
-        scale.pick(Footprint::new(mib.max(64), 2.0), Footprint::new(mib, 285.0))
+        scale.pick(Footprint::new(mib.max(64), 2.0), Footprint::new(mib, 218.0))
     }
     fn title(&self) -> &'static str {
         "eNVy: TPC-A throughput and lifetime against the flash's erase time and banks"

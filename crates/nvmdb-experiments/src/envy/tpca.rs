@@ -162,12 +162,11 @@ impl Experiment for TpcaThroughput {
     }
     /// Its own thread's part (seed stream 200's) holds a database and a copy; a part on
     /// another thread declares its own database. Measured on the 2-core machine of
-    /// BENCHMARKS.md under load (2026-11-25): quick scale 4.7 s of user CPU; paper scale
-    /// 340 s of user CPU on two threads and 7.0 GB peak resident (windows of 16 cleans for
-    /// the saturated runs too).
+    /// BENCHMARKS.md (2026-11-29, `--jobs 2`): quick scale 4.7 s of user CPU; paper scale
+    /// 329 s of user CPU, 4 min 56 s of wall time and 7.0 GB peak resident.
     fn footprint(&self, scale: Scale) -> Footprint {
         let mib = (2 * database_bytes(&tpca_config(scale, 0.9))) >> 20;
-        scale.pick(Footprint::new(mib.max(64), 5.0), Footprint::new(mib, 400.0))
+        scale.pick(Footprint::new(mib.max(64), 5.0), Footprint::new(mib, 329.0))
     }
     fn title(&self) -> &'static str {
         "eNVy: TPC-A throughput and latency against request rate and utilisation"
