@@ -142,9 +142,11 @@ pub struct FlashArgs {
 /// Running TPC-A until its throughput has converged (`nvmdb envy run`).
 #[derive(Debug, Args)]
 pub struct ConvergeArgs {
-    /// TPC-A: after --transactions of warm-up, measure until successive windows (each of
-    /// at least 16 cleans and 2,000 transactions, doubling) agree within --tolerance, or
-    /// --max-turnovers flash turnovers have passed, instead of measuring --transactions.
+    /// TPC-A: after --transactions of warm-up, measure until the throughput has
+    /// converged instead of measuring --transactions: windows of equal transactions (the
+    /// first of at least 16 cleans and 2,000 transactions) are compared each time their
+    /// number doubles, until their two halves agree within --tolerance, or the first
+    /// window end after --max-turnovers flash turnovers.
     #[arg(long)]
     pub converge: bool,
     /// With --converge: the largest difference of two successive windows' throughputs, as
