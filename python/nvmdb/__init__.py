@@ -4,12 +4,18 @@ Each function builds the command line of one ``nvmdb`` command from its keyword 
 (``flip_n_write=True`` is ``--flip-n-write``; a keyword left at ``None`` is a flag not
 given), runs it through the native module with ``--json`` and returns the JSON as plain
 Python values: the same code, the same numbers and the same keys as the CLI's ``--json``.
-The simulation runs without the GIL, so several threads can simulate at once.
+The simulation runs on a thread of its own without the GIL, so several threads can
+simulate at once, and Ctrl-C (or a Jupyter interrupt) stops it within about a second,
+raising ``KeyboardInterrupt`` with no output file half-written.
 
-Errors are the CLI's one line: bad input (a bad flag value, a bad ``--set`` key, a bad
-line of an input file; the CLI's exit code 2) raises ``ValueError``, a file that cannot be
-read or written ``OSError`` (``FileNotFoundError`` for a missing file), any other failure
-``RuntimeError``.
+Arguments are Python's: any ``numbers.Integral`` where an ``int`` is asked for (numpy's
+included), any ``numbers.Real`` for a ``float``; a value of the wrong type raises
+``TypeError`` naming the keyword. Errors are the CLI's one line, with the keyword named
+in place of the CLI's flag: bad input (a value out of range, a bad ``config`` key, a bad
+line of an input file; the CLI's exit code 2) raises ``ValueError``; a file that cannot
+be read or written raises the ``OSError`` subclass of its error number
+(``FileNotFoundError``, ``IsADirectoryError``, ...) with ``errno`` and ``filename`` set;
+any other failure ``RuntimeError``.
 """
 
 from __future__ import annotations
@@ -17,21 +23,34 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from typing import Any, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 
-from . import _native
+from . import _cli, _native, _results
+from ._cli import checked
+from ._results import Experiment, Plot
+
+__version__: str = _native.__version__
 
 __all__ = [
+    "__version__",
+    "bench",
     "btree_run",
     "envy_replay",
     "envy_run",
+    "Experiment",
     "experiments",
+    "InputFile",
+    "join_model",
     "join_run",
     "journal_run",
+    "journal_sql",
+    "kv_demo",
     "kv_run",
     "pcm_replay",
+    "Plot",
     "run_experiment",
     "scorecard",
     "ssd_replay",
@@ -40,39 +59,34 @@ __all__ = [
     "trace_gen",
 ]
 
-from .sweep import SweepError, sweep  # noqa: E402  (after __all__, which names them)
+from .sweep import InputFile, SweepError, sweep  # noqa: E402  (after __all__, which names them)
 
 
-def _text(value: Any) -> str:
-    """A value as the CLI reads it: booleans as ``true``/``false``, numbers as Python
-    writes them (``0.75``, ``1e-05``), anything else as its ``str``."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float, str, os.PathLike)):
-        return os.fspath(value) if isinstance(value, os.PathLike) else str(value)
-    raise TypeError(f"{value!r}: a flag value must be a str, int, float, bool or path")
+def _run(
+    function: str,
+    words: Sequence[str],
+    flags: Mapping[str, Any],
+    *,
+    renamed: Mapping[str, str] | None = None,
+    extra: Sequence[str] = (),
+    positional: Sequence[str] = (),
+    progress: Callable[[int, int], None] | None = None,
+) -> str:
+    """Runs the command of ``function`` with its keywords as flags (``renamed``: keyword
+    -> the CLI's flag name, where they differ) and returns its stdout."""
+    renamed = renamed or {}
+    cli_flags = {renamed.get(name, name): value for name, value in flags.items()}
+    keywords = {renamed.get(name, name).replace("_", "-"): name for name in flags}
+    args = _cli.command(words, cli_flags) + list(extra) + (["--", *positional] if positional else [])
+    return _cli.run(args, keywords, function, progress)
 
 
-def _command(words: Sequence[str], **flags: Any) -> list[str]:
-    """``words`` then one flag per keyword: ``True`` is a switch given, ``False`` and
-    ``None`` a flag not given, anything else ``--flag VALUE``."""
-    args = list(words)
-    for name, value in flags.items():
-        flag = "--" + name.replace("_", "-")
-        if value is None or value is False:
-            continue
-        if value is True:
-            args.append(flag)
-        else:
-            args += [flag, _text(value)]
-    return args
-
-
-def _json(words: Sequence[str], **flags: Any) -> Any:
+def _json(function: str, words: Sequence[str], flags: Mapping[str, Any], **options: Any) -> Any:
     """Runs the command with ``--json`` and parses its output."""
-    return json.loads(_native.run(_command(words, **flags) + ["--json"]))
+    return json.loads(_run(function, words, flags, extra=["--json"], **options))
 
 
+@checked
 def pcm_replay(trace: str | os.PathLike[str], flip_n_write: bool = False, flip_bits: int = 64) -> dict[str, Any]:
     """``nvmdb pcm replay``: replay a PCM access trace at device level.
 
@@ -84,9 +98,10 @@ def pcm_replay(trace: str | os.PathLike[str], flip_n_write: bool = False, flip_b
     Returns the CLI's ``--json`` object: operations, lines, words and bits written,
     energy_pj, latency_cycles, max_cell_writes.
     """
-    return _json(["pcm", "replay"], trace=trace, flip_n_write=flip_n_write, flip_bits=flip_bits)
+    return _json("pcm_replay", ["pcm", "replay"], dict(trace=trace, flip_n_write=flip_n_write, flip_bits=flip_bits))
 
 
+@checked
 def trace_gen(
     workload: str,
     out: str | os.PathLike[str],
@@ -100,7 +115,8 @@ def trace_gen(
 
     Keywords (the CLI's flags):
       workload: d1, d2 (desktop) or t1, t2, t3 (TPC-C-like page updates).
-      out: the trace file to write (replaced if it exists, as the CLI does).
+      out: the trace file to write (replaced if it exists, as the CLI does; written under
+        a temporary name and renamed when complete).
       requests: requests to generate, 1 to 10^9 (default: the workload's own length).
       seed: the generator's seed; the same seed gives the same trace.
       footprint_mb: database size (t1–t3) or desktop footprint (d1, d2), MB, at least 4.
@@ -108,20 +124,31 @@ def trace_gen(
 
     Returns ``out`` as a str.
     """
-    _native.run(
-        _command(
-            ["trace", "gen"],
-            workload=workload,
-            requests=requests,
-            seed=seed,
-            out=out,
-            footprint_mb=footprint_mb,
-            buffer_pool_mb=buffer_pool_mb,
-        )
+    flags = dict(
+        workload=workload,
+        requests=requests,
+        seed=seed,
+        out=out,
+        footprint_mb=footprint_mb,
+        buffer_pool_mb=buffer_pool_mb,
     )
+    _run("trace_gen", ["trace", "gen"], flags)
     return os.fspath(out)
 
 
+def _config_value(key: str, value: Any) -> str:
+    """A ``config`` value as ``--set`` reads it."""
+    if isinstance(value, str):
+        return value
+    for kind in ("bool", "int", "float"):
+        try:
+            return _cli.text(_cli._convert(f"config[{key!r}]", kind, False, value))
+        except TypeError:
+            continue
+    raise TypeError(f"config[{key!r}] must be a str, int, float or bool, not {type(value).__name__} {value!r}")
+
+
+@checked
 def ssd_replay(
     trace: str | os.PathLike[str],
     format: str,
@@ -129,8 +156,11 @@ def ssd_replay(
     warmup_requests: int = 0,
     config_file: str | os.PathLike[str] | None = None,
     power_loss_at: int | None = None,
-    prefill: bool = True,
+    prefill: bool | None = None,
     disksim_devices: str = "separate",
+    age: bool = False,
+    passes: int = 1,
+    drain: bool = False,
 ) -> dict[str, Any]:
     """``nvmdb ssd replay``: replay a block trace on a simulated SSD stack.
 
@@ -144,26 +174,36 @@ def ssd_replay(
       warmup_requests: leave the first N requests out of every statistic.
       config_file: an SSD configuration file in TOML (``--config``), applied before config.
       power_loss_at: cut power after the N-th request, recover and check.
-      prefill: write every page the trace touches once before the replay.
+      prefill: write every page the trace touches once before the replay (``None``: the
+        CLI's default, true without ``age``; not with ``age``).
       disksim_devices: DiskSim traces: ``separate`` or ``shared`` address ranges.
+      age: age the device first (fill, then random whole-page overwrites), not measured.
+      passes: replay the trace this many times; ``"last_pass"`` holds the last alone.
+      drain: merge every pending log record (and write the DRAM buffer down) at the end.
 
-    Returns the CLI's ``--json`` object: the trace, the figures and the full configuration.
+    Returns the CLI's ``--json`` object: the trace, the figures (among them
+    ``flash_page_reads``, ``flash_sector_programs``, ``gc_page_copies``,
+    ``pending_log_records``, ``pending_log_pages``) and the full configuration.
     """
-    words = ["ssd", "replay"]
-    for key, value in (config or {}).items():
-        words += ["--set", f"{key}={_text(value)}"]
-    return _json(
-        words,
+    sets = [f"--set={key}={_config_value(key, value)}" for key, value in (config or {}).items()]
+    flags = dict(
         trace=trace,
         format=format,
         warmup_requests=warmup_requests,
-        config=config_file,
+        config_file=config_file,
         power_loss_at=power_loss_at,
-        prefill=_text(prefill),
+        prefill=None if prefill is None else _cli.text(prefill),
         disksim_devices=disksim_devices,
+        age=age,
+        passes=passes,
+        drain=drain,
+        config=None,
     )
+    renamed = {"config_file": "config", "config": "set"}
+    return _json("ssd_replay", ["ssd", "replay", *sets], flags, renamed=renamed)
 
 
+@checked
 def btree_run(
     variant: str,
     node_lines: int,
@@ -194,8 +234,7 @@ def btree_run(
 
     Returns the CLI's ``--json`` object.
     """
-    return _json(
-        ["btree", "run"],
+    flags = dict(
         variant=variant,
         node_lines=node_lines,
         memory=memory,
@@ -209,8 +248,10 @@ def btree_run(
         count=count,
         seed=seed,
     )
+    return _json("btree_run", ["btree", "run"], flags)
 
 
+@checked
 def join_run(
     algo: str,
     layout: str = "row",
@@ -245,8 +286,7 @@ def join_run(
     Returns the CLI's ``--json``: one object, or a list of them when record_bytes or
     match_per_r is a range.
     """
-    return _json(
-        ["join", "run"],
+    flags = dict(
         algo=algo,
         layout=layout,
         r=r,
@@ -262,8 +302,48 @@ def join_run(
         memory=memory,
         id_encoding=id_encoding,
     )
+    return _json("join_run", ["join", "run"], flags)
 
 
+@checked
+def join_model(
+    r_mb: float = 50.0,
+    record_bytes: str | int = "20..100",
+    match_per_r: str | int = "1",
+    n_h: float = 1.8,
+    hash_table_lw: float = 1.5,
+    hash_table_w: float = 5.0,
+    gamma: float = 32.0,
+) -> dict[str, Any]:
+    """``nvmdb join model``: the CIDR 2011 analytic model of the three hash joins
+    (Table 4, Figure 5) over a range of record sizes and MatchPerR.
+
+    Keywords (the CLI's flags):
+      r_mb: the size of R, MB (10^6 bytes).
+      record_bytes: bytes per record, ``N`` or ``A..B[:STEP]`` (default step 20).
+      match_per_r: S records per R record, ``N`` or ``A..B[:STEP]`` (default step 1).
+      n_h: N_hR = N_hS, cache lines per hash-table visit.
+      hash_table_lw: line write-backs per hash-table insertion.
+      hash_table_w: words modified per hash-table insertion.
+      gamma: modified bits per modified word (32 reads Figure 5's 0.5 as half a word).
+
+    Returns the CLI's ``--json`` object: ``params``, ``rows`` (one per record size,
+    MatchPerR and algorithm: line counts, wear_bits, energy_pj, latency_cycles and the
+    metrics it is best for) and ``wear_crossover``.
+    """
+    flags = dict(
+        r_mb=r_mb,
+        record_bytes=record_bytes,
+        match_per_r=match_per_r,
+        n_h=n_h,
+        hash_table_lw=hash_table_lw,
+        hash_table_w=hash_table_w,
+        gamma=gamma,
+    )
+    return _json("join_model", ["join", "model"], flags)
+
+
+@checked
 def kv_run(
     engine: str,
     workload: str | None = None,
@@ -273,6 +353,7 @@ def kv_run(
     sync_every: int | None = None,
     power_loss_at: int | None = None,
     preset: str = "board",
+    flash_time: str | None = None,
     pcm_write_bytes: int = 128,
     seed: int = 1,
     load: str | os.PathLike[str] | None = None,
@@ -289,6 +370,9 @@ def kv_run(
       sync_every: sync after every K operations.
       power_loss_at: cut the power before the N-th device write, recover and finish.
       preset: device timing: board or chips.
+      flash_time: where flash time comes from: measured (the board SSD's, garbage
+        collection inside it; the default with board) or chip (the NAND chip's, garbage
+        collection timed; the default with chips).
       pcm_write_bytes: the PCM write granularity, bytes (a power of two, 8 to 4096).
       seed: the benchmark's key order, update and search keys and values.
       load, ops, results: file mode: the records to load, the operations, and where to
@@ -296,8 +380,7 @@ def kv_run(
 
     Returns the CLI's ``--json`` object.
     """
-    return _json(
-        ["kv", "run"],
+    flags = dict(
         engine=engine,
         workload=workload,
         records=records,
@@ -306,15 +389,37 @@ def kv_run(
         sync_every=sync_every,
         power_loss_at=power_loss_at,
         preset=preset,
+        flash_time=flash_time,
         pcm_write_bytes=pcm_write_bytes,
         seed=seed,
         load=load,
         ops=ops,
         results=results,
     )
+    return _json("kv_run", ["kv", "run"], flags)
 
 
-def journal_run(config: str, workload: str, length: int = 1, seed: int = 1) -> dict[str, Any]:
+@checked
+def kv_demo(records: int = 50_000, seed: int = 1) -> list[dict[str, Any]]:
+    """``nvmdb kv demo`` without its web page: the four engines side by side, one thread
+    each, on the seed's insert, update and search benchmarks (a live board on stderr when
+    it is a terminal).
+
+    Keywords (the CLI's flags):
+      records: records of each benchmark, 1 to 10,000,000.
+      seed: the run's one seed; the same seed gives the same numbers.
+
+    Returns the CLI's ``--json``: one report per engine and benchmark (engine,
+    benchmark, records, the measured counters, ops_per_s).
+    """
+    result: list[dict[str, Any]] = _json("kv_demo", ["kv", "demo"], dict(records=records, seed=seed))
+    return result
+
+
+@checked
+def journal_run(
+    config: str, workload: str, length: int = 1, seed: int = 1, pcm_write_time: str = "chunks"
+) -> dict[str, Any]:
     """``nvmdb journal run``: real SQLite with its rollback journal in simulated PCM.
 
     Keywords (the CLI's flags):
@@ -322,12 +427,58 @@ def journal_run(config: str, workload: str, length: int = 1, seed: int = 1) -> d
       workload: fb, tw, kt or gm.
       length: the trace length, 1 to 4.
       seed: the workload's seed and SQLite's randomness.
+      pcm_write_time: chunks (7.1 µs per changed 128 B step) or cells (by the cells each
+        write programs, 64 per 444 ns iteration).
 
     Returns the CLI's ``--json`` object.
     """
-    return _json(["journal", "run"], config=config, workload=workload, length=length, seed=seed)
+    flags = dict(config=config, workload=workload, length=length, seed=seed, pcm_write_time=pcm_write_time)
+    return _json("journal_run", ["journal", "run"], flags)
 
 
+@checked
+def journal_sql(
+    config: str,
+    db_dir: str | os.PathLike[str],
+    script: str | os.PathLike[str],
+    power_loss_at: int | None = None,
+    dump: str | os.PathLike[str] | None = None,
+    journal_mode: str = "delete",
+    seed: int = 1,
+    pcm_write_time: str = "chunks",
+) -> dict[str, Any]:
+    """``nvmdb journal sql``: run an SQL script on real SQLite with its rollback journal in
+    simulated PCM.
+
+    Keywords (the CLI's flags):
+      config: the journal configuration in the paper's grammar, e.g. ``RU20-S2X-WH64``.
+      db_dir: an existing directory holding the database image ``main.db``: loaded before
+        the run if present, saved there after it (after recovery when there was a cut).
+      script: the SQL script: statements separated by ``;``, run in order.
+      power_loss_at: cut the power at this device write (1-based); the script stops
+        there, and the database is reopened and recovered.
+      dump: write the final database here (per table, ``-- NAME`` then its rows).
+      journal_mode: SQLite's journal mode: delete, truncate or persist.
+      seed: the seed of SQLite's randomness (journal nonces).
+      pcm_write_time: chunks (7.1 µs per changed 128 B step) or cells (by the cells each
+        write programs, 64 per 444 ns iteration).
+
+    Returns the CLI's ``--json`` object (the SELECT rows under ``rows``).
+    """
+    flags = dict(
+        config=config,
+        db_dir=db_dir,
+        script=script,
+        power_loss_at=power_loss_at,
+        dump=dump,
+        journal_mode=journal_mode,
+        seed=seed,
+        pcm_write_time=pcm_write_time,
+    )
+    return _json("journal_sql", ["journal", "sql"], flags)
+
+
+@checked
 def envy_run(
     workload: str,
     tps: float = 50.0,
@@ -364,8 +515,7 @@ def envy_run(
 
     Returns the CLI's ``--json`` object.
     """
-    return _json(
-        ["envy", "run"],
+    flags = dict(
         workload=workload,
         tps=tps,
         transactions=transactions,
@@ -381,8 +531,10 @@ def envy_run(
         no_page_bytes=no_page_bytes,
         seed=seed,
     )
+    return _json("envy_run", ["envy", "run"], flags)
 
 
+@checked
 def envy_replay(
     trace: str | os.PathLike[str],
     size_mb: int = 16,
@@ -406,8 +558,7 @@ def envy_replay(
 
     Returns the CLI's ``--json`` object (plus ``"reads"`` when reads is None).
     """
-    args = _command(
-        ["envy", "replay"],
+    flags = dict(
         trace=trace,
         size_mb=size_mb,
         power_loss_at=power_loss_at,
@@ -418,7 +569,7 @@ def envy_replay(
         sram_mb=sram_mb,
         spare_segments=spare_segments,
     )
-    text = _native.run(args + ["--json"])
+    text = _run("envy_replay", ["envy", "replay"], flags, extra=["--json"])
     # The read lines (hex digits) come first, then the JSON object.
     start = text.find("{")
     report: dict[str, Any] = json.loads(text[start:])
@@ -427,78 +578,134 @@ def envy_replay(
     return report
 
 
+@checked
+def bench(
+    filter: str | None = None,
+    exact: bool = False,
+    ops: int = 5_000_000,
+    mib: int = 64,
+    kv_records: int = 100_000,
+) -> pd.DataFrame:
+    """``nvmdb bench``: the simulator's own speed (BENCHMARKS.md says how its figures are
+    taken: on a quiet machine, as ratios to a baseline measured in the same run).
+
+    Keywords (the CLI's flags):
+      filter: run only the benchmarks whose name contains this text.
+      exact: run only the benchmark whose name is exactly ``filter``.
+      ops: operations per measurement.
+      mib: working-set size of the memory benchmarks, MiB.
+      kv_records: records of the kv benchmarks.
+
+    Returns one row per benchmark: the CLI's ``--json`` fields (name, ns_per_op,
+    ops_per_second, ratio to its baseline where it has one, peak_memory_bytes, ...).
+    """
+    flags = dict(filter=filter, exact=exact, ops=ops, mib=mib, kv_records=kv_records)
+    return pd.DataFrame(_json("bench", ["bench"], flags))
+
+
 def experiments() -> list[str]:
     """The ids of the registered experiments, in registry order (``nvmdb list``)."""
     return [line.split()[0] for line in _native.run(["list"]).splitlines() if line.strip()]
 
 
-def _run_dir(words: list[str], scale: str, seed: int, jobs: int | None, out: str) -> None:
-    # No stored paper-scale runs: the directory does not exist.
+def _lab(
+    function: str,
+    words: Sequence[str],
+    positional: Sequence[str],
+    flags: Mapping[str, Any],
+    out: str,
+    progress: bool | None,
+    description: str,
+    json_output: bool,
+) -> str:
+    """``nvmdb run``/``reproduce`` into ``out``, with a progress bar of experiments and
+    parts (and no stored paper-scale runs: ``--paper-results`` names a missing one)."""
     stored = os.path.join(out, "no-stored-runs")
-    _native.run(
-        _command(words, scale=scale, seed=seed, out=out, paper_results=stored, jobs=jobs)
-    )
+    bar = _cli.progress_bar(0, description, progress)
+
+    def update(done: int, total: int) -> None:
+        bar.total = total
+        bar.n = done
+        bar.refresh()
+
+    with bar:
+        return _run(
+            function,
+            words,
+            {**flags, "out": out, "paper_results": stored},
+            extra=["--json"] if json_output else [],
+            positional=positional,
+            progress=update,
+        )
 
 
-def _frames(results: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
-    frames: dict[str, pd.DataFrame] = {}
-    for table in results["outcome"]["tables"]:
-        title, n = table["title"], 2
-        while title in frames:
-            title, n = f"{table['title']} [{n}]", n + 1
-        frames[title] = pd.DataFrame(table["rows"], columns=table["columns"])
-    return frames
+@checked
+def run_experiment(
+    id: str,
+    scale: str = "quick",
+    seed: int = 1,
+    jobs: int | None = None,
+    out: str | os.PathLike[str] | None = None,
+    progress: bool | None = None,
+) -> Experiment:
+    """``nvmdb run ID``: run one experiment and return its results as data.
 
-
-def run_experiment(id: str, scale: str = "quick", seed: int = 1, jobs: int | None = None) -> dict[str, pd.DataFrame]:
-    """``nvmdb run ID``: run one experiment and return its tables.
-
-    Keywords (the CLI's flags):
+    Keywords (the CLI's flags, and two of the package's):
       id: the experiment's id (see experiments()).
       scale: quick or paper.
       seed: the run's one seed.
       jobs: threads for the experiment's independent parts (None: the machine's cores).
+      out: a directory to keep the experiment's files in (``OUT/ID/results.json``,
+        ``results.csv``, ``plot-N.svg``, ``scorecard.json``; created if missing). None:
+        they go to a temporary directory, removed before the call returns.
+      progress: a progress bar of the experiment's parts on stderr (tqdm; a widget in
+        Jupyter with ``nvmdb[jupyter]``). None: only on a terminal or in Jupyter.
 
-    Returns one DataFrame per table of the experiment's results (``results.json``), keyed
-    by the table's title (a repeated title gets `` [2]``, `` [3]``, ...); the columns are
-    the table's, a missing value is None or NaN.
+    Returns an ``nvmdb.Experiment``: ``tables`` (one long-form DataFrame per table, by a
+    short key, numeric columns with their unit in the name), ``scorecard`` (DataFrame),
+    ``notes``, ``config``, ``summary``, ``plots`` (their data) and ``files`` (the kept
+    files' paths when ``out`` is given). See ``help(nvmdb.Experiment)``.
     """
-    with tempfile.TemporaryDirectory(prefix="nvmdb-") as out:
-        _run_dir(["run", id], scale, seed, jobs, out)
-        with open(os.path.join(out, id, "results.json"), encoding="utf-8") as f:
-            return _frames(json.load(f))
+    flags = dict(scale=scale, seed=seed, jobs=jobs)
+    if out is not None:
+        text = _lab("run_experiment", ["run"], [id], flags, out, progress, id, json_output=True)
+        return _results.experiment_of(json.loads(text), keep_files=True)
+    with tempfile.TemporaryDirectory(prefix="nvmdb-") as directory:
+        text = _lab("run_experiment", ["run"], [id], flags, directory, progress, id, json_output=True)
+        return _results.experiment_of(json.loads(text), keep_files=False)
 
 
+@checked
 def scorecard(
-    experiments: Sequence[str] | None = None, scale: str = "quick", seed: int = 1, jobs: int | None = None
+    experiments: Sequence[str] | None = None,
+    scale: str = "quick",
+    seed: int = 1,
+    jobs: int | None = None,
+    progress: bool | None = None,
 ) -> pd.DataFrame:
     """The scorecard: the papers' claims beside our values, with a verdict.
 
     Keywords:
-      experiments: the experiment ids to run, each with ``nvmdb run`` (None: every
+      experiments: a list of experiment ids to run, each with ``nvmdb run`` (None: every
         experiment, with ``nvmdb reproduce``, the report's scorecard).
       scale: quick or paper.
       seed: the run's one seed.
       jobs: threads (None: the machine's cores).
+      progress: a progress bar of experiments and parts, as run_experiment's.
 
     Returns one row per claim (the ``rows`` of ``scorecard.json``): claim_id, experiment,
-    seed, figure, claim, paper, ours, value, tolerance, verdict, note, note_link,
-    paper_scale; an experiment with no claims adds no rows.
+    seed, figure, claim, paper, ours, value, tolerance, verdict (a category), note,
+    note_link, paper_scale; an experiment with no claims adds no rows.
     """
+    flags = dict(scale=scale, seed=seed, jobs=jobs)
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="nvmdb-") as out:
         if experiments is None:
-            _run_dir(["reproduce"], scale, seed, jobs, out)
-            paths = [os.path.join(out, "scorecard.json")]
+            _lab("scorecard", ["reproduce"], [], flags, out, progress, "experiments", json_output=False)
+            with open(os.path.join(out, "scorecard.json"), encoding="utf-8") as f:
+                rows = json.load(f)["rows"]
         else:
-            paths = []
             for id in experiments:
-                _run_dir(["run", id], scale, seed, jobs, out)
-                paths.append(os.path.join(out, id, "scorecard.json"))
-        for path in paths:
-            if os.path.exists(path):
-                with open(path, encoding="utf-8") as f:
-                    rows += json.load(f)["rows"]
-    columns = ["claim_id", "experiment", "seed", "figure", "claim", "paper", "ours", "value", "tolerance",
-               "verdict", "note", "note_link", "paper_scale"]
-    return pd.DataFrame(rows, columns=columns)
+                text = _lab("scorecard", ["run"], [id], flags, out, progress, id, json_output=True)
+                rows += json.loads(text)["scorecard"]
+    return _results.scorecard_frame(rows)

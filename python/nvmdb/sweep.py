@@ -18,28 +18,62 @@ executor. What it refers to by module (``nvmdb``, ``numpy``, ...) must be import
 it runs: on a multi-node cluster, install nvmdb on every worker. Scripts that start
 processes must guard their top level with ``if __name__ == "__main__":`` (Dask's
 ``LocalCluster`` with processes needs it; so do process pools on platforms that spawn).
+
+Input files travel with the points: a grid value that is a path object
+(``pathlib.Path``, ``nvmdb.InputFile``) names an input file, read where the sweep is
+called (relative to its current directory). ``fn`` gets the path (a ``str``) of a copy
+it can read: on this machine the file itself; on a Dask cluster a copy of its bytes,
+sent once per file and written once per worker (under the worker's temporary directory).
+``InputFile(path, shared=True)`` declares a file on storage every worker sees at the same
+path: only its absolute path travels. A plain ``str`` is passed as it is.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import hashlib
 import itertools
 import numbers
 import os
-import sys
+import tempfile
 import traceback
+import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import cloudpickle
 import pandas as pd
-from tqdm.auto import tqdm
 
-__all__ = ["SweepError", "sweep", "grid_points", "result_fields"]
+from . import _cli
+
+__all__ = ["InputFile", "SweepError", "sweep", "grid_points", "result_fields"]
 
 Point = dict[str, Any]
 Grid = Mapping[str, Sequence[Any]] | Sequence[Mapping[str, Any]]
+
+
+class InputFile(os.PathLike[str]):
+    """An input file of a sweep's points (a grid value): its bytes travel with the task
+    to a Dask cluster, or, with ``shared=True``, only its absolute path (storage that
+    every worker sees at the same path). A ``pathlib.Path`` grid value is the same as
+    ``InputFile(path)``. The point's row shows the value as given."""
+
+    def __init__(self, path: str | os.PathLike[str], shared: bool = False):
+        self.path = os.fspath(path)
+        self.shared = shared
+
+    def __fspath__(self) -> str:
+        return self.path
+
+    def __repr__(self) -> str:
+        return f"InputFile({self.path!r}{', shared=True' if self.shared else ''})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, InputFile) and (self.path, self.shared) == (other.path, other.shared)
+
+    def __hash__(self) -> int:
+        return hash((self.path, self.shared))
 
 
 class SweepError(RuntimeError):
@@ -161,6 +195,43 @@ def _flatten(mapping: Mapping[Any, Any], prefix: str, out: dict[str, Any]) -> No
 # What a worker sends back for a point: ("ok", fields) or ("error", message, traceback).
 Outcome = tuple[Any, ...]
 
+# An input file as it travels to a Dask worker: its name, the SHA-256 of its bytes, and
+# the bytes (a Dask future of them on the client, the bytes themselves on the worker).
+Sent = tuple[str, str, Any]
+
+
+def _local_inputs(point: Point) -> Point:
+    """``point`` with each input file (a path object) as the absolute path of the file."""
+    return {k: os.path.abspath(os.fspath(v)) if isinstance(v, os.PathLike) else v for k, v in point.items()}
+
+
+def _is_shared(value: object) -> bool:
+    return isinstance(value, InputFile) and value.shared
+
+
+def _materialise(sent: Sent) -> str:
+    """A sent input file written once under this machine's temporary directory (keyed by
+    its digest; written beside, then renamed), and its path."""
+    name, digest, data = sent
+    directory = os.path.join(tempfile.gettempdir(), "nvmdb-sweep-inputs", digest)
+    path = os.path.join(directory, name)
+    if not os.path.exists(path):
+        os.makedirs(directory, exist_ok=True)
+        partial = f"{path}.{uuid.uuid4().hex}.partial"
+        with open(partial, "wb") as f:
+            f.write(data)
+        os.replace(partial, path)
+    return path
+
+
+def _dask_task(fn: Callable[..., Any], point: Point, sent: dict[str, Sent]) -> Outcome:
+    """A point on a Dask worker: its sent input files written there, then evaluated."""
+    try:
+        local = {**point, **{name: _materialise(file) for name, file in sent.items()}}
+    except Exception as error:  # reported with the point named
+        return ("error", f"{type(error).__name__}: {error}", traceback.format_exc())
+    return _evaluate(fn, local)
+
 
 def _evaluate(fn: Callable[..., Any], point: Point) -> Outcome:
     """Runs one point where the executor runs it and reduces the result to its fields."""
@@ -206,6 +277,7 @@ def sweep(
     workers: int | None = None,
     progress: bool | None = None,
     description: str = "sweep",
+    on_error: str = "raise",
 ) -> pd.DataFrame:
     """Runs ``fn(**point)`` at every point of ``grid`` and returns one row per point.
 
@@ -217,7 +289,9 @@ def sweep(
         the workers with cloudpickle. It returns a dict or a scalar.
     grid:
         A dict of lists (their product, in the dict's key order, last key fastest) or a
-        list of dicts (one point each, in list order). See :func:`grid_points`.
+        list of dicts (one point each, in list order). See :func:`grid_points`. A path
+        object among the values is an input file (see the module): ``fn`` gets a ``str``
+        path it can read, on whichever machine the point runs.
     executor:
         ``None`` for local processes; a ``dask.distributed.Client`` to run on its cluster;
         or a ``concurrent.futures.Executor``.
@@ -230,6 +304,12 @@ def sweep(
         so logs and pipes get nothing; ``True``: always; ``False``: never.
     description:
         The progress bar's label.
+    on_error:
+        ``"raise"`` (default): the first failing point (in grid order) raises
+        :class:`SweepError` and the sweep stops. ``"collect"``: every point runs, and the
+        frame gets a last column ``error``: ``None`` for a point that ran, the error
+        (``"KeyError: 'x'"``, a lost worker, ...) for one that failed, whose result
+        columns are then missing.
 
     Returns
     -------
@@ -239,13 +319,14 @@ def sweep(
         those equal to a parameter of the same name left out) in the order they first
         appear; a field some results lack is missing (NaN/None) in their rows. The same
         grid and function (with its randomness seeded from the point) give the same
-        frame on every executor.
+        frame on every executor. On Dask, each point's task key names the point
+        (``fn(a=1, b='x')-TOKEN-INDEX``).
 
     Raises
     ------
     ValueError, TypeError
-        A malformed grid (see :func:`grid_points`), a bad ``workers`` or an unknown
-        executor, before any point runs.
+        A malformed grid (see :func:`grid_points`), a bad ``workers``, ``on_error`` or
+        executor, or an input file that cannot be read, before any point runs.
     SweepError
         A point's function raised, returned something other than a dict or a scalar, or
         returned a field named like a parameter with a different value (rename it in
@@ -255,40 +336,79 @@ def sweep(
         finish); if several points failed, the one earliest in grid order is reported.
     """
     points = grid_points(grid)
+    if on_error not in ("raise", "collect"):
+        raise ValueError(f'on_error must be "raise" or "collect", not {on_error!r}')
     if workers is not None:
         if executor is not None:
             raise ValueError("workers= applies only to the default local executor (executor=None)")
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
             raise ValueError(f"workers must be a positive int, not {workers!r}")
-    bar = tqdm(total=len(points), desc=description, disable=not _show_progress(progress), file=sys.stderr)
-    with bar:
-        outcomes = _run(fn, points, executor, workers, bar)
-    return _frame(points, outcomes)
+    distributed = None if executor is None or isinstance(executor, concurrent.futures.Executor) else (
+        _dask_distributed(executor)
+    )
+    files = _read_inputs(points) if distributed is not None else {}
+    collect = on_error == "collect"
+    with _cli.progress_bar(len(points), description, progress) as bar:
+        outcomes = _run(fn, points, executor, distributed, files, workers, bar, collect)
+    return _frame(points, outcomes, collect)
 
 
-def _show_progress(progress: bool | None) -> bool:
-    if progress is not None:
-        return bool(progress)
-    return sys.stderr.isatty() or "ipykernel" in sys.modules
+def _read_inputs(points: list[Point]) -> dict[str, tuple[str, str, bytes]]:
+    """The bytes of every input file the points name that is not shared, by its absolute
+    path: (name, SHA-256, bytes). A file that cannot be read raises ``OSError`` now."""
+    files: dict[str, tuple[str, str, bytes]] = {}
+    for point in points:
+        for value in point.values():
+            if isinstance(value, os.PathLike) and not _is_shared(value):
+                path = os.path.abspath(os.fspath(value))
+                if path not in files:
+                    with open(path, "rb") as f:
+                        data = f.read()
+                    files[path] = (os.path.basename(path), hashlib.sha256(data).hexdigest(), data)
+    return files
+
+
+def _task_key(fn: Callable[..., Any], point: Point, token: str, index: int) -> str:
+    """A Dask task key that names the point: ``fn(a=1, b='x')-TOKEN-INDEX``."""
+    name = getattr(fn, "__name__", type(fn).__name__)
+    return f"{name}{_describe(point)}-{token}-{index}"
 
 
 def _run(
-    fn: Callable[..., Any], points: list[Point], executor: Any, workers: int | None, bar: tqdm
+    fn: Callable[..., Any],
+    points: list[Point],
+    executor: Any,
+    distributed: Any,
+    files: dict[str, tuple[str, str, bytes]],
+    workers: int | None,
+    bar: Any,
+    collect: bool,
 ) -> list[Outcome | None]:
     if executor is None:
         fn_bytes = cloudpickle.dumps(fn)
         with concurrent.futures.ProcessPoolExecutor(
             max_workers=workers or os.cpu_count(), initializer=_init_worker, initargs=(fn_bytes,)
         ) as pool:
-            futures = [pool.submit(_pool_task, cloudpickle.dumps(point)) for point in points]
-            return _collect(futures, concurrent.futures.as_completed(futures), _cancel_local, points, bar)
-    if isinstance(executor, concurrent.futures.Executor):
+            futures = [pool.submit(_pool_task, cloudpickle.dumps(_local_inputs(point))) for point in points]
+            return _collect(futures, concurrent.futures.as_completed(futures), _cancel_local, points, bar, collect)
+    if distributed is None:
         fn_bytes = cloudpickle.dumps(fn)
-        futures = [executor.submit(_executor_task, fn_bytes, cloudpickle.dumps(point)) for point in points]
-        return _collect(futures, concurrent.futures.as_completed(futures), _cancel_local, points, bar)
-    distributed = _dask_distributed(executor)
-    futures = [executor.submit(_evaluate, fn, point, pure=False) for point in points]
-    return _collect(futures, distributed.as_completed(futures), executor.cancel, points, bar)
+        futures = [executor.submit(_executor_task, fn_bytes, cloudpickle.dumps(_local_inputs(point))) for point in points]
+        return _collect(futures, concurrent.futures.as_completed(futures), _cancel_local, points, bar, collect)
+    # Each input file's bytes go to the cluster once; each task names those it needs.
+    scattered = {path: (name, digest, executor.scatter(data, hash=False)) for path, (name, digest, data) in files.items()}
+    token = uuid.uuid4().hex[:8]
+    futures = []
+    for index, point in enumerate(points):
+        sent = {
+            name: scattered[os.path.abspath(os.fspath(value))]
+            for name, value in point.items()
+            if isinstance(value, os.PathLike) and not _is_shared(value)
+        }
+        plain = {name: value for name, value in _local_inputs(point).items() if name not in sent}
+        key = _task_key(fn, point, token, index)
+        futures.append(executor.submit(_dask_task, fn, plain, sent, key=key, pure=False))
+    return _collect(futures, distributed.as_completed(futures), executor.cancel, points, bar, collect)
 
 
 def _dask_distributed(executor: Any) -> Any:
@@ -314,9 +434,11 @@ def _collect(
     completed: Iterator[Any],
     cancel: Callable[[list[Any]], None],
     points: list[Point],
-    bar: tqdm,
+    bar: Any,
+    collect: bool,
 ) -> list[Outcome | None]:
-    """Each point's outcome in grid order; on a failure, the earliest failed point raised."""
+    """Each point's outcome in grid order; on a failure, unless ``collect``, the earliest
+    failed point raised."""
     index_of = {id(future): index for index, future in enumerate(futures)}
     outcomes: list[Outcome | None] = [None] * len(futures)
     failed = False
@@ -325,7 +447,7 @@ def _collect(
             index = index_of[id(future)]
             outcome = outcomes[index] = _outcome(future)
             bar.update(1)
-            if outcome[0] != "ok":
+            if outcome[0] != "ok" and not collect:
                 failed = True
                 cancel([f for f in futures if not f.done()])
                 break
@@ -362,16 +484,23 @@ def _raise_first_failure(outcomes: list[Outcome | None], points: list[Point]) ->
             raise SweepError(index, points[index], outcome[1], outcome[2])
 
 
-def _frame(points: list[Point], outcomes: list[Outcome | None]) -> pd.DataFrame:
+def _frame(points: list[Point], outcomes: list[Outcome | None], collect: bool) -> pd.DataFrame:
     parameters = list(points[0])
     fields: dict[str, None] = {}
     rows = []
     for point, outcome in zip(points, outcomes, strict=True):
-        assert outcome is not None and outcome[0] == "ok", "a point without a result reached the frame"
-        result = outcome[1]
-        fields.update(dict.fromkeys(result))
-        rows.append({**point, **result})
-    return pd.DataFrame(rows, columns=parameters + list(fields))
+        assert outcome is not None, "a point without an outcome reached the frame"
+        if outcome[0] == "ok":
+            result = outcome[1]
+            fields.update(dict.fromkeys(result))
+            rows.append({**point, **result, **({"error": None} if collect else {})})
+        else:
+            assert collect, "a failed point reached the frame"
+            rows.append({**point, "error": outcome[1]})
+    if collect and "error" in fields:
+        raise ValueError("a result has a field named 'error', the column that on_error='collect' adds; rename it")
+    columns = parameters + list(fields) + (["error"] if collect else [])
+    return pd.DataFrame(rows, columns=columns)
 
 
 def _describe(point: Mapping[str, Any]) -> str:

@@ -31,6 +31,10 @@ pub enum BTreeError {
     UnknownVariant(String),
     #[error(transparent)]
     Memory(#[from] MemoryError),
+    /// A stop was asked for ([`nvmdb_cancel::cancel`]): [`workload::measure`] stops
+    /// before its next operation.
+    #[error("interrupted")]
+    Interrupted(#[from] nvmdb_cancel::Interrupted),
 }
 
 /// The node organisation of a tree.

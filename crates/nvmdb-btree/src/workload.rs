@@ -364,6 +364,7 @@ pub fn measure<M: Memory>(
     tree.memory_mut().reset_stats();
     let mut answers = Vec::new();
     for op in ops {
+        nvmdb_cancel::check()?;
         answers.push(apply(tree, op)?);
     }
     tree.memory_mut().flush_all();

@@ -14,9 +14,13 @@ const MAX_SMALL_FILE_BYTES: u64 = 1 << 20;
 
 /// Opens an input file, naming it on failure.
 pub fn open(path: &str) -> Result<File, CliError> {
-    let file = File::open(path).map_err(|e| CliError::unreadable(path, &e))?;
+    let mut file = File::open(path).map_err(|e| CliError::unreadable(path, &e))?;
     if file.metadata().is_ok_and(|m| m.is_dir()) {
-        return Err(CliError::input(format!("{path}: cannot read: is a directory")));
+        // Reading it gives the OS's own error (EISDIR), kept for the Python package.
+        return Err(match file.read(&mut [0u8; 1]) {
+            Err(e) => CliError::unreadable(path, &e),
+            Ok(_) => CliError::input(format!("{path}: cannot read: is a directory")),
+        });
     }
     Ok(file)
 }

@@ -14,8 +14,9 @@ mod output;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
-use crate::error::EXIT_BAD_INPUT;
-pub use crate::error::{CliError, ErrorKind};
+pub use crate::error::{CliError, ErrorKind, OsError};
+use crate::error::{EXIT_BAD_INPUT, EXIT_INTERRUPTED};
+pub use nvmdb_lab::Tally;
 
 /// Database structures and storage engines on simulated non-volatile memory.
 #[derive(Debug, Parser)]
@@ -62,6 +63,15 @@ enum Command {
     Bench(commands::bench::BenchArgs),
 }
 
+/// Runs a command. An error after a stop was asked for ([`nvmdb_cancel::cancel`]) is the
+/// interruption (exit 130), whatever the driver that saw the flag called it.
+fn run_command(command: Command) -> Result<(), CliError> {
+    match dispatch(command) {
+        Err(_) if nvmdb_cancel::is_cancelled() => Err(CliError::interrupted()),
+        result => result,
+    }
+}
+
 fn dispatch(command: Command) -> Result<(), CliError> {
     match command {
         Command::Pcm(c) => commands::pcm::run(c),
@@ -80,8 +90,12 @@ fn dispatch(command: Command) -> Result<(), CliError> {
 }
 
 /// The `nvmdb` binary: parses the process's arguments, runs the command, and on failure
-/// prints its one line on stderr and exits with its code.
+/// prints its one line on stderr and exits with its code. Ctrl-C asks the running
+/// command to stop ([`nvmdb_cancel`]): it ends at its next check with `interrupted` and
+/// exit code 130, its output files left as they were (each is written under a temporary
+/// name and renamed when complete); a second Ctrl-C exits at once with 130.
 pub fn main() {
+    stop_on_ctrl_c();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => {
@@ -94,7 +108,7 @@ pub fn main() {
             std::process::exit(EXIT_BAD_INPUT);
         }
     };
-    if let Err(e) = dispatch(cli.command) {
+    if let Err(e) = run_command(cli.command) {
         // The message is the whole line: `FILE:LINE: what is wrong` for bad input. A closed
         // stdout pipe has no message.
         if !e.message.is_empty() {
@@ -110,6 +124,13 @@ pub fn main() {
 /// exit with: a bad flag is the binary's one line, exit code 2. `--help` and `--version`
 /// return their text. Stderr (progress, notes) is the process's own, as for the binary.
 pub fn run_captured(args: &[String]) -> Result<String, CliError> {
+    run_counted(args, std::sync::Arc::default())
+}
+
+/// [`run_captured`], with `nvmdb run` and `nvmdb reproduce` counting their experiments
+/// and parts in `tally` as they start and finish (for a progress bar: the Python package
+/// reads it from another thread while the command runs).
+pub fn run_counted(args: &[String], tally: std::sync::Arc<Tally>) -> Result<String, CliError> {
     let argv = std::iter::once("nvmdb").chain(args.iter().map(String::as_str));
     let cli = match Cli::try_parse_from(argv) {
         Ok(cli) => cli,
@@ -119,7 +140,32 @@ pub fn run_captured(args: &[String]) -> Result<String, CliError> {
     // Runs of real SQLite share its process-wide PRNG (seeded at each run's start): in one
     // process they run one at a time, so that each gives the same numbers as the binary.
     let _sqlite = uses_sqlite(&cli.command).then(|| SQLITE.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
-    output::capture(|| dispatch(cli.command))
+    commands::lab::counting(tally, || output::capture(|| run_command(cli.command)))
+}
+
+/// Ctrl-C (SIGINT) raises the cancellation flag; when it is already raised, the process
+/// exits with 130 at once. Only the binary installs this: a program that calls
+/// [`run_captured`] (Python) owns its signals and raises the flag itself ([`cancel`]).
+fn stop_on_ctrl_c() {
+    use signal_hook::consts::SIGINT;
+    let flag = nvmdb_cancel::shared_flag();
+    // The first registered action runs first: exit if the flag is already up, then raise it.
+    let installed = signal_hook::flag::register_conditional_shutdown(SIGINT, EXIT_INTERRUPTED, flag.clone())
+        .and_then(|_| signal_hook::flag::register(SIGINT, flag));
+    if let Err(e) = installed {
+        eprintln!("nvmdb: warning: Ctrl-C will end the process at once (cannot install its handler: {e})");
+    }
+}
+
+/// Asks the commands running in this process to stop: each ends at its driver's next
+/// check with [`ErrorKind::Interrupted`]. The flag stays raised until [`clear_cancel`].
+pub fn cancel() {
+    nvmdb_cancel::cancel();
+}
+
+/// Lowers the flag that [`cancel`] raised, for a process that goes on running commands.
+pub fn clear_cancel() {
+    nvmdb_cancel::clear();
 }
 
 /// Held by a [`run_captured`] command that runs real SQLite.

@@ -106,9 +106,88 @@ fn stdout_error(e: std::io::Error) -> CliError {
     }
 }
 
-/// Writes an output file, naming it on failure.
+/// Writes an output file whole, naming it on failure: see [`OutputFile`].
 pub fn write_file(path: &str, contents: &str) -> Result<(), CliError> {
-    std::fs::write(path, contents).map_err(|e| CliError::unwritable(path, &e))
+    write_bytes(path, contents.as_bytes())
+}
+
+/// Writes an output file of bytes whole, naming it on failure: see [`OutputFile`].
+pub fn write_bytes(path: &str, contents: &[u8]) -> Result<(), CliError> {
+    let mut file = OutputFile::create(path).map_err(|e| CliError::unwritable(path, &e))?;
+    file.write_all(contents).map_err(|e| CliError::unwritable(path, &e))?;
+    file.finish()
+}
+
+/// An output file written under a temporary name in its directory
+/// (`.NAME.PID-N.partial`) and renamed to its path by [`OutputFile::finish`]: a run that
+/// fails or is interrupted before then leaves the path as it was (the temporary file is
+/// removed when this is dropped), never a half-written file. A path that names a symbolic
+/// link gets the file it links to replaced; one that names something other than a file
+/// (`/dev/null`, a pipe) is written in place, as there is nothing to rename onto it.
+#[derive(Debug)]
+pub struct OutputFile {
+    path: String,
+    /// The temporary file and the file it becomes; `None` when written in place.
+    rename: Option<(std::path::PathBuf, std::path::PathBuf)>,
+    file: Option<BufWriter<std::fs::File>>,
+}
+
+impl OutputFile {
+    /// A new file for `path` (nothing is at `path` until [`OutputFile::finish`]); the
+    /// error is the operating system's (a missing directory, no permission).
+    pub fn create(path: &str) -> std::io::Result<OutputFile> {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let given = std::path::Path::new(path);
+        if std::fs::metadata(given).is_ok_and(|m| !m.is_file()) {
+            let file = std::fs::OpenOptions::new().write(true).truncate(true).open(given)?;
+            return Ok(OutputFile { path: path.to_string(), rename: None, file: Some(BufWriter::new(file)) });
+        }
+        // An existing path is resolved through its links; a new one is taken as given.
+        let target = given.canonicalize().unwrap_or_else(|_| given.to_path_buf());
+        let Some(name) = target.file_name() else {
+            // No file name ("dir/", ".."): the OS says why it cannot be written.
+            std::fs::OpenOptions::new().write(true).open(&target)?;
+            return Err(std::io::Error::new(ErrorKind::InvalidInput, "not a file name"));
+        };
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let partial = target.with_file_name(format!(".{}.{}-{n}.partial", name.to_string_lossy(), std::process::id()));
+        let file = std::fs::OpenOptions::new().write(true).create_new(true).open(&partial)?;
+        Ok(OutputFile { path: path.to_string(), rename: Some((partial, target)), file: Some(BufWriter::new(file)) })
+    }
+
+    /// Flushes the file and renames it to its path, replacing what was there.
+    pub fn finish(mut self) -> Result<(), CliError> {
+        let unwritable = |e: std::io::Error| CliError::unwritable(&self.path, &e);
+        let file = self.file.take().expect("an output file is finished once");
+        drop(file.into_inner().map_err(|e| unwritable(e.into_error()))?);
+        match self.rename.take() {
+            Some((partial, target)) => std::fs::rename(partial, target).map_err(unwritable),
+            None => Ok(()),
+        }
+    }
+
+    fn file(&mut self) -> &mut BufWriter<std::fs::File> {
+        self.file.as_mut().expect("an output file is written before it is finished")
+    }
+}
+
+impl Drop for OutputFile {
+    fn drop(&mut self) {
+        // Not finished (an error, an interrupt): the path stays as it was.
+        if let (Some(_), Some((partial, _))) = (self.file.take(), &self.rename) {
+            let _ = std::fs::remove_file(partial);
+        }
+    }
+}
+
+impl Write for OutputFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.file().write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file().flush()
+    }
 }
 
 #[cfg(test)]
@@ -133,6 +212,49 @@ mod tests {
         });
         assert_eq!(failed.unwrap_err().message, "bad");
         assert!(CAPTURED.with(|c| c.borrow().is_none()), "a failed command's capture ended too");
+    }
+
+    /// A directory removed at the end of the test.
+    struct Dir(std::path::PathBuf);
+    impl Dir {
+        fn path(&self) -> &std::path::Path {
+            &self.0
+        }
+    }
+    impl Drop for Dir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn an_output_file_appears_only_when_finished() {
+        let dir = std::env::temp_dir().join(format!("nvmdb-output-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let dir = Dir(dir);
+        let path = dir.path().join("out.txt").display().to_string();
+        std::fs::write(&path, "earlier").unwrap();
+        let mut file = OutputFile::create(&path).unwrap();
+        file.write_all(b"new").unwrap();
+        drop(file);
+        let names = || std::fs::read_dir(dir.path()).unwrap().count();
+        assert_eq!((std::fs::read_to_string(&path).unwrap().as_str(), names()), ("earlier", 1), "dropped: untouched");
+        write_file(&path, "whole").unwrap();
+        assert_eq!((std::fs::read_to_string(&path).unwrap().as_str(), names()), ("whole", 1));
+        // Through a link, the file it names is replaced and the link stays.
+        let link = dir.path().join("link.txt").display().to_string();
+        std::os::unix::fs::symlink(&path, &link).unwrap();
+        write_file(&link, "linked").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "linked");
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        // Something other than a file is written in place and stays what it is.
+        write_file("/dev/null", "gone").unwrap();
+        assert!(!std::fs::metadata("/dev/null").unwrap().is_file());
+        let missing = dir.path().join("no/dir/out.txt").display().to_string();
+        let e = write_file(&missing, "x").unwrap_err();
+        assert!(e.message.starts_with(&format!("{missing}: cannot write:")), "{}", e.message);
+        assert_eq!(e.kind, crate::error::ErrorKind::Io(std::io::ErrorKind::NotFound));
     }
 
     #[test]

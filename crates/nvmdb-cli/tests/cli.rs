@@ -51,6 +51,31 @@ fn pcm_replay_flip_n_write_programs_one_flip_cell() {
 }
 
 #[test]
+fn journal_pcm_write_time_by_cells_changes_only_the_time() {
+    let run = |time: &str| {
+        json(&nvmdb(&[
+            "journal",
+            "run",
+            "--config",
+            "RU20-S2X-WH64",
+            "--workload",
+            "tw",
+            "--pcm-write-time",
+            time,
+            "--json",
+        ]))
+    };
+    let (chunks, cells) = (run("chunks"), run("cells"));
+    for key in ["total_bit_updates", "max_bit_updates", "energy_pj", "device_writes", "commands"] {
+        assert_eq!(chunks[key], cells[key], "{key}");
+    }
+    assert!(cells["time_ns"].as_u64() < chunks["time_ns"].as_u64(), "{cells} against {chunks}");
+    assert_eq!((chunks["pcm_write_time"].as_str(), cells["pcm_write_time"].as_str()), (Some("chunks"), Some("cells")));
+    let default = json(&nvmdb(&["journal", "run", "--config", "RU20-S2X-WH64", "--workload", "tw", "--json"]));
+    assert_eq!(default, chunks, "chunks is the default");
+}
+
+#[test]
 fn malformed_trace_line_exits_2_with_file_and_line() {
     let trace = write_trace("bad.trace", "W 0 ff\nX 1 2\n");
     let out = nvmdb(&["pcm", "replay", "--trace", &trace]);

@@ -243,6 +243,10 @@ fn argument_errors_name_the_flag_and_its_allowed_values() {
     bad(&["btree", "run", "--variant", "oak", "--node-lines", "1"], &["--variant", "nvmdb-leaf"]);
     bad(&["trace", "gen", "--out", "x"], &["--workload", "d1, d2, t1, t2, t3"]);
     bad(&["join", "run", "--generate"], &["--algo", "virtual-partitioning"]);
+    let journal = ["journal", "run", "--config", "RR-S2X", "--workload", "kt", "--pcm-write-time"];
+    bad(&[&journal[..], &["budget"]].concat(), &["--pcm-write-time", "chunks, cells"]);
+    let sql = ["journal", "sql", "--config", "RR-S2X", "--db-dir", ".", "--script", "s.sql", "--pcm-write-time"];
+    bad(&[&sql[..], &["fixed"]].concat(), &["--pcm-write-time", "chunks, cells"]);
 }
 
 #[test]

@@ -120,6 +120,29 @@ fn the_benchmark_mode_reports_operations_per_simulated_second() {
     assert!(json_field(&stdout, "ops_per_s").as_f64().unwrap() > 0.0);
 }
 
+/// `--flash-time` picks the flash's one time source: the board SSD's measured latency by
+/// default, the chip's on request; the report names it, and the same run takes another
+/// simulated time.
+#[test]
+fn the_flash_time_is_reported_and_moves_the_simulated_time() {
+    let run = |extra: &[&str]| {
+        let args = [&["kv", "run", "--engine", "flash-only", "--workload", "update", "--records", "3000"][..], extra];
+        let (code, stdout, stderr) = nvmdb(&[&args.concat()[..], &["--json"]].concat());
+        assert_eq!(code, 0, "{extra:?}: {stderr}");
+        (json_field(&stdout, "flash_time"), json_field(&stdout, "sim_ns").as_u64().unwrap())
+    };
+    let (default, default_ns) = run(&[]);
+    let (measured, measured_ns) = run(&["--flash-time", "measured"]);
+    let (chip, chip_ns) = run(&["--flash-time", "chip"]);
+    assert_eq!((default, measured, chip), ("measured".into(), "measured".into(), "chip".into()));
+    assert_eq!(default_ns, measured_ns);
+    assert_ne!(chip_ns, measured_ns);
+    let (code, stdout, stderr) =
+        nvmdb(&["kv", "run", "--engine", "pcm-only", "--workload", "insert", "--records", "10", "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(serde_json::from_str::<serde_json::Value>(&stdout).unwrap().get("flash_time").is_none());
+}
+
 /// Benchmark mode with a power cut: inside the measured phase (an update or insert, a
 /// sync every 100 operations, the final sync), recovery loses nothing synced, and the run
 /// finishes; a cut beyond the run's device writes is never reached.
@@ -217,6 +240,10 @@ fn bad_files_and_flags_exit_2_naming_the_line_or_the_flag() {
     bad(&[&gen[..], &["--buffer-kb", "16"]].concat(), &["--buffer-kb"]);
     bad(&[&gen[..], &["--pcm-write-bytes", "100"]].concat(), &["--pcm-write-bytes"]);
     bad(&[&gen[..], &["--power-loss-at", "0"]].concat(), &["--power-loss-at"]);
+    bad(&[&gen[..], &["--flash-time", "fast"]].concat(), &["--flash-time"]);
+    bad(&[&gen[..], &["--preset", "chips", "--flash-time", "measured"]].concat(), &["--preset", "--flash-time"]);
+    let pcm = ["kv", "run", "--engine", "pcm-only", "--workload", "insert", "--records", "10"];
+    bad(&[&pcm[..], &["--flash-time", "chip"]].concat(), &["--engine", "--flash-time"]);
     bad(&["kv", "run", "--engine", "ipl", "--workload", "insert"], &["--workload", "--records"]);
     bad(&["kv", "run", "--engine", "btree", "--workload", "insert", "--records", "1"], &["--engine"]);
 }

@@ -202,3 +202,171 @@ fn pcm_accounting_is_reported_and_a_bad_value_exits_2_naming_the_key() {
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains("--set buffer.pcm_accounting=lines"), "{stderr}");
 }
+
+/// IPL in its own layout from the command line: it replays, logs and merges, survives a
+/// power cut in every content mode, and the keys it ignores or cannot use exit 2 naming
+/// them.
+#[test]
+fn ipl_native_replays_recovers_and_refuses_what_it_ignores() {
+    // Page 0 is updated twelve times by 100 B: logged, then merged when its unit's 32 log
+    // sectors are full (with 64-page units, four log pages of eight sectors).
+    let mut text = String::from("W 0 4096\nW 4096 4096\n");
+    for i in 0..40 {
+        text.push_str(&format!("W {} 100\n", 100 * (i % 30)));
+    }
+    text.push_str("R 0 4096\nT 4096 4096\n");
+    let trace = temp_file("native.trace", &text);
+    let base = ["ssd", "replay", "--trace", &trace, "--format", "simple", "--json"];
+    let run = |extra: &[&str]| {
+        let mut args = base.to_vec();
+        args.extend(SMALL);
+        args.extend(["--set", "buffer.kind=ipl-native"]);
+        args.extend(extra);
+        nvmdb(&args)
+    };
+    let (code, stdout, stderr) = run(&[]);
+    assert_eq!(code, 0, "{stderr}");
+    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(json["config"]["buffer"]["kind"], "ipl-native");
+    assert!(json["logged_writes"].as_u64().is_some_and(|n| n > 0), "{stdout}");
+    assert!(json["merges"].as_u64().is_some_and(|n| n > 0), "{stdout}");
+    assert!(json["block_erases"].as_u64().is_some_and(|n| n > 0), "{stdout}");
+    for content in ["bytes", "fingerprint", "none"] {
+        for cut in ["2", "20", "41"] {
+            let what = format!("{content}, cut after {cut}");
+            let content = format!("content={content}");
+            let (code, stdout, stderr) = run(&["--set", &content, "--power-loss-at", cut]);
+            assert_eq!(code, 0, "{what}: {stderr}");
+            let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+            assert_eq!(json["power_cycles"], 1, "{what}");
+            assert!(json["verified_pages"].as_u64().is_some_and(|n| n >= 1), "{what}: {stdout}");
+            assert_eq!((&json["lost_pages"], &json["corrupt_pages"]), (&0.into(), &0.into()), "{what}");
+        }
+    }
+    for (set, keys) in [
+        ("ftl.gc=fifo", ["ftl.gc", "ipl-native"]),
+        ("buffer.pcm_mb=4", ["buffer.pcm_mb", "ipl-native"]),
+        ("buffer.merge=logged-pages", ["buffer.merge", "ipl-native"]),
+        ("dedup.enabled=true", ["dedup.enabled", "ipl-native"]),
+        ("ftl.wear_leveling=static", ["ftl.wear_leveling", "ipl-native"]),
+    ] {
+        let (code, _, stderr) = run(&["--set", "content=fingerprint", "--set", set]);
+        assert_eq!(code, 2, "{set}: {stderr}");
+        assert!(keys.iter().all(|k| stderr.contains(k)) && stderr.lines().count() == 1, "{set}: {stderr}");
+    }
+    let (code, _, stderr) = run(&["--set", "flash.spare_bytes=16", "--set", "content=fingerprint"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("flash.spare_bytes") && stderr.lines().count() == 1, "{stderr}");
+    // The "no effect" error names the stack as it is, without an FTL mapping.
+    let (_, _, stderr) = run(&["--set", "ftl.gc=fifo"]);
+    assert!(!stderr.contains("ftl.mapping"), "{stderr}");
+    // Records are pending at the end of a pass: with the pre-fill every write is an update,
+    // so page 0's last ten records after the merge at the 33rd, and page 1's trim record;
+    // a drain merges them. Ageing and passes: the ageing merges units (counted nowhere), the
+    // last pass is reported alone, and the drain leaves nothing pending.
+    let json = |extra: &[&str]| -> serde_json::Value {
+        let (code, stdout, stderr) = run(extra);
+        assert_eq!(code, 0, "{extra:?}: {stderr}");
+        serde_json::from_str(&stdout).unwrap()
+    };
+    let kept = json(&[]);
+    assert_eq!((&kept["pending_log_records"], &kept["pending_log_pages"]), (&11.into(), &2.into()), "{kept}");
+    let drained = json(&["--drain"]);
+    assert_eq!((&drained["pending_log_records"], &drained["drained"]), (&0.into(), &true.into()), "{drained}");
+    assert_eq!(drained["merges"].as_u64(), kept["merges"].as_u64().map(|m| m + 1), "one unit with records");
+    for content in ["bytes", "fingerprint", "none"] {
+        let content = format!("content={content}");
+        let aged = json(&["--set", &content, "--age", "--passes", "3", "--drain"]);
+        assert!(aged["aged_pages"].as_u64().is_some_and(|n| n > 0), "{content}: {aged}");
+        assert_eq!(
+            (&aged["passes"], &aged["drained"], &aged["pending_log_records"]),
+            (&3.into(), &true.into(), &0.into())
+        );
+        let last = &aged["last_pass"];
+        assert_eq!(last["requests"], 44, "{content}: {aged}");
+        assert!(last["merges"].as_u64().is_some_and(|n| n > 0), "{content}: {aged}");
+        assert!(aged["block_erases"].as_u64() > last["block_erases"].as_u64(), "{content}: {aged}");
+    }
+}
+
+/// MQSim's tpcc-small, vendored in the repository's data/.
+fn tpcc_small() -> String {
+    format!("{}/../../data/mqsim/tpcc-small.trace", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Table 5.1's SSD sized to 1 GB of data, as `thesis-mqsim-traces` runs it.
+const ONE_GB: [&str; 4] = ["--set", "flash.blocks_per_plane=61", "--set", "ftl.overprovision=0.1"];
+
+fn json_of(args: &[&str]) -> serde_json::Value {
+    let (code, stdout, stderr) = nvmdb(args);
+    assert_eq!(code, 0, "{args:?}: {stderr}");
+    serde_json::from_str(&stdout).unwrap()
+}
+
+#[test]
+fn a_drain_pays_for_every_pending_record_and_the_json_says_what_is_pending() {
+    let trace = tpcc_small();
+    let base = ["ssd", "replay", "--trace", &trace, "--format", "disksim", "--set", "buffer.kind=dpram", "--json"];
+    let kept = json_of(&base);
+    let drained = json_of(&[&base[..], &["--drain"]].concat());
+    // Without a drain d-PRAM's log never fills on one pass: nothing reaches flash, and its
+    // records are pending at the end.
+    assert_eq!((&kept["flash_page_programs"], &kept["drained"]), (&0.into(), &false.into()));
+    assert!(kept["pending_log_records"].as_u64().unwrap() > 0, "{kept}");
+    assert!(kept["pending_log_pages"].as_u64().unwrap() > 0, "{kept}");
+    // The drain merges them: flash pages programmed, nothing pending.
+    assert!(drained["flash_page_programs"].as_u64().unwrap() > 0, "{drained}");
+    assert!(drained["merges"].as_u64().unwrap() > 0, "{drained}");
+    assert_eq!((&drained["pending_log_records"], &drained["pending_log_pages"]), (&0.into(), &0.into()));
+    assert_eq!(drained["drained"], true);
+    assert!(drained["energy_pj"].as_u64() > kept["energy_pj"].as_u64());
+    for key in ["flash_page_reads", "flash_sector_programs", "gc_page_copies", "pending_dram_pages", "last_pass"] {
+        assert!(kept.get(key).is_some(), "missing {key}");
+    }
+    assert!(kept["last_pass"].is_null(), "one pass: no last-pass figures");
+}
+
+#[test]
+fn ageing_and_passes_erase_blocks_and_report_the_last_pass() {
+    let trace = tpcc_small();
+    let mut args = vec!["ssd", "replay", "--trace", &trace, "--format", "disksim", "--json", "--age", "--passes", "4"];
+    args.extend(ONE_GB);
+    let json = json_of(&args);
+    assert!(json["aged_pages"].as_u64().unwrap() > 0 && json["prefilled_pages"] == 0, "{json}");
+    assert_eq!(json["passes"], 4);
+    let last = &json["last_pass"];
+    assert_eq!(last["requests"], 6999);
+    assert_eq!(json["requests"], 4 * 6999);
+    let erases = last["block_erases"].as_u64().unwrap();
+    assert!(erases > 0, "garbage collection runs under the trace on an aged device");
+    assert!(json["block_erases"].as_u64().unwrap() > erases, "the whole run erased more than its last pass");
+    // Without ageing, the pre-filled device has room for one pass of the trace.
+    let mut fresh = vec!["ssd", "replay", "--trace", &trace, "--format", "disksim", "--json"];
+    fresh.extend(ONE_GB);
+    assert_eq!(json_of(&fresh)["block_erases"], 0);
+}
+
+#[test]
+fn the_new_flags_refuse_a_range_or_combination_that_does_nothing() {
+    let trace = tpcc_small();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["ssd", "replay", "--trace", &trace, "--format", "disksim"];
+        args.extend(extra);
+        nvmdb(&args)
+    };
+    for (extra, names) in [
+        (&["--passes", "0"][..], &["--passes"][..]),
+        (&["--passes", "10001"], &["--passes"]),
+        (&["--age", "--prefill", "true"], &["--age", "--prefill"]),
+        (&["--age", "--prefill", "false"], &["--age", "--prefill"]),
+        (&["--drain"], &["--drain", "buffer.kind"]),
+    ] {
+        let (code, stdout, stderr) = run(extra);
+        assert_eq!(code, 2, "{extra:?}: {stderr}");
+        assert!(stdout.is_empty() && stderr.trim().lines().count() == 1, "{extra:?}: {stderr}");
+        assert!(names.iter().all(|n| stderr.contains(n)), "{extra:?}: {stderr}");
+    }
+    // A DRAM buffer alone has pages to drain.
+    let (code, _, stderr) = run(&["--drain", "--set", "dram.pages=64", "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+}

@@ -58,3 +58,37 @@ fn bad_flags_exit_2_with_one_line() {
         assert!(stderr.contains(needle), "{stderr}");
     }
 }
+
+/// Ctrl-C stops a run at its next check: `interrupted`, exit code 130, and the output
+/// file, written under a temporary name until complete, is not left behind; an earlier
+/// file of that name stays whole.
+#[cfg(unix)]
+#[test]
+fn ctrl_c_stops_the_run_and_leaves_no_output() {
+    use std::time::{Duration, Instant};
+
+    let dir = std::env::temp_dir().join(format!("nvmdb-trace-gen-ctrl-c-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("t1.trace");
+    std::fs::write(&out, "earlier\n").unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_nvmdb"))
+        .args(["trace", "gen", "--workload", "t1", "--requests", "1000000000", "--out", out.to_str().unwrap()])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    // The temporary file shows that the run (and its Ctrl-C handler, installed first) started.
+    let started = Instant::now();
+    while std::fs::read_dir(&dir).unwrap().count() < 2 {
+        assert!(started.elapsed() < Duration::from_secs(60), "the run never started writing");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let kill = Command::new("kill").args(["-INT", &child.id().to_string()]).status().expect("kill runs");
+    assert!(kill.success());
+    let done = child.wait_with_output().unwrap();
+    assert_eq!(done.status.code(), Some(130), "{:?}", done.status);
+    assert_eq!(String::from_utf8_lossy(&done.stderr), "interrupted\n");
+    let left: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left, ["t1.trace"], "only the earlier file is left");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "earlier\n");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

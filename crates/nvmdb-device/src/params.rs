@@ -36,9 +36,35 @@ impl Default for PcmMetrics {
     }
 }
 
+/// A chip's program-power budget: at most `cells_per_iteration` cells are programmed at
+/// once, so a write programming `c` cells takes `ceil(c / cells_per_iteration)` program
+/// iterations of `ns_per_iteration` each, however many bytes it covers. A write that
+/// programs no cell takes none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProgramBudget {
+    /// Cells programmed at once, at most (at least 1).
+    pub cells_per_iteration: u64,
+    /// Time of one program iteration, ns.
+    pub ns_per_iteration: u64,
+}
+
+impl ProgramBudget {
+    /// Program iterations of a write programming `cells` cells.
+    pub fn iterations(&self, cells: u64) -> u64 {
+        cells.div_ceil(self.cells_per_iteration)
+    }
+
+    /// Programming time of a write programming `cells` cells, ns.
+    pub fn time_ns(&self, cells: u64) -> u64 {
+        self.iterations(cells) * self.ns_per_iteration
+    }
+}
+
 /// Timing and energy of PCM used as storage (byte ranges): a fixed initial latency plus a
 /// per-chunk time. A write pays only for the chunks whose cells actually change, unless
-/// `charge_every_chunk` is set.
+/// `charge_every_chunk` is set; with a `program_budget` its time depends instead on the
+/// cells it programs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PcmStorageTiming {
     /// Fixed latency paid by every operation, ns.
@@ -61,6 +87,13 @@ pub struct PcmStorageTiming {
     /// differential either way.
     #[serde(default)]
     pub charge_every_chunk: bool,
+    /// A write's time after the initial latency: with `None` (every preset) its chunks
+    /// times `write_ns_per_chunk`; with a budget, its program iterations
+    /// ([`ProgramBudget::time_ns`] of the cells it programs, flip cells included). The
+    /// chunk energy is charged per changed chunk either way. Needs every cell counted
+    /// (not [`crate::PcmAccounting::Words`]) and `charge_every_chunk` off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program_budget: Option<ProgramBudget>,
 }
 
 impl PcmStorageTiming {
@@ -75,6 +108,7 @@ impl PcmStorageTiming {
         read_pj_per_chunk: 0,
         write_pj_per_chunk: 0,
         charge_every_chunk: false,
+        program_budget: None,
     };
     /// PCRAM as measured on the IPL-P development board (IPL-P Table 2, seed 002):
     /// read 6 µs / 128 B, write 192 µs / 128 B.
@@ -87,6 +121,7 @@ impl PcmStorageTiming {
         read_pj_per_chunk: 0,
         write_pj_per_chunk: 0,
         charge_every_chunk: false,
+        program_budget: None,
     };
     /// Thesis Table 2.2 (seed 000): 80 ns / word read, 10 µs / word write,
     /// 0.05 nJ / 0.094 nJ per word.
@@ -99,6 +134,7 @@ impl PcmStorageTiming {
         read_pj_per_chunk: 50,
         write_pj_per_chunk: 94,
         charge_every_chunk: false,
+        program_budget: None,
     };
 
     /// Looks a preset up by its name.

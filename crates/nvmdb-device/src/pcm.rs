@@ -575,6 +575,24 @@ impl Pcm {
                 ));
             }
         }
+        if let Some(budget) = config.storage.program_budget {
+            if budget.cells_per_iteration == 0 {
+                return Err(DeviceError::Config("a program budget needs at least 1 cell per iteration".into()));
+            }
+            if config.storage.charge_every_chunk {
+                return Err(DeviceError::Config(
+                    "a program budget (time by the cells programmed) and charging every chunk (time by the chunks \
+                     covered) exclude each other"
+                        .into(),
+                ));
+            }
+            if config.accounting == PcmAccounting::Words {
+                return Err(DeviceError::Config(
+                    "a program budget times a write by its cells, which PCM accounting to the word does not count"
+                        .into(),
+                ));
+            }
+        }
         let lines = config.capacity_bytes / LINE_BYTES as u64;
         let start_gap = match (config.start_gap_interval, config.start_gap_randomiser_seed) {
             (Some(0), _) => return Err(DeviceError::Config("Start-Gap interval must be at least 1".into())),
@@ -984,7 +1002,9 @@ impl Pcm {
     }
 
     /// Storage-mode write: returns the operation's time in ns (initial latency plus one
-    /// write chunk time per chunk whose cells change).
+    /// write chunk time per chunk whose cells change, or, with a
+    /// [`crate::ProgramBudget`], its program iterations: the cells it programs, flip cells
+    /// and any Start-Gap move's included, `cells_per_iteration` at a time).
     pub fn storage_write(&mut self, addr: u64, data: &[u8]) -> Result<u64, DeviceError> {
         self.check_range(addr, data.len() as u64)?;
         let (line, start) = (addr / LINE_BYTES as u64, index(addr % LINE_BYTES as u64));
@@ -995,7 +1015,7 @@ impl Pcm {
             let result = self.store_in_line(line, start, data);
             let mut changed = ChangedChunks::new(self.config.storage.write_chunk_bytes);
             changed.add_line(line, result.word_mask);
-            return Ok(self.count_storage_write(addr, data.len() as u64, changed.count));
+            return Ok(self.count_storage_write(addr, data.len() as u64, changed.count, u64::from(result.bits)));
         }
         Ok(self.charge_storage_write(addr, data.len() as u64, |pcm, changed| {
             pcm.write_range(addr, data, |line, result| changed.add_line(line, result.word_mask))
@@ -1050,20 +1070,27 @@ impl Pcm {
     fn charge_storage_write(&mut self, addr: u64, len: u64, write: impl FnOnce(&mut Pcm, &mut ChangedChunks)) -> u64 {
         let timing = self.config.storage;
         let mut changed = ChangedChunks::new(timing.write_chunk_bytes);
+        let cells_before = self.stats.bits_written;
         write(self, &mut changed);
-        self.count_storage_write(addr, len, changed.count)
+        let cells = self.stats.bits_written - cells_before;
+        self.count_storage_write(addr, len, changed.count, cells)
     }
 
     /// Counts a storage-mode write of `len` bytes at `addr` whose programmed words lie in
-    /// `changed_chunks` write chunks; returns its time in ns.
-    fn count_storage_write(&mut self, addr: u64, len: u64, changed_chunks: u64) -> u64 {
+    /// `changed_chunks` write chunks and which programmed `cells` cells; returns its time
+    /// in ns.
+    fn count_storage_write(&mut self, addr: u64, len: u64, changed_chunks: u64, cells: u64) -> u64 {
         let timing = self.config.storage;
         let chunks = if timing.charge_every_chunk {
             chunks_overlapped(addr, len, timing.write_chunk_bytes)
         } else {
             changed_chunks
         };
-        let time_ns = timing.initial_ns + chunks * timing.write_ns_per_chunk;
+        let program_ns = match timing.program_budget {
+            None => chunks * timing.write_ns_per_chunk,
+            Some(budget) => budget.time_ns(cells),
+        };
+        let time_ns = timing.initial_ns + program_ns;
         self.stats.storage_ops += 1;
         self.stats.storage_time_ns += time_ns;
         self.stats.storage_energy_pj += chunks * timing.write_pj_per_chunk;

@@ -1,7 +1,7 @@
 //! Hand-computed and property tests of PCM accounting.
 
 use nvmdb_device::pcm::{LINE_BYTES, WORDS_PER_LINE};
-use nvmdb_device::{FlipNWrite, Pcm, PcmAccounting, PcmConfig, PcmMetrics, PcmStorageTiming};
+use nvmdb_device::{FlipNWrite, Pcm, PcmAccounting, PcmConfig, PcmMetrics, PcmStats, PcmStorageTiming, ProgramBudget};
 use proptest::prelude::*;
 
 fn pcm(fnw: Option<u32>) -> Pcm {
@@ -124,6 +124,101 @@ fn storage_mode_pays_only_for_changed_chunks() {
     let mut t = Pcm::new(thesis).unwrap();
     t.storage_write(0, &data).unwrap();
     assert_eq!(t.stats().storage_energy_pj, 2 * 94);
+}
+
+/// The Samsung datasheet timing with a program budget of 64 cells per 444 ns iteration.
+fn budget_config() -> PcmConfig {
+    let mut config = PcmConfig::new(1 << 16);
+    config.flip_n_write = Some(FlipNWrite::WORD);
+    config.storage = PcmStorageTiming {
+        program_budget: Some(ProgramBudget { cells_per_iteration: 64, ns_per_iteration: 444 }),
+        ..PcmStorageTiming::SAMSUNG_PRAM_DATASHEET
+    };
+    config
+}
+
+#[test]
+fn under_a_program_budget_a_write_programming_more_cells_takes_longer() {
+    let mut p = Pcm::new(budget_config()).unwrap();
+    // One cell of one 32 B chunk: one iteration, where the fixed time charges a chunk.
+    assert_eq!(p.storage_write(0, &[1]).unwrap(), 78 + 444);
+    assert_eq!(p.storage_write(0, &[1]).unwrap(), 78, "no cell programmed, no iteration");
+    // Longer writes of bytes with the top bit set program more cells (flip cells
+    // included), in more iterations of 64.
+    let mut last = 0;
+    for bytes in [8usize, 64, 128, 512] {
+        let data: Vec<u8> = (0..bytes).map(|i| (i as u8).wrapping_mul(37) | 0x80).collect();
+        let before = p.stats().bits_written;
+        let t = p.storage_write(0, &data).unwrap();
+        let cells = p.stats().bits_written - before;
+        assert_eq!(t, 78 + cells.div_ceil(64) * 444, "{bytes} B programming {cells} cells");
+        if bytes == 8 {
+            assert_eq!((t, cells > 1), (78 + 444, true), "up to 64 cells take one iteration");
+        }
+        assert!(t > last, "{bytes} B programming {cells} cells takes {t} ns, not more than {last}");
+        last = t;
+        // Back to zeros for the next, larger write.
+        p.storage_write(0, &vec![0; bytes]).unwrap();
+    }
+}
+
+#[test]
+fn a_program_budget_changes_the_write_time_and_nothing_else() {
+    let mut budget = Pcm::new(budget_config()).unwrap();
+    let mut fixed =
+        Pcm::new(PcmConfig { storage: PcmStorageTiming::SAMSUNG_PRAM_DATASHEET, ..budget_config() }).unwrap();
+    let (mut budget_ns, mut fixed_ns) = (0, 0);
+    for i in 0..200u64 {
+        let addr = (i * 97) % 4000;
+        let data: Vec<u8> = (0..(i % 300) as usize).map(|j| (i * 31 + j as u64 * 7) as u8).collect();
+        budget_ns += budget.storage_write(addr, &data).unwrap();
+        fixed_ns += fixed.storage_write(addr, &data).unwrap();
+        let mut buf = vec![0u8; 40];
+        let read_ns = budget.storage_read(addr, &mut buf).unwrap();
+        assert_eq!(read_ns, fixed.storage_read(addr, &mut buf).unwrap(), "reads are timed alike");
+        budget_ns += read_ns;
+    }
+    let (b, f) = (budget.stats(), fixed.stats());
+    assert_eq!(PcmStats { storage_time_ns: 0, ..*b }, PcmStats { storage_time_ns: 0, ..*f });
+    assert_eq!(budget.wear_report(), fixed.wear_report());
+    assert_eq!(b.storage_time_ns, budget_ns);
+    assert_ne!(budget_ns, fixed_ns);
+}
+
+#[test]
+fn a_program_budget_needs_cells_counted_and_no_chunk_charging() {
+    let config = budget_config();
+    assert!(Pcm::new(config).is_ok());
+    let zero = ProgramBudget { cells_per_iteration: 0, ns_per_iteration: 444 };
+    let refused = [
+        PcmConfig { storage: PcmStorageTiming { program_budget: Some(zero), ..config.storage }, ..config },
+        PcmConfig { storage: PcmStorageTiming { charge_every_chunk: true, ..config.storage }, ..config },
+        PcmConfig { accounting: PcmAccounting::Words, ..config },
+    ];
+    for config in refused {
+        assert!(Pcm::new(config).is_err(), "{config:?}");
+    }
+    assert!(Pcm::new(PcmConfig { accounting: PcmAccounting::Bits, flip_n_write: None, ..config }).is_ok());
+}
+
+#[test]
+fn the_presets_keep_the_fixed_time_per_changed_chunk() {
+    for timing in [
+        PcmStorageTiming::default(),
+        PcmStorageTiming::SAMSUNG_PRAM_DATASHEET,
+        PcmStorageTiming::IPLP_BOARD,
+        PcmStorageTiming::THESIS_TABLE_2_2,
+    ] {
+        assert_eq!(timing.program_budget, None, "{timing:?}");
+        let mut config = PcmConfig::new(1 << 16);
+        config.storage = timing;
+        let mut p = Pcm::new(config).unwrap();
+        // One changed bit and a whole changed chunk cost the same: one chunk.
+        let one = p.storage_write(0, &[1]).unwrap();
+        let chunk = vec![0xFFu8; timing.write_chunk_bytes as usize];
+        let whole = p.storage_write(timing.write_chunk_bytes, &chunk).unwrap();
+        assert_eq!((one, whole), (timing.initial_ns + timing.write_ns_per_chunk, one));
+    }
 }
 
 #[test]

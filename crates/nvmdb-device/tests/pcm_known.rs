@@ -3,14 +3,15 @@
 //! `Pcm::storage_read_head` (a range read whole, only its first bytes copied) against
 //! `Pcm::storage_read`: on random sequences two devices, one used each way, must return
 //! the same times and bytes and hold the same bytes, counters, wear, written lines and
-//! host memory, for every encoding, both accountings, the three storage timings, and with
-//! and without Start-Gap (whose gap every line write moves).
+//! host memory, for every encoding, both accountings, the three storage timings (and each
+//! timed by a program budget, counting every cell), and with and without Start-Gap (whose
+//! gap every line write moves).
 
 use nvmdb_device::{FlipNWrite, Pcm, PcmAccounting, PcmConfig, PcmStorageTiming};
 use proptest::prelude::*;
 
 mod common;
-use common::timings;
+use common::{budget_timings, timings};
 
 /// Device bytes: two 64-line chunks and a little more, so ranges cross chunks.
 const BYTES: u64 = 130 * 64;
@@ -94,6 +95,16 @@ proptest! {
     ) {
         let accounting = if words { PcmAccounting::Words } else { PcmAccounting::Cells };
         check_known(group_bits, timing, accounting, start_gap, writes)?;
+    }
+
+    #[test]
+    fn a_write_with_known_bytes_takes_the_whole_writes_time_under_a_program_budget(
+        group_bits in prop::option::of(prop::sample::select(vec![8u32, 64])),
+        timing in budget_timings(),
+        start_gap in prop::bool::weighted(0.25),
+        writes in known_writes(),
+    ) {
+        check_known(group_bits, timing, PcmAccounting::Cells, start_gap, writes)?;
     }
 }
 

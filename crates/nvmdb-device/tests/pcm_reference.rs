@@ -8,7 +8,9 @@
 //! everything but the cells programmed and their wear, which read 0 (the wear report still
 //! tracks every cell of every written line); counting the cells without their wear
 //! ([`PcmAccounting::Bits`], no Flip-N-Write) they must match it in everything but the
-//! wear, which reads 0. A second test runs the storage path
+//! wear, which reads 0. Storage writes timed by a program budget (the cells each write
+//! programs, so many at a time) must take the time the reference's cell counts give. A
+//! second test runs the storage path
 //! over a device of two directory tables, with ranges across chunk and table boundaries,
 //! against a plain byte image.
 
@@ -20,7 +22,7 @@ use nvmdb_device::{FlipNWrite, LineWrite, Pcm, PcmAccounting, PcmConfig, PcmMetr
 use proptest::prelude::*;
 
 mod common;
-use common::timings;
+use common::{budget_timings, timings};
 
 const LINES: u64 = 8;
 
@@ -190,8 +192,10 @@ fn writes() -> impl Strategy<Value = Vec<Write>> {
 /// The reference's storage-mode write: each overlapped line becomes its old bytes with the
 /// written bytes replaced, written through [`RefPcm::write`]; the time and chunk energy
 /// are charged per chunk holding a programmed word (or per chunk covered, with
-/// `charge_every_chunk`). Returns `(time_ns, energy_pj)`.
+/// `charge_every_chunk`), or, with a program budget, the time per `cells_per_iteration`
+/// cells the reference programmed (rounded up). Returns `(time_ns, energy_pj)`.
 fn ref_storage_write(reference: &mut RefPcm, timing: &PcmStorageTiming, addr: u64, data: &[u8]) -> (u64, u64) {
+    let cells_before = reference.bits_written;
     let mut changed = BTreeSet::new();
     let end = addr + data.len() as u64;
     let lines = if data.is_empty() { 0..0 } else { addr / 64..end.div_ceil(64) };
@@ -215,7 +219,14 @@ fn ref_storage_write(reference: &mut RefPcm, timing: &PcmStorageTiming, addr: u6
     } else {
         changed.len() as u64
     };
-    (timing.initial_ns + chunks * timing.write_ns_per_chunk, chunks * timing.write_pj_per_chunk)
+    let program_ns = match timing.program_budget {
+        None => chunks * timing.write_ns_per_chunk,
+        Some(budget) => {
+            let cells = reference.bits_written - cells_before;
+            cells.div_ceil(budget.cells_per_iteration) * budget.ns_per_iteration
+        }
+    };
+    (timing.initial_ns + program_ns, chunks * timing.write_pj_per_chunk)
 }
 
 /// Every cell's program count, and the wear report, against the reference, whose line `i`
@@ -458,6 +469,24 @@ proptest! {
         writes in storage_writes(),
     ) {
         check_storage(None, timing, PcmAccounting::Bits, base_line, writes)?;
+    }
+
+    #[test]
+    fn storage_path_with_a_program_budget_matches_the_per_cell_reference(
+        group_bits in prop::option::of(prop::sample::select(vec![8u32, 16, 32, 64])),
+        timing in budget_timings(),
+        base_line in prop::sample::select(vec![0u64, 60]),
+        writes in storage_writes(),
+    ) {
+        check_storage(group_bits, timing, PcmAccounting::Cells, base_line, writes)?;
+    }
+
+    #[test]
+    fn storage_path_with_a_program_budget_counting_cells_without_wear_matches_the_reference(
+        timing in budget_timings(),
+        writes in storage_writes(),
+    ) {
+        check_storage(None, timing, PcmAccounting::Bits, 0, writes)?;
     }
 
     #[test]

@@ -32,4 +32,7 @@ pub enum EnvyError {
     /// ([`EnvyConfig::keep_page_bytes`](crate::EnvyConfig::keep_page_bytes) off).
     #[error("{0} needs the flash pages' bytes, and this eNVy keeps none (keep_page_bytes is off)")]
     NoPageBytes(&'static str),
+    /// A stop was asked for ([`nvmdb_cancel::cancel`]).
+    #[error("interrupted")]
+    Interrupted(#[from] nvmdb_cancel::Interrupted),
 }

@@ -353,7 +353,8 @@ impl Tpca {
     }
 
     /// Runs `warmup` then `transactions` transactions arriving as a Poisson process at
-    /// `tps` per second, measuring the second part.
+    /// `tps` per second, measuring the second part. A stop asked for ([`nvmdb_cancel`])
+    /// ends it before its next transaction with [`EnvyError::Interrupted`].
     pub fn run(
         &mut self,
         tps: f64,
@@ -405,6 +406,7 @@ impl Tpca {
         let mut arrival_ns = self.now_ns();
         let gap = |rng: &mut dyn rand::RngCore| (arrivals.sample(rng) * 1e9) as u64;
         for _ in 0..warmup {
+            nvmdb_cancel::check()?;
             arrival_ns += gap(rng);
             self.transaction(arrival_ns, rng);
         }
@@ -415,6 +417,7 @@ impl Tpca {
         let mut response_ns = 0;
         let mut transactions = 0;
         loop {
+            nvmdb_cancel::check()?;
             arrival_ns += gap(rng);
             response_ns += self.transaction(arrival_ns, rng) - arrival_ns;
             transactions += 1;

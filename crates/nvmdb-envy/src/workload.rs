@@ -92,10 +92,12 @@ fn gcd(a: u64, b: u64) -> u64 {
 
 /// Writes every logical page once (8 bytes at its start), so the flash holds the whole
 /// logical space at the configured utilisation. Writes run back to back in simulated
-/// time.
+/// time. Here and in [`update`], a stop asked for ([`nvmdb_cancel`]) ends the run before
+/// its next write with [`EnvyError::Interrupted`].
 pub fn fill(envy: &mut Envy) -> Result<(), EnvyError> {
     let page = u64::from(envy.config().page_bytes);
     for lpn in 0..envy.config().logical_pages {
+        nvmdb_cancel::check()?;
         write(envy, lpn * page, &lpn.to_le_bytes()[..page.min(8) as usize])?;
     }
     Ok(())
@@ -109,6 +111,7 @@ pub fn update(envy: &mut Envy, dist: Bimodal, updates: u64, rng: &mut impl Rng) 
     let len = page.min(8) as usize;
     let sampler = dist.sampler(pages);
     for i in 0..updates {
+        nvmdb_cancel::check()?;
         let lpn = sampler.page(rng);
         let offset = rng.gen_range(0..=page - len as u64);
         write(envy, lpn * page + offset, &i.to_le_bytes()[..len])?;

@@ -19,7 +19,7 @@ use nvmdb_device::{Pcm, PcmConfig};
 
 use crate::config::SsdConfig;
 use crate::ftl::PageFtl;
-use crate::layer::{FlashError, PageStore as _};
+use crate::layer::{FlashError, PageStore as _, Pending};
 use crate::log_common::{
     decode_record, encode_record, fits, record_bytes, Append, LogArea, Record, SchemeParams, Update,
 };
@@ -197,6 +197,18 @@ impl LogArea for DpramArea {
     fn logged_offsets(&self, lbn: u64) -> Vec<u32> {
         let m = u64::from(self.pages_per_block);
         self.logs.range(lbn * m..(lbn + 1) * m).map(|(&lpn, _)| (lpn % m) as u32).collect()
+    }
+
+    fn logged_blocks(&self) -> Vec<u64> {
+        self.oldest_of.keys().copied().collect()
+    }
+
+    fn pending(&self) -> Pending {
+        Pending {
+            log_records: self.logs.values().map(|r| r.len() as u64).sum(),
+            log_pages: self.logs.len() as u64,
+            dram_pages: 0,
+        }
     }
 
     fn check(&self, ftl: &PageFtl) -> Result<(), String> {

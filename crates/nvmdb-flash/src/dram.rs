@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use nvmdb_device::{PageContent, PageData, PowerLoss, Volatile};
 
-use crate::layer::{FlashError, PageStore, StoreHealth, StoreStats};
+use crate::layer::{FlashError, PageStore, Pending, StoreHealth, StoreStats};
 
 /// A DRAM write buffer over another layer.
 pub struct DramBuffer {
@@ -76,6 +76,17 @@ impl DramBuffer {
         self.write_back(lpn, now_ns)
     }
 
+    /// Writes every buffered page to the layer below, oldest first, each issued at
+    /// `now_ns`; returns when the last is done.
+    fn write_all_back(&mut self, now_ns: u64) -> Result<u64, FlashError> {
+        let buffered: Vec<u64> = self.order.values().copied().collect();
+        let mut done_ns = now_ns;
+        for lpn in buffered {
+            done_ns = done_ns.max(self.write_back(lpn, now_ns)?);
+        }
+        Ok(done_ns)
+    }
+
     /// Writes a buffered page to the layer below; it leaves the buffer only once written.
     fn write_back(&mut self, lpn: u64, now_ns: u64) -> Result<u64, FlashError> {
         let (slot, data, used) = self.pages.get(&lpn).cloned().expect("a buffered page has an entry");
@@ -94,6 +105,14 @@ impl DramBuffer {
         let mut bytes = vec![0u8; self.inner.page_bytes() as usize];
         let ns = self.dram.read(self.slot_addr(slot), &mut bytes)?;
         Ok((PageData::Bytes(bytes), now_ns + ns))
+    }
+
+    /// Forgets the buffered copy of a page, if any.
+    fn discard(&mut self, lpn: u64) {
+        if let Some((slot, _, used)) = self.pages.remove(&lpn) {
+            self.order.remove(&used);
+            self.free_slots.push(slot);
+        }
     }
 
     fn touch(&mut self, lpn: u64) {
@@ -141,6 +160,17 @@ impl PageStore for DramBuffer {
         Ok(ready_ns)
     }
 
+    /// Written through: a buffered copy of the page is dropped (the new content replaces
+    /// it) and the page goes to the layer below as new content.
+    fn write_new(&mut self, lpn: u64, data: PageData, now_ns: u64) -> Result<u64, FlashError> {
+        if lpn >= self.logical_pages() {
+            return Err(FlashError::OutOfRange { lpn, pages: self.logical_pages() });
+        }
+        self.host.host_page_writes += 1;
+        self.discard(lpn);
+        self.inner.write_new(lpn, data, now_ns)
+    }
+
     fn read(&mut self, lpn: u64, now_ns: u64) -> Result<(PageData, u64), FlashError> {
         self.host.host_page_reads += 1;
         match self.pages.get(&lpn) {
@@ -158,10 +188,7 @@ impl PageStore for DramBuffer {
         self.host.host_page_trims += 1;
         // Trimmed below first: until then the buffered copy is the page's content.
         let done_ns = self.inner.trim(lpn, now_ns)?;
-        if let Some((slot, _, used)) = self.pages.remove(&lpn) {
-            self.order.remove(&used);
-            self.free_slots.push(slot);
-        }
+        self.discard(lpn);
         Ok(done_ns)
     }
 
@@ -194,10 +221,7 @@ impl PageStore for DramBuffer {
     fn power_cycle(&mut self) -> Result<(), FlashError> {
         self.inner.power_cycle()?;
         if self.protected {
-            let buffered: Vec<u64> = self.order.values().copied().collect();
-            for lpn in buffered {
-                self.write_back(lpn, 0)?;
-            }
+            self.write_all_back(0)?;
         }
         self.dram.power_loss();
         self.pages.clear();
@@ -208,6 +232,17 @@ impl PageStore for DramBuffer {
 
     fn power_switch(&mut self) -> Option<&mut nvmdb_device::PowerSwitch> {
         self.inner.power_switch()
+    }
+
+    fn pending(&self) -> Pending {
+        Pending { dram_pages: self.pages.len() as u64, ..self.inner.pending() }
+    }
+
+    /// Writes every buffered page down (oldest first, as the capacitors of a protected
+    /// buffer do), then drains the layer below.
+    fn drain(&mut self, now_ns: u64) -> Result<u64, FlashError> {
+        let written_ns = self.write_all_back(now_ns)?;
+        self.inner.drain(written_ns)
     }
 
     fn health(&self) -> StoreHealth {

@@ -23,28 +23,45 @@ use nvmdb_device::{PageContent, PageData, Pcm};
 
 use crate::config::SsdConfig;
 use crate::ftl::PageFtl;
-use crate::layer::{FlashError, PageStore as _};
-use crate::log_common::{decode_record, encode_record, fits, Append, LogArea, Record, SchemeParams, Update};
+use crate::layer::{FlashError, PageStore as _, Pending};
+use crate::log_common::{apply_all, decode_record, encode_record, fits, Append, LogArea, Record, SchemeParams, Update};
 use crate::log_store::LogStore;
 
 /// Bytes of a sector's header: the data page's offset in its block (`u16`) and the
 /// record's write sequence number (`u64`). In bytes mode it precedes the record in the
 /// sector (an erased sector reads `0xFFFF` as its offset); in fingerprint mode it is in the
 /// sector's own spare bytes.
-const SECTOR_HEADER_BYTES: usize = 10;
+pub(crate) const SECTOR_HEADER_BYTES: usize = 10;
 
 /// A sector's header: the data page's offset in its block and the record's sequence number.
-fn sector_header(offset: u32, seq: u64) -> [u8; SECTOR_HEADER_BYTES] {
+pub(crate) fn sector_header(offset: u32, seq: u64) -> [u8; SECTOR_HEADER_BYTES] {
     let mut out = [0u8; SECTOR_HEADER_BYTES];
     out[..2].copy_from_slice(&(offset as u16).to_le_bytes());
     out[2..].copy_from_slice(&seq.to_le_bytes());
     out
 }
 
-fn parse_sector_header(bytes: &[u8]) -> (u16, u64) {
+pub(crate) fn parse_sector_header(bytes: &[u8]) -> (u16, u64) {
     let offset = u16::from_le_bytes([bytes[0], bytes[1]]);
     let seq = u64::from_le_bytes(bytes[2..SECTOR_HEADER_BYTES].try_into().expect("8 bytes"));
     (offset, seq)
+}
+
+/// A log sector's bytes in bytes mode: its header, the record, erased bytes after them.
+pub(crate) fn sector_bytes(header: &[u8; SECTOR_HEADER_BYTES], record: &[u8]) -> Vec<u8> {
+    let mut sector = Vec::with_capacity(SECTOR_BYTES as usize);
+    sector.extend_from_slice(header);
+    sector.extend_from_slice(record);
+    sector.resize(SECTOR_BYTES as usize, 0xFF);
+    sector
+}
+
+/// A log sector's tag where a flash page keeps no bytes: the content identity the record
+/// gives its page, and the sector's header in its spare bytes.
+pub(crate) fn sector_tag(header: &[u8; SECTOR_HEADER_BYTES], fingerprint: u64) -> SectorTag {
+    let mut spare = [0xFF; SECTOR_SPARE_BYTES];
+    spare[..SECTOR_HEADER_BYTES].copy_from_slice(header);
+    SectorTag { fingerprint, spare }
 }
 
 /// A record as recovery reads it from its sector.
@@ -102,10 +119,9 @@ impl LogStore<IplArea> {
             )));
         }
         let ftl = PageFtl::with_geometry(&params.config, geometry)?;
-        let log_pages = (m / 16).max(1);
-        let blocks = ftl.logical_pages() / u64::from(m + log_pages);
+        let log_pages = params.config.ipl_log_pages();
         let area = IplArea {
-            host_pages: blocks * u64::from(m),
+            host_pages: params.config.ipl_host_pages(),
             pages_per_block: m,
             log_pages,
             sectors_per_page: geometry.page_bytes / SECTOR_BYTES,
@@ -113,6 +129,20 @@ impl LogStore<IplArea> {
         };
         let host_pages = area.host_pages;
         LogStore::over(ftl, area, host_pages, params.delta_policy(), params.merge_scope(), params.config.seed)
+    }
+}
+
+/// The log pages a read of records has read so far (each is read once), and when the
+/// last read is done.
+struct LogPagesRead {
+    pages: BTreeMap<u32, PageData>,
+    now_ns: u64,
+    done_ns: u64,
+}
+
+impl LogPagesRead {
+    fn new(now_ns: u64) -> LogPagesRead {
+        LogPagesRead { pages: BTreeMap::new(), now_ns, done_ns: now_ns }
     }
 }
 
@@ -124,6 +154,33 @@ impl IplArea {
     /// The FTL logical page holding log page `k` of logical block `lbn`.
     fn log_lpn(&self, lbn: u64, k: u32) -> u64 {
         self.host_pages + lbn * u64::from(self.log_pages) + u64::from(k)
+    }
+
+    /// The records of page `lpn`, in order. Every log page holding one is read from flash
+    /// (a flash page read, in every content mode: the records are in the log sectors) unless
+    /// `read` has read it already; bytes mode decodes the records from the bytes read, the
+    /// other modes take the content identity the controller's record index keeps.
+    fn page_records(&self, ftl: &mut PageFtl, lpn: u64, read: &mut LogPagesRead) -> Result<Vec<Record>, FlashError> {
+        let m = u64::from(self.pages_per_block);
+        let (lbn, offset) = (lpn / m, (lpn % m) as u32);
+        let Some(records) = self.logs.get(&lbn) else { return Ok(Vec::new()) };
+        let mut out = Vec::new();
+        for (sector, record) in (0u32..).zip(records).filter(|(_, r)| r.offset == offset) {
+            let k = sector / self.sectors_per_page;
+            if let std::collections::btree_map::Entry::Vacant(e) = read.pages.entry(k) {
+                let (bytes, t) = ftl.read(self.log_lpn(lbn, k), read.now_ns)?;
+                read.done_ns = read.done_ns.max(t);
+                e.insert(bytes);
+            }
+            if ftl.content_mode() != PageContent::Bytes {
+                out.push(Record { entries: Vec::new(), fingerprint: record.fingerprint });
+                continue;
+            }
+            let Some(PageData::Bytes(bytes)) = read.pages.get(&k) else { unreachable!("bytes mode reads bytes") };
+            let at = ((sector % self.sectors_per_page) * SECTOR_BYTES) as usize + SECTOR_HEADER_BYTES;
+            out.push(decode_record(&bytes[at..at + record.len as usize]));
+        }
+        Ok(out)
     }
 }
 
@@ -217,30 +274,25 @@ impl LogArea for IplArea {
     }
 
     fn records(&mut self, ftl: &mut PageFtl, lpn: u64, now_ns: u64) -> Result<(Vec<Record>, u64), FlashError> {
-        let m = u64::from(self.pages_per_block);
-        let (lbn, offset) = (lpn / m, (lpn % m) as u32);
-        let Some(records) = self.logs.get(&lbn) else { return Ok((Vec::new(), now_ns)) };
-        let mine: Vec<(u32, LogRecord)> =
-            records.iter().enumerate().filter(|(_, r)| r.offset == offset).map(|(i, r)| (i as u32, *r)).collect();
-        let mut done = now_ns;
-        let mut out = Vec::with_capacity(mine.len());
-        let mut page_cache: BTreeMap<u32, PageData> = BTreeMap::new();
-        for (sector, record) in mine {
-            if ftl.content_mode() != PageContent::Bytes {
-                out.push(Record { entries: Vec::new(), fingerprint: record.fingerprint });
-                continue;
-            }
-            let k = sector / self.sectors_per_page;
-            if let std::collections::btree_map::Entry::Vacant(e) = page_cache.entry(k) {
-                let (bytes, t) = ftl.read(self.log_lpn(lbn, k), now_ns)?;
-                done = done.max(t);
-                e.insert(bytes);
-            }
-            let Some(PageData::Bytes(bytes)) = page_cache.get(&k) else { unreachable!("bytes mode reads bytes") };
-            let at = ((sector % self.sectors_per_page) * SECTOR_BYTES) as usize + SECTOR_HEADER_BYTES;
-            out.push(decode_record(&bytes[at..at + record.len as usize]));
+        let mut log_pages = LogPagesRead::new(now_ns);
+        let records = self.page_records(ftl, lpn, &mut log_pages)?;
+        Ok((records, log_pages.done_ns))
+    }
+
+    /// A merge reads each log page holding a record of the block's pages once, however
+    /// many of the pages have records in it.
+    fn apply_block_records(
+        &mut self,
+        ftl: &mut PageFtl,
+        pages: &mut [(u64, PageData)],
+        now_ns: u64,
+    ) -> Result<u64, FlashError> {
+        let mut log_pages = LogPagesRead::new(now_ns);
+        for (lpn, page) in pages.iter_mut() {
+            let records = self.page_records(ftl, *lpn, &mut log_pages)?;
+            *page = apply_all(std::mem::replace(page, PageData::Empty), &records);
         }
-        Ok((out, done))
+        Ok(log_pages.done_ns)
     }
 
     fn append(&mut self, ftl: &mut PageFtl, update: &Update, now_ns: u64) -> Result<Append, FlashError> {
@@ -255,18 +307,10 @@ impl LogArea for IplArea {
         let len = record.len() as u32;
         let header = sector_header(update.offset, update.seq);
         let (sector_data, tag) = match ftl.content_mode() {
-            PageContent::Bytes => {
-                let mut sector = Vec::with_capacity(SECTOR_BYTES as usize);
-                sector.extend_from_slice(&header);
-                sector.extend_from_slice(&record);
-                sector.resize(SECTOR_BYTES as usize, 0xFF);
-                (PageData::Bytes(sector), None)
-            }
+            PageContent::Bytes => (PageData::Bytes(sector_bytes(&header, &record)), None),
             PageContent::Fingerprint => {
                 // The page keeps one identity; the sector's own is in its tag.
-                let mut spare = [0xFF; SECTOR_SPARE_BYTES];
-                spare[..SECTOR_HEADER_BYTES].copy_from_slice(&header);
-                let tag = SectorTag { fingerprint: update.fingerprint, spare };
+                let tag = sector_tag(&header, update.fingerprint);
                 (PageData::Fingerprint(update.fingerprint), Some(tag))
             }
             PageContent::None => (PageData::Empty, None),
@@ -307,6 +351,20 @@ impl LogArea for IplArea {
         offsets.sort_unstable();
         offsets.dedup();
         offsets
+    }
+
+    fn logged_blocks(&self) -> Vec<u64> {
+        self.logs.iter().filter(|(_, r)| r.iter().any(|r| r.offset != u32::MAX)).map(|(&lbn, _)| lbn).collect()
+    }
+
+    fn pending(&self) -> Pending {
+        let mut pending = Pending::default();
+        for &lbn in self.logs.keys() {
+            let live = self.logs[&lbn].iter().filter(|r| r.offset != u32::MAX).count();
+            pending.log_records += live as u64;
+            pending.log_pages += self.logged_offsets(lbn).len() as u64;
+        }
+        pending
     }
 
     fn check(&self, ftl: &PageFtl) -> Result<(), String> {

@@ -28,6 +28,10 @@ pub enum FlashError {
     /// store's volatile state is no longer trustworthy until [`PageStore::power_cycle`].
     #[error("power cut: device write {0} refused")]
     PowerCut(u64),
+    /// A stop was asked for ([`nvmdb_cancel::cancel`]): a replay stops before its next
+    /// request.
+    #[error("interrupted")]
+    Interrupted(#[from] nvmdb_cancel::Interrupted),
 }
 
 /// Counters every layer keeps. Units are last in the name; a layer leaves at zero what
@@ -42,8 +46,13 @@ pub struct StoreStats {
     pub host_page_trims: u64,
     /// Whole flash pages programmed (host data, GC copies and merges).
     pub flash_page_programs: u64,
-    /// Flash partial (sector) programs.
+    /// Flash partial (sector) programs (IPL's log sectors).
     pub flash_sector_programs: u64,
+    /// 512 B sectors those partial programs wrote.
+    pub flash_sectors_programmed: u64,
+    /// Bytes of a flash page (the geometry's; 0 in a layer without flash): the unit in which
+    /// [`StoreStats::flash_programs_in_pages`] counts a partial program.
+    pub flash_page_bytes: u64,
     /// Flash pages read (host reads, GC and merge reads).
     pub flash_page_reads: u64,
     /// Flash block erases.
@@ -69,6 +78,12 @@ pub struct StoreStats {
     pub flash_energy_pj: u64,
     /// PCM energy, pJ.
     pub pcm_energy_pj: u64,
+    /// PCM lines (64 B) read by the stack's PCM (a log area's, deduplication's).
+    pub pcm_lines_read: u64,
+    /// PCM lines written by the stack's PCM, whether or not a cell changed.
+    pub pcm_lines_written: u64,
+    /// PCM words (8 B) written with at least one changed cell.
+    pub pcm_words_written: u64,
     /// PCM cells programmed (0, not counted, when `pcm_accounting` is `words`).
     pub pcm_bits_written: u64,
     /// The hottest PCM cell's program count (0, not counted, when `pcm_accounting` is
@@ -97,24 +112,129 @@ pub struct StoreStats {
 }
 
 impl StoreStats {
-    /// These counters with the flash array's own (programs, reads, erases, energy) filled in.
-    pub fn with_flash(self, flash: &nvmdb_device::FlashStats) -> StoreStats {
+    /// These counters with the flash array's own (programs, reads, erases, energy) and its
+    /// page size filled in.
+    pub fn with_flash(self, flash: &nvmdb_device::FlashArray) -> StoreStats {
+        let stats = flash.stats();
         StoreStats {
-            flash_page_programs: flash.page_programs,
-            flash_sector_programs: flash.sector_programs,
-            flash_page_reads: flash.page_reads,
-            block_erases: flash.block_erases,
-            flash_energy_pj: flash.energy_pj,
+            flash_page_programs: stats.page_programs,
+            flash_sector_programs: stats.sector_programs,
+            flash_sectors_programmed: stats.sectors_programmed,
+            flash_page_bytes: u64::from(flash.geometry().page_bytes),
+            flash_page_reads: stats.page_reads,
+            block_erases: stats.block_erases,
+            flash_energy_pj: stats.energy_pj,
             ..self
         }
     }
 
-    /// `flash_page_programs / host_page_writes` (0 when nothing was written).
+    /// Adds a PCM device's counters (energy, lines, words, and cells when it counts them).
+    pub fn add_pcm(&mut self, pcm: &nvmdb_device::Pcm) {
+        let p = pcm.stats();
+        self.pcm_energy_pj += p.storage_energy_pj;
+        self.pcm_lines_read += p.lines_read;
+        self.pcm_lines_written += p.lines_written;
+        self.pcm_words_written += p.words_written;
+        if pcm.config().accounting.is_cells() {
+            self.pcm_bits_written += p.bits_written;
+            self.pcm_max_cell_writes = self.pcm_max_cell_writes.max(pcm.max_cell_writes());
+        }
+    }
+
+    /// Flash programs in pages: each whole-page program one, each partial program the share
+    /// of a page its sectors are (`sectors × 512 B ÷ flash_page_bytes`: one sector of a
+    /// 4 KB page is 1/8).
+    pub fn flash_programs_in_pages(&self) -> f64 {
+        let partial = if self.flash_page_bytes == 0 {
+            0.0
+        } else {
+            (self.flash_sectors_programmed * u64::from(nvmdb_device::flash::SECTOR_BYTES)) as f64
+                / self.flash_page_bytes as f64
+        };
+        self.flash_page_programs as f64 + partial
+    }
+
+    /// [`StoreStats::flash_programs_in_pages`] per host page written (0 when nothing was
+    /// written): whole-page programs and partial programs alike, in pages.
     pub fn write_amplification(&self) -> f64 {
         if self.host_page_writes == 0 {
             0.0
         } else {
-            self.flash_page_programs as f64 / self.host_page_writes as f64
+            self.flash_programs_in_pages() / self.host_page_writes as f64
+        }
+    }
+
+    /// Counter-wise difference `self − earlier` (a window of a run: the last of several
+    /// passes). The page size, the accounting and the hottest cell's count are `self`'s:
+    /// they describe the device, not the window.
+    pub fn since(&self, earlier: &StoreStats) -> StoreStats {
+        let StoreStats {
+            host_page_writes,
+            host_page_reads,
+            host_page_trims,
+            flash_page_programs,
+            flash_sector_programs,
+            flash_sectors_programmed,
+            flash_page_bytes,
+            flash_page_reads,
+            block_erases,
+            gc_page_copies,
+            data_page_writes,
+            sequential_page_writes,
+            merges,
+            flushes,
+            sequential_flushes,
+            gc_time_ns,
+            flash_energy_pj,
+            pcm_energy_pj,
+            pcm_lines_read,
+            pcm_lines_written,
+            pcm_words_written,
+            pcm_bits_written,
+            pcm_max_cell_writes,
+            pcm_accounting,
+            dedup_pages_removed,
+            dedup_comparisons,
+            dedup_lookups,
+            direct_writes,
+            logged_writes,
+            out_of_place_writes,
+            unchanged_writes,
+            merge_page_writes,
+        } = *self;
+        StoreStats {
+            host_page_writes: host_page_writes - earlier.host_page_writes,
+            host_page_reads: host_page_reads - earlier.host_page_reads,
+            host_page_trims: host_page_trims - earlier.host_page_trims,
+            flash_page_programs: flash_page_programs - earlier.flash_page_programs,
+            flash_sector_programs: flash_sector_programs - earlier.flash_sector_programs,
+            flash_sectors_programmed: flash_sectors_programmed - earlier.flash_sectors_programmed,
+            flash_page_bytes,
+            flash_page_reads: flash_page_reads - earlier.flash_page_reads,
+            block_erases: block_erases - earlier.block_erases,
+            gc_page_copies: gc_page_copies - earlier.gc_page_copies,
+            data_page_writes: data_page_writes - earlier.data_page_writes,
+            sequential_page_writes: sequential_page_writes - earlier.sequential_page_writes,
+            merges: merges - earlier.merges,
+            flushes: flushes - earlier.flushes,
+            sequential_flushes: sequential_flushes - earlier.sequential_flushes,
+            gc_time_ns: gc_time_ns - earlier.gc_time_ns,
+            flash_energy_pj: flash_energy_pj - earlier.flash_energy_pj,
+            pcm_energy_pj: pcm_energy_pj - earlier.pcm_energy_pj,
+            pcm_lines_read: pcm_lines_read - earlier.pcm_lines_read,
+            pcm_lines_written: pcm_lines_written - earlier.pcm_lines_written,
+            pcm_words_written: pcm_words_written - earlier.pcm_words_written,
+            pcm_bits_written: pcm_bits_written - earlier.pcm_bits_written,
+            pcm_max_cell_writes,
+            pcm_accounting,
+            dedup_pages_removed: dedup_pages_removed - earlier.dedup_pages_removed,
+            dedup_comparisons: dedup_comparisons - earlier.dedup_comparisons,
+            dedup_lookups: dedup_lookups - earlier.dedup_lookups,
+            direct_writes: direct_writes - earlier.direct_writes,
+            logged_writes: logged_writes - earlier.logged_writes,
+            out_of_place_writes: out_of_place_writes - earlier.out_of_place_writes,
+            unchanged_writes: unchanged_writes - earlier.unchanged_writes,
+            merge_page_writes: merge_page_writes - earlier.merge_page_writes,
         }
     }
 }
@@ -180,6 +300,13 @@ pub trait PageStore {
     /// layers that log changes log at most those bytes. The default is [`PageStore::write`].
     fn write_range(&mut self, lpn: u64, data: PageData, written: (u32, u32), now_ns: u64) -> Result<u64, FlashError> {
         let _ = written;
+        self.write(lpn, data, now_ns)
+    }
+    /// Writes a whole logical page of which every byte is new content, arriving at
+    /// `now_ns`; returns its completion time. A log layer writes it out of place (its change
+    /// is the whole page), whatever its delta policy: the ageing pass's writes
+    /// (`nvmdb_workload::ageing`) take this path. The default is [`PageStore::write`].
+    fn write_new(&mut self, lpn: u64, data: PageData, now_ns: u64) -> Result<u64, FlashError> {
         self.write(lpn, data, now_ns)
     }
     /// Reads a logical page arriving at `now_ns`; returns the data last written (or

@@ -14,7 +14,7 @@ use nvmdb_device::{PageData, Pcm};
 
 use crate::config::{DeltaKind, MergeKind, SsdConfig};
 use crate::ftl::PageFtl;
-use crate::layer::FlashError;
+use crate::layer::{FlashError, Pending};
 use crate::log_store::{DeltaPolicy, MergeScope};
 
 /// What builds a log scheme: the whole configuration, and the PCM bytes of its log area
@@ -476,6 +476,26 @@ pub trait LogArea: std::fmt::Debug {
         let (records, t) = self.records(ftl, lpn, now_ns)?;
         Ok((apply_all(page, &records), t))
     }
+    /// Applies the records of the pages a merge of one logical block reads, `pages` holding
+    /// each page's flash copy (replaced by its current content); returns when the records
+    /// are read. The default reads each page's records as a host read does; IPL, whose
+    /// pages share log pages, reads each log page once.
+    fn apply_block_records(
+        &mut self,
+        ftl: &mut PageFtl,
+        pages: &mut [(u64, PageData)],
+        now_ns: u64,
+    ) -> Result<u64, FlashError> {
+        let mut done_ns = now_ns;
+        for (lpn, page) in pages.iter_mut() {
+            if self.has_records(*lpn) {
+                let (current, t) = self.apply_records(ftl, *lpn, std::mem::replace(page, PageData::Empty), now_ns)?;
+                *page = current;
+                done_ns = done_ns.max(t);
+            }
+        }
+        Ok(done_ns)
+    }
     /// Logs an update (see [`Append`]).
     fn append(&mut self, ftl: &mut PageFtl, update: &Update, now_ns: u64) -> Result<Append, FlashError>;
     /// Drops a page's records (it was written out of place or trimmed).
@@ -484,6 +504,10 @@ pub trait LogArea: std::fmt::Debug {
     fn drop_block(&mut self, ftl: &mut PageFtl, lbn: u64, now_ns: u64) -> Result<u64, FlashError>;
     /// Offsets of the pages of a logical block that have records, ascending.
     fn logged_offsets(&self, lbn: u64) -> Vec<u32>;
+    /// The logical blocks with at least one record that applies, ascending.
+    fn logged_blocks(&self) -> Vec<u64>;
+    /// The records that apply and the pages they apply to (`dram_pages` 0).
+    fn pending(&self) -> Pending;
     /// The area's own invariants (and that every logged page is mapped in `ftl`).
     fn check(&self, ftl: &PageFtl) -> Result<(), String>;
     /// Rebuilds the area's volatile tables after a power loss from its persistent bytes

@@ -34,7 +34,7 @@ use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::ftl::PageFtl;
-use crate::layer::{FlashError, PageStore, StoreHealth, StoreStats};
+use crate::layer::{FlashError, PageStore, Pending, StoreHealth, StoreStats};
 use crate::log_common::{diff_ranges, fingerprint_of, splitmix64, Append, LogArea, Update};
 
 /// Byte ranges `(offset, len)` of a page.
@@ -51,6 +51,27 @@ pub enum DeltaPolicy {
     FullPage,
 }
 
+impl DeltaPolicy {
+    /// The PRNG a store draws its sampled changes from, for the configuration's `seed`
+    /// (every store with the policy draws the same sequence).
+    pub fn rng(seed: u64) -> Xoshiro256PlusPlus {
+        Xoshiro256PlusPlus::seed_from_u64(seed ^ 0xD5E1_7A00)
+    }
+
+    /// The change of a content-free update whose changed bytes are unknown: `written` is
+    /// the host's byte range (or the whole page).
+    pub fn draw(self, rng: &mut Xoshiro256PlusPlus, written: (u32, u32)) -> (u32, u32) {
+        match self {
+            DeltaPolicy::FullPage => written,
+            DeltaPolicy::Sampled { min, max } => {
+                let len = rng.gen_range(min..=max).clamp(1, written.1.max(1));
+                let offset = written.0 + rng.gen_range(0..=written.1.saturating_sub(len));
+                (offset, len)
+            }
+        }
+    }
+}
+
 /// Which pages a merge writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MergeScope {
@@ -59,6 +80,14 @@ pub enum MergeScope {
     LiveBlock,
     /// Only the pages with records (the others are current in the FTL already).
     LoggedPages,
+}
+
+/// How a host write starts ([`LogStore::start_write`]).
+enum Started {
+    /// Written straight through the FTL (case 1), done at this time.
+    Done(u64),
+    /// An update of a page with a flash copy, carrying this data.
+    Update(PageData),
 }
 
 /// A log scheme above the page-mapped FTL.
@@ -107,7 +136,7 @@ impl<A: LogArea> LogStore<A> {
             pages_per_block,
             delta,
             merge_scope,
-            delta_rng: Xoshiro256PlusPlus::seed_from_u64(seed ^ 0xD5E1_7A00),
+            delta_rng: DeltaPolicy::rng(seed),
             salt_seed: splitmix64(seed),
             stats: StoreStats::default(),
             change_buf: Vec::new(),
@@ -174,14 +203,7 @@ impl<A: LogArea> LogStore<A> {
     /// The change of a content-free update: `written` is the host's byte range (or the
     /// whole page).
     fn unknown_change(&mut self, written: (u32, u32)) -> (u32, u32) {
-        match self.delta {
-            DeltaPolicy::FullPage => written,
-            DeltaPolicy::Sampled { min, max } => {
-                let len = self.delta_rng.gen_range(min..=max).clamp(1, written.1.max(1));
-                let offset = written.0 + self.delta_rng.gen_range(0..=written.1.saturating_sub(len));
-                (offset, len)
-            }
-        }
+        self.delta.draw(&mut self.delta_rng, written)
     }
 
     /// Writes a page whose change since its previous write is `changed` (byte ranges,
@@ -206,21 +228,10 @@ impl<A: LogArea> LogStore<A> {
         written: (u32, u32),
         now_ns: u64,
     ) -> Result<u64, FlashError> {
-        self.check_lpn(lpn)?;
-        self.stats.host_page_writes += 1;
-        self.area.host_write(lpn / u64::from(self.pages_per_block));
-        // Fingerprint mode keeps a content identity, in flash and in records alike.
-        let data = match (data, self.ftl.content_mode()) {
-            (PageData::Bytes(b), PageContent::Fingerprint) => {
-                PageData::Fingerprint(nvmdb_device::flash::fingerprint64(&b))
-            }
-            (d, _) => d,
+        let data = match self.start_write(lpn, data, now_ns)? {
+            Started::Done(done_ns) => return Ok(done_ns),
+            Started::Update(data) => data,
         };
-        // A page with records always has a flash copy: case 1 is exactly "no copy".
-        if !self.ftl.is_mapped(lpn) {
-            self.stats.direct_writes += 1;
-            return self.ftl.write(lpn, data, now_ns);
-        }
         let (change, base_change, ready_ns) = match (&data, self.ftl.content_mode()) {
             (PageData::Bytes(new), PageContent::Bytes) => {
                 let (change, base_change, t) = self.bytes_changes(lpn, new, now_ns)?;
@@ -244,6 +255,34 @@ impl<A: LogArea> LogStore<A> {
         };
         self.change_buf = change;
         done
+    }
+
+    /// What every host write starts with: it is counted, a page's bytes become its content
+    /// identity in fingerprint mode (in flash and in records alike), and a page with no
+    /// flash copy is written straight through the FTL (case 1; a page with records always
+    /// has a flash copy).
+    fn start_write(&mut self, lpn: u64, data: PageData, now_ns: u64) -> Result<Started, FlashError> {
+        self.check_lpn(lpn)?;
+        self.stats.host_page_writes += 1;
+        self.area.host_write(lpn / u64::from(self.pages_per_block));
+        let data = match (data, self.ftl.content_mode()) {
+            (PageData::Bytes(b), PageContent::Fingerprint) => {
+                PageData::Fingerprint(nvmdb_device::flash::fingerprint64(&b))
+            }
+            (d, _) => d,
+        };
+        if !self.ftl.is_mapped(lpn) {
+            self.stats.direct_writes += 1;
+            return Ok(Started::Done(self.ftl.write(lpn, data, now_ns)?));
+        }
+        Ok(Started::Update(data))
+    }
+
+    /// Writes an update out of place through the FTL; the page's records no longer apply.
+    fn write_out_of_place(&mut self, lpn: u64, data: PageData, now_ns: u64) -> Result<u64, FlashError> {
+        self.stats.out_of_place_writes += 1;
+        let ready_ns = self.area.drop_page(&mut self.ftl, lpn, now_ns)?;
+        self.ftl.write(lpn, data, ready_ns)
     }
 
     fn log_or_write(
@@ -287,11 +326,7 @@ impl<A: LogArea> LogStore<A> {
                         base_change = Some(change.to_vec());
                     }
                 }
-                Append::Unloggable => {
-                    self.stats.out_of_place_writes += 1;
-                    let ready_ns = self.area.drop_page(&mut self.ftl, lpn, ready_ns)?;
-                    return self.ftl.write(lpn, data, ready_ns);
-                }
+                Append::Unloggable => return self.write_out_of_place(lpn, data, ready_ns),
             }
         }
     }
@@ -311,10 +346,11 @@ impl<A: LogArea> LogStore<A> {
         let mut ready_ns = now_ns;
         for offset in offsets {
             let lpn = lbn * ppb + u64::from(offset);
-            let (data, t) = self.current(lpn, now_ns)?;
+            let (data, t) = self.ftl.read(lpn, now_ns)?;
             ready_ns = ready_ns.max(t);
             pages.push((lpn, data));
         }
+        ready_ns = ready_ns.max(self.area.apply_block_records(&mut self.ftl, &mut pages, now_ns)?);
         // The pages are durable in flash before their records go.
         let done_ns = self.ftl.write_run(&pages, ready_ns)?;
         let done_ns = self.area.drop_block(&mut self.ftl, lbn, done_ns)?;
@@ -345,6 +381,15 @@ impl<A: LogArea> PageStore for LogStore<A> {
         self.write_inner(lpn, data, None, written, now_ns)
     }
 
+    /// Case 1 for a page with no flash copy, else out of place (counted as such), in every
+    /// content mode and whatever the delta policy.
+    fn write_new(&mut self, lpn: u64, data: PageData, now_ns: u64) -> Result<u64, FlashError> {
+        match self.start_write(lpn, data, now_ns)? {
+            Started::Done(done_ns) => Ok(done_ns),
+            Started::Update(data) => self.write_out_of_place(lpn, data, now_ns),
+        }
+    }
+
     fn read(&mut self, lpn: u64, now_ns: u64) -> Result<(PageData, u64), FlashError> {
         self.check_lpn(lpn)?;
         self.stats.host_page_reads += 1;
@@ -356,6 +401,21 @@ impl<A: LogArea> PageStore for LogStore<A> {
         self.stats.host_page_trims += 1;
         let now_ns = self.area.drop_page(&mut self.ftl, lpn, now_ns)?;
         self.ftl.trim(lpn, now_ns)
+    }
+
+    fn pending(&self) -> Pending {
+        self.area.pending()
+    }
+
+    /// Merges every logical block with records that apply, in ascending order, each issued
+    /// at `now_ns` as a merge during the run is (its reads, programs and the GC it causes
+    /// counted in the same counters and in `gc_time_ns`).
+    fn drain(&mut self, now_ns: u64) -> Result<u64, FlashError> {
+        let mut done_ns = now_ns;
+        for lbn in self.area.logged_blocks() {
+            done_ns = done_ns.max(self.merge(lbn, now_ns)?);
+        }
+        Ok(done_ns)
     }
 
     fn power_cycle(&mut self) -> Result<(), FlashError> {
@@ -386,13 +446,9 @@ impl<A: LogArea> PageStore for LogStore<A> {
             ..below
         };
         if let Some(pcm) = self.area.pcm() {
-            let p = pcm.stats();
-            s.pcm_energy_pj += p.storage_energy_pj;
+            s.add_pcm(pcm);
             s.pcm_accounting = pcm.config().accounting;
-            if s.pcm_accounting.is_cells() {
-                s.pcm_bits_written += p.bits_written;
-                s.pcm_max_cell_writes = s.pcm_max_cell_writes.max(pcm.max_cell_writes());
-            } else {
+            if !s.pcm_accounting.is_cells() {
                 // Counted to the word only: the stack's other PCM (deduplication's) alone
                 // would be a part passed off as the whole.
                 s.pcm_bits_written = 0;

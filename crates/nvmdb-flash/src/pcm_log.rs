@@ -36,7 +36,7 @@ use nvmdb_device::{index, PageData, Pcm, PcmConfig};
 
 use crate::config::{ReplacementKind, SsdConfig};
 use crate::ftl::PageFtl;
-use crate::layer::FlashError;
+use crate::layer::{FlashError, Pending};
 use crate::log_common::{
     apply_encoded, apply_encoded_identity, decode_ranges, decode_record, encode_record_into, encode_rewrite_into,
     encode_rewrite_one_into, fits, record_len, Append, LogArea, Record, SchemeParams, Update, RECORD_HEADER_BYTES,
@@ -529,6 +529,16 @@ impl LogArea for PcmLogArea {
         self.logged[pblock as usize] = 0;
         self.write_table_row(ftl, pblock, now_ns)
     }
+    fn logged_blocks(&self) -> Vec<u64> {
+        self.mapped().filter(|&(_, p)| self.logged[p as usize] > 0).map(|(f, _)| f).collect()
+    }
+
+    /// A page's changes are folded into one record: records and pages are the same count.
+    fn pending(&self) -> Pending {
+        let logged: u64 = self.logged.iter().map(|&n| u64::from(n)).sum();
+        Pending { log_records: logged, log_pages: logged, dram_pages: 0 }
+    }
+
     fn logged_offsets(&self, lbn: u64) -> Vec<u32> {
         let Some(p) = self.pblock_of(lbn) else { return Vec::new() };
         (0..self.sectors_per_pblock).filter(|&o| self.sector_len[self.sector_index(p, o)] != 0).collect()

@@ -6,12 +6,17 @@
 //! spread over planes), and the request's response time is the latest page completion
 //! minus the arrival time. Byte offsets beyond the device wrap around modulo its logical
 //! capacity, page by page (as MQSim does), and the report counts the wrapped pages.
+//!
+//! Before the trace the device may be aged ([`ReplayOptions::age`]) and the trace's pages
+//! pre-filled; the trace may be replayed several times ([`ReplayOptions::passes`]), the
+//! last pass reported alone beside the whole; and the store may be drained after it
+//! ([`ReplayOptions::drain`]), so that no work it accepted is left unpaid.
 
 use nvmdb_device::{PageContent, PageData};
 use nvmdb_workload::{Content, Op, Request};
 use serde::{Deserialize, Serialize};
 
-use crate::layer::{FlashError, PageStore, StoreHealth, StoreStats};
+use crate::layer::{FlashError, PageStore, Pending, StoreHealth, StoreStats};
 
 mod responses;
 use responses::ResponseTimes;
@@ -32,13 +37,37 @@ pub struct ReplayOptions {
     /// Before the trace, write every logical page it touches once (whole pages, in page
     /// order, synthetic content), left out of every statistic, so that the trace runs on
     /// data that exists and reads of "old" pages cost the same in every configuration.
-    /// The requests are held in memory to find the footprint.
+    /// The pre-fill reads the trace once more to find the footprint (before the first pass).
     pub prefill: bool,
+    /// Before the trace (and the pre-fill), age the device: every logical page written once
+    /// in order, then as many uniformly random whole-page overwrites, all new content
+    /// (out of place in every configuration), as the thesis experiments age theirs
+    /// ([`nvmdb_workload::ageing::age`]); left out of every statistic.
+    pub age: bool,
+    /// Times the trace is replayed, at least 1: each pass issues the same requests, its
+    /// first arriving when everything before it has completed and the rest keeping the
+    /// trace's gaps. Warm-up and power-loss request numbers count across passes. With more
+    /// than one, the report carries the last pass's figures alone
+    /// ([`ReplayReport::last_pass`]).
+    pub passes: u64,
+    /// After the last request, carry every pending piece of work to flash
+    /// ([`PageStore::drain`]: merge every log record, write the DRAM buffer down), counted
+    /// in every figure (and the last pass's) as the same work is during the run.
+    pub drain: bool,
 }
 
 impl Default for ReplayOptions {
     fn default() -> Self {
-        ReplayOptions { warmup_requests: 0, content: PageContent::None, seed: 1, power_loss_at: None, prefill: false }
+        ReplayOptions {
+            warmup_requests: 0,
+            content: PageContent::None,
+            seed: 1,
+            power_loss_at: None,
+            prefill: false,
+            age: false,
+            passes: 1,
+            drain: false,
+        }
     }
 }
 
@@ -105,6 +134,18 @@ pub struct ReplayReport {
     pub power_cycles: u64,
     /// Pages written by the pre-fill (not in any other counter).
     pub prefilled_pages: u64,
+    /// Pages written by the ageing pass (not in any other counter).
+    pub aged_pages: u64,
+    /// Times the trace was replayed.
+    pub passes: u64,
+    /// Whether the store was drained after the last request.
+    pub drained: bool,
+    /// Work the store holds that has not reached its final place in flash, at the end
+    /// (after the drain when drained).
+    pub pending: Pending,
+    /// With more than one pass: the last pass alone (its requests, counters and response
+    /// times; the drain's work when drained; the end state as the whole run's).
+    pub last_pass: Option<Box<ReplayReport>>,
     /// Pages checked against the model of acknowledged writes and trims (0 when no power
     /// loss was asked for; in metadata-only mode only that written pages are mapped).
     pub verified_pages: u64,
@@ -138,12 +179,29 @@ impl ReplayReport {
             span_ns: 0,
             power_cycles: 0,
             prefilled_pages: 0,
+            aged_pages: 0,
+            passes: 1,
+            drained: false,
+            pending: Pending::default(),
+            last_pass: None,
             verified_pages: 0,
             lost_pages: 0,
             corrupt_pages: 0,
             iops: 0.0,
             throughput_mb_s: 0.0,
         }
+    }
+
+    /// Takes `earlier`'s request counters (a report of the same run, before) off this one's.
+    fn subtract_requests(&mut self, earlier: &ReplayReport) {
+        self.requests -= earlier.requests;
+        self.read_requests -= earlier.read_requests;
+        self.write_requests -= earlier.write_requests;
+        self.trim_requests -= earlier.trim_requests;
+        self.host_bytes_written -= earlier.host_bytes_written;
+        self.host_bytes_read -= earlier.host_bytes_read;
+        self.rmw_pages -= earlier.rmw_pages;
+        self.wrapped_pages -= earlier.wrapped_pages;
     }
 
     /// Flash and PCM energy, pJ.
@@ -163,6 +221,22 @@ impl ReplayReport {
         let worst_erases = self.stats.block_erases as f64 / h.blocks as f64 * spread;
         Some(self.host_bytes_written as f64 * h.endurance as f64 / worst_erases)
     }
+
+    /// Fills in the response times, the span and the rates of requests that arrived from
+    /// `first_arrival_ns` on and completed by `last_completion_ns`.
+    fn set_times(&mut self, responses: &mut ResponseTimes, first_arrival_ns: Option<u64>, last_completion_ns: u64) {
+        let times = responses.summary();
+        self.mean_response_ns = times.map_or(0, |t| t.mean_ns);
+        self.p99_response_ns = times.map_or(0, |t| t.p99_ns);
+        self.max_response_ns = times.map_or(0, |t| t.max_ns);
+        self.span_ns = last_completion_ns.saturating_sub(first_arrival_ns.unwrap_or(0));
+        let seconds = self.span_ns as f64 / 1e9;
+        (self.iops, self.throughput_mb_s) = if self.span_ns == 0 {
+            (0.0, 0.0)
+        } else {
+            (self.requests as f64 / seconds, (self.host_bytes_read + self.host_bytes_written) as f64 / 1e6 / seconds)
+        };
+    }
 }
 
 /// The flat figures of a replay, as `nvmdb ssd replay --json` prints them.
@@ -176,10 +250,20 @@ pub struct ReplaySummary {
     pub host_page_writes: u64,
     /// Logical pages read by the host.
     pub host_page_reads: u64,
-    /// Flash pages programmed: host data, GC copies and merges.
+    /// Flash pages programmed whole: host data, GC copies and merges.
     pub flash_page_programs: u64,
-    /// `flash_page_programs / host_page_writes`.
+    /// Flash partial programs (IPL's log sectors).
+    pub flash_sector_programs: u64,
+    /// 512 B sectors the partial programs wrote.
+    pub flash_sectors_programmed: u64,
+    /// Flash programs in pages: `flash_page_programs` plus each partial program as the
+    /// share of a page its sectors are (`flash_sectors_programmed × 512 B ÷ page bytes`).
+    pub flash_programs_in_pages: f64,
+    /// `flash_programs_in_pages / host_page_writes`: partial programs count as page shares.
     pub write_amplification: f64,
+    /// Flash pages read: host reads, log pages holding a read page's records, GC and merge
+    /// reads.
+    pub flash_page_reads: u64,
     /// Block erases.
     pub block_erases: u64,
     /// Merges (log-block FTLs and buffers).
@@ -214,6 +298,12 @@ pub struct ReplaySummary {
     pub flash_energy_pj: u64,
     /// PCM energy, pJ.
     pub pcm_energy_pj: u64,
+    /// PCM lines (64 B) read: log records, deduplication's fingerprint store.
+    pub pcm_lines_read: u64,
+    /// PCM lines written.
+    pub pcm_lines_written: u64,
+    /// PCM words (8 B) written with a changed cell.
+    pub pcm_words_written: u64,
     /// PCM cells programmed (null when not counted: `buffer.pcm_accounting = "words"`).
     pub pcm_bits_written: Option<u64>,
     /// The hottest PCM cell's program count (null when not counted).
@@ -239,12 +329,27 @@ pub struct ReplaySummary {
     pub power_cycles: u64,
     /// Pages written by the pre-fill (`--prefill`), left out of every other figure.
     pub prefilled_pages: u64,
+    /// Pages written by the ageing pass (`--age`), left out of every other figure.
+    pub aged_pages: u64,
+    /// Times the trace was replayed (`--passes`).
+    pub passes: u64,
+    /// Whether the store was drained after the last request (`--drain`).
+    pub drained: bool,
+    /// Log records (IPL, d-PRAM, PCM log) not yet merged into their pages at the end.
+    pub pending_log_records: u64,
+    /// Logical pages with such records.
+    pub pending_log_pages: u64,
+    /// Pages in the DRAM write buffer not yet written to the layer below.
+    pub pending_dram_pages: u64,
     /// Pages verified against the acknowledged writes after the power loss.
     pub verified_pages: u64,
     /// Verified pages that read as never written.
     pub lost_pages: u64,
     /// Verified pages that read other data than last acknowledged.
     pub corrupt_pages: u64,
+    /// With `--passes` above 1: the last pass alone, in these same fields (the end state's
+    /// fields, such as the pending counts and wear, are the run's); null otherwise.
+    pub last_pass: Option<Box<ReplaySummary>>,
 }
 
 impl ReplayReport {
@@ -257,7 +362,11 @@ impl ReplayReport {
             host_page_writes: s.host_page_writes,
             host_page_reads: s.host_page_reads,
             flash_page_programs: s.flash_page_programs,
+            flash_sector_programs: s.flash_sector_programs,
+            flash_sectors_programmed: s.flash_sectors_programmed,
+            flash_programs_in_pages: s.flash_programs_in_pages(),
             write_amplification: s.write_amplification(),
+            flash_page_reads: s.flash_page_reads,
             block_erases: s.block_erases,
             merges: s.merges,
             merge_page_writes: s.merge_page_writes,
@@ -275,6 +384,9 @@ impl ReplayReport {
             energy_pj: self.energy_pj(),
             flash_energy_pj: s.flash_energy_pj,
             pcm_energy_pj: s.pcm_energy_pj,
+            pcm_lines_read: s.pcm_lines_read,
+            pcm_lines_written: s.pcm_lines_written,
+            pcm_words_written: s.pcm_words_written,
             pcm_bits_written: s.pcm_accounting.is_cells().then_some(s.pcm_bits_written),
             pcm_max_cell_writes: s.pcm_accounting.is_cells().then_some(s.pcm_max_cell_writes),
             dedup_pages_removed: s.dedup_pages_removed,
@@ -291,64 +403,115 @@ impl ReplayReport {
             wrapped_pages: self.wrapped_pages,
             power_cycles: self.power_cycles,
             prefilled_pages: self.prefilled_pages,
+            aged_pages: self.aged_pages,
+            passes: self.passes,
+            drained: self.drained,
+            pending_log_records: self.pending.log_records,
+            pending_log_pages: self.pending.log_pages,
+            pending_dram_pages: self.pending.dram_pages,
             verified_pages: self.verified_pages,
             lost_pages: self.lost_pages,
             corrupt_pages: self.corrupt_pages,
+            last_pass: self.last_pass.as_ref().map(|last| Box::new(last.summary())),
         }
     }
 }
 
 /// Replays `requests` into `store`. Requests must come in arrival order (a request
-/// arriving earlier than the one before it is issued at the later time).
+/// arriving earlier than the one before it is issued at the later time). With a pre-fill
+/// or more than one pass the requests are held in memory; [`replay_passes`] reads them
+/// afresh instead.
 pub fn replay<E>(
     store: &mut dyn PageStore,
     requests: impl Iterator<Item = Result<Request, E>>,
     options: &ReplayOptions,
 ) -> Result<ReplayReport, ReplayError<E>> {
-    if options.prefill {
+    if options.prefill || options.passes > 1 {
         let requests: Vec<Request> = requests.collect::<Result<_, E>>().map_err(ReplayError::Input)?;
-        let mut engine = Engine::new(store, options);
-        let prefilled = engine.prefill(&requests).map_err(|error| ReplayError::Store { request: 0, error })?;
-        let mut report = run_all(engine, requests.into_iter().map(Ok), options)?;
-        report.prefilled_pages = prefilled;
-        return Ok(report);
+        return replay_passes(store, || requests.iter().cloned().map(Ok), options);
     }
-    run_all(Engine::new(store, options), requests, options)
+    let mut once = Some(requests);
+    replay_passes(store, || once.take().expect("one pass and no pre-fill read the trace once"), options)
 }
 
-fn run_all<E>(
-    mut engine: Engine<'_>,
-    requests: impl Iterator<Item = Result<Request, E>>,
+/// Replays the trace `trace()` gives into `store`: once for the pre-fill's footprint when
+/// asked, then once per pass, each call giving the same requests in arrival order.
+pub fn replay_passes<E, I>(
+    store: &mut dyn PageStore,
+    mut trace: impl FnMut() -> I,
     options: &ReplayOptions,
-) -> Result<ReplayReport, ReplayError<E>> {
+) -> Result<ReplayReport, ReplayError<E>>
+where
+    I: Iterator<Item = Result<Request, E>>,
+{
+    let before = |error| ReplayError::Store { request: 0, error };
+    if options.passes == 0 {
+        return Err(before(FlashError::Config("a replay makes at least one pass".into())));
+    }
+    let mut engine = Engine::new(store, options);
+    if options.age {
+        engine.age().map_err(before)?;
+    }
+    if options.prefill {
+        engine.prefill(trace()).map_err(|e| match e {
+            Fill::Input(e) => ReplayError::Input(e),
+            Fill::Store(error) => before(error),
+        })?;
+    }
     if options.power_loss_at == Some(0) {
-        engine.store.power_cycle().map_err(|error| ReplayError::Store { request: 0, error })?;
+        engine.store.power_cycle().map_err(before)?;
         engine.power_cycles += 1;
     }
     let mut seen = 0;
-    for (index, request) in requests.enumerate() {
-        let request = request.map_err(ReplayError::Input)?;
-        let index = index as u64;
-        if index == options.warmup_requests && index > 0 {
-            engine.start_measuring();
-        }
-        engine.run(&request).map_err(|error| ReplayError::Store { request: index, error })?;
-        seen = index + 1;
-        if options.power_loss_at == Some(seen) {
-            engine.store.power_cycle().map_err(|error| ReplayError::Store { request: index, error })?;
-            engine.power_cycles += 1;
+    for pass in 0..options.passes {
+        engine.start_pass(pass);
+        for request in trace() {
+            let request = request.map_err(ReplayError::Input)?;
+            let index = seen;
+            nvmdb_cancel::check().map_err(|e| ReplayError::Store { request: index, error: e.into() })?;
+            if index == options.warmup_requests && index > 0 {
+                engine.start_measuring();
+            }
+            engine.run(&request).map_err(|error| ReplayError::Store { request: index, error })?;
+            seen = index + 1;
+            if options.power_loss_at == Some(seen) {
+                engine.store.power_cycle().map_err(|error| ReplayError::Store { request: index, error })?;
+                engine.power_cycles += 1;
+            }
         }
     }
     if seen <= options.warmup_requests && options.warmup_requests > 0 {
         // The whole trace was warm-up: nothing is measured.
         engine.start_measuring();
     }
+    if options.drain {
+        engine.drain().map_err(|error| ReplayError::Store { request: seen, error })?;
+    }
     let mut report = engine.finish();
     if let Some(model) = engine.model.take() {
         let verifier = Verifier { store: &mut *engine.store, model, content: options.content };
         verifier.verify(&mut report)?;
+        if let Some(last) = &mut report.last_pass {
+            (last.verified_pages, last.lost_pages, last.corrupt_pages) =
+                (report.verified_pages, report.lost_pages, report.corrupt_pages);
+        }
     }
     Ok(report)
+}
+
+/// A pre-fill failure: the trace or the store.
+enum Fill<E> {
+    Input(E),
+    Store(FlashError),
+}
+
+/// Where the last of several passes started: the counters then, and its own response
+/// times and first arrival since.
+struct LastPass {
+    stats: StoreStats,
+    report: ReplayReport,
+    responses_ns: ResponseTimes,
+    first_arrival_ns: Option<u64>,
 }
 
 struct Engine<'a> {
@@ -370,8 +533,16 @@ struct Engine<'a> {
     /// What each written page must read back as (power-loss runs only); `None`: trimmed.
     model: Option<std::collections::BTreeMap<u64, Option<PageData>>>,
     power_cycles: u64,
-    /// Added to every arrival time (the pre-fill's duration).
+    /// Added to every arrival time of the pass (the ageing and pre-fill's duration, then
+    /// what places a pass after the one before).
     time_offset_ns: u64,
+    /// The latest completion so far, of anything (ageing and pre-fill included).
+    clock_ns: u64,
+    /// Set at the start of a pass after the first: the first request's arrival is moved to
+    /// `clock_ns`.
+    pass_starts: bool,
+    /// The last pass, once it has started (only with more than one).
+    last_pass: Option<LastPass>,
 }
 
 impl<'a> Engine<'a> {
@@ -395,6 +566,9 @@ impl<'a> Engine<'a> {
             model: options.power_loss_at.map(|_| std::collections::BTreeMap::new()),
             power_cycles: 0,
             time_offset_ns: 0,
+            clock_ns: 0,
+            pass_starts: false,
+            last_pass: None,
         }
     }
 
@@ -404,13 +578,68 @@ impl<'a> Engine<'a> {
         self.responses_ns.clear();
         self.first_arrival_ns = None;
         self.last_completion_ns = 0;
+        if let Some(last) = &mut self.last_pass {
+            // The measured part of the last pass starts here.
+            *last = LastPass {
+                stats: StoreStats::default(),
+                report: ReplayReport::empty(self.options.content),
+                responses_ns: ResponseTimes::default(),
+                first_arrival_ns: None,
+            };
+        }
     }
 
-    /// Writes every page `requests` touch once, then zeroes the counters; the trace's
-    /// times are shifted to start when the pre-fill is done.
-    fn prefill(&mut self, requests: &[Request]) -> Result<u64, FlashError> {
+    /// Ends the set-up (ageing, pre-fill) done at `done_ns`: the counters are zeroed and
+    /// the trace starts then.
+    fn end_setup(&mut self, done_ns: u64) {
+        self.start_measuring();
+        self.clock_ns = self.clock_ns.max(done_ns);
+        self.time_offset_ns = self.clock_ns;
+    }
+
+    /// A whole page of new synthetic content for page `lpn` (the set-up's writes),
+    /// remembered as what it must read back as.
+    fn fresh_page(&mut self, lpn: u64) -> PageData {
+        let fill = Request {
+            time_ns: 0,
+            op: Op::Write,
+            offset_bytes: lpn * self.page_bytes,
+            len_bytes: self.page_bytes,
+            content: Content::Unknown,
+        };
+        let data = self.new_data(&fill, 0, 0, None);
+        self.remember(lpn, &data);
+        data
+    }
+
+    /// Ages the device ([`ReplayOptions::age`]): every logical page written once in order,
+    /// then as many random overwrites, all at time 0 and new content.
+    fn age(&mut self) -> Result<(), FlashError> {
+        let pages = self.logical_pages;
+        let mut done_ns = 0;
+        // Each write carries fresh synthetic content (the ageing's content ids, which say
+        // what each page ends holding, are for callers that track content).
+        let load = (0..pages).map(|lpn| (lpn, 0, 0));
+        nvmdb_workload::ageing::age(pages, self.options.seed, load, |lpn, _, now_ns| {
+            nvmdb_cancel::check()?;
+            let data = self.fresh_page(lpn);
+            done_ns = done_ns.max(self.store.write_new(lpn, data, now_ns)?);
+            Ok::<_, FlashError>(())
+        })?;
+        self.end_setup(done_ns);
+        self.report.aged_pages = 2 * pages;
+        Ok(())
+    }
+
+    /// Writes every page `requests` touch once (new content), then zeroes the counters;
+    /// the trace's times are shifted to start when the pre-fill is done.
+    fn prefill<E>(&mut self, requests: impl Iterator<Item = Result<Request, E>>) -> Result<(), Fill<E>> {
         let mut pages = std::collections::BTreeSet::new();
-        for r in requests.iter().filter(|r| r.len_bytes > 0) {
+        for r in requests {
+            let r = r.map_err(Fill::Input)?;
+            if r.len_bytes == 0 {
+                continue;
+            }
             let first = r.offset_bytes / self.page_bytes;
             let last = r.offset_bytes.saturating_add(r.len_bytes - 1) / self.page_bytes;
             if last - first >= self.logical_pages {
@@ -419,25 +648,45 @@ impl<'a> Engine<'a> {
             }
             pages.extend((first..=last).map(|p| p % self.logical_pages));
         }
-        let mut done_ns = 0;
+        let mut done_ns = self.clock_ns;
         for &lpn in &pages {
-            let fill = Request {
-                time_ns: 0,
-                op: Op::Write,
-                offset_bytes: lpn * self.page_bytes,
-                len_bytes: self.page_bytes,
-                content: Content::Unknown,
-            };
-            let data = self.new_data(&fill, 0, 0, None);
-            self.remember(lpn, &data);
-            done_ns = done_ns.max(self.store.write(lpn, data, 0)?);
+            nvmdb_cancel::check().map_err(|e| Fill::Store(e.into()))?;
+            let data = self.fresh_page(lpn);
+            done_ns = done_ns.max(self.store.write_new(lpn, data, self.clock_ns).map_err(Fill::Store)?);
         }
-        self.start_measuring();
-        self.time_offset_ns = done_ns;
-        Ok(pages.len() as u64)
+        let aged = self.report.aged_pages;
+        self.end_setup(done_ns);
+        (self.report.aged_pages, self.report.prefilled_pages) = (aged, pages.len() as u64);
+        Ok(())
+    }
+
+    /// Starts pass `pass` (from 0): a pass after the first starts when everything before
+    /// it has completed; the last of several starts the last pass's own figures.
+    fn start_pass(&mut self, pass: u64) {
+        self.pass_starts = pass > 0;
+        if pass > 0 && pass + 1 == self.options.passes {
+            self.last_pass = Some(LastPass {
+                stats: self.store.stats(),
+                report: self.report.clone(),
+                responses_ns: ResponseTimes::default(),
+                first_arrival_ns: None,
+            });
+        }
+    }
+
+    /// Carries the store's pending work to flash after the last request has completed.
+    fn drain(&mut self) -> Result<(), FlashError> {
+        let done_ns = self.store.drain(self.clock_ns)?;
+        self.clock_ns = self.clock_ns.max(done_ns);
+        self.last_completion_ns = self.last_completion_ns.max(done_ns);
+        self.report.drained = true;
+        Ok(())
     }
 
     fn run(&mut self, request: &Request) -> Result<(), FlashError> {
+        if std::mem::take(&mut self.pass_starts) {
+            self.time_offset_ns = self.clock_ns.saturating_sub(request.time_ns);
+        }
         let arrival_ns = (request.time_ns.saturating_add(self.time_offset_ns)).max(self.last_arrival_ns);
         self.last_arrival_ns = arrival_ns;
         self.first_arrival_ns.get_or_insert(arrival_ns);
@@ -477,7 +726,12 @@ impl<'a> Engine<'a> {
             Op::Trim => r.trim_requests += 1,
         }
         self.responses_ns.push(done_ns - arrival_ns);
+        if let Some(last) = &mut self.last_pass {
+            last.responses_ns.push(done_ns - arrival_ns);
+            last.first_arrival_ns.get_or_insert(arrival_ns);
+        }
         self.last_completion_ns = self.last_completion_ns.max(done_ns);
+        self.clock_ns = self.clock_ns.max(done_ns);
         Ok(())
     }
 
@@ -658,18 +912,16 @@ impl<'a> Engine<'a> {
     fn finish(&mut self) -> ReplayReport {
         let mut r = std::mem::replace(&mut self.report, ReplayReport::empty(self.options.content));
         r.power_cycles = self.power_cycles;
+        r.passes = self.options.passes;
         r.stats = self.store.stats();
         r.health = self.store.health();
-        if let Some(times) = self.responses_ns.summary() {
-            r.mean_response_ns = times.mean_ns;
-            r.p99_response_ns = times.p99_ns;
-            r.max_response_ns = times.max_ns;
-        }
-        r.span_ns = self.last_completion_ns.saturating_sub(self.first_arrival_ns.unwrap_or(0));
-        if r.span_ns > 0 {
-            let seconds = r.span_ns as f64 / 1e9;
-            r.iops = r.requests as f64 / seconds;
-            r.throughput_mb_s = (r.host_bytes_read + r.host_bytes_written) as f64 / 1e6 / seconds;
+        r.pending = self.store.pending();
+        r.set_times(&mut self.responses_ns, self.first_arrival_ns, self.last_completion_ns);
+        if let Some(mut mark) = self.last_pass.take() {
+            let mut last = ReplayReport { stats: r.stats.since(&mark.stats), ..r.clone() };
+            last.subtract_requests(&mark.report);
+            last.set_times(&mut mark.responses_ns, mark.first_arrival_ns, self.last_completion_ns);
+            r.last_pass = Some(Box::new(last));
         }
         r
     }
@@ -810,6 +1062,106 @@ mod tests {
         let options = ReplayOptions { warmup_requests: 5, ..ReplayOptions::default() };
         let report = replay(store.as_mut(), short.into_iter(), &options).unwrap();
         assert_eq!((report.requests, report.stats.host_page_writes, report.lifetime_host_bytes()), (0, 0, None));
+    }
+
+    /// Whole-page writes of pages `0..pages`, then 100 B writes (logged by a log layer) and
+    /// reads of them, 1 ms apart.
+    fn updates(pages: u64) -> Vec<Request> {
+        let request = |i: u64, op, lpn: u64, len| Request {
+            time_ns: i * 1_000_000,
+            op,
+            offset_bytes: lpn * 4096,
+            len_bytes: len,
+            content: Content::Unknown,
+        };
+        let mut requests: Vec<Request> = (0..pages).map(|p| request(p, Op::Write, p, 4096)).collect();
+        requests.extend((0..pages).map(|p| request(pages + p, Op::Write, p, 100)));
+        requests.extend((0..pages).map(|p| request(2 * pages + p, Op::Read, p, 4096)));
+        requests
+    }
+
+    fn log_store(kind: crate::config::BufferKind) -> Box<dyn PageStore> {
+        let mut config = SsdConfig::default();
+        config.flash.packages = 1;
+        config.flash.planes_per_package = 2;
+        config.flash.blocks_per_plane = 16;
+        config.ftl.overprovision = 0.3;
+        config.buffer.kind = kind;
+        config.buffer.pcm_mb = 1;
+        crate::stack::build(&config).unwrap()
+    }
+
+    #[test]
+    fn passes_replay_the_same_requests_and_report_the_last_alone() {
+        let trace = updates(40);
+        let run = |passes| {
+            let mut store = log_store(crate::config::BufferKind::Dpram);
+            let options = ReplayOptions { passes, ..ReplayOptions::default() };
+            replay(store.as_mut(), trace.iter().cloned().map(Ok::<_, String>), &options).unwrap()
+        };
+        let one = run(1);
+        assert_eq!((one.passes, one.last_pass.is_none()), (1, true));
+        let three = run(3);
+        assert_eq!(three, run(3), "deterministic");
+        assert_eq!(three.requests, 3 * 120);
+        assert_eq!(three.stats.host_page_writes, 3 * 80);
+        let last = three.last_pass.as_deref().expect("the last pass");
+        assert_eq!((last.requests, last.write_requests, last.read_requests), (120, 80, 40));
+        assert_eq!(last.stats.host_page_writes, 80);
+        // Every write of a pass after the first updates a page written before: none is a
+        // first write, and the counters are the run's minus the first two passes'.
+        assert_eq!(last.stats.direct_writes, 0);
+        assert_eq!(three.stats.direct_writes, 40);
+        assert_eq!(last.stats.logged_writes + last.stats.out_of_place_writes, 80);
+        // A pass starts when the one before has completed, and keeps the trace's gaps.
+        assert!(last.span_ns >= 119 * 1_000_000 && three.span_ns >= 3 * last.span_ns, "{three:?}");
+        assert_eq!((last.pending, last.health), (three.pending, three.health), "the end state is the run's");
+    }
+
+    #[test]
+    fn a_drain_carries_every_pending_record_to_flash_and_counts_it() {
+        let trace = updates(40);
+        for kind in
+            [crate::config::BufferKind::Ipl, crate::config::BufferKind::Dpram, crate::config::BufferKind::PcmLog]
+        {
+            let run = |drain| {
+                let mut store = log_store(kind);
+                let options = ReplayOptions { drain, passes: 2, ..ReplayOptions::default() };
+                let report = replay(store.as_mut(), trace.iter().cloned().map(Ok::<_, String>), &options).unwrap();
+                store.check_invariants().unwrap();
+                assert_eq!(store.pending(), report.pending, "{kind:?}");
+                report
+            };
+            let (kept, drained) = (run(false), run(true));
+            assert!(kept.pending.log_records > 0 && kept.pending.log_pages > 0, "{kind:?}: {:?}", kept.pending);
+            assert_eq!(drained.pending, Pending::default(), "{kind:?}");
+            assert!(drained.drained && !kept.drained);
+            let (k, d) = (&kept.stats, &drained.stats);
+            assert!(d.merges > k.merges && d.flash_page_programs > k.flash_page_programs, "{kind:?}: {k:?} {d:?}");
+            assert!(drained.energy_pj() > kept.energy_pj() && d.gc_time_ns > k.gc_time_ns, "{kind:?}");
+            // The drain follows the last pass: its work is in the last pass's figures too.
+            let (kl, dl) = (&kept.last_pass.as_ref().unwrap().stats, &drained.last_pass.as_ref().unwrap().stats);
+            assert_eq!(dl.merges - kl.merges, d.merges - k.merges, "{kind:?}");
+            assert_eq!(d.host_page_writes, k.host_page_writes, "{kind:?}: the drain writes no host page");
+        }
+    }
+
+    #[test]
+    fn ageing_writes_every_page_twice_out_of_every_figure() {
+        let trace = updates(40);
+        for kind in [crate::config::BufferKind::None, crate::config::BufferKind::Ipl, crate::config::BufferKind::PcmLog]
+        {
+            let mut store = log_store(kind);
+            let pages = store.logical_pages();
+            let options = ReplayOptions { age: true, content: PageContent::Fingerprint, ..ReplayOptions::default() };
+            let report = replay(store.as_mut(), trace.iter().cloned().map(Ok::<_, String>), &options).unwrap();
+            assert_eq!(report.aged_pages, 2 * pages, "{kind:?}");
+            assert_eq!(report.stats.host_page_writes, 80, "{kind:?}: the trace's writes alone");
+            // On an aged device no trace write is a first write, and every page is mapped.
+            assert_eq!(report.stats.direct_writes, 0, "{kind:?}");
+            assert_eq!(report.health.mapped_pages, pages, "{kind:?}");
+            store.check_invariants().unwrap();
+        }
     }
 
     #[test]

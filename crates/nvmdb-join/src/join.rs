@@ -114,7 +114,21 @@ pub fn virtual_partitions(m_r: u64, l_r: u64, m_s: u64, l_s: u64, id_bytes: u64,
     bytes.div_ceil(cache_bytes).max(1)
 }
 
-/// Joins `r` (build) with `s` (probe) on their key columns.
+/// Rows a join phase runs between two checks for a stop.
+const CHECK_ROWS: u64 = 1 << 16;
+
+/// A stop asked for ([`nvmdb_cancel`]) ends a join, or the generation of its relations,
+/// with [`MemoryError::Interrupted`] at its next check: before each phase and partition,
+/// and every [`CHECK_ROWS`] rows of a phase.
+pub(crate) fn check_at(row: u64) -> Result<(), MemoryError> {
+    if row.is_multiple_of(CHECK_ROWS) {
+        nvmdb_cancel::check()?;
+    }
+    Ok(())
+}
+
+/// Joins `r` (build) with `s` (probe) on their key columns; a stop asked for ends it at
+/// its next check ([`check_at`]).
 pub fn hash_join<M: Memory>(
     mem: &mut M,
     r: &StoredRelation,
@@ -177,12 +191,14 @@ fn simple<M: Memory>(
     let mut table = HashTable::allocate(mem, r.rows())?;
     table.reset(mem, r.rows());
     for i in 0..r.rows() {
+        check_at(i)?;
         mem.compute(LOOP + HASH);
         let key = r.read_key(mem, i);
         table.insert(mem, hash_key(key), i);
     }
     let mut out = JoinOutput { partitions: 1, ..JoinOutput::default() };
     for j in 0..s.rows() {
+        check_at(j)?;
         mem.compute(LOOP + HASH);
         let key = s.read_key(mem, j);
         probe_in_place(mem, &table, (r, s), j, key, collect, &mut out);
@@ -209,6 +225,7 @@ fn virtual_partitioning<M: Memory>(
     let mut table = HashTable::allocate(mem, largest)?;
     let mut out = JoinOutput { partitions, ..JoinOutput::default() };
     for (r_list, s_list) in r_lists.iter().zip(&s_lists) {
+        nvmdb_cancel::check()?;
         table.reset(mem, r_list.len());
         r_list.for_each(mem, |mem, i| {
             mem.compute(HASH);
@@ -238,6 +255,7 @@ fn partition_ids<M: Memory>(
 ) -> Result<Vec<IdList>, MemoryError> {
     let mut lists = vec![IdList::new(encoding); index(partitions)];
     for i in 0..relation.rows() {
+        check_at(i)?;
         mem.compute(LOOP + HASH + PARTITION);
         let p = partition_of(hash_key(relation.read_key(mem, i)), partitions);
         lists[index(p)].push(mem, i)?;
@@ -283,6 +301,7 @@ impl Partitioned {
         let mut source_rows = vec![Vec::new(); index(partitions)];
         let mut buf = vec![0u8; index(entry_bytes)];
         for i in 0..relation.rows() {
+            check_at(i)?;
             mem.compute(LOOP + HASH + PARTITION + instructions::APPEND + words(entry_bytes));
             let key = match relation.layout() {
                 Layout::Row => {
@@ -364,6 +383,7 @@ fn cache_partitioning<M: Memory>(
     let mut table = HashTable::allocate(mem, largest)?;
     let mut out = JoinOutput { partitions, ..JoinOutput::default() };
     for p in 0..index(partitions) {
+        nvmdb_cancel::check()?;
         table.reset(mem, r_parts.streams[p].len());
         for i in 0..r_parts.streams[p].len() {
             mem.compute(LOOP + HASH);

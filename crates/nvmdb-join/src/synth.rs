@@ -62,7 +62,8 @@ fn random_row(rng: &mut impl Rng, widths: &[u32], key: u64, row: &mut [u64]) {
     }
 }
 
-/// Generates R and S in `mem` (counters are not reset).
+/// Generates R and S in `mem` (counters are not reset); a stop asked for ends it at its
+/// next check ([`crate::join::check_at`]).
 pub fn generate<M: Memory>(
     mem: &mut M,
     spec: &SynthSpec,
@@ -73,6 +74,7 @@ pub fn generate<M: Memory>(
     let r = StoredRelation::allocate(mem, spec.layout, &widths, 0, spec.r_rows())?;
     let mut row = vec![0u64; widths.len()];
     for i in 0..spec.r_rows() {
+        crate::join::check_at(i)?;
         random_row(rng, &widths, key_of(i, salt), &mut row);
         r.write_row(mem, i, &row);
     }
@@ -82,6 +84,7 @@ pub fn generate<M: Memory>(
     matches.shuffle(rng);
     let s = StoredRelation::allocate(mem, spec.layout, &widths, 0, spec.s_rows())?;
     for (j, &i) in matches.iter().enumerate() {
+        crate::join::check_at(j as u64)?;
         random_row(rng, &widths, key_of(u64::from(i), salt), &mut row);
         s.write_row(mem, j as u64, &row);
     }

@@ -27,6 +27,9 @@ pub enum JournalError {
     /// SQLite reported an error.
     #[error("sqlite: {0}")]
     Sqlite(String),
+    /// A stop was asked for ([`nvmdb_cancel::cancel`]).
+    #[error("interrupted")]
+    Interrupted(#[from] nvmdb_cancel::Interrupted),
 }
 
 impl From<rusqlite::Error> for JournalError {

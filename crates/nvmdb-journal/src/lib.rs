@@ -39,7 +39,9 @@ pub mod vfs;
 pub mod workload;
 
 pub use config::{Allocation, JournalConfig};
-pub use devices::{BlockTiming, DeviceParams, Devices, PAPER_BOARD_PCM};
+pub use devices::{
+    BackgroundPower, BlockTiming, DeviceParams, Devices, PAPER_BOARD_PCM, PAPER_BOARD_PCM_PROGRAM_BUDGET,
+};
 pub use error::JournalError;
 pub use journal::{CopyStats, FrameState, PcmJournal, Recovery};
 pub use layout::Field;

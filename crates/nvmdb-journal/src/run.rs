@@ -4,7 +4,7 @@ use nvmdb_device::PcmStats;
 use serde::Serialize;
 
 use crate::config::JournalConfig;
-use crate::devices::DeviceParams;
+use crate::devices::{BackgroundPower, DeviceParams};
 use crate::error::JournalError;
 use crate::layout::Field;
 use crate::sim::{RunStats, Simulation};
@@ -36,8 +36,18 @@ pub struct WorkloadRun {
     pub hottest_field: String,
 }
 
+impl WorkloadRun {
+    /// The PCM's background energy over the measured transactions, pJ: `power`'s busy
+    /// level for the PCM's time, its idle level for the rest of the device time.
+    pub fn transactions_pcm_background_pj(&self, power: &BackgroundPower) -> u64 {
+        power.energy_pj(self.transactions_pcm_time_ns, self.transactions_time_ns)
+    }
+}
+
 /// Runs `workload` under `config`, or with no journaling when `config` is `None` (the
-/// journal area then stays untouched).
+/// journal area then stays untouched). A stop asked for ([`nvmdb_cancel`]) ends it
+/// before its next statement (a setup script or a transaction) with
+/// [`JournalError::Interrupted`].
 pub fn run_workload(
     config: Option<JournalConfig>,
     workload: &Workload,
@@ -55,11 +65,13 @@ pub fn run_workload(
         })
     };
     for (db, sql) in dbs.iter().zip(&workload.setup) {
+        nvmdb_cancel::check()?;
         db.execute_batch(sql).map_err(fail)?;
     }
     let before = sim.stats();
     let fields_before = sim.with_shared(|s| *s.devices.pcm_by_field());
     for (i, sql) in &workload.transactions {
+        nvmdb_cancel::check()?;
         dbs[*i].execute_batch(sql).map_err(fail)?;
     }
     let stats = sim.stats();
@@ -86,8 +98,18 @@ mod tests {
     use super::*;
     use crate::workload::{generate, App};
 
+    /// SQLite draws journal nonces from its process-wide PRNG, which every run seeds: the
+    /// tests here, which run SQLite, hold this lock so that no other run re-seeds it
+    /// midway (one compares two runs' bit counts exactly).
+    static SQLITE_PRNG: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    fn serial() -> std::sync::MutexGuard<'static, ()> {
+        SQLITE_PRNG.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     #[test]
     fn reuse_cuts_bit_updates_on_a_workload() {
+        let _serial = serial();
         let w = generate(App::Twitter, 1, 3).unwrap();
         let rr = run_workload(Some(JournalConfig::RR_S2X), &w, &DeviceParams::PAPER, 1).unwrap();
         let ru = run_workload(Some(JournalConfig::RU20_S2X_WH64), &w, &DeviceParams::PAPER, 1).unwrap();
@@ -99,7 +121,35 @@ mod tests {
     }
 
     #[test]
+    fn a_program_budget_changes_only_the_pcm_time_and_cuts_more_of_it_under_reuse() {
+        let _serial = serial();
+        let w = generate(App::KakaoTalk, 1, 3).unwrap();
+        let run = |name: &str, params: &DeviceParams| {
+            run_workload(Some(JournalConfig::parse(name).unwrap()), &w, params, 1).unwrap()
+        };
+        let mut pcm_ns = Vec::new();
+        for name in ["RR-S2X", "RU20-S2X-WH64"] {
+            let (fixed, budget) = (run(name, &DeviceParams::PAPER), run(name, &DeviceParams::PAPER_PROGRAM_BUDGET));
+            let counts = |r: &WorkloadRun| {
+                let s = r.stats;
+                (s.total_bit_updates, s.max_bit_updates, s.device_writes, s.energy_pj, r.transactions_energy_pj)
+            };
+            assert_eq!(counts(&fixed), counts(&budget), "{name}");
+            // With 64-bit Flip-N-Write a 128 B step programs at most 16 × 33 cells: 9
+            // iterations of 444 ns, against the fixed 7.1 µs.
+            assert!(budget.transactions_pcm_time_ns < fixed.transactions_pcm_time_ns, "{name}");
+            let flash = |r: &WorkloadRun| r.transactions_time_ns - r.transactions_pcm_time_ns;
+            assert_eq!(flash(&fixed), flash(&budget), "{name}: the DB file's flash time");
+            pcm_ns.push((fixed.transactions_pcm_time_ns as f64, budget.transactions_pcm_time_ns as f64));
+        }
+        let cut = |(rr, ru): (f64, f64)| 1.0 - ru / rr;
+        let (fixed_cut, budget_cut) = (cut((pcm_ns[0].0, pcm_ns[1].0)), cut((pcm_ns[0].1, pcm_ns[1].1)));
+        assert!(budget_cut > fixed_cut, "fewer cells programmed save more time: {budget_cut} vs {fixed_cut}");
+    }
+
+    #[test]
     fn the_per_structure_counters_add_up_to_the_pcm_counters() {
+        let _serial = serial();
         let w = generate(App::Facebook, 1, 3).unwrap();
         for name in ["RR", "RU20-S2X-WH64", "RU2-S2X"] {
             let config = JournalConfig::parse(name).unwrap();
@@ -127,6 +177,7 @@ mod tests {
 
     #[test]
     fn every_reuse_limit_and_header_copy_count_runs_every_app() {
+        let _serial = serial();
         // Small limits copy frames often and garbage collection meets journals being
         // begun; every combination must keep its invariants.
         for app in App::ALL {

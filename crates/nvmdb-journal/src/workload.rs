@@ -57,6 +57,7 @@ impl App {
                 body_bytes: (40, 300),
                 insert_percent: 50,
                 flag_percent: 30,
+                hot_rows: AppModel::HOT_ROWS,
             },
             // View new tweets, write a status: tweets up to 140 characters.
             App::Twitter => AppModel {
@@ -65,6 +66,7 @@ impl App {
                 body_bytes: (20, 140),
                 insert_percent: 60,
                 flag_percent: 30,
+                hot_rows: AppModel::HOT_ROWS,
             },
             // 1:1 and group chats: short messages.
             App::KakaoTalk => AppModel {
@@ -73,6 +75,7 @@ impl App {
                 body_bytes: (5, 60),
                 insert_percent: 70,
                 flag_percent: 20,
+                hot_rows: AppModel::HOT_ROWS,
             },
             // Write and send, receive: mails are the longest rows.
             App::Gmail => AppModel {
@@ -81,6 +84,7 @@ impl App {
                 body_bytes: (150, 700),
                 insert_percent: 40,
                 flag_percent: 40,
+                hot_rows: AppModel::HOT_ROWS,
             },
         }
     }
@@ -103,6 +107,21 @@ pub struct AppModel {
     /// Percentage updating the flags of a recent row (read, starred); the rest update a
     /// counter row (ours).
     pub flag_percent: u32,
+    /// The hot set of the flag updates: each picks one of the DB file's `hot_rows` newest
+    /// messages (ours: [`AppModel::HOT_ROWS`]). A file starts with
+    /// [`AppModel::INITIAL_ROWS`] messages, or `hot_rows` if more, so the set is full from
+    /// the first transaction.
+    pub hot_rows: u32,
+}
+
+impl AppModel {
+    /// The default hot set of the flag updates, messages (ours).
+    pub const HOT_ROWS: u32 = 10;
+    /// Messages in each DB file before the transactions, at least (ours).
+    pub const INITIAL_ROWS: u32 = 20;
+    /// The largest hot set a model may ask for, messages: the setup inserts that many
+    /// rows into every DB file.
+    pub const MAX_HOT_ROWS: u32 = 1 << 16;
 }
 
 /// One generated workload.
@@ -132,7 +151,10 @@ pub fn generate_with(app: App, model: &AppModel, length: u32, seed: u64) -> Resu
     if !LENGTHS.contains(&length) {
         return Err(JournalError::Workload(format!("trace length {length} is not 1 to 4")));
     }
-    if model.body_bytes.0 > model.body_bytes.1 || model.insert_percent + model.flag_percent > 100 {
+    if model.body_bytes.0 > model.body_bytes.1
+        || model.insert_percent + model.flag_percent > 100
+        || !(1..=AppModel::MAX_HOT_ROWS).contains(&model.hot_rows)
+    {
         return Err(JournalError::Workload(format!("inconsistent workload model {model:?}")));
     }
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ (app as u64) << 32 ^ u64::from(length));
@@ -147,7 +169,7 @@ pub fn generate_with(app: App, model: &AppModel, length: u32, seed: u64) -> Resu
              CREATE TABLE state(k TEXT PRIMARY KEY, v INTEGER);INSERT INTO state VALUES('unread', 0);\
              INSERT INTO state VALUES('synced', 0);",
         );
-        for _ in 0..20 {
+        for _ in 0..AppModel::INITIAL_ROWS.max(model.hot_rows) {
             sql += &insert(&mut rng, &model, &mut next_id[i], 0);
         }
         sql += "COMMIT;";
@@ -178,7 +200,7 @@ pub fn generate_with(app: App, model: &AppModel, length: u32, seed: u64) -> Resu
             commands += rows + 1;
         } else if kind < model.insert_percent + model.flag_percent {
             let newest = next_id[db] - 1;
-            let id = newest - rng.gen_range(0..newest.min(10));
+            let id = newest - rng.gen_range(0..newest.min(u64::from(model.hot_rows)));
             sql += &format!("UPDATE msg SET flags = flags | {} WHERE id = {id};", 1 << rng.gen_range(0..4));
             sql += "UPDATE state SET v = max(v - 1, 0) WHERE k = 'unread';";
             commands += 2;
@@ -232,5 +254,31 @@ mod tests {
         assert_ne!(longer, generate(App::Gmail, 2, 5).unwrap());
         model.body_bytes = (10, 5);
         assert!(generate_with(App::Gmail, &model, 2, 5).is_err());
+        for hot_rows in [0, AppModel::MAX_HOT_ROWS + 1] {
+            let model = AppModel { hot_rows, ..App::Gmail.model() };
+            assert!(generate_with(App::Gmail, &model, 2, 5).is_err(), "hot set of {hot_rows}");
+        }
+    }
+
+    #[test]
+    fn a_larger_hot_set_spreads_the_flag_updates_over_more_rows() {
+        // DB file 0's initial rows, the rows its transactions insert and the distinct rows
+        // its flag updates pick.
+        let flagged = |hot_rows: u32| {
+            let model = AppModel { hot_rows, flag_percent: 60, insert_percent: 10, ..App::Twitter.model() };
+            let w = generate_with(App::Twitter, &model, 4, 5).unwrap();
+            let own: Vec<&str> =
+                w.transactions.iter().filter(|(db, _)| *db == 0).map(|(_, sql)| sql.as_str()).collect();
+            let inserted = own.iter().map(|sql| sql.matches("INSERT INTO msg").count()).sum::<usize>();
+            let ids: std::collections::BTreeSet<&str> =
+                own.iter().filter_map(|sql| sql.split("WHERE id = ").nth(1)?.split(';').next()).collect();
+            (w.setup[0].matches("INSERT INTO msg").count(), inserted, ids.len())
+        };
+        let (small_rows, inserted, small_ids) = flagged(2);
+        assert_eq!(small_rows, AppModel::INITIAL_ROWS as usize);
+        assert!(small_ids <= 2 + inserted, "one of the 2 newest rows each time: {small_ids} rows, {inserted} inserted");
+        let (large_rows, _, large_ids) = flagged(500);
+        assert_eq!(large_rows, 500, "the setup fills the hot set");
+        assert!(large_ids > 2 * small_ids, "{large_ids} against {small_ids}");
     }
 }

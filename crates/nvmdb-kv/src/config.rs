@@ -60,11 +60,11 @@ impl EngineKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum DevicePreset {
-    /// IPL-P Table 2, the demonstration board: flash SSD 620 µs read and 1.6 ms write per
-    /// 8 KB page; PCM 6 µs read and 192 µs write per 128 B.
+    /// IPL-P Table 2, the demonstration board: PCM 6 µs read and 192 µs write per 128 B;
+    /// flash with either [`FlashTime`] (the SSD's measured latency by default).
     Board,
-    /// IPL-P Table 1, the chips: NAND 75 µs read, 250 µs program per 2 KB page and 1.5 ms
-    /// erase per 128 KB block; PCM 206 ns read and 7.1 µs write per 32 B plus 78 ns.
+    /// IPL-P Table 1, the chips: PCM 206 ns read and 7.1 µs write per 32 B plus 78 ns;
+    /// flash only with [`FlashTime::Chip`] (there is no measured SSD among the chips).
     Chips,
 }
 
@@ -82,35 +82,12 @@ impl DevicePreset {
         [DevicePreset::Board, DevicePreset::Chips].into_iter().find(|p| p.name() == name)
     }
 
-    /// The largest flash page of the preset, bytes: the chips' 2 KB NAND page (a partial
-    /// program is one program of the chip page that holds the sector), and for the board
-    /// the FTL's largest page (the SSD's 8 KB write is what the seed measured).
-    pub fn max_flash_page_bytes(self) -> u32 {
+    /// The flash time the preset takes when none is given: the board's SSD measurement,
+    /// or the chip for the chips.
+    pub fn default_flash_time(self) -> FlashTime {
         match self {
-            DevicePreset::Board => 32 * 1024,
-            DevicePreset::Chips => 2048,
-        }
-    }
-
-    /// Flash timing for pages of `page_bytes`. The seed states times per 8 KB (board) or
-    /// 2 KB (chips) page; other page sizes scale them by the bytes moved. The board's
-    /// measured write time includes the SSD's own block management, so its erase costs no
-    /// extra time. Energies are thesis Table 2.2's per 4 KB, scaled the same way (the
-    /// seed gives none).
-    pub fn flash_timing(self, page_bytes: u32) -> FlashTiming {
-        let scale = |value: u64, per_bytes: u64| value * u64::from(page_bytes) / per_bytes;
-        let energy = FlashTiming::THESIS_TABLE_2_2;
-        let (read_ns, program_ns, erase_ns) = match self {
-            DevicePreset::Board => (scale(620_000, 8192), scale(1_600_000, 8192), 0),
-            DevicePreset::Chips => (scale(75_000, 2048), scale(250_000, 2048), 1_500_000),
-        };
-        FlashTiming {
-            read_ns,
-            program_ns,
-            erase_ns,
-            read_pj: scale(energy.read_pj, 4096),
-            program_pj: scale(energy.program_pj, 4096),
-            erase_pj: energy.erase_pj,
+            DevicePreset::Board => FlashTime::Measured,
+            DevicePreset::Chips => FlashTime::Chip,
         }
     }
 
@@ -136,6 +113,121 @@ impl DevicePreset {
     }
 }
 
+/// Where the flash's time comes from: one source, never two added together.
+///
+/// The seed's 1.6 ms per 8 KB write is the board's whole SSD measured, its own garbage
+/// collection included, so it is not added to a simulated collection's time; a chip's
+/// datasheet times are, since a chip does nothing on its own. `ipl`'s partial program of a
+/// 512 B log sector takes the chip's program time under both (the board's SSD cannot
+/// program partially: `ipl` is In-Page Logging on a raw flash chip, as in the original IPL
+/// paper).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FlashTime {
+    /// The board SSD's measured latency (IPL-P Table 2, Intel X25-M over USB 2.0): 620 µs
+    /// per 8 KB read and 1.6 ms per 8 KB write, whatever the SSD does inside. The FTL's
+    /// garbage collection still runs and is counted (page copies, erases, wear, energy)
+    /// but takes no time: the flash array is untimed, and the engine charges each page
+    /// read and write it asks for the measured latency, and each partial program the
+    /// chip's program time.
+    Measured,
+    /// The NAND chip of IPL-P Table 1 (Samsung K9F8G08U0M SLC, as the seed cites it): 2 KB
+    /// pages, 75 µs read and 250 µs program per page, 1.5 ms erase per 128 KB block. The
+    /// flash array times every operation, the FTL's garbage-collection copies and erases
+    /// included, and a partial program takes one page program's time.
+    Chip,
+}
+
+/// The chip's page, bytes (IPL-P Table 1's 2 KB).
+const CHIP_PAGE_BYTES: u32 = 2048;
+
+/// Times the engine itself charges per flash operation, ns, on top of what the flash array
+/// times (all zero under [`FlashTime::Chip`], whose array times everything).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FlashCharges {
+    /// Per flash page read.
+    pub read_ns: u64,
+    /// Per flash page written.
+    pub write_ns: u64,
+    /// Per partial program of log sectors (`ipl`).
+    pub sector_ns: u64,
+}
+
+impl FlashTime {
+    /// Both sources, the default first.
+    pub const ALL: [FlashTime; 2] = [FlashTime::Measured, FlashTime::Chip];
+
+    /// The name the CLI and reports use.
+    pub fn name(self) -> &'static str {
+        match self {
+            FlashTime::Measured => "measured",
+            FlashTime::Chip => "chip",
+        }
+    }
+
+    /// The source of a name.
+    pub fn parse(name: &str) -> Option<FlashTime> {
+        FlashTime::ALL.into_iter().find(|t| t.name() == name)
+    }
+
+    /// The largest flash page, bytes: the chip's 2 KB page (a partial program is one
+    /// program of the chip page that holds the sector), and for the measured SSD the FTL's
+    /// largest page (the SSD's 8 KB write is what the seed measured).
+    pub fn max_flash_page_bytes(self) -> u32 {
+        match self {
+            FlashTime::Measured => 32 * 1024,
+            FlashTime::Chip => CHIP_PAGE_BYTES,
+        }
+    }
+
+    /// The flash array's timing for pages of `page_bytes`: untimed for the measured SSD
+    /// (the engine charges [`FlashTime::charges`]), the chip's times otherwise. The seed
+    /// states times per 8 KB (SSD) or 2 KB (chip) page; other page sizes scale them by the
+    /// bytes moved. Energies are thesis Table 2.2's per 4 KB, scaled the same way (the seed
+    /// gives none), and are charged under both.
+    pub fn array_timing(self, page_bytes: u32) -> FlashTiming {
+        let scale = |value: u64, per_bytes: u64| value * u64::from(page_bytes) / per_bytes;
+        let energy = FlashTiming::THESIS_TABLE_2_2;
+        let (read_ns, program_ns, erase_ns) = match self {
+            FlashTime::Measured => (0, 0, 0),
+            FlashTime::Chip => {
+                let chip = FlashTiming::IPLP_NAND_CHIP;
+                let per = u64::from(CHIP_PAGE_BYTES);
+                (scale(chip.read_ns, per), scale(chip.program_ns, per), chip.erase_ns)
+            }
+        };
+        FlashTiming {
+            read_ns,
+            program_ns,
+            erase_ns,
+            read_pj: scale(energy.read_pj, 4096),
+            program_pj: scale(energy.program_pj, 4096),
+            erase_pj: energy.erase_pj,
+        }
+    }
+
+    /// What the engine charges per flash operation on pages of `page_bytes`, beside the
+    /// array's timing: for the measured SSD, Table 2's 620 µs read and 1.6 ms write per
+    /// 8 KB, scaled by the bytes, and the chip's program time per partial program.
+    pub fn charges(self, page_bytes: u32) -> FlashCharges {
+        match self {
+            FlashTime::Measured => FlashCharges {
+                read_ns: 620_000 * u64::from(page_bytes) / 8192,
+                write_ns: 1_600_000 * u64::from(page_bytes) / 8192,
+                sector_ns: sector_program_ns(page_bytes),
+            },
+            FlashTime::Chip => FlashCharges::default(),
+        }
+    }
+}
+
+/// Time of one partial program of log sectors on flash pages of `page_bytes`, ns: one
+/// program of the chip page that holds them (Table 1's 250 µs per 2 KB page; a smaller
+/// flash page scales it as [`FlashTime::array_timing`] does).
+pub fn sector_program_ns(page_bytes: u32) -> u64 {
+    FlashTime::Chip.array_timing(page_bytes.min(CHIP_PAGE_BYTES)).program_ns
+}
+
 /// What an engine is built from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EngineConfig {
@@ -148,6 +240,8 @@ pub struct EngineConfig {
     pub buffer_bytes: u64,
     /// Device timing preset.
     pub preset: DevicePreset,
+    /// Where the flash's time comes from (the measured SSD only with the board preset).
+    pub flash_time: FlashTime,
     /// PCM write granularity, bytes: the unit in which `ipl-p` writes log records and in
     /// which PCM log areas are consumed (128 B on the seed's board).
     pub pcm_write_bytes: u32,
@@ -175,6 +269,7 @@ impl EngineConfig {
             page_bytes: 8192,
             buffer_bytes: 1 << 20,
             preset: DevicePreset::Board,
+            flash_time: FlashTime::Measured,
             pcm_write_bytes: 128,
             log_sector_bytes: 512,
             erase_block_bytes: 128 << 10,
@@ -196,11 +291,11 @@ impl EngineConfig {
         self.capacity_pages = u32::try_from(pages).unwrap_or(u32::MAX);
     }
 
-    /// Flash page size, bytes: the largest power of two up to the preset's largest flash
-    /// page ([`DevicePreset::max_flash_page_bytes`]) that divides the tree page; a tree
+    /// Flash page size, bytes: the largest power of two up to the flash time's largest
+    /// flash page ([`FlashTime::max_flash_page_bytes`]) that divides the tree page; a tree
     /// page is written as that many flash pages.
     pub fn flash_page_bytes(&self) -> u32 {
-        let mut bytes = self.preset.max_flash_page_bytes();
+        let mut bytes = self.flash_time.max_flash_page_bytes();
         while !self.page_bytes.is_multiple_of(bytes) {
             bytes /= 2;
         }
@@ -260,6 +355,9 @@ impl EngineConfig {
         }
         if self.erase_block_bytes < self.page_bytes {
             return bad(format!("erase block {} B is smaller than a page", self.erase_block_bytes));
+        }
+        if self.preset == DevicePreset::Chips && self.flash_time == FlashTime::Measured {
+            return bad("flash time `measured` is the board's SSD; the chips preset has only the chip's".into());
         }
         if self.capacity_pages < 4 || self.capacity_pages > (1 << 24) {
             return bad(format!("capacity of {} pages: must be 4 to 2^24", self.capacity_pages));

@@ -2,7 +2,9 @@
 //! passes the one [`PowerSwitch`] first: the page-mapped FTL's when there is flash (its
 //! own programs, garbage-collection copies and erases pass it, and the
 //! engine's PCM writes pass it through [`PageFtl::admit`]), otherwise the devices' own.
-//! Simulated time advances serially (the engine waits for each device operation).
+//! Simulated time advances serially (the engine waits for each device operation), and
+//! flash time comes from one source ([`crate::config::FlashTime`]): the array's timing, or
+//! for the measured SSD an untimed array and the engine's per-operation charge.
 //!
 //! Flash (through the page-mapped FTL) holds, as logical pages: the page image slots
 //! (slot `s` is flash pages `s·f .. (s+1)·f` for `f` flash pages per tree page), then the
@@ -13,11 +15,10 @@
 
 use nvmdb_device::flash::SECTOR_BYTES;
 use nvmdb_device::{FlashArray, PageContent, PageData, Pcm, PcmConfig, PowerSwitch};
-use nvmdb_flash::config::FlashTimingPreset;
 use nvmdb_flash::ftl::PageFtl;
 use nvmdb_flash::{PageStore, SsdConfig};
 
-use crate::config::{EngineConfig, EngineKind};
+use crate::config::{EngineConfig, EngineKind, FlashCharges};
 use crate::KvError;
 
 /// Bytes of a metadata slot's header: magic, length, sequence number, checksum.
@@ -131,10 +132,11 @@ impl Devices {
         let flash = if config.kind.has_flash() {
             let ssd = ssd_config(config, &layout);
             let geometry = ssd.flash.geometry();
-            let timing = config.preset.flash_timing(config.flash_page_bytes());
+            let timing = config.flash_time.array_timing(config.flash_page_bytes());
             let array = FlashArray::new(geometry, timing, PageContent::Bytes)?;
-            // Opening the FTL over an erased array builds it with the preset's timing. Its
-            // switch is the one every device write passes.
+            // Opening the FTL over an erased array builds it with the array's timing (none
+            // for the measured SSD, whose latency the engine charges). Its switch is the
+            // one every device write passes.
             Some(PageFtl::reopen(&ssd, array, None, PowerSwitch::new())?)
         } else {
             None
@@ -180,6 +182,20 @@ impl Devices {
     }
 }
 
+/// Simulated time of one log write on fresh devices of `config`, ns, through the engine's
+/// own device path: `ipl`'s partial program of one 512 B flash log sector, or `ipl-p`'s
+/// write of one PCM unit of [`EngineConfig::pcm_write_bytes`]. The other engines write
+/// no log.
+pub fn one_log_write_ns(config: &EngineConfig) -> Result<u64, KvError> {
+    let mut store = Store::new(config, Devices::new(config)?);
+    match config.kind {
+        EngineKind::Ipl => store.flash_log_program(0, 0, vec![0xA5; SECTOR_BYTES as usize])?,
+        EngineKind::IplP => store.pcm_log_write(0, 0, &vec![0xA5; config.pcm_write_bytes as usize])?,
+        other => return Err(KvError::Config(format!("engine {} writes no log", other.name()))),
+    }
+    Ok(store.now_ns)
+}
+
 fn ssd_config(config: &EngineConfig, layout: &Layout) -> SsdConfig {
     let mut ssd = SsdConfig { seed: config.seed, content: PageContent::Bytes, ..SsdConfig::default() };
     let pages_per_block = (config.erase_block_bytes / config.flash_page_bytes()).max(2);
@@ -192,7 +208,6 @@ fn ssd_config(config: &EngineConfig, layout: &Layout) -> SsdConfig {
     ssd.flash.page_bytes = config.flash_page_bytes();
     ssd.flash.spare_bytes = 16;
     ssd.flash.partial_programming = config.kind == EngineKind::Ipl;
-    ssd.flash.timing = FlashTimingPreset::IplpNandChip;
     ssd.ftl.overprovision = OVERPROVISION;
     ssd
 }
@@ -203,6 +218,9 @@ fn ssd_config(config: &EngineConfig, layout: &Layout) -> SsdConfig {
 pub(crate) struct Store {
     pub dev: Devices,
     pub layout: Layout,
+    /// Time the engine charges per flash operation beside the array's own
+    /// ([`crate::config::FlashTime::charges`]).
+    charges: FlashCharges,
     /// Simulated time, ns.
     pub now_ns: u64,
     /// PCM bytes written (before differential writing).
@@ -214,6 +232,20 @@ pub(crate) struct Store {
 }
 
 impl Store {
+    /// The store of `config` over `dev`, its clock at the devices' (`dev.clock_ns`).
+    pub fn new(config: &EngineConfig, dev: Devices) -> Store {
+        let now_ns = dev.clock_ns;
+        Store {
+            dev,
+            layout: Layout::new(config),
+            charges: config.flash_time.charges(config.flash_page_bytes()),
+            now_ns,
+            pcm_bytes_written: 0,
+            image_writes: 0,
+            image_write_ns: 0,
+        }
+    }
+
     /// Admits one PCM write (the FTL admits its own flash operations).
     fn admit_pcm(&mut self) -> Result<(), KvError> {
         match &mut self.dev.flash {
@@ -233,7 +265,7 @@ impl Store {
 
     fn flash_write(&mut self, lpn: u64, bytes: Vec<u8>) -> Result<(), KvError> {
         let now = self.now_ns;
-        self.now_ns = self.ftl().write(lpn, PageData::Bytes(bytes), now)?;
+        self.now_ns = self.ftl().write(lpn, PageData::Bytes(bytes), now)? + self.charges.write_ns;
         Ok(())
     }
 
@@ -243,7 +275,7 @@ impl Store {
         }
         let now = self.now_ns;
         let (data, done) = self.ftl().read(lpn, now)?;
-        self.now_ns = done;
+        self.now_ns = done + self.charges.read_ns;
         Ok(match data {
             PageData::Bytes(bytes) => Some(bytes),
             _ => None,
@@ -346,7 +378,8 @@ impl Store {
         let spp = self.layout.sectors_per_log_page;
         let lpn = self.layout.log_lpn(block, sector / spp);
         let now = self.now_ns;
-        self.now_ns = self.ftl().program_sector(lpn, sector % spp, &PageData::Bytes(bytes), now)?;
+        self.now_ns =
+            self.ftl().program_sector(lpn, sector % spp, &PageData::Bytes(bytes), now)? + self.charges.sector_ns;
         Ok(())
     }
 

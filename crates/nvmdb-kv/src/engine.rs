@@ -7,7 +7,7 @@ use nvmdb_flash::PageStore;
 use serde::Serialize;
 
 use crate::config::{EngineConfig, EngineKind};
-use crate::devices::{Devices, Layout, Store};
+use crate::devices::{Devices, Store};
 use crate::page::{Change, Node, Page, Record, MAX_VALUE_BYTES};
 use crate::pool::{Frame, Frames};
 use crate::KvError;
@@ -284,10 +284,8 @@ impl Engine {
     }
 
     fn start(config: EngineConfig, dev: Devices) -> Result<Engine, Box<RecoveryFailure>> {
-        let layout = Layout::new(&config);
-        let now_ns = dev.clock_ns;
         let mut engine = Engine {
-            store: Store { dev, layout, now_ns, pcm_bytes_written: 0, image_writes: 0, image_write_ns: 0 },
+            store: Store::new(&config, dev),
             root: 0,
             next_page: 0,
             next_lsn: 1,

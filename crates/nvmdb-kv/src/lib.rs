@@ -18,7 +18,7 @@ pub mod page;
 mod pool;
 pub mod workload;
 
-pub use config::{DevicePreset, EngineConfig, EngineKind};
+pub use config::{DevicePreset, EngineConfig, EngineKind, FlashTime};
 pub use devices::Devices;
 pub use engine::{Engine, RecoveryFailure, Stats};
 pub use workload::{Benchmark, Phase, Progress, Run, RunReport, WorkloadSpec};
@@ -48,6 +48,9 @@ pub enum KvError {
     /// A device or FTL error.
     #[error("device: {0}")]
     Device(String),
+    /// A stop was asked for ([`nvmdb_cancel::cancel`]).
+    #[error("interrupted")]
+    Interrupted(#[from] nvmdb_cancel::Interrupted),
 }
 
 impl From<nvmdb_flash::FlashError> for KvError {
@@ -55,6 +58,7 @@ impl From<nvmdb_flash::FlashError> for KvError {
         match e {
             nvmdb_flash::FlashError::Full(what) => KvError::Full(what),
             nvmdb_flash::FlashError::PowerCut(_) => KvError::PowerCut,
+            nvmdb_flash::FlashError::Interrupted(i) => KvError::Interrupted(i),
             other => KvError::Device(other.to_string()),
         }
     }

@@ -200,10 +200,12 @@ impl Run {
     }
 
     /// Runs up to `max_ops` operations (and the sync that ends a phase); returns where
-    /// the run is.
+    /// the run is. A stop asked for ([`nvmdb_cancel`]) ends it before its next operation
+    /// with [`KvError::Interrupted`].
     pub fn step(&mut self, engine: &mut Engine, max_ops: u64) -> Result<Progress, KvError> {
         let mut left = max_ops;
         while left > 0 && self.phase != Phase::Done {
+            nvmdb_cancel::check()?;
             if self.done == self.phase_total() {
                 self.sync(engine)?;
                 self.next_phase(engine);

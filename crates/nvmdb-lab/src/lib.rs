@@ -17,10 +17,12 @@ pub mod stored;
 pub use memo::Memo;
 pub use outcome::{AxisScale, Cell, Outcome, Plot, Series, Table};
 pub use runner::{run_experiments, Exclusive, Footprint, Pool, RunEvents};
-pub use scorecard::{claim, scorecard, Claim, Measured, ScoreRow, Stated, Tolerance, Verdict};
+pub use scorecard::{claim, scorecard, Claim, ClaimKind, Measured, ScoreRow, Stated, Tolerance, Verdict};
 pub use stored::{PaperStore, StoredRun};
 
 use std::io::IsTerminal;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -50,6 +52,9 @@ pub enum LabError {
     DuplicateClaim { claim: String },
     #[error("{path}:{line}: {message}")]
     StoredRun { path: String, line: usize, message: String },
+    /// A stop was asked for ([`nvmdb_cancel::cancel`]: Ctrl-C, a Python interrupt).
+    #[error("interrupted")]
+    Interrupted(#[from] nvmdb_cancel::Interrupted),
 }
 
 impl LabError {
@@ -102,6 +107,28 @@ pub struct RunContext {
     slots: runner::Slots,
     show_progress: bool,
     bars: indicatif::MultiProgress,
+    tally: Arc<Tally>,
+}
+
+/// How far a run is, for a program that shows its progress (the Python package): the
+/// experiments and independent parts started so far (`total`, which grows as experiments
+/// announce their parts) and those finished (`done`).
+#[derive(Debug, Default)]
+pub struct Tally {
+    /// Experiments and parts finished.
+    pub done: AtomicU64,
+    /// Experiments and parts known so far.
+    pub total: AtomicU64,
+}
+
+impl Tally {
+    fn add(&self, total: usize) {
+        self.total.fetch_add(total as u64, Ordering::Relaxed);
+    }
+
+    fn finish_one(&self) {
+        self.done.fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 impl RunContext {
@@ -113,7 +140,19 @@ impl RunContext {
             slots: runner::Slots::new(Pool { jobs: 1, memory_budget_bytes: u64::MAX }),
             show_progress: std::io::stderr().is_terminal(),
             bars: indicatif::MultiProgress::new(),
+            tally: Arc::default(),
         }
+    }
+
+    /// The same context counting its experiments and parts in `tally`.
+    pub fn with_tally(mut self, tally: Arc<Tally>) -> RunContext {
+        self.tally = tally;
+        self
+    }
+
+    /// The experiments and parts of this context's runs, started and finished.
+    pub fn tally(&self) -> &Tally {
+        &self.tally
     }
 
     /// The same context on `jobs` threads (at least 1) with no memory budget: see
@@ -148,6 +187,12 @@ impl RunContext {
         memory_bytes: impl Fn(&P) -> u64 + Sync,
         run: impl Fn(&P) -> Result<T, LabError> + Sync,
     ) -> Result<Vec<T>, LabError> {
+        self.tally.add(parts.len());
+        let run = |part: &P| {
+            let result = run(part);
+            self.tally.finish_one();
+            result
+        };
         runner::run_parts(&self.slots, parts, &memory_bytes, &run)
     }
 

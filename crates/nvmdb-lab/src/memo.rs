@@ -20,10 +20,18 @@ impl<T: Clone> Memo<T> {
         Memo { results: Mutex::new(BTreeMap::new()) }
     }
 
-    /// The result under `key`, running `run` for it if no asker has.
+    /// The result under `key`, running `run` for it if no asker has. A failure while a
+    /// stop is asked for ([`nvmdb_cancel`]) is not kept: the next asker runs it again.
     pub fn get_or_run(&self, key: String, run: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
-        let slot = Arc::clone(self.results.lock().expect("no panics while locked").entry(key).or_default());
-        slot.get_or_init(run).clone()
+        let slot = Arc::clone(self.results.lock().expect("no panics while locked").entry(key.clone()).or_default());
+        let result = slot.get_or_init(run).clone();
+        if result.is_err() && nvmdb_cancel::is_cancelled() {
+            let mut results = self.results.lock().expect("no panics while locked");
+            if results.get(&key).is_some_and(|kept| Arc::ptr_eq(kept, &slot)) {
+                results.remove(&key);
+            }
+        }
+        result
     }
 
     /// The keys asked for so far, in order.

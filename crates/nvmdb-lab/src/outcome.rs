@@ -1,11 +1,12 @@
 //! What an experiment produces: tables (with the paper's values beside ours) and plots.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Serialize, Serializer};
 
 use crate::scorecard::Measured;
 
-/// One table cell.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// One table cell. In `results.json` a number is a JSON number, text a string, a missing
+/// value `null`, and a [`Cell::Typed`] cell its text alone.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(untagged)]
 pub enum Cell {
     /// An integer.
@@ -16,9 +17,42 @@ pub enum Cell {
     Text(String),
     /// No value (e.g. the paper states none).
     Missing,
+    /// Text for the report that stands for typed values (`"V 1.04×"`: the best scheme and
+    /// its gain): the report shows the text, and programs get the values
+    /// ([`Cell::data`], `nvmdb run --json`). Read back from a stored file as its text.
+    #[serde(skip_deserializing)]
+    Typed(Box<Typed>),
+}
+
+/// The values behind a [`Cell::Typed`] cell's text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Typed {
+    /// What the report shows.
+    pub text: String,
+    /// Each value with its short name, the unit last in the name (`gain_x`,
+    /// `energy_mj`); none of them typed again.
+    pub fields: Vec<(String, Cell)>,
+}
+
+impl Serialize for Cell {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Cell::Int(v) => serializer.serialize_i64(*v),
+            Cell::Float(v) => serializer.serialize_f64(*v),
+            Cell::Text(s) => serializer.serialize_str(s),
+            Cell::Missing => serializer.serialize_unit(),
+            Cell::Typed(t) => serializer.serialize_str(&t.text),
+        }
+    }
 }
 
 impl Cell {
+    /// A cell showing `text` for the values `fields` (see [`Cell::Typed`]).
+    pub fn typed<const N: usize>(text: impl Into<String>, fields: [(&str, Cell); N]) -> Cell {
+        let fields = fields.into_iter().map(|(name, value)| (name.to_string(), value)).collect();
+        Cell::Typed(Box::new(Typed { text: text.into(), fields }))
+    }
+
     /// Text for reports: floats with 4 significant digits.
     pub fn display(&self) -> String {
         match self {
@@ -26,6 +60,22 @@ impl Cell {
             Cell::Float(v) => format_float(*v),
             Cell::Text(s) => s.clone(),
             Cell::Missing => "—".into(),
+            Cell::Typed(t) => t.text.clone(),
+        }
+    }
+
+    /// The cell as data: as in `results.json`, except that a typed cell is an object of
+    /// its values and its text (`{"best": "virtual partitioning", "gain_x": 1.04, "text":
+    /// "V 1.04×"}`).
+    pub fn data(&self) -> serde_json::Value {
+        match self {
+            Cell::Typed(t) => {
+                let mut object: serde_json::Map<String, serde_json::Value> =
+                    t.fields.iter().map(|(name, value)| (name.clone(), value.data())).collect();
+                object.insert("text".into(), t.text.clone().into());
+                object.into()
+            }
+            other => serde_json::to_value(other).expect("a cell serialises"),
         }
     }
 }
@@ -99,12 +149,27 @@ pub struct Table {
     pub columns: Vec<String>,
     /// Rows, each as long as `columns`.
     pub rows: Vec<Vec<Cell>>,
+    /// A short stable name for programs (`nvmdb run --json`), when the experiment gives
+    /// one; not in `results.json`.
+    #[serde(skip)]
+    pub key: Option<String>,
 }
 
 impl Table {
     /// An empty table.
     pub fn new(title: impl Into<String>, columns: &[&str]) -> Table {
-        Table { title: title.into(), columns: columns.iter().map(|c| c.to_string()).collect(), rows: Vec::new() }
+        Table {
+            title: title.into(),
+            columns: columns.iter().map(|c| c.to_string()).collect(),
+            rows: Vec::new(),
+            key: None,
+        }
+    }
+
+    /// The same table with a short stable name for programs (see [`Table::key`]).
+    pub fn keyed(mut self, key: impl Into<String>) -> Table {
+        self.key = Some(key.into());
+        self
     }
 
     /// Appends a row; panics when its length differs from the header's (a bug).
@@ -234,5 +299,35 @@ impl Outcome {
     /// Records whether a qualitative claim holds.
     pub fn holds(&mut self, claim_id: impl Into<String>, holds: bool) {
         self.measure(claim_id, if holds { 1.0 } else { 0.0 });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_typed_cell_is_its_text_in_results_json_and_its_values_as_data() {
+        let cell = Cell::typed("V 1.04×", [("best", "virtual".into()), ("gain_x", 1.04.into())]);
+        assert_eq!(serde_json::to_string(&cell).unwrap(), "\"V 1.04×\"");
+        assert_eq!(cell.display(), "V 1.04×");
+        assert_eq!(cell.data(), serde_json::json!({"best": "virtual", "gain_x": 1.04, "text": "V 1.04×"}));
+        // Read back (a stored run), it is its text.
+        assert_eq!(serde_json::from_str::<Cell>("\"V 1.04×\"").unwrap(), Cell::Text("V 1.04×".into()));
+        // Other cells are the same in both, as the derived form wrote them.
+        for (plain, json) in [
+            (Cell::Int(-3), "-3"),
+            (Cell::Float(1.0), "1.0"),
+            (Cell::Float(0.1), "0.1"),
+            (Cell::Text("a".into()), "\"a\""),
+            (Cell::Missing, "null"),
+        ] {
+            assert_eq!(serde_json::to_string(&plain).unwrap(), json);
+            assert_eq!(plain.data().to_string(), json);
+            assert_eq!(serde_json::from_str::<Cell>(json).unwrap(), plain);
+        }
+        // A table's key is for programs only: not in results.json.
+        let table = Table::new("t", &["a"]).keyed("k");
+        assert_eq!(serde_json::to_string(&table).unwrap(), r#"{"title":"t","columns":["a"],"rows":[]}"#);
     }
 }

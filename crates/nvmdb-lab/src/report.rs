@@ -59,8 +59,22 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> LabError + '_ {
     move |source| LabError::Io { path: path.display().to_string(), source }
 }
 
-fn write_file(path: &Path, contents: &str) -> Result<(), LabError> {
-    std::fs::write(path, contents).map_err(io_err(path))
+/// Writes `path` whole: under a temporary name beside it (`.NAME.partial`), renamed to
+/// `path` once complete, so that a run stopped on the way never leaves a half-written
+/// file, and a file written before stays until its replacement is complete. A path that
+/// names a link replaces the file it links to; one that names something other than a
+/// file is written in place.
+pub(crate) fn write_file(path: &Path, contents: &str) -> Result<(), LabError> {
+    // Something other than a file (a link to /dev/null) is written in place.
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        return std::fs::write(path, contents).map_err(io_err(path));
+    }
+    // Through a link, the file it names is replaced.
+    let target = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let partial = target.with_file_name(format!(".{name}.partial"));
+    std::fs::write(&partial, contents).map_err(io_err(&partial))?;
+    std::fs::rename(&partial, &target).map_err(io_err(path))
 }
 
 fn csv_field(s: &str) -> String {
@@ -81,6 +95,7 @@ fn results_csv(outcome: &Outcome) -> String {
                     Cell::Int(v) => v.to_string(),
                     Cell::Float(v) => v.to_string(),
                     Cell::Text(s) => s.clone(),
+                    Cell::Typed(t) => t.text.clone(),
                     Cell::Missing => String::new(),
                 };
                 let _ = writeln!(out, "{},{r},{},{}", csv_field(&table.title), csv_field(column), csv_field(&value));
@@ -177,6 +192,37 @@ pub fn write_experiment(
         write_file(&exp_dir.join("scorecard.json"), &scorecard_json(&rows, meta, &PaperStore::default()))?;
     }
     Ok(exp_dir)
+}
+
+/// An experiment's results as data, for programs (`nvmdb run --json`): what its
+/// `results.json` holds, except that each table has its `key` (`null` when the
+/// experiment gives none) and a typed cell is the object of its values
+/// ([`Cell::data`]); then its scorecard rows and `files`, the files written for it.
+pub fn data_json(finished: &Finished, meta: &RunMeta, rows: &[ScoreRow], files: &[PathBuf]) -> serde_json::Value {
+    let outcome = &finished.outcome;
+    let tables: Vec<serde_json::Value> = outcome
+        .tables
+        .iter()
+        .map(|t| {
+            let cells: Vec<Vec<serde_json::Value>> =
+                t.rows.iter().map(|r| r.iter().map(Cell::data).collect()).collect();
+            serde_json::json!({"key": t.key, "title": t.title, "columns": t.columns, "rows": cells})
+        })
+        .collect();
+    serde_json::json!({
+        "meta": meta,
+        "id": finished.id,
+        "title": finished.title,
+        "source": finished.source,
+        "summary": outcome.summary,
+        "config": outcome.config,
+        "notes": outcome.notes,
+        "tables": tables,
+        "plots": outcome.plots,
+        "measurements": outcome.measurements,
+        "scorecard": rows,
+        "files": files,
+    })
 }
 
 fn markdown_table(table: &Table) -> String {
@@ -468,7 +514,7 @@ pub fn write_report(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scorecard::{Stated, Tolerance};
+    use crate::scorecard::{ClaimKind, Stated, Tolerance};
 
     const CLAIMS: &[Claim] = &[
         Claim {
@@ -480,6 +526,7 @@ mod tests {
             stated: Stated::AtLeast(2.0),
             tolerance: Tolerance::Relative(0.1),
             unit: "×",
+            kind: ClaimKind::Measured,
         },
         Claim {
             id: "beta-share",
@@ -490,6 +537,7 @@ mod tests {
             stated: Stated::Range { lo: 10.0, hi: 20.0 },
             tolerance: Tolerance::Exact,
             unit: "%",
+            kind: ClaimKind::Measured,
         },
         Claim {
             id: "alpha-holds",
@@ -500,6 +548,7 @@ mod tests {
             stated: Stated::Holds,
             tolerance: Tolerance::Exact,
             unit: "",
+            kind: ClaimKind::Measured,
         },
         Claim {
             id: "gamma-never-run",
@@ -510,6 +559,7 @@ mod tests {
             stated: Stated::Value(1.0),
             tolerance: Tolerance::Exact,
             unit: "",
+            kind: ClaimKind::Measured,
         },
     ];
 

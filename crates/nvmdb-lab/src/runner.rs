@@ -186,10 +186,14 @@ fn next(slots: &Slots, queue: &Mutex<Queue>, experiments: &[&dyn Experiment], me
     }
 }
 
+/// Runs one experiment; a stop asked for before it starts, or while it runs, is
+/// [`LabError::Interrupted`] (then nothing of it is written).
 fn run_one(experiment: &dyn Experiment, ctx: &RunContext, events: &dyn RunEvents) -> Result<Finished, LabError> {
+    nvmdb_cancel::check()?;
     events.started(experiment);
     let started = Instant::now();
     let finished = Finished::new(experiment, experiment.run(ctx)?);
+    nvmdb_cancel::check()?;
     events.finished(&finished, started.elapsed())?;
     Ok(finished)
 }
@@ -203,6 +207,7 @@ pub fn run_experiments(
     events: &dyn RunEvents,
 ) -> Result<Vec<Finished>, LabError> {
     let slots = &ctx.slots;
+    ctx.tally.add(experiments.len());
     let memory: Vec<u64> = experiments.iter().map(|e| e.footprint(ctx.scale).memory_bytes).collect();
     let queue = Mutex::new(Queue { pending: start_order(experiments, ctx.scale), failed: false });
     let results: Mutex<Vec<Option<Result<Finished, LabError>>>> =
@@ -212,6 +217,7 @@ pub fn run_experiments(
             scope.spawn(|| {
                 while let Some(i) = next(slots, &queue, experiments, &memory) {
                     let result = run_one(experiments[i], ctx, events);
+                    ctx.tally.finish_one();
                     let failed = result.is_err();
                     results.lock().expect("no panics while locked")[i] = Some(result);
                     slots.give_back(memory[i], |taken| {
@@ -242,7 +248,8 @@ struct Parts {
 /// Runs `parts` on the calling thread, and each part also on any thread of the pool
 /// that is free while the part's `memory_bytes` fit the budget. Returns the results in
 /// the order of `parts`, or the error of the first (in that order) that failed; after a
-/// failure no further part starts.
+/// failure no further part starts. A stop asked for before a part starts is that part's
+/// failure ([`LabError::Interrupted`]).
 pub(crate) fn run_parts<P: Sync, T: Send>(
     slots: &Slots,
     parts: &[P],
@@ -251,6 +258,7 @@ pub(crate) fn run_parts<P: Sync, T: Send>(
 ) -> Result<Vec<T>, LabError> {
     let queue = Mutex::new(Parts { next: 0, failed: false });
     let results: Mutex<Vec<Option<Result<T, LabError>>>> = Mutex::new(parts.iter().map(|_| None).collect());
+    let run = |part: &P| nvmdb_cancel::check().map_err(LabError::from).and_then(|()| run(part));
     let finish = |i: usize, result: Result<T, LabError>| {
         let failed = result.is_err();
         results.lock().expect("no panics while locked")[i] = Some(result);

@@ -54,6 +54,19 @@ impl Tolerance {
     }
 }
 
+/// What a claim's verdict rests on. Only [`ClaimKind::Measured`] rows count in the
+/// scorecard's tally; the others are checks of the set-up, listed under it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ClaimKind {
+    /// The verdict comes from a simulation and could come out either way.
+    Measured,
+    /// The run reads back one of its own inputs (e.g. a generator's duplicate share).
+    Input,
+    /// The value follows from preset parameters alone.
+    Constant,
+}
+
 /// One quantitative claim of a paper, as a static table entry.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Claim {
@@ -73,6 +86,8 @@ pub struct Claim {
     pub tolerance: Tolerance,
     /// E.g. `×`, `%`, or empty.
     pub unit: &'static str,
+    /// What the verdict rests on.
+    pub kind: ClaimKind,
 }
 
 /// Whether a measurement reproduces its claim.
@@ -124,6 +139,8 @@ pub struct ScoreRow {
     pub figure: String,
     /// The claim, one line.
     pub claim: String,
+    /// What the verdict rests on.
+    pub kind: ClaimKind,
     /// What the paper states, for display.
     pub paper: String,
     /// Our value for display, `—` when not measured.
@@ -310,6 +327,7 @@ pub fn scorecard(claims: &[Claim], finished: &[Finished]) -> Result<Vec<ScoreRow
                 seed: c.seed.into(),
                 figure: c.figure.into(),
                 claim: c.claim.into(),
+                kind: c.kind,
                 paper: c.paper_display(),
                 ours: c.ours_display(value),
                 value,
@@ -330,7 +348,17 @@ mod tests {
     use crate::Outcome;
 
     fn claim_of(stated: Stated, tolerance: Tolerance) -> Claim {
-        Claim { id: "c", experiment: "e", seed: "P", figure: "Fig. 1", claim: "x", stated, tolerance, unit: "×" }
+        Claim {
+            id: "c",
+            experiment: "e",
+            seed: "P",
+            figure: "Fig. 1",
+            claim: "x",
+            stated,
+            tolerance,
+            unit: "×",
+            kind: ClaimKind::Measured,
+        }
     }
 
     fn check(c: &Claim, cases: &[(f64, Verdict)]) {
@@ -416,6 +444,7 @@ mod tests {
             stated: Stated::AtLeast(2.0),
             tolerance: Tolerance::Exact,
             unit: "×",
+            kind: ClaimKind::Measured,
         },
         Claim {
             id: "a-holds",
@@ -426,6 +455,7 @@ mod tests {
             stated: Stated::Holds,
             tolerance: Tolerance::Exact,
             unit: "",
+            kind: ClaimKind::Measured,
         },
         Claim {
             id: "z-other",
@@ -436,6 +466,7 @@ mod tests {
             stated: Stated::Value(1.0),
             tolerance: Tolerance::Exact,
             unit: "",
+            kind: ClaimKind::Measured,
         },
         Claim {
             id: "a-value",
@@ -446,6 +477,7 @@ mod tests {
             stated: Stated::Value(3.0),
             tolerance: Tolerance::Relative(0.1),
             unit: "",
+            kind: ClaimKind::Measured,
         },
     ];
 

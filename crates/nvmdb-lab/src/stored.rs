@@ -254,11 +254,9 @@ pub fn store(dir: &Path, run: &StoredRun) -> Result<PathBuf, LabError> {
     };
     std::fs::create_dir_all(dir).map_err(io(dir))?;
     let path = dir.join(format!("{}.json", run.experiment));
-    let partial = dir.join(format!(".{}.json.partial", run.experiment));
     let mut json = serde_json::to_string_pretty(run).expect("a stored run serialises");
     json.push('\n');
-    std::fs::write(&partial, json).map_err(io(&partial))?;
-    std::fs::rename(&partial, &path).map_err(io(&path))?;
+    crate::report::write_file(&path, &json)?;
     Ok(path)
 }
 
@@ -281,7 +279,7 @@ pub fn utc_timestamp(unix_s: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scorecard::{scorecard, Stated, Tolerance};
+    use crate::scorecard::{scorecard, ClaimKind, Stated, Tolerance};
     use crate::{Outcome, Scale};
 
     const CLAIMS: &[Claim] = &[
@@ -294,6 +292,7 @@ mod tests {
             stated: Stated::AtLeast(2.0),
             tolerance: Tolerance::Exact,
             unit: "×",
+            kind: ClaimKind::Measured,
         },
         Claim {
             id: "alpha-holds",
@@ -304,6 +303,7 @@ mod tests {
             stated: Stated::Holds,
             tolerance: Tolerance::Exact,
             unit: "",
+            kind: ClaimKind::Measured,
         },
         Claim {
             id: "beta-gain",
@@ -314,6 +314,7 @@ mod tests {
             stated: Stated::Value(3.0),
             tolerance: Tolerance::Exact,
             unit: "",
+            kind: ClaimKind::Measured,
         },
     ];
 

@@ -8,7 +8,7 @@ mod chromium;
 use std::path::PathBuf;
 
 use nvmdb_lab::report::{write_report, Finished, RunMeta};
-use nvmdb_lab::{Cell, Claim, Outcome, Plot, Scale, Stated, Table, Tolerance};
+use nvmdb_lab::{Cell, Claim, ClaimKind, Outcome, Plot, Scale, Stated, Table, Tolerance};
 
 const CLAIMS: &[Claim] = &[
     Claim {
@@ -20,6 +20,7 @@ const CLAIMS: &[Claim] = &[
         stated: Stated::AtLeast(2.0),
         tolerance: Tolerance::Relative(0.1),
         unit: "×",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "demo-wear-order",
@@ -30,6 +31,7 @@ const CLAIMS: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "demo-energy-share",
@@ -40,6 +42,7 @@ const CLAIMS: &[Claim] = &[
         stated: Stated::Range { lo: 10.0, hi: 20.0 },
         tolerance: Tolerance::Absolute(2.0),
         unit: "%",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "demo-energy-erases",
@@ -50,6 +53,7 @@ const CLAIMS: &[Claim] = &[
         stated: Stated::Value(300.0),
         tolerance: Tolerance::Relative(0.25),
         unit: "",
+        kind: ClaimKind::Measured,
     },
 ];
 

@@ -38,6 +38,10 @@ use thiserror::Error;
 pub enum MemoryError {
     #[error("out of simulated memory: {requested} bytes requested, {capacity} bytes capacity")]
     OutOfMemory { requested: u64, capacity: u64 },
+    /// A stop was asked for ([`nvmdb_cancel::cancel`]): an algorithm on this memory (a
+    /// join) stopped at its next check.
+    #[error("interrupted")]
+    Interrupted(#[from] nvmdb_cancel::Interrupted),
 }
 
 /// A fixed-size little-endian value that can live in simulated memory.

@@ -22,8 +22,9 @@ use crate::output::Output;
 ///
 /// Benchmarks: ssd-1tb-rss, ssd-page-ftl-replay (beside page-remap/native, the same
 /// requests remapping a plain table: the physical limit), ssd-pcm-log-replay (its PCM
-/// counting every cell) and ssd-pcm-log-words-replay (`buffer.pcm_accounting = "words"`),
-/// each beside the plain FTL's rate when both run (uniform requests), the same with `-hot`
+/// counting every cell), ssd-pcm-log-words-replay (`buffer.pcm_accounting = "words"`) and
+/// ssd-ipl-replay (IPL's flash log sectors), each beside the plain FTL's rate when both run
+/// (uniform requests), the same with `-hot`
 /// (90 % of the requests to 10 % of the logical blocks), pcm-log/native-hot (the hot
 /// stream's log work alone in plain memory, the physical limit of a PCM log replay, beside
 /// the plain FTL too), memory-random-mix, memory-pointer-chase (native vs cached
@@ -340,7 +341,7 @@ fn ssd_benches(args: &BenchArgs, out: &mut Vec<BenchResult>) -> Result<(), CliEr
         out.push(r);
     }
     use nvmdb_experiments::bench::flash::{
-        page_ftl_replay, page_remap_replay, pcm_log_floor_replay, pcm_log_replay, Locality,
+        ipl_replay, page_ftl_replay, page_remap_replay, pcm_log_floor_replay, pcm_log_replay, Locality,
     };
     let per_request = |name: &str, bench: nvmdb_experiments::bench::flash::ReplayBench| {
         from_ns_per_op(name, bench.requests, bench.elapsed.as_nanos() as f64 / bench.requests as f64)
@@ -366,6 +367,14 @@ fn ssd_benches(args: &BenchArgs, out: &mut Vec<BenchResult>) -> Result<(), CliEr
                     None => r,
                 });
             }
+        }
+        let ipl_name = format!("ssd-ipl-replay{suffix}");
+        if selected(args, &ipl_name) {
+            let r = per_request(&ipl_name, ipl_replay(args.ops, locality).map_err(fail)?);
+            out.push(match &page_ftl {
+                Some(base) => compared(r, base),
+                None => r,
+            });
         }
         // The hot stream's log work in plain memory, beside the plain FTL like the logs.
         let floor_name = format!("pcm-log/native{suffix}");
@@ -419,6 +428,8 @@ fn benchmark_names() -> Vec<String> {
         "ssd-pcm-log-replay-hot",
         "ssd-pcm-log-words-replay",
         "ssd-pcm-log-words-replay-hot",
+        "ssd-ipl-replay",
+        "ssd-ipl-replay-hot",
         "page-remap/native",
         "page-remap/native-hot",
         "pcm-log/native-hot",
@@ -467,18 +478,26 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
     // Native and cached memories of twice the working set each, plus the PCM's cells.
     crate::limits::check_memory("--mib", bytes.saturating_mul(BENCH_BYTES_PER_WORKING_BYTE))?;
     let mut results = Vec::new();
+    // A stop asked for ([`nvmdb_cancel`]) ends the run between two groups of benchmarks.
     ssd_benches(args, &mut results)?;
+    nvmdb_cancel::check()?;
     memory_benches(args, bytes, &mut results)?;
+    nvmdb_cancel::check()?;
     btree_benches(args, &mut results);
+    nvmdb_cancel::check()?;
     if selected(args, "envy-memory-random-mix") {
         let [envy, native] = nvmdb_experiments::bench::envy::memory_random_mix(args.ops, args.mib)
             .map(|(name, ops, ns)| from_ns_per_op(&name, ops, ns));
         results.push(compared(envy, &native));
         results.push(native);
     }
+    nvmdb_cancel::check()?;
     kv_benches(args, &mut results)?;
+    nvmdb_cancel::check()?;
     writeback_benches(args, bytes, &mut results)?;
+    nvmdb_cancel::check()?;
     pcm_as_disk_benches(args, &mut results);
+    nvmdb_cancel::check()?;
     let mut out = Output::new();
     if args.json {
         return out.json(&results);

@@ -128,9 +128,13 @@ fn generated_run(args: &RunArgs) -> Result<RunReport, CliError> {
     };
     check_generated_memory(entries, count, args.fill)?;
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(args.seed);
+    // A stop asked for ends the run between its phases, and in `measure` per operation.
     let loaded = random_keys(entries, &mut rng);
+    nvmdb_cancel::check()?;
     let keys = op_keys(op, &loaded, count, &mut rng).map_err(|e| CliError::input(format!("--count: {e}")))?;
+    nvmdb_cancel::check()?;
     let mut tree = new_tree(args, loaded_pairs(&loaded), &mut rng)?;
+    nvmdb_cancel::check()?;
     let (report, _) =
         measure(&mut tree, ops_of(op, &keys, loaded.len() as u64)).map_err(|e| CliError::failed(e.to_string()))?;
     Ok(report)
@@ -176,6 +180,7 @@ fn file_run(args: &RunArgs) -> Result<RunReport, CliError> {
     let ops = parse_ops(ops_path)?;
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(args.seed);
     let mut tree = new_tree(args, pairs, &mut rng)?;
+    nvmdb_cancel::check()?;
     let (report, answers) = measure(&mut tree, ops).map_err(|e| CliError::failed(e.to_string()))?;
     if let Some(out) = &args.results {
         let mut lines = String::new();

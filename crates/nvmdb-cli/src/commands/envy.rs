@@ -15,7 +15,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::Serialize;
 
 use crate::error::CliError;
-use crate::output::Output;
+use crate::output::{Output, OutputFile};
 
 /// eNVy commands.
 #[derive(Debug, Subcommand)]
@@ -664,11 +664,14 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
     let capacity = config.logical_bytes();
     let file = File::open(&args.trace).map_err(|e| CliError::unreadable(&args.trace, &e))?;
     let mut lines = Lines::new(BufReader::new(file));
-    let mut out: Box<dyn Write> = match &args.reads {
-        Some(path) => {
-            Box::new(std::io::BufWriter::new(File::create(path).map_err(|e| CliError::unwritable(path, &e))?))
-        }
-        None => Box::new(std::io::BufWriter::new(crate::output::Stdout)),
+    let mut reads = match &args.reads {
+        Some(path) => Some(OutputFile::create(path).map_err(|e| CliError::unwritable(path, &e))?),
+        None => None,
+    };
+    let mut stdout = std::io::BufWriter::new(crate::output::Stdout);
+    let out: &mut dyn Write = match &mut reads {
+        Some(file) => file,
+        None => &mut stdout,
     };
     let mut envy = Envy::format(config).map_err(envy_failed)?;
     // The model the recovery is checked against (the size was checked above), and the
@@ -681,6 +684,7 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
     let mut operations = 0u64;
     let mut lost_bytes = None;
     while let Some(text) = lines.next_line() {
+        nvmdb_cancel::check()?;
         let parsed = match text {
             Ok(text) => parse_replay_line(text, capacity),
             Err(e) => Err(e.to_string()),
@@ -754,7 +758,9 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
         }
     }
     out.flush().map_err(|e| CliError::failed(format!("reads: {e}")))?;
-    drop(out);
+    if let Some(file) = reads {
+        file.finish()?;
+    }
     let mut report = Report::new("replay", &envy, operations);
     report.lost_bytes = Some(lost_bytes.unwrap_or(0));
     report.power_loss_at = args.power_loss_at;

@@ -300,10 +300,13 @@ impl Source<'_> {
 /// A join's output, its counters, and the relation sizes.
 type Joined = (nvmdb_join::JoinOutput, nvmdb_memory::MemoryReport, u64, u64);
 
-/// Loads both relations into a fresh memory and joins them.
+/// Loads both relations into a fresh memory and joins them; a stop asked for
+/// ([`nvmdb_cancel`]) ends it before either phase.
 fn join_in<M: Memory>(mut mem: M, source: &Source, options: &JoinOptions) -> Result<Joined, CliError> {
     let failed = |e: nvmdb_memory::MemoryError| CliError::failed(e.to_string());
+    nvmdb_cancel::check()?;
     let (r, s) = source.load(&mut mem).map_err(failed)?;
+    nvmdb_cancel::check()?;
     let (output, report) = measured_join(&mut mem, &r, &s, options).map_err(failed)?;
     Ok((output, report, r.rows(), s.rows()))
 }

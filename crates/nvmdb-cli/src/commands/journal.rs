@@ -35,6 +35,10 @@ pub struct RunArgs {
     /// The run's one seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// The PCM's write time: chunks (7.1 µs per changed 128 B step) or cells (by the
+    /// cells each write programs, 64 per 444 ns iteration: a program-power budget).
+    #[arg(long, value_enum, default_value_t = PcmWriteTime::Chunks)]
+    pub pcm_write_time: PcmWriteTime,
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
@@ -70,6 +74,10 @@ pub struct SqlArgs {
     /// The seed of SQLite's randomness (journal nonces).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// The PCM's write time: chunks (7.1 µs per changed 128 B step) or cells (by the
+    /// cells each write programs, 64 per 444 ns iteration: a program-power budget).
+    #[arg(long, value_enum, default_value_t = PcmWriteTime::Chunks)]
+    pub pcm_write_time: PcmWriteTime,
     /// Print one JSON object instead of the SELECT rows.
     #[arg(long)]
     pub json: bool,
@@ -92,6 +100,25 @@ impl SqlJournalMode {
             SqlJournalMode::Delete => JournalMode::Delete,
             SqlJournalMode::Truncate => JournalMode::Truncate,
             SqlJournalMode::Persist => JournalMode::Persist,
+        }
+    }
+}
+
+/// The PCM write times of `--pcm-write-time`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PcmWriteTime {
+    /// A fixed time per changed 128 B step (`nvmdb_journal::PAPER_BOARD_PCM`).
+    Chunks,
+    /// By the cells each write programs (`nvmdb_journal::PAPER_BOARD_PCM_PROGRAM_BUDGET`).
+    Cells,
+}
+
+impl PcmWriteTime {
+    fn params(self) -> DeviceParams {
+        match self {
+            PcmWriteTime::Chunks => DeviceParams::PAPER,
+            PcmWriteTime::Cells => DeviceParams::PAPER_PROGRAM_BUDGET,
         }
     }
 }
@@ -122,6 +149,7 @@ struct RunReport {
     energy_pj: u64,
     time_ns: u64,
     time_per_command_ns: u64,
+    pcm_write_time: PcmWriteTime,
     device_writes: u64,
     frame_copies: u64,
     gc_runs: u64,
@@ -134,7 +162,7 @@ fn run_generated(args: &RunArgs) -> Result<(), CliError> {
     let config = parse_config(&args.config)?;
     let app = App::parse(&args.workload).map_err(|e| CliError::input(format!("--workload: {e}")))?;
     let workload = generate(app, args.length, args.seed).map_err(|e| CliError::input(format!("--length: {e}")))?;
-    let run = run_workload(Some(config), &workload, &DeviceParams::PAPER, args.seed)
+    let run = run_workload(Some(config), &workload, &args.pcm_write_time.params(), args.seed)
         .map_err(|e| CliError::failed(e.to_string()))?;
     let report = RunReport {
         config: config.to_string(),
@@ -149,6 +177,7 @@ fn run_generated(args: &RunArgs) -> Result<(), CliError> {
         energy_pj: run.stats.energy_pj,
         time_ns: run.stats.time_ns,
         time_per_command_ns: run.transactions_time_ns.checked_div(run.commands).unwrap_or(0),
+        pcm_write_time: args.pcm_write_time,
         device_writes: run.stats.device_writes,
         frame_copies: run.stats.frame_copies,
         gc_runs: run.stats.gc_runs,
@@ -316,6 +345,7 @@ struct SqlReport {
     max_bit_updates: u64,
     energy_pj: u64,
     time_ns: u64,
+    pcm_write_time: PcmWriteTime,
     recovery_ns: u64,
     device_writes: u64,
     rows: Vec<String>,
@@ -376,7 +406,7 @@ fn sql_report(args: &SqlArgs) -> Result<SqlReport, CliError> {
         return Err(CliError::input("--power-loss-at: writes are counted from 1"));
     }
     let failed = |e: nvmdb_journal::JournalError| CliError::failed(e.to_string());
-    let sim = Simulation::new(config, &DeviceParams::PAPER, args.seed).map_err(failed)?;
+    let sim = Simulation::new(config, &args.pcm_write_time.params(), args.seed).map_err(failed)?;
     if image_path.is_file() {
         let bytes = std::fs::read(&image_path).map_err(|e| CliError::unreadable(&image, &e))?;
         if bytes.len() as u64 > nvmdb_journal::devices::MAX_FILE_BYTES {
@@ -394,6 +424,7 @@ fn sql_report(args: &SqlArgs) -> Result<SqlReport, CliError> {
         let db = sim.open_in_mode(DB_NAME, args.journal_mode.mode()).map_err(failed)?;
         let steps = limit_steps(&db);
         for statement in &statements {
+            nvmdb_cancel::check()?;
             steps.store(0, std::sync::atomic::Ordering::Relaxed);
             match execute(&db, &statement.sql) {
                 Ok(out) => {
@@ -438,7 +469,7 @@ fn sql_report(args: &SqlArgs) -> Result<SqlReport, CliError> {
         crate::output::write_file(path, text)?;
     }
     if let Some(bytes) = sim.file(DB_NAME) {
-        std::fs::write(&image_path, bytes).map_err(|e| CliError::unwritable(&image, &e))?;
+        crate::output::write_bytes(&image, &bytes)?;
     }
     let stats = sim.stats();
     Ok(SqlReport {
@@ -452,6 +483,7 @@ fn sql_report(args: &SqlArgs) -> Result<SqlReport, CliError> {
         max_bit_updates: stats.max_bit_updates,
         energy_pj: stats.energy_pj,
         time_ns: stats.time_ns,
+        pcm_write_time: args.pcm_write_time,
         recovery_ns,
         device_writes: stats.device_writes,
         rows,
@@ -486,6 +518,7 @@ mod tests {
                 dump: Some(path("dump.txt")),
                 journal_mode: SqlJournalMode::Delete,
                 seed: 1,
+                pcm_write_time: PcmWriteTime::Chunks,
                 json: true,
             };
             run_sql(&args).unwrap();
@@ -531,6 +564,7 @@ mod tests {
             dump: Some(path("dump.txt")),
             journal_mode: mode,
             seed: 1,
+            pcm_write_time: PcmWriteTime::Chunks,
             json: true,
         };
         let full = sql_report(&args(None)).unwrap();

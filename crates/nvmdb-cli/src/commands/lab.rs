@@ -4,17 +4,46 @@ use std::collections::BTreeMap;
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 use nvmdb_lab::report::{write_experiment, write_report, Finished, RunMeta};
 use nvmdb_lab::stored::{store, Provenance};
-use nvmdb_lab::{Claim, Experiment, LabError, PaperStore, Pool, RunContext, RunEvents, Scale, StoredRun};
+use nvmdb_lab::{Claim, Experiment, LabError, PaperStore, Pool, RunContext, RunEvents, Scale, StoredRun, Tally};
 
 use crate::error::CliError;
 use crate::output::Output;
 use nvmdb_experiments as registry;
+
+thread_local! {
+    /// Where the `run` or `reproduce` running on this thread counts its experiments and
+    /// parts (see [`crate::run_counted`]).
+    static TALLY: std::cell::RefCell<Option<Arc<Tally>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `command` with `run` and `reproduce` on this thread counting in `tally`.
+pub fn counting<T>(tally: Arc<Tally>, command: impl FnOnce() -> T) -> T {
+    let earlier = TALLY.with(|t| t.replace(Some(tally)));
+    let result = command();
+    TALLY.with(|t| t.replace(earlier));
+    result
+}
+
+/// Whether a program counts this thread's run ([`counting`]): it then shows its own
+/// progress, and the status lines on stderr are left out.
+fn counted() -> bool {
+    TALLY.with(|t| t.borrow().is_some())
+}
+
+/// A context for `run` and `reproduce`, counting in this thread's tally if it has one.
+fn context(options: &RunOptions, jobs: Option<NonZeroUsize>) -> RunContext {
+    let ctx = RunContext::new(options.scale.into(), options.seed).with_pool(pool(jobs));
+    match TALLY.with(|t| t.borrow().clone()) {
+        Some(tally) => ctx.with_tally(tally),
+        None => ctx,
+    }
+}
 
 /// Run size.
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -113,6 +142,13 @@ pub struct RunArgs {
     /// number.
     #[arg(long)]
     pub jobs: Option<NonZeroUsize>,
+    /// Print the results as one JSON object instead of the tables: the experiment's
+    /// id, title, summary, configuration, notes, tables (each with a short `key` where the
+    /// experiment gives one, and cells whose report text stands for several values as
+    /// objects of those values), plots' data, scorecard rows and the files written to
+    /// --out (which are the same as without --json).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Arguments of `nvmdb reproduce`.
@@ -162,6 +198,8 @@ struct Reporter<'a> {
     store_to: Option<(PathBuf, String)>,
     /// Running experiments and the most resident memory sampled since each started.
     resident_peaks: Mutex<BTreeMap<&'static str, u64>>,
+    /// No status lines on stderr: a program counts the run instead ([`counting`]).
+    quiet: bool,
 }
 
 impl Reporter<'_> {
@@ -194,7 +232,9 @@ impl RunEvents for Reporter<'_> {
     fn started(&self, experiment: &dyn Experiment) {
         let now = crate::limits::resident_bytes().unwrap_or(0);
         self.resident_peaks.lock().expect("no panics while locked").insert(experiment.id(), now);
-        self.ctx.log(&format!("running {} ({})", experiment.id(), experiment.title()));
+        if !self.quiet {
+            self.ctx.log(&format!("running {} ({})", experiment.id(), experiment.title()));
+        }
     }
 
     fn finished(&self, finished: &Finished, wall: Duration) -> Result<(), LabError> {
@@ -216,7 +256,9 @@ impl RunEvents for Reporter<'_> {
             Some(bytes) if bytes > 0 => format!(", process resident memory up to {} MiB meanwhile", bytes >> 20),
             _ => String::new(),
         };
-        self.ctx.log(&format!("  {} done in {:.1} s{memory}", finished.id, wall.as_secs_f64()));
+        if !self.quiet {
+            self.ctx.log(&format!("  {} done in {:.1} s{memory}", finished.id, wall.as_secs_f64()));
+        }
         Ok(())
     }
 }
@@ -229,9 +271,10 @@ fn check_out_dir(out: &Path) -> Result<(), CliError> {
     if out.exists() && !out.is_dir() {
         return Err(bad("exists and is not a directory".into()));
     }
-    std::fs::create_dir_all(out).map_err(|e| bad(format!("cannot create the directory: {e}")))?;
+    let path = out.display().to_string();
+    std::fs::create_dir_all(out).map_err(|e| CliError::flag_io("--out", &path, "cannot create the directory", &e))?;
     let probe = out.join(format!(".nvmdb-write-probe-{}", std::process::id()));
-    std::fs::write(&probe, b"").map_err(|e| bad(format!("cannot write in the directory: {e}")))?;
+    std::fs::write(&probe, b"").map_err(|e| CliError::flag_io("--out", &path, "cannot write in the directory", &e))?;
     std::fs::remove_file(&probe).map_err(|e| bad(format!("cannot remove the write probe: {e}")))?;
     Ok(())
 }
@@ -240,7 +283,7 @@ fn check_out_dir(out: &Path) -> Result<(), CliError> {
 pub fn run(args: &RunArgs) -> Result<(), CliError> {
     let all = registry::all();
     let experiment = nvmdb_lab::find(&all, &args.experiment)?;
-    let ctx = RunContext::new(args.options.scale.into(), args.options.seed).with_pool(pool(args.jobs));
+    let ctx = context(&args.options, args.jobs);
     let meta = RunMeta::new(ctx.seed, ctx.scale, env!("NVMDB_GIT_COMMIT"));
     check_out_dir(&args.options.out)?;
     let claims = registry::papers::all();
@@ -253,13 +296,26 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
         claims: &claims,
         store_to: args.options.store_to(command),
         resident_peaks: Mutex::default(),
+        quiet: counted(),
     };
     let finished = reporter.run(&[experiment])?;
     // A run just stored is cited beside itself.
     let stored = if args.options.store { PaperStore::load(&args.options.paper_results, &claims)? } else { stored };
     let mut rows = nvmdb_lab::scorecard(&claims, &finished)?;
     stored.attach(&mut rows, &claims);
-    eprintln!("wrote {}", args.options.out.join(experiment.id()).display());
+    let dir = args.options.out.join(experiment.id());
+    if args.json {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .map_err(|e| CliError::unreadable(&dir.display().to_string(), &e))?
+            .filter_map(|entry| entry.ok().map(|e| e.path()))
+            .collect();
+        files.sort();
+        let [finished] = finished.as_slice() else { unreachable!("one experiment ran") };
+        return Output::new().json(&nvmdb_lab::report::data_json(finished, &meta, &rows, &files));
+    }
+    if !counted() {
+        eprintln!("wrote {}", dir.display());
+    }
     let mut out = Output::new();
     out.line(nvmdb_lab::report::markdown(&finished, &meta, &rows, &stored))?;
     out.finish()
@@ -268,7 +324,7 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
 /// `nvmdb reproduce`: every experiment on `--jobs` threads, then the combined report.
 pub fn reproduce(args: &ReproduceArgs) -> Result<(), CliError> {
     let options = &args.options;
-    let ctx = RunContext::new(options.scale.into(), options.seed).with_pool(pool(args.jobs));
+    let ctx = context(options, args.jobs);
     let meta = RunMeta::new(ctx.seed, ctx.scale, env!("NVMDB_GIT_COMMIT"));
     check_out_dir(&options.out)?;
     let claims = registry::papers::all();
@@ -283,10 +339,14 @@ pub fn reproduce(args: &ReproduceArgs) -> Result<(), CliError> {
         claims: &claims,
         store_to: options.store_to(command),
         resident_peaks: Mutex::default(),
+        quiet: counted(),
     };
     let finished = reporter.run(&experiments)?;
     let stored = if options.store { PaperStore::load(&options.paper_results, &claims)? } else { stored };
     write_report(&options.out, &finished, &meta, &claims, &stored)?;
+    if counted() {
+        return Ok(());
+    }
     eprintln!("wrote {}/REPORT.md and {}/index.html", options.out.display(), options.out.display());
     if let Some(peak) = crate::limits::peak_resident_bytes() {
         eprintln!("{} experiments on {} threads; peak resident memory {} MiB", finished.len(), ctx.jobs(), peak >> 20);

@@ -81,6 +81,7 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
     let memory = crate::limits::machine_memory_bytes();
     let (mut unmeasured_growth, mut measured) = (0u64, 0u64);
     while let Some(op) = reader.next() {
+        nvmdb_cancel::check()?;
         let op = op.map_err(|e| CliError::at_line(&args.trace, e.line, e.message))?;
         // Writes allocate cells sparsely, so scattered writes grow the image; stop before
         // it outgrows the machine. Measuring walks the image, so it is measured only once

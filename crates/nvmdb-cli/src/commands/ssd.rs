@@ -21,6 +21,9 @@ pub enum SsdCommand {
     Replay(ReplayArgs),
 }
 
+/// The most passes `--passes` takes.
+const MAX_PASSES: u64 = 10_000;
+
 /// Arguments of `nvmdb ssd replay`.
 #[derive(Debug, Args)]
 pub struct ReplayArgs {
@@ -46,9 +49,23 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "N")]
     pub power_loss_at: Option<u64>,
     /// Writes every page the trace touches once before replaying it (left out of every
-    /// figure), so the trace runs on existing data: `true` (default) or `false`.
-    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
-    pub prefill: bool,
+    /// figure), so the trace runs on existing data: `true` (the default without --age) or
+    /// `false`. Not with --age, which writes every page.
+    #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set)]
+    pub prefill: Option<bool>,
+    /// Ages the device before the trace, as the thesis experiments do: every logical page
+    /// written once in order, then as many uniformly random whole-page overwrites (new
+    /// content, out of place in every configuration), left out of every figure.
+    #[arg(long)]
+    pub age: bool,
+    /// Replays the trace N times (1 to 10000), each pass the same requests, starting when
+    /// the one before has completed; the output gives the last pass alone beside the whole.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=MAX_PASSES))]
+    pub passes: u64,
+    /// After the last request, merges every pending log record and writes the DRAM buffer
+    /// down (counted in every figure); needs a log buffer or a DRAM buffer.
+    #[arg(long)]
+    pub drain: bool,
     /// DiskSim traces: `separate` (default) gives each device number its own address
     /// range and realigns its requests by the device's most common misalignment;
     /// `shared` keeps the file's one address space.
@@ -110,29 +127,66 @@ fn load_config(args: &ReplayArgs) -> Result<SsdConfig, CliError> {
 fn replay(args: &ReplayArgs) -> Result<(), CliError> {
     let config = load_config(args)?;
     let format: TraceFormat = args.format.parse().map_err(CliError::input)?;
-    let file = crate::input::open(&args.trace)?;
+    check_flags(args, &config)?;
+    let prefill = args.prefill.unwrap_or(!args.age);
+    crate::input::open(&args.trace)?;
     let mut store = nvmdb_flash::build(&config).map_err(config_error)?;
     let options = ReplayOptions {
         warmup_requests: args.warmup_requests,
         content: config.content,
         seed: config.seed,
         power_loss_at: args.power_loss_at,
-        prefill: args.prefill,
+        prefill,
+        age: args.age,
+        passes: args.passes,
+        drain: args.drain,
     };
     let capacity = store.logical_pages().saturating_mul(u64::from(store.page_bytes()));
-    let mut requests = TraceReader::new(BufReader::new(file), format).with_max_request_bytes(capacity);
-    if format == TraceFormat::Disksim && args.disksim_devices == "separate" {
+    let layout = if format == TraceFormat::Disksim && args.disksim_devices == "separate" {
         let scan = BufReader::new(crate::input::open(&args.trace)?);
         let layout = nvmdb_workload::DisksimLayout::scan(scan, u64::from(store.page_bytes()), capacity)
             .map_err(|e| CliError::at_line(&args.trace, e.line, e.message))?;
-        requests = requests.with_disksim_layout(layout);
+        Some(layout)
+    } else {
+        None
+    };
+    // The trace is read afresh for the pre-fill's footprint and for each pass.
+    let open = || -> Result<_, CliError> {
+        let file = crate::input::open(&args.trace)?;
+        let requests = TraceReader::new(BufReader::new(file), format).with_max_request_bytes(capacity);
+        Ok(match &layout {
+            Some(layout) => requests.with_disksim_layout(layout.clone()),
+            None => requests,
+        })
+    };
+    if args.passes > 1 {
+        // Every pass's response times are kept (for the exact percentiles): count them
+        // first, which also finds a bad line before the run.
+        let requests = open()?.try_fold(0u64, |n: u64, r| r.map(|_| n.saturating_add(1)));
+        let requests = requests.map_err(|e| CliError::at_line(&args.trace, e.line, e.message))?;
+        crate::limits::check_memory(
+            &format!("--passes {} ({requests} requests each)", args.passes),
+            requests.saturating_mul(args.passes).saturating_mul(RESPONSE_BYTES),
+        )?;
     }
-    let report = nvmdb_flash::replay(store.as_mut(), requests, &options).map_err(|e| match e {
+    let mut reopen_error = None;
+    let trace = || match open() {
+        Ok(requests) => Some(requests).into_iter().flatten(),
+        Err(e) => {
+            reopen_error.get_or_insert(e);
+            None.into_iter().flatten()
+        }
+    };
+    let report = nvmdb_flash::replay::replay_passes(store.as_mut(), trace, &options).map_err(|e| match e {
         ReplayError::Input(e) => CliError::at_line(&args.trace, e.line, e.message),
         ReplayError::Store { request, error } => {
             CliError::failed(format!("{}: request {}: {error}", args.trace, request.saturating_add(1)))
         }
-    })?;
+    });
+    if let Some(e) = reopen_error {
+        return Err(e);
+    }
+    let report = report?;
     store.check_invariants().map_err(|e| CliError::failed(format!("invariant broken after the replay: {e}")))?;
     let summary = report.summary();
     let out = Output::new();
@@ -148,20 +202,106 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
     print_table(out, args, &config, &summary)
 }
 
+/// Host bytes a replay keeps per request of every pass (its response time, at most 8 B,
+/// in the whole run's list and the last pass's).
+const RESPONSE_BYTES: u64 = 16;
+
+/// Host bytes `--age` holds per logical page beyond the stack's tables: the ageing's own
+/// and, in the content modes, what flash keeps of the page once written.
+fn ageing_bytes_per_page(config: &SsdConfig) -> u64 {
+    let content = match config.content {
+        nvmdb_device::PageContent::Bytes => u64::from(config.flash.page_bytes),
+        nvmdb_device::PageContent::Fingerprint => 8,
+        nvmdb_device::PageContent::None => 0,
+    };
+    nvmdb_workload::ageing::BYTES_PER_PAGE.saturating_add(content)
+}
+
+/// The flags' ranges and combinations: a combination that would do nothing is refused,
+/// naming both flags (or the flag and the configuration key).
+fn check_flags(args: &ReplayArgs, config: &SsdConfig) -> Result<(), CliError> {
+    if args.age && args.prefill.is_some() {
+        return Err(CliError::input(
+            "--prefill does nothing with --age: the ageing pass already writes every logical page".to_string(),
+        ));
+    }
+    let buffered = config.buffer.kind != nvmdb_flash::config::BufferKind::None || config.dram.pages > 0;
+    if args.drain && !buffered {
+        return Err(CliError::input(
+            "--drain does nothing with buffer.kind = \"none\" and dram.pages = 0: nothing is ever pending".to_string(),
+        ));
+    }
+    if args.age {
+        let pages = config.host_pages();
+        crate::limits::check_memory(
+            &format!("--age ({pages} logical pages, each written twice)"),
+            config.estimated_memory_bytes().saturating_add(pages.saturating_mul(ageing_bytes_per_page(config))),
+        )?;
+    }
+    Ok(())
+}
+
 fn print_table(mut out: Output, args: &ReplayArgs, config: &SsdConfig, s: &ReplaySummary) -> Result<(), CliError> {
     let mode = serde_json::to_value(s.content_mode).expect("serialises");
     let mode = mode.as_str().unwrap_or("?");
     out.line(format_args!("trace                {} ({})", args.trace, args.format))?;
-    out.line(format_args!(
-        "stack                {:?} mapping, {:?} GC, overprovision {}, buffer {:?}, dedup {}",
-        config.ftl.mapping, config.ftl.gc, config.ftl.overprovision, config.buffer.kind, config.dedup.enabled
-    ))?;
+    if config.buffer.kind == nvmdb_flash::config::BufferKind::IplNative {
+        out.line(format_args!(
+            "stack                IPL in its own layout (no FTL), overprovision {}, wear levelling {:?}",
+            config.ftl.overprovision, config.ftl.wear_leveling
+        ))?;
+    } else {
+        out.line(format_args!(
+            "stack                {:?} mapping, {:?} GC, overprovision {}, buffer {:?}, dedup {}",
+            config.ftl.mapping, config.ftl.gc, config.ftl.overprovision, config.buffer.kind, config.dedup.enabled
+        ))?;
+    }
     out.line(format_args!("content mode         {mode}{}", if mode == "none" { " (metadata only)" } else { "" }))?;
+    out.line(format_args!(
+        "set-up               {} pages aged, {} pre-filled (not counted below)",
+        s.aged_pages, s.prefilled_pages
+    ))?;
+    out.line(format_args!("passes               {}{}", s.passes, if s.drained { ", then drained" } else { "" }))?;
     out.line(format_args!("requests             {} (after {} warm-up)", s.requests, args.warmup_requests))?;
+    print_figures(&mut out, config, s)?;
+    out.line(format_args!(
+        "dedup                {} pages removed, {:.1} comparisons per lookup, {} flash pages saved",
+        s.dedup_pages_removed, s.dedup_comparisons_per_lookup, s.flash_pages_saved
+    ))?;
+    match s.lifetime_host_bytes {
+        Some(bytes) => out.line(format_args!("lifetime estimate    {:.3e} host bytes", bytes))?,
+        None => out.line(format_args!("lifetime estimate    n/a (no erases)"))?,
+    }
+    out.line(format_args!("RMW / wrapped pages  {} / {}", s.rmw_pages, s.wrapped_pages))?;
+    out.line(format_args!(
+        "pending at the end   {} log records on {} pages, {} DRAM pages",
+        s.pending_log_records, s.pending_log_pages, s.pending_dram_pages
+    ))?;
+    if s.power_cycles > 0 {
+        out.line(format_args!(
+            "power loss           {} cut(s); {} pages verified, {} lost, {} corrupt",
+            s.power_cycles, s.verified_pages, s.lost_pages, s.corrupt_pages
+        ))?;
+    }
+    if let Some(last) = &s.last_pass {
+        out.line(format_args!("last pass alone      {} requests", last.requests))?;
+        print_figures(&mut out, config, last)?;
+    }
+    out.finish()
+}
+
+/// The figures a pass or the whole run has of its own: writes, reads, programs, erases,
+/// merges, GC, response times, energy.
+fn print_figures(out: &mut Output, config: &SsdConfig, s: &ReplaySummary) -> Result<(), CliError> {
     out.line(format_args!("host page writes     {}", s.host_page_writes))?;
     out.line(format_args!("host page reads      {}", s.host_page_reads))?;
     out.line(format_args!("flash page programs  {}", s.flash_page_programs))?;
-    out.line(format_args!("write amplification  {:.3}", s.write_amplification))?;
+    out.line(format_args!(
+        "partial programs     {} ({} sectors; {:.3} pages programmed in all)",
+        s.flash_sector_programs, s.flash_sectors_programmed, s.flash_programs_in_pages
+    ))?;
+    out.line(format_args!("write amplification  {:.3} (partial programs as page shares)", s.write_amplification))?;
+    out.line(format_args!("flash page reads     {}", s.flash_page_reads))?;
     out.line(format_args!("block erases         {} (max per block {})", s.block_erases, s.block_erases_max))?;
     out.line(format_args!("merges               {} ({} pages written)", s.merges, s.merge_page_writes))?;
     if config.buffer.kind != nvmdb_flash::config::BufferKind::None {
@@ -177,26 +317,15 @@ fn print_table(mut out: Output, args: &ReplayArgs, config: &SsdConfig, s: &Repla
         "energy               {} pJ (flash {}, PCM {})",
         s.energy_pj, s.flash_energy_pj, s.pcm_energy_pj
     ))?;
+    out.line(format_args!(
+        "PCM lines / words    {} read, {} written / {} words written",
+        s.pcm_lines_read, s.pcm_lines_written, s.pcm_words_written
+    ))?;
     match (s.pcm_bits_written, s.pcm_max_cell_writes) {
         (Some(bits), Some(hottest)) => {
             out.line(format_args!("PCM bits written     {bits} (hottest cell {hottest})"))?
         }
         _ => out.line(format_args!("PCM bits written     not counted (buffer.pcm_accounting = words)"))?,
     }
-    out.line(format_args!(
-        "dedup                {} pages removed, {:.1} comparisons per lookup, {} flash pages saved",
-        s.dedup_pages_removed, s.dedup_comparisons_per_lookup, s.flash_pages_saved
-    ))?;
-    match s.lifetime_host_bytes {
-        Some(bytes) => out.line(format_args!("lifetime estimate    {:.3e} host bytes", bytes))?,
-        None => out.line(format_args!("lifetime estimate    n/a (no erases)"))?,
-    }
-    out.line(format_args!("RMW / wrapped pages  {} / {}", s.rmw_pages, s.wrapped_pages))?;
-    if s.power_cycles > 0 {
-        out.line(format_args!(
-            "power loss           {} cut(s); {} pages verified, {} lost, {} corrupt",
-            s.power_cycles, s.verified_pages, s.lost_pages, s.corrupt_pages
-        ))?;
-    }
-    out.finish()
+    Ok(())
 }

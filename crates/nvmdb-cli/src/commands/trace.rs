@@ -6,6 +6,7 @@ use clap::{Args, Subcommand};
 use nvmdb_workload::synth::{fiu_lines, SynthGenerator, SynthParams, SynthWorkload};
 
 use crate::error::CliError;
+use crate::output::OutputFile;
 
 /// Trace commands.
 #[derive(Debug, Subcommand)]
@@ -68,14 +69,14 @@ fn generate(args: &GenArgs) -> Result<(), CliError> {
     let generator =
         SynthGenerator::new(params).map_err(|e| CliError::input(format!("--footprint-mb / --buffer-pool-mb: {e}")))?;
     crate::limits::check_memory("--requests/--footprint-mb/--buffer-pool-mb", params.estimated_memory_bytes())?;
-    let file = std::fs::File::create(&args.out)
-        .map_err(|e| CliError::input(format!("--out {}: cannot create: {e}", args.out)))?;
-    let mut out = std::io::BufWriter::new(file);
+    let mut out =
+        OutputFile::create(&args.out).map_err(|e| CliError::flag_io("--out", &args.out, "cannot create", &e))?;
     let mut text = String::new();
     for request in generator {
+        nvmdb_cancel::check()?;
         text.clear();
         fiu_lines(&request, &mut text).expect("formatting into a String cannot fail");
         out.write_all(text.as_bytes()).map_err(|e| CliError::unwritable(&args.out, &e))?;
     }
-    out.flush().map_err(|e| CliError::unwritable(&args.out, &e))
+    out.finish()
 }

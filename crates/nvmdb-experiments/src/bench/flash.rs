@@ -72,6 +72,15 @@ pub fn pcm_log_replay(requests: u64, locality: Locality, accounting: PcmAccounti
     replay_bench(&config, requests, locality)
 }
 
+/// [`page_ftl_replay`] through IPL's log layer above the same FTL (`buffer.kind = "ipl"`:
+/// content-free updates logged as 50–150 B records in 512 B flash log sectors; a read of a
+/// page with records also reads the log pages that hold them).
+pub fn ipl_replay(requests: u64, locality: Locality) -> Result<ReplayBench, FlashError> {
+    let mut config = bench_config();
+    config.buffer.kind = nvmdb_flash::config::BufferKind::Ipl;
+    replay_bench(&config, requests, locality)
+}
+
 /// The physical limit of a page-mapped replay, the baseline of [`page_ftl_replay`]: the
 /// same requests over the same logical pages, each write pointing its logical page at the
 /// next physical page (in turn over the [`bench_config`] SSD's physical pages) in a plain

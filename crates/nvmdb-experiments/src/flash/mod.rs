@@ -22,13 +22,12 @@ use nvmdb_device::{PageContent, PageData};
 use nvmdb_lab::{Experiment, LabError, Memo, Scale};
 use nvmdb_workload::synth::{SynthGenerator, SynthPage, SynthParams, SynthRequest, SynthWorkload};
 use nvmdb_workload::Op;
-use rand::{Rng, SeedableRng};
-use rand_xoshiro::Xoshiro256PlusPlus;
 
 use nvmdb_flash::config::{PcmTimingPreset, SsdConfig};
 use nvmdb_flash::dpram::DpramStore;
 use nvmdb_flash::ipl::IplStore;
-use nvmdb_flash::layer::{FlashError, PageStore, StoreHealth, StoreStats};
+use nvmdb_flash::ipl_native::IplNativeStore;
+use nvmdb_flash::layer::{FlashError, PageStore, Pending, StoreHealth, StoreStats};
 use nvmdb_flash::log_common::SchemeParams;
 use nvmdb_flash::pcm_log::PcmLogStore;
 
@@ -72,6 +71,7 @@ enum Scheme {
     Ipl(IplStore),
     Dpram(DpramStore),
     PcmLog(PcmLogStore),
+    IplNative(IplNativeStore),
 }
 
 /// The configurations, by name.
@@ -86,6 +86,8 @@ enum Kind {
     PcmLogLoggedPages,
     /// The PCM log with Belady's offline replacement bound instead of its policy.
     PcmLogOffline,
+    /// IPL in its own layout: log sectors in each erase unit, no FTL.
+    IplNative,
 }
 
 impl Kind {
@@ -98,6 +100,7 @@ impl Kind {
             Kind::PcmLog => "PCM log (ours)",
             Kind::PcmLogLoggedPages => "PCM log (ours), logged-pages merges",
             Kind::PcmLogOffline => "PCM log (ours), offline-optimal replacement",
+            Kind::IplNative => "IPL (native layout)",
         }
     }
 }
@@ -121,6 +124,7 @@ impl Scheme {
                 params.config.buffer.merge = nvmdb_flash::config::MergeKind::LoggedPages;
                 Scheme::PcmLog(PcmLogStore::with_params(&params)?)
             }
+            Kind::IplNative => Scheme::IplNative(IplNativeStore::new(&params.config)?),
         })
     }
 
@@ -130,6 +134,7 @@ impl Scheme {
             Scheme::Ipl(s) => s,
             Scheme::Dpram(s) => s,
             Scheme::PcmLog(s) => s,
+            Scheme::IplNative(s) => s,
         }
     }
 
@@ -141,6 +146,7 @@ impl Scheme {
             Scheme::Ipl(s) => Some((s.energy_pj(), s.busy_ns())),
             Scheme::Dpram(s) => Some((s.energy_pj(), s.busy_ns())),
             Scheme::PcmLog(s) => Some((s.energy_pj(), s.busy_ns())),
+            Scheme::IplNative(s) => Some((s.energy_pj(), s.busy_ns())),
         }
     }
 
@@ -156,6 +162,7 @@ impl Scheme {
             Scheme::Ipl(s) => s.write_update(page.lpn, data, changed, now_ns),
             Scheme::Dpram(s) => s.write_update(page.lpn, data, changed, now_ns),
             Scheme::PcmLog(s) => s.write_update(page.lpn, data, changed, now_ns),
+            Scheme::IplNative(s) => s.write_update(page.lpn, data, changed, now_ns),
         }
     }
 }
@@ -173,14 +180,33 @@ struct RunResult {
     /// Pages the host wrote, and of those dropped by the run's exact duplicate filter.
     pages_written: u64,
     pages_filtered: u64,
+    /// Passes of the workload the window covers: the counters above are their sum
+    /// ([`RunResult::per_pass`]).
+    passes: u64,
+    /// The counters of the workload's first pass alone (without a drain): the transient a
+    /// single run reports.
+    first: StoreStats,
+    /// What the store held that was not yet in flash at the end (after the drain of
+    /// [`Warmup::AgedDrained`]: nothing).
+    pending: Pending,
 }
 
 impl RunResult {
-    /// Flash plus PCM energy of the measured run, pJ.
+    /// Flash plus PCM energy of the measured window, pJ.
     fn energy_pj(&self) -> u64 {
         self.stats.flash_energy_pj + self.stats.pcm_energy_pj
     }
+
+    /// A count of the window, per pass of the workload.
+    fn per_pass(&self, count: u64) -> f64 {
+        count as f64 / self.passes.max(1) as f64
+    }
 }
+
+/// Passes of the workload in a [`Warmup::SteadyState`] run, and how many of the last are
+/// measured (passes 5 to 8).
+const SYNTH_PASSES: u64 = 8;
+const SYNTH_MEASURED_PASSES: u64 = 4;
 
 /// An exact duplicate filter in front of a store (the thesis's maximum-size fingerprint
 /// store): a write whose content is live on some page only remaps the page.
@@ -210,14 +236,26 @@ enum Warmup {
     /// The TPC-C-like initial load only (the deduplication figures, which count what the
     /// trace itself writes).
     LoadOnly,
-    /// Steady state of the SSD (the buffer figures), by [`steady_state`]: the initial load
-    /// writes every page of the footprint once, in order (for the desktop workloads too);
+    /// An aged SSD, by [`steady_state`]: the initial load writes every page of the
+    /// footprint once, in order (for the desktop workloads too);
     /// then one pass of uniform random whole-page overwrites of the footprint (out of place
     /// in every configuration) leaves the FTL's free blocks at its GC reserve, so garbage
     /// collection runs in the measured window. Each page ends the warm-up holding the
     /// content the generator's load gave it. Neither pass is measured; the workload itself
-    /// then starts as in [`Warmup::LoadOnly`] (cold DBMS buffer pool, empty logs).
+    /// then runs once, as in [`Warmup::LoadOnly`] (cold DBMS buffer pool, empty logs), and is
+    /// measured: the first pass, a transient for a log that has not filled.
+    Aged,
+    /// Steady state of the SSD and of its logs (the buffer figures): aged as
+    /// [`Warmup::Aged`], then the workload continued to [`SYNTH_PASSES`] times its length
+    /// (the same generator: fresh content, the buffer pool carried on), the last
+    /// [`SYNTH_MEASURED_PASSES`] of those pass-lengths measured; the first pass's counters
+    /// are kept beside ([`RunResult::first`]). A pass repeating the same requests would
+    /// write the same content ids again, which deduplication would find as duplicates.
     SteadyState,
+    /// Aged, one pass, then drained ([`PageStore::drain`]: every pending log record merged
+    /// as during the run, its energy and flash time counted as write work): the cost a
+    /// drain at the end of a first pass charges, beside the steady state.
+    AgedDrained,
 }
 
 /// What the layer is told of an update's change.
@@ -263,13 +301,18 @@ fn run_synth_with(
     SYNTH_RUNS.get_or_run(key, || {
         let mut scheme = Scheme::new(kind, config, pcm_bytes).map_err(|e| e.to_string())?;
         let page_bytes = scheme.store().page_bytes();
-        let mut generator = SynthGenerator::new(params)?;
+        let passes = if warmup == Warmup::SteadyState { SYNTH_PASSES } else { 1 };
+        // The workload continued `passes` times as long: a pass is `params.requests` requests.
+        let long = SynthParams { requests: params.requests * passes, ..params };
+        let mut generator = SynthGenerator::new(long)?;
         let mut filter = filter_duplicates.then(ExactDedup::default);
-        if warmup == Warmup::SteadyState {
+        let aged = warmup != Warmup::LoadOnly;
+        if aged {
             let load = generator.initial_load();
-            steady_state(&mut scheme, &params, &load, filter.as_mut(), page_bytes).map_err(|e| e.to_string())?;
+            steady_state(&mut scheme, &params, &load, filter.as_mut()).map_err(|e| e.to_string())?;
         } else if params.workload.is_transactional() {
             for request in generator.initial_load() {
+                nvmdb_cancel::check().map_err(|e| e.to_string())?;
                 for page in &request.pages {
                     if let Some(f) = filter.as_mut() {
                         f.is_duplicate(page.lpn, page.content_id);
@@ -283,50 +326,91 @@ fn run_synth_with(
         scheme.store().reset_stats();
         if let (Kind::PcmLogOffline, Scheme::PcmLog(store)) = (kind, &mut scheme) {
             // The future host writes, from a second generator of the same seed.
-            let mut twin = SynthGenerator::new(params)?;
-            if params.workload.is_transactional() || warmup == Warmup::SteadyState {
+            let mut twin = SynthGenerator::new(long)?;
+            if params.workload.is_transactional() || aged {
                 drop(twin.initial_load());
             }
             let future: Vec<u64> =
                 twin.filter(|r| r.request.op == Op::Write).flat_map(|r| r.pages.into_iter().map(|p| p.lpn)).collect();
             store.set_offline_future(&future);
         }
-        let mut result = RunResult::default();
-        let mut meters = scheme.meters();
-        for request in generator {
-            run_request(&mut scheme, &request, page_bytes, delta, filter.as_mut(), &mut result)
-                .map_err(|e| e.to_string())?;
-            let (Some((energy, busy)), Some(now)) = (meters, scheme.meters()) else { continue };
-            match request.request.op {
-                Op::Write => {
-                    result.write_energy_pj += now.0 - energy;
-                    result.write_busy_ns += now.1 - busy;
+        let drain = warmup == Warmup::AgedDrained;
+        run_passes(&mut scheme, passes, drain, |scheme, result| {
+            let mut meters = scheme.meters();
+            let mut now_ns = 0;
+            for request in generator.by_ref().take(usize::try_from(params.requests).unwrap_or(usize::MAX)) {
+                nvmdb_cancel::check().map_err(|e| e.to_string())?;
+                now_ns = request.request.time_ns;
+                run_request(scheme, &request, page_bytes, delta, filter.as_mut(), now_ns, result)
+                    .map_err(|e| e.to_string())?;
+                let (Some((energy, busy)), Some(now)) = (meters, scheme.meters()) else { continue };
+                match request.request.op {
+                    Op::Write => {
+                        result.write_energy_pj += now.0 - energy;
+                        result.write_busy_ns += now.1 - busy;
+                    }
+                    _ => result.read_energy_pj += now.0 - energy,
                 }
-                _ => result.read_energy_pj += now.0 - energy,
+                meters = Some(now);
             }
-            meters = Some(now);
-        }
-        let store = scheme.store();
-        store.check_invariants()?;
-        result.stats = store.stats();
-        result.health = store.health();
-        Ok(result)
+            Ok(now_ns)
+        })
     })
 }
 
-/// The warm-up of [`Warmup::SteadyState`]: the generator's initial load `load` (every
+/// Runs `passes` passes of a workload on `scheme` (`pass` runs one and returns the time of
+/// its last request), measuring the last [`SYNTH_MEASURED_PASSES`] (all of one pass) and
+/// keeping the first pass's counters beside; with `drain`, drains the store after the last
+/// pass, its work counted in the window as write work.
+fn run_passes(
+    scheme: &mut Scheme,
+    passes: u64,
+    drain: bool,
+    mut pass: impl FnMut(&mut Scheme, &mut RunResult) -> Result<u64, String>,
+) -> Result<RunResult, String> {
+    let measured_from = passes - SYNTH_MEASURED_PASSES.min(passes);
+    let mut result = RunResult::default();
+    let mut first = StoreStats::default();
+    let mut now_ns = 0;
+    for p in 0..passes {
+        if p == measured_from && p > 0 {
+            scheme.store().reset_stats();
+            result = RunResult::default();
+        }
+        now_ns = pass(scheme, &mut result)?;
+        if p == 0 {
+            first = scheme.store().stats();
+        }
+    }
+    if drain {
+        let before = scheme.meters();
+        scheme.store().drain(now_ns).map_err(|e| e.to_string())?;
+        if let (Some((energy, busy)), Some((energy_after, busy_after))) = (before, scheme.meters()) {
+            result.write_energy_pj += energy_after - energy;
+            result.write_busy_ns += busy_after - busy;
+        }
+    }
+    let store = scheme.store();
+    store.check_invariants()?;
+    result.passes = passes - measured_from;
+    result.first = first;
+    result.stats = store.stats();
+    result.health = store.health();
+    result.pending = store.pending();
+    Ok(result)
+}
+
+/// The ageing of [`Warmup::Aged`] (and the runs built on it): the generator's initial load `load` (every
 /// page of the footprint once, in order), then as many uniformly random whole-page
-/// overwrites of the footprint as it has pages (the ageing pass). Every write is new
-/// content, out of place in every configuration and a duplicate of nothing, and `filter`
-/// sees each one.
+/// overwrites of the footprint as it has pages ([`nvmdb_workload::ageing::age`], which
+/// `nvmdb ssd replay --age` runs too). Every write is new content, out of place in every
+/// configuration and a duplicate of nothing, and `filter` sees each one.
 ///
 /// The generator does not know the ageing pass, and its rolled-back pages go out with the
 /// content its load gave them. So the warm-up ends with each page holding exactly that
-/// content: the last ageing write to a page carries the page's load content, and the load
-/// writes a page the ageing pass will overwrite with content of the ageing stream instead.
-/// A page the pass never reaches keeps its load content from the load on. The device and
-/// the duplicate filter then hold the generator's view when the measured window starts,
-/// and a rolled-back page is a duplicate of what its page holds.
+/// content (the ageing's rule), and the device and the duplicate filter then hold the
+/// generator's view when the measured window starts: a rolled-back page is a duplicate of
+/// what its page holds.
 ///
 /// Why not age first and then write the footprint again with the generator's content:
 /// that third pass would lay the footprint out in load order once more, so the window
@@ -340,57 +424,28 @@ fn steady_state(
     params: &SynthParams,
     load: &[SynthRequest],
     mut filter: Option<&mut ExactDedup>,
-    page_bytes: u32,
 ) -> Result<(), FlashError> {
-    let pages = params.footprint_pages();
-    let slots = usize::try_from(pages).expect("the footprint's pages fit in memory");
-    // The ageing pass's writes: a page and a content id each, from their own stream.
-    let overwrites = || {
-        let mut rng = Xoshiro256PlusPlus::seed_from_u64(params.seed ^ AGE_STREAM);
-        (0..pages).map(move |_| (rng.gen_range(0..pages), rng.gen::<u64>()))
-    };
-    // Per page: the index of the ageing pass's last write to it, if any.
-    let mut last_overwrite: Vec<Option<u64>> = vec![None; slots];
-    for (i, (lpn, _)) in (0u64..).zip(overwrites()) {
-        last_overwrite[lpn as usize] = Some(i);
-    }
-    let mut fill = Xoshiro256PlusPlus::seed_from_u64(params.seed ^ FILL_STREAM);
-    let mut load_content = vec![0u64; slots];
-    let mut write = |scheme: &mut Scheme, lpn: u64, content_id: u64, now_ns: u64| {
+    let pages = load.iter().flat_map(|r| r.pages.iter().map(move |p| (p.lpn, p.content_id, r.request.time_ns)));
+    nvmdb_workload::ageing::age(params.footprint_pages(), params.seed, pages, |lpn, content_id, now_ns| {
+        // A stop asked for ([`nvmdb_cancel`]) ends the warm-up, as the run, per write.
+        nvmdb_cancel::check()?;
         if let Some(f) = filter.as_deref_mut() {
             f.is_duplicate(lpn, content_id);
         }
-        let page = SynthPage { lpn, content_id, changed: None, duplicate: false };
-        scheme.write(&page, page_bytes, DeltaSource::Exact, now_ns)
-    };
-    for request in load {
-        for page in &request.pages {
-            load_content[page.lpn as usize] = page.content_id;
-            let content_id = if last_overwrite[page.lpn as usize].is_some() { fill.gen() } else { page.content_id };
-            write(scheme, page.lpn, content_id, request.request.time_ns)?;
-        }
-    }
-    for (i, (lpn, aged)) in (0u64..).zip(overwrites()) {
-        let content_id = if last_overwrite[lpn as usize] == Some(i) { load_content[lpn as usize] } else { aged };
-        write(scheme, lpn, content_id, 0)?;
-    }
-    Ok(())
+        scheme.store().write_new(lpn, PageData::Fingerprint(content_id), now_ns).map(drop)
+    })
 }
 
-/// Salt of the ageing pass's PRNG stream.
-const AGE_STREAM: u64 = 0xA6E0_5EED_0F1A_5400;
-/// Salt of the stream of the content the load writes to pages the ageing pass overwrites.
-const FILL_STREAM: u64 = 0xF111_5EED_0F1A_5400;
-
+/// Runs one request of a synthetic workload, arriving at `arrival`.
 fn run_request(
     scheme: &mut Scheme,
     request: &SynthRequest,
     page_bytes: u32,
     delta: DeltaSource,
     mut filter: Option<&mut ExactDedup>,
+    arrival: u64,
     result: &mut RunResult,
 ) -> Result<(), FlashError> {
-    let arrival = request.request.time_ns;
     match request.request.op {
         Op::Write => {
             for page in &request.pages {
@@ -473,21 +528,23 @@ mod tests {
 
     /// The warm-up writes whole pages of new content, which no log takes: the load goes
     /// straight through the FTL, the ageing pass out of place, and neither leaves records
-    /// behind, so the measured window starts with empty log areas.
+    /// behind, so the measured window starts with empty log areas. IPL in its own layout,
+    /// which writes data pages only in merges, merges each overwritten page's unit with it.
     #[test]
     fn the_warm_up_goes_out_of_place_in_every_log_scheme() {
         let config = ssd_config(64, 1);
         let params = synth_params(SynthWorkload::T1, Scale::Quick, 1, 60);
         let load = SynthGenerator::new(params).unwrap().initial_load();
-        for kind in [Kind::Ipl, Kind::Dpram, Kind::PcmLog] {
+        for kind in [Kind::Ipl, Kind::Dpram, Kind::PcmLog, Kind::IplNative] {
             let mut scheme = Scheme::new(kind, &config, 1 << 20).unwrap();
-            let page_bytes = scheme.store().page_bytes();
-            steady_state(&mut scheme, &params, &load, None, page_bytes).unwrap();
+            steady_state(&mut scheme, &params, &load, None).unwrap();
             let s = scheme.store().stats();
             assert_eq!(s.logged_writes, 0, "{kind:?}");
-            assert_eq!(s.merges, 0, "{kind:?}");
+            let merges = if kind == Kind::IplNative { params.footprint_pages() } else { 0 };
+            assert_eq!(s.merges, merges, "{kind:?}");
             assert_eq!(s.direct_writes, params.footprint_pages(), "{kind:?}");
             assert_eq!(s.out_of_place_writes, params.footprint_pages(), "{kind:?}");
+            assert_eq!(scheme.store().pending(), Pending::default(), "{kind:?}");
             scheme.store().check_invariants().unwrap();
         }
     }
@@ -504,8 +561,7 @@ mod tests {
         let load = generator.initial_load();
         let mut filter = ExactDedup::default();
         let mut scheme = Scheme::new(Kind::Dedup, &config, 0).unwrap();
-        let page_bytes = scheme.store().page_bytes();
-        steady_state(&mut scheme, &params, &load, Some(&mut filter), page_bytes).unwrap();
+        steady_state(&mut scheme, &params, &load, Some(&mut filter)).unwrap();
         assert_eq!(scheme.store().stats().dedup_pages_removed, 0, "no warm-up write is a duplicate");
         for page in load.iter().flat_map(|r| &r.pages) {
             assert_eq!(filter.page_content.get(&page.lpn), Some(&page.content_id), "page {}", page.lpn);
@@ -515,10 +571,9 @@ mod tests {
             generator.flat_map(|r| r.pages).filter(|p| p.changed.as_ref().is_some_and(Vec::is_empty)).count() as u64;
         assert!(rollbacks > 0, "t1 rolls pages back");
         let filtered =
-            run_synth_with(Kind::Baseline, &config, 0, params, true, Warmup::SteadyState, DeltaSource::Exact).unwrap();
+            run_synth_with(Kind::Baseline, &config, 0, params, true, Warmup::Aged, DeltaSource::Exact).unwrap();
         assert_eq!(filtered.pages_filtered, rollbacks);
-        let deduped =
-            run_synth_with(Kind::Dedup, &config, 0, params, false, Warmup::SteadyState, DeltaSource::Exact).unwrap();
+        let deduped = run_synth_with(Kind::Dedup, &config, 0, params, false, Warmup::Aged, DeltaSource::Exact).unwrap();
         assert_eq!(deduped.stats.dedup_pages_removed, rollbacks);
     }
 }

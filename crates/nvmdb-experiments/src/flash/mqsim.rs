@@ -1,32 +1,30 @@
 //! MQSim's two real traces (TPC-C and web search, DiskSim format) through the baseline,
-//! IPL, d-PRAM and the PCM log buffer, and the PCM queueing that their response times
-//! show.
+//! IPL (in the FTL and in its own layout), d-PRAM and the PCM log buffer, and the PCM
+//! queueing that their response times show.
 
-use nvmdb_device::{PageContent, PageData};
-use nvmdb_lab::{Cell, Experiment, LabError, Outcome, RunContext, Scale, Table};
+use nvmdb_device::PageContent;
+use nvmdb_lab::{Cell, Experiment, LabError, Memo, Outcome, RunContext, Scale, Table};
 use nvmdb_workload::traces::{DisksimLayout, TraceFormat, TraceReader};
 use nvmdb_workload::Request;
-use rand::{Rng, SeedableRng};
-use rand_xoshiro::Xoshiro256PlusPlus;
 use serde_json::json;
 
-use super::{failed, part_bytes, ssd_config, AGE_STREAM};
+use super::{failed, part_bytes, ssd_config};
+use nvmdb_device::FlashTiming;
 use nvmdb_flash::config::{BufferKind, DeltaKind, PcmTimingPreset, SsdConfig};
 use nvmdb_flash::dpram::DpramStore;
-use nvmdb_flash::ipl::IplStore;
-use nvmdb_flash::layer::{FlashError, PageStore};
+use nvmdb_flash::layer::{PageStore, StoreStats};
 use nvmdb_flash::pcm_log::PcmLogStore;
 use nvmdb_flash::replay::{replay, ReplayOptions, ReplayReport};
 
 /// The traces, vendored in the repository's `data/mqsim/` (MQSim's MIT licence beside
 /// them) and compiled into the binary, so the experiment runs from any directory.
-const TRACES: [(&str, &str); 2] = [
+pub(super) const TRACES: [(&str, &str); 2] = [
     ("tpcc-small.trace", include_str!("../../../../data/mqsim/tpcc-small.trace")),
     ("wsrch-small.trace", include_str!("../../../../data/mqsim/wsrch-small.trace")),
 ];
 
 /// The SSD of these runs: Table 5.1's 10 packages × 8 planes, sized to 1 GB of data.
-fn trace_config(seed: u64) -> SsdConfig {
+pub(super) fn trace_config(seed: u64) -> SsdConfig {
     let mut config = ssd_config(1024, seed);
     let blocks =
         u64::from(config.flash.blocks_per_plane) * u64::from(config.flash.packages * config.flash.planes_per_package);
@@ -40,7 +38,7 @@ fn trace_config(seed: u64) -> SsdConfig {
 }
 
 /// The trace's requests (DiskSim devices kept apart on `store`'s address space).
-fn requests(text: &str, store: &dyn PageStore) -> Result<Vec<Request>, String> {
+pub(super) fn requests(text: &str, store: &dyn PageStore) -> Result<Vec<Request>, String> {
     let capacity = store.logical_pages().saturating_mul(u64::from(store.page_bytes()));
     let layout =
         DisksimLayout::scan(text.as_bytes(), u64::from(store.page_bytes()), capacity).map_err(|e| e.to_string())?;
@@ -50,73 +48,76 @@ fn requests(text: &str, store: &dyn PageStore) -> Result<Vec<Request>, String> {
         .map_err(|e| e.to_string())
 }
 
-/// One configuration's store, concrete so that the ageing pass can write whole pages
-/// out of place through a log layer.
-enum TraceStore {
-    Plain(Box<dyn PageStore>),
-    Ipl(IplStore),
-    Dpram(DpramStore),
-    PcmLog(PcmLogStore),
+/// Passes of a looped trace before its measured window.
+pub(super) const WARM_PASSES: u64 = 32;
+/// Passes in the measured window (passes 33 to 64).
+pub(super) const MEASURED_PASSES: u64 = 32;
+
+/// One configuration on one trace, on an aged SSD (every logical page written, then as
+/// many random whole-page overwrites: [`ReplayOptions::age`], the thesis experiments'
+/// ageing): the first pass of the trace, and the trace looped [`WARM_PASSES`] +
+/// [`MEASURED_PASSES`] times.
+#[derive(Debug, Clone)]
+pub(super) struct TraceRun {
+    /// The first pass alone: the transient a single replay reports.
+    pub first: ReplayReport,
+    /// The measured window, passes 33 to 64 (counters over all of them; per pass:
+    /// [`TraceRun::per_pass`]).
+    pub window: ReplayReport,
+    /// The last pass (the 64th) alone.
+    pub last: ReplayReport,
 }
 
-impl TraceStore {
-    fn new(config: &SsdConfig) -> Result<TraceStore, FlashError> {
-        Ok(match config.buffer.kind {
-            BufferKind::None => TraceStore::Plain(nvmdb_flash::stack::build(config)?),
-            BufferKind::Ipl => TraceStore::Ipl(IplStore::new(config)?),
-            BufferKind::Dpram => TraceStore::Dpram(DpramStore::new(config)?),
-            BufferKind::PcmLog => TraceStore::PcmLog(PcmLogStore::new(config)?),
-        })
+impl TraceRun {
+    /// A counter of the window, per pass.
+    pub fn per_pass(&self, counter: u64) -> f64 {
+        counter as f64 / MEASURED_PASSES as f64
     }
 
-    fn store(&mut self) -> &mut dyn PageStore {
-        match self {
-            TraceStore::Plain(s) => s.as_mut(),
-            TraceStore::Ipl(s) => s,
-            TraceStore::Dpram(s) => s,
-            TraceStore::PcmLog(s) => s,
-        }
-    }
-
-    /// Writes `lpn` as a whole page of new content: out of place in every configuration.
-    fn write_whole(&mut self, lpn: u64) -> Result<u64, FlashError> {
-        let whole = [(0, self.store().page_bytes())];
-        match self {
-            TraceStore::Plain(s) => s.write(lpn, PageData::Empty, 0),
-            TraceStore::Ipl(s) => s.write_update(lpn, PageData::Empty, Some(&whole), 0),
-            TraceStore::Dpram(s) => s.write_update(lpn, PageData::Empty, Some(&whole), 0),
-            TraceStore::PcmLog(s) => s.write_update(lpn, PageData::Empty, Some(&whole), 0),
-        }
-    }
-
-    /// Steady state: every logical page written once in order, then as many uniformly
-    /// random whole-page overwrites, so that garbage collection runs under the trace.
-    /// Returns when the flash has finished them.
-    fn age(&mut self, seed: u64) -> Result<u64, FlashError> {
-        let pages = self.store().logical_pages();
-        let mut done_ns = 0;
-        for lpn in 0..pages {
-            done_ns = done_ns.max(self.write_whole(lpn)?);
-        }
-        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ AGE_STREAM);
-        for _ in 0..pages {
-            done_ns = done_ns.max(self.write_whole(rng.gen_range(0..pages))?);
-        }
-        Ok(done_ns)
+    /// Flash plus PCM energy per pass of the window, pJ.
+    pub fn energy_per_pass(&self) -> f64 {
+        self.per_pass(self.window.energy_pj())
     }
 }
 
-/// Replays `requests` on an aged `store`, their arrivals moved to after the ageing pass
-/// (the counters cover the trace alone).
-fn run_aged(store: &mut TraceStore, requests: &[Request], seed: u64) -> Result<ReplayReport, String> {
-    let start_ns = store.age(seed).map_err(|e| e.to_string())?;
-    let store = store.store();
-    store.reset_stats();
-    let options = ReplayOptions { content: PageContent::None, seed, prefill: false, ..ReplayOptions::default() };
-    let shifted = requests.iter().map(|r| Ok::<_, String>(Request { time_ns: r.time_ns + start_ns, ..r.clone() }));
-    let report = replay(store, shifted, &options).map_err(|e| e.to_string())?;
-    store.check_invariants()?;
-    Ok(report)
+/// The runs of this process, keyed by the trace and the configuration:
+/// `thesis-pcm-capacity` repeats some of this experiment's runs.
+static TRACE_RUNS: Memo<TraceRun> = Memo::new();
+
+/// [`TraceRun`] of `config` on the trace `name` (its requests laid out on `config`'s
+/// device), or its result if this process made the same run.
+pub(super) fn trace_run(name: &str, text: &str, config: &SsdConfig) -> Result<TraceRun, String> {
+    TRACE_RUNS.get_or_run(format!("{name} {config:?}"), || {
+        let run = |passes: u64, warm_passes: u64| -> Result<ReplayReport, String> {
+            let mut store = nvmdb_flash::build(config).map_err(|e| e.to_string())?;
+            let requests = requests(text, store.as_ref()).map_err(|e| format!("{name}: {e}"))?;
+            let options = ReplayOptions {
+                content: PageContent::None,
+                seed: config.seed,
+                age: true,
+                passes,
+                warmup_requests: warm_passes * requests.len() as u64,
+                ..ReplayOptions::default()
+            };
+            let report = replay(store.as_mut(), requests.iter().cloned().map(Ok::<_, String>), &options)
+                .map_err(|e| format!("{name}: {e}"))?;
+            store.check_invariants()?;
+            Ok(report)
+        };
+        let first = run(1, 0)?;
+        let window = run(WARM_PASSES + MEASURED_PASSES, WARM_PASSES)?;
+        let last = window.last_pass.as_deref().cloned().ok_or("a looped run reports its last pass")?;
+        Ok(TraceRun { first, window, last })
+    })
+}
+
+/// Lifetime of `r` against `base` by the erases of `erases` (a run's), or why undefined.
+pub(super) fn erase_ratio(base: u64, r: u64) -> Cell {
+    match (base, r) {
+        (0, _) => "n/a: the baseline erased no block".into(),
+        (_, 0) => "n/a: no block erased".into(),
+        (b, e) => (b as f64 / e as f64).into(),
+    }
 }
 
 /// Replays `requests` on `store` after a pre-fill of their footprint.
@@ -147,36 +148,43 @@ impl Experiment for MqsimTraces {
         let kinds = [
             ("baseline (page FTL)", BufferKind::None, DeltaKind::Sampled),
             ("IPL", BufferKind::Ipl, DeltaKind::Sampled),
+            ("IPL (native layout)", BufferKind::IplNative, DeltaKind::Sampled),
             ("d-PRAM", BufferKind::Dpram, DeltaKind::Sampled),
             ("PCM log (ours)", BufferKind::PcmLog, DeltaKind::Sampled),
             ("IPL", BufferKind::Ipl, DeltaKind::FullPage),
+            ("IPL (native layout)", BufferKind::IplNative, DeltaKind::FullPage),
             ("d-PRAM", BufferKind::Dpram, DeltaKind::FullPage),
             ("PCM log (ours)", BufferKind::PcmLog, DeltaKind::FullPage),
         ];
+        let window = format!("passes {}–{}", WARM_PASSES + 1, WARM_PASSES + MEASURED_PASSES);
         let mut table = Table::new(
-            "MQSim traces (content-free: an update's delta is 50–150 B, or the whole host range), 16 MB PCM, Table 5.1 SSD of 1 GB",
+            format!("MQSim traces (content-free: an update's delta is 50–150 B, or the whole host range), 16 MB PCM, Table 5.1 SSD of 1 GB, aged; steady state: per pass over {window} of the trace looped, beside the first pass"),
             &[
                 "trace",
                 "configuration",
                 "delta policy",
-                "requests",
-                "host page writes",
-                "flash page programs",
+                "requests per pass",
+                "host page writes per pass",
+                "flash programs in pages per pass",
                 "write amplification",
-                "merges",
-                "erases",
+                "merges per pass",
+                "erases per pass",
                 "lifetime × baseline",
                 "mean response (µs)",
-                "energy (mJ)",
-                "PCM bits written",
+                "energy per pass (mJ)",
+                "PCM bits written per pass",
+                "erases, first pass",
+                "lifetime × baseline, first pass",
+                "erases, last pass alone",
+                "log records pending at the end",
             ],
         );
         let bar = ctx.progress(self.id(), (TRACES.len() * kinds.len() + 6) as u64);
-        // A part per trace and configuration: its SSD, aged, and the trace's replay (the
-        // same 1 GB SSD at every scale, so a paper-scale part's memory).
+        // A part per trace and configuration: its SSD, aged, its first pass and its looped
+        // window (the same 1 GB SSD at every scale, so a paper-scale part's memory).
         let parts: Vec<(usize, usize)> =
             (0..TRACES.len()).flat_map(|t| (0..kinds.len()).map(move |k| (t, k))).collect();
-        let mut replays = ctx
+        let mut runs = ctx
             .run_parts(
                 &parts,
                 |_| part_bytes(Scale::Paper),
@@ -185,71 +193,214 @@ impl Experiment for MqsimTraces {
                     let mut config = base.clone();
                     config.buffer.kind = kind;
                     config.buffer.delta = delta;
-                    let mut store = TraceStore::new(&config).map_err(|e| fail(e.to_string()))?;
-                    let requests = requests(text, store.store()).map_err(|e| fail(format!("{trace}: {e}")))?;
-                    let report =
-                        run_aged(&mut store, &requests, ctx.seed).map_err(|e| fail(format!("{trace}: {e}")))?;
+                    let run = trace_run(trace, text, &config).map_err(&fail)?;
                     bar.inc(1);
-                    Ok((requests, report))
+                    Ok(run)
                 },
             )?
             .into_iter();
-        let mut tpcc_requests = Vec::new();
+        // Per tpcc-small configuration: name, erases per pass and first, the last pass's.
+        let mut tpcc = Vec::new();
+        // IPL's runs in both forms (trace, configuration, delta), and the baselines'.
+        let mut ipl_runs = Vec::new();
+        let mut baselines = Vec::new();
         for (trace, _) in TRACES {
-            let mut baseline_erases = 0;
+            let mut baseline = None;
             for (name, kind, delta) in kinds {
-                let (requests, report) = replays.next().expect("a replay per trace and configuration");
-                if trace == TRACES[0].0 && tpcc_requests.is_empty() {
-                    tpcc_requests = requests;
-                }
-                let s = report.stats;
+                let run = runs.next().expect("a run per trace and configuration");
+                let s = &run.window.stats;
+                let base_run = baseline.get_or_insert_with(|| run.clone());
                 if kind == BufferKind::None {
-                    baseline_erases = s.block_erases;
+                    baselines.push(run.clone());
                 }
-                let lifetime: Cell = match (baseline_erases, s.block_erases) {
-                    (0, _) => "n/a: the baseline erased no block".into(),
-                    (_, 0) => "n/a: no block erased".into(),
-                    (b, e) => (b as f64 / e as f64).into(),
+                if matches!(kind, BufferKind::Ipl | BufferKind::IplNative) {
+                    ipl_runs.push(IplRun { trace, name, kind, delta, run: run.clone() });
+                }
+                let policy = match (kind, delta) {
+                    (BufferKind::None, _) => "-",
+                    (_, DeltaKind::Sampled) => "sampled",
+                    (_, DeltaKind::FullPage) => "full-page",
                 };
+                if trace == TRACES[0].0 && delta == DeltaKind::Sampled {
+                    tpcc.push((
+                        name,
+                        run.per_pass(s.block_erases),
+                        run.first.stats.block_erases,
+                        run.last.stats.block_erases,
+                    ));
+                }
                 table.row(vec![
                     trace.into(),
                     name.into(),
-                    (match (kind, delta) {
-                        (BufferKind::None, _) => "-",
-                        (_, DeltaKind::Sampled) => "sampled",
-                        (_, DeltaKind::FullPage) => "full-page",
-                    })
-                    .into(),
-                    report.requests.into(),
-                    s.host_page_writes.into(),
-                    s.flash_page_programs.into(),
+                    policy.into(),
+                    run.first.requests.into(),
+                    run.per_pass(s.host_page_writes).into(),
+                    (s.flash_programs_in_pages() / MEASURED_PASSES as f64).into(),
                     s.write_amplification().into(),
-                    s.merges.into(),
-                    s.block_erases.into(),
-                    lifetime,
-                    (report.mean_response_ns as f64 / 1e3).into(),
-                    (report.energy_pj() as f64 / 1e9).into(),
-                    s.pcm_bits_written.into(),
+                    run.per_pass(s.merges).into(),
+                    run.per_pass(s.block_erases).into(),
+                    erase_ratio(base_run.window.stats.block_erases, s.block_erases),
+                    (run.window.mean_response_ns as f64 / 1e3).into(),
+                    (run.energy_per_pass() / 1e9).into(),
+                    run.per_pass(s.pcm_bits_written).into(),
+                    run.first.stats.block_erases.into(),
+                    erase_ratio(base_run.first.stats.block_erases, run.first.stats.block_erases),
+                    run.last.stats.block_erases.into(),
+                    run.window.pending.log_records.into(),
                 ]);
             }
         }
+        let tpcc_requests = {
+            let store = nvmdb_flash::build(&base).map_err(|e| fail(e.to_string()))?;
+            requests(TRACES[0].1, store.as_ref()).map_err(&fail)?
+        };
+        // wsrch-small as IPL in its own layout lays it out, for the serial-read prediction.
+        let wsrch_native = {
+            let mut config = base.clone();
+            config.buffer.kind = BufferKind::IplNative;
+            let store = nvmdb_flash::build(&config).map_err(|e| fail(e.to_string()))?;
+            requests(TRACES[1].1, store.as_ref()).map_err(&fail)?
+        };
+        let timing = base.flash.timing.timing();
+        let ipl_forms = ipl_forms_table(&ipl_runs, &timing, &window);
+        let forms_note =
+            ipl_forms_note(&ipl_runs, &baselines[1], serial_read_us(&wsrch_native, base.flash.page_bytes, &timing));
         let (queueing, queueing_runs) = pcm_queueing(ctx, &base, &tpcc_requests, || bar.inc(1)).map_err(&fail)?;
         let program_ns = base.flash.timing.timing().program_ns;
         bar.finish_and_clear();
+        let steady_note = format!(
+            "Steady state, not a first pass: each configuration's SSD is aged, then the trace is replayed {} times (`nvmdb ssd replay --age --passes {} --warmup-requests` {} passes' requests), and the figures are per pass over {window}, beside the first pass alone. A first pass is a transient for the log schemes: d-PRAM's 16 MB log does not fill in one pass (tpcc-small, erases first pass / per pass in the window: {}), and what a log holds at the end of a pass is pending work it has not paid for (last column). A single late pass is not a steady figure either: IPL's logs fill and merge in waves, so one pass can be far from the window's mean (the 64th pass alone erased {} blocks against {:.0} per pass over the window).",
+            WARM_PASSES + MEASURED_PASSES,
+            WARM_PASSES + MEASURED_PASSES,
+            WARM_PASSES,
+            tpcc.iter().map(|(name, per_pass, first, _)| format!("{name} {first} / {per_pass:.0}")).collect::<Vec<_>>().join(", "),
+            tpcc[1].3,
+            tpcc[1].1,
+        );
         Ok(Outcome {
-            summary: "MQSim's tpcc-small (6,999 requests, 2,618 writes) and wsrch-small (24,783, almost all reads) replayed through each configuration on an SSD in steady state, metadata-only (the traces carry no content); and the PCM queueing behind the PCM schemes' response times on a fresh, pre-filled SSD, isolated by slowing the trace's arrivals.".into(),
-            config: json!({"seed": ctx.seed, "ssd": base, "traces": TRACES.map(|(name, _)| format!("data/mqsim/{name}")), "content_mode": "none"}),
-            tables: vec![table, queueing],
+            summary: format!("MQSim's tpcc-small (6,999 requests, 2,618 writes) and wsrch-small (24,783, almost all reads) replayed through each configuration on an aged SSD and looped to steady state ({window} measured), metadata-only (the traces carry no content); and the PCM queueing behind the PCM schemes' response times on a fresh, pre-filled SSD, isolated by slowing the trace's arrivals."),
+            config: json!({"seed": ctx.seed, "ssd": base, "traces": TRACES.map(|(name, _)| format!("data/mqsim/{name}")), "content_mode": "none",
+                "passes": WARM_PASSES + MEASURED_PASSES, "measured_passes": MEASURED_PASSES}),
+            tables: vec![table, queueing, ipl_forms],
             plots: Vec::new(),
             notes: vec![
-                "The traces carry no content, so the change of an update of an already written page is a policy (buffer.delta), reported as a band: `sampled` logs one change of 50–150 B drawn from buffer.delta_bytes_min..max (IPL's measured TPC-C range) within the host's byte range; `full-page` takes the whole host range, so a whole-page rewrite is written out of place like the baseline. First writes go straight through the FTL. Addresses beyond the device wrap around, page by page.".into(),
-                "DiskSim's device numbers are separate disks: each gets its own address range and its requests move back by the device's most common misalignment (`nvmdb ssd replay --disksim-devices separate`, the default), so its 4 KB requests are mostly whole pages. In the first table each configuration's SSD is in steady state before the trace: every logical page written once, then as many uniformly random whole-page overwrites (out of place in every configuration), so the trace's writes update existing data and garbage collection runs under them; the trace's arrivals start when that pass is done, and the counters cover the trace alone. Lifetime is the ratio of erases under the trace, baseline over this configuration, n/a where an erase count is zero (wsrch-small writes 8 pages). The first table's response times include the garbage collection of the aged device; the second table's runs, on a fresh device, leave it out.".into(),
+                "The traces carry no content, so the change of an update of an already written page is a policy (buffer.delta), reported as a band: `sampled` logs one change of 50–150 B drawn from buffer.delta_bytes_min..max (IPL's measured TPC-C range) within the host's byte range; `full-page` takes the whole host range, so a whole-page rewrite is written out of place like the baseline. Addresses beyond the device wrap around, page by page.".into(),
+                "DiskSim's device numbers are separate disks: each gets its own address range and its requests move back by the device's most common misalignment (`nvmdb ssd replay --disksim-devices separate`, the default), so its 4 KB requests are mostly whole pages. Each configuration's SSD is aged before the trace as the synthetic experiments age theirs (every logical page written once, then as many uniformly random whole-page overwrites, out of place in every configuration: `nvmdb ssd replay --age`), so the trace's writes update existing data and garbage collection runs under them; the counters cover the trace alone. Lifetime is the ratio of erases, baseline over this configuration, n/a where an erase count is zero (wsrch-small writes 8 pages a pass). The first table's response times include the garbage collection of the aged device; the second table's runs, on a fresh device, leave it out. IPL's write amplification counts its 512 B log programs as an eighth of a page each.".into(),
+                steady_note,
                 queueing_note(&queueing_runs, program_ns),
+                forms_note,
                 "The thesis reports no response times. Its Table 2.2 (10 µs per word) and Table 2.1 (a 64 B PCM page written in 1 µs, 50–100 MB/s) disagree by about two orders of magnitude in PCM write bandwidth; the preset follows Table 2.2, the table the thesis compares flash and PCM with, and the figures report service time (write time), which queueing does not change.".into(),
             ],
             ..Default::default()
         })
     }
+}
+
+/// One of IPL's runs, in either form, for the table of both.
+struct IplRun {
+    trace: &'static str,
+    name: &'static str,
+    kind: BufferKind,
+    delta: DeltaKind,
+    run: TraceRun,
+}
+
+/// Flash service time of `s`'s device operations at `timing`, ns: page reads, whole and
+/// partial programs (a partial program takes a program's time), erases.
+fn flash_service_ns(s: &StoreStats, timing: &FlashTiming) -> u64 {
+    s.flash_page_reads * timing.read_ns
+        + (s.flash_page_programs + s.flash_sector_programs) * timing.program_ns
+        + s.block_erases * timing.erase_ns
+}
+
+/// The table of IPL's two forms on the traces, per pass over the measured `window`, the
+/// first pass's merges and erases beside.
+fn ipl_forms_table(runs: &[IplRun], timing: &FlashTiming, window: &str) -> Table {
+    let mut table = Table::new(
+        format!("IPL's two forms on the traces: log pages in the page-mapped FTL (IPL) and log sectors at the end of each erase unit with no FTL (IPL, native layout); per pass over {window}, the first pass beside; flash service time is the device's operations at Table 5.1's times"),
+        &[
+            "trace",
+            "configuration",
+            "delta policy",
+            "logged",
+            "out of place",
+            "merges",
+            "GC page copies",
+            "flash page programs",
+            "flash sector programs",
+            "flash page reads",
+            "erases",
+            "flash service time (ms)",
+            "energy (mJ)",
+            "merges, first pass",
+            "erases, first pass",
+        ],
+    );
+    for r in runs {
+        let (s, per_pass) = (&r.run.window.stats, |n: u64| Cell::from(r.run.per_pass(n)));
+        table.row(vec![
+            r.trace.into(),
+            r.name.into(),
+            (if r.delta == DeltaKind::Sampled { "sampled" } else { "full-page" }).into(),
+            per_pass(s.logged_writes),
+            per_pass(s.out_of_place_writes),
+            per_pass(s.merges),
+            per_pass(s.gc_page_copies),
+            per_pass(s.flash_page_programs),
+            per_pass(s.flash_sector_programs),
+            per_pass(s.flash_page_reads),
+            per_pass(s.block_erases),
+            (r.run.per_pass(flash_service_ns(s, timing)) / 1e6).into(),
+            (r.run.energy_per_pass() / 1e9).into(),
+            r.run.first.stats.merges.into(),
+            r.run.first.stats.block_erases.into(),
+        ]);
+    }
+    table
+}
+
+/// The mean over `requests` of the time to read each one's pages (of `page_bytes`) one
+/// after another, µs.
+fn serial_read_us(requests: &[Request], page_bytes: u32, timing: &FlashTiming) -> f64 {
+    let page = u64::from(page_bytes);
+    let pages = |r: &Request| (r.offset_bytes + r.len_bytes).div_ceil(page) - r.offset_bytes / page;
+    let total: u64 = requests.iter().map(|r| pages(r) * timing.read_ns).sum();
+    total as f64 / 1e3 / requests.len().max(1) as f64
+}
+
+/// The note on IPL's two forms, per pass of the window: tpcc-small's runs of each form and
+/// delta policy; on wsrch-small the native form's mean response against `wsrch_baseline`'s
+/// and against `serial_us`, what reading each request's pages in sequence predicts.
+fn ipl_forms_note(runs: &[IplRun], wsrch_baseline: &TraceRun, serial_us: f64) -> String {
+    let find = |trace: &str, kind, delta| {
+        &runs.iter().find(|r| (r.trace, r.kind, r.delta) == (trace, kind, delta)).expect("a run of each form").run
+    };
+    let (tpcc, wsrch) = (TRACES[0].0, TRACES[1].0);
+    let ftl = find(tpcc, BufferKind::Ipl, DeltaKind::Sampled);
+    let native = find(tpcc, BufferKind::IplNative, DeltaKind::Sampled);
+    let full = find(tpcc, BufferKind::IplNative, DeltaKind::FullPage);
+    let wsrch_native = find(wsrch, BufferKind::IplNative, DeltaKind::Sampled);
+    let (f, n, fp) = (&ftl.window.stats, &native.window.stats, &full.window.stats);
+    format!(
+        "IPL's two forms on tpcc-small (third table, per pass of the window): with sampled deltas the FTL-layered IPL logs {:.0} updates and merges {:.1} times, IPL in its own layout {:.0} and {:.1}; the FTL-layered IPL programs {:.0} pages, of which its FTL's garbage collector, on the aged SSD, copies {:.0}, and erases {:.1} blocks, while IPL in its own layout programs the {:.0} pages of its merges ({:.1} a merge, a unit's live data pages) and erases {:.1} units, one per merge: its merges are its only reclamation. With full-page deltas no change fits a 512 B sector; the FTL-layered IPL writes each out of place, but in its own layout a data page is written only by a merge, so its {:.0} updates a pass make {:.0} merges ({:.0} page programs, {:.0} erases). On wsrch-small, almost all reads of 8 to 32 KB, IPL in its own layout answers in {:.1} µs on average against the baseline's {:.1} µs: a logical unit's pages lie in one erase unit, on one plane, so a request's pages are read one after another, where the FTL stripes consecutive pages over the planes; reading each request's pages in sequence, one flash read each, predicts {:.1} µs.",
+        ftl.per_pass(f.logged_writes),
+        ftl.per_pass(f.merges),
+        native.per_pass(n.logged_writes),
+        native.per_pass(n.merges),
+        ftl.per_pass(f.flash_page_programs),
+        ftl.per_pass(f.gc_page_copies),
+        ftl.per_pass(f.block_erases),
+        native.per_pass(n.flash_page_programs),
+        n.flash_page_programs as f64 / n.merges.max(1) as f64,
+        native.per_pass(n.block_erases),
+        full.per_pass(fp.host_page_writes),
+        full.per_pass(fp.merges),
+        full.per_pass(fp.flash_page_programs),
+        full.per_pass(fp.block_erases),
+        wsrch_native.window.mean_response_ns as f64 / 1e3,
+        wsrch_baseline.window.mean_response_ns as f64 / 1e3,
+        serial_us,
+    )
 }
 
 /// One run of the queueing table.

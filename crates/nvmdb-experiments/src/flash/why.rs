@@ -12,12 +12,16 @@ use nvmdb_workload::synth::{SynthGenerator, SynthPage, SynthParams, SynthWorkloa
 use rand::Rng;
 use serde_json::json;
 
-use super::buffers::{energy_percent, lifetime, lifetime_cell, pcm_bytes, pcm_log_pblocks, PCM_MB};
+use super::buffers::{
+    energy_percent, first_lifetime_cell, lifetime, lifetime_cell, pcm_bytes, pcm_log_pblocks, per_pass, PCM_MB,
+    WINDOW_NOTE,
+};
 use super::{
-    failed, part_bytes, run_synth_with, scale_divisor, ssd_config, steady_state, synth_params, DeltaSource, Kind,
-    RunResult,
+    failed, part_bytes, run_passes, run_synth_with, scale_divisor, ssd_config, steady_state, synth_params, DeltaSource,
+    Kind, RunResult, SYNTH_PASSES,
 };
 use super::{Scheme, Warmup};
+use crate::papers;
 
 /// The registered experiment.
 pub fn all() -> Vec<Box<dyn Experiment>> {
@@ -91,24 +95,24 @@ fn hot_run(
     let page_bytes = scheme.store().page_bytes();
     let pages_per_block = u64::from(config.flash.pages_per_block);
     let load = SynthGenerator::new(*params)?.initial_load();
-    steady_state(&mut scheme, params, &load, None, page_bytes).map_err(|e| e.to_string())?;
+    steady_state(&mut scheme, params, &load, None).map_err(|e| e.to_string())?;
     scheme.store().reset_stats();
+    let mut pass_start = 0;
     let mut rng = ctx.rng(HOT_STREAM);
-    let mut result = RunResult::default();
-    for i in 0..updates {
-        let lpn = rng.gen_range(0..hot_blocks * pages_per_block);
-        let len = rng.gen_range(HOT_DELTA_BYTES.0..=HOT_DELTA_BYTES.1);
-        let offset = rng.gen_range(0..=page_bytes - len);
-        // New content: no configuration here deduplicates, so only the change matters.
-        let page = SynthPage { lpn, content_id: rng.gen(), changed: Some(vec![(offset, len)]), duplicate: false };
-        result.pages_written += 1;
-        scheme.write(&page, page_bytes, DeltaSource::Exact, i * 1_000).map_err(|e| e.to_string())?;
-    }
-    let store = scheme.store();
-    store.check_invariants()?;
-    result.stats = store.stats();
-    result.health = store.health();
-    Ok(result)
+    run_passes(&mut scheme, SYNTH_PASSES, false, |scheme, result| {
+        // Each pass the next `updates` of the stream.
+        for i in 0..updates {
+            let lpn = rng.gen_range(0..hot_blocks * pages_per_block);
+            let len = rng.gen_range(HOT_DELTA_BYTES.0..=HOT_DELTA_BYTES.1);
+            let offset = rng.gen_range(0..=page_bytes - len);
+            // New content: no configuration here deduplicates, so only the change matters.
+            let page = SynthPage { lpn, content_id: rng.gen(), changed: Some(vec![(offset, len)]), duplicate: false };
+            result.pages_written += 1;
+            scheme.write(&page, page_bytes, DeltaSource::Exact, (pass_start + i) * 1_000).map_err(|e| e.to_string())?;
+        }
+        pass_start += updates;
+        Ok(pass_start * 1_000)
+    })
 }
 
 /// One run of the experiment: a part on the shared pool.
@@ -195,21 +199,42 @@ fn per_merge(r: &RunResult) -> Cell {
 /// Where the lifetime crosses the thesis's value between neighbouring points (`points`
 /// in ascending `x`), as text.
 fn crossing(points: &[(f64, Option<f64>)], what: &str) -> String {
-    let reaches = |l: Option<f64>| l.is_some_and(|l| l >= THESIS_LIFETIME);
     let shown = |l: Option<f64>| match l {
         Some(l) if l.is_infinite() => "no block erased".to_string(),
         Some(l) => format!("{l:.2}×"),
         None => "undefined".to_string(),
     };
+    let target = format!("{THESIS_LIFETIME}×");
+    crossing_of(points, what, (&target, "at least", "below"), |l| l.is_some_and(|l| l >= THESIS_LIFETIME), shown)
+}
+
+/// Where the energy (% of the baseline's) crosses the thesis's bound between neighbouring
+/// points, as text.
+fn energy_crossing(points: &[(f64, f64)], what: &str) -> String {
+    let bound = papers::stated_value("thesis-fig5-8-energy");
+    let points: Vec<(f64, Option<f64>)> = points.iter().map(|&(x, e)| (x, Some(e))).collect();
+    let shown = |e: Option<f64>| e.map_or_else(String::new, |e| format!("{e:.1}%"));
+    crossing_of(&points, what, (&format!("{bound}%"), "below", "at least"), |e| e.is_some_and(|e| e < bound), shown)
+}
+
+/// Where `holds` turns between neighbouring points, as text: `target` is the thesis's value,
+/// with the words for holding and failing everywhere.
+fn crossing_of(
+    points: &[(f64, Option<f64>)],
+    what: &str,
+    (target, holding, failing): (&str, &str, &str),
+    holds: impl Fn(Option<f64>) -> bool,
+    shown: impl Fn(Option<f64>) -> String,
+) -> String {
     let crossings: Vec<String> = points
         .windows(2)
-        .filter(|w| reaches(w[0].1) != reaches(w[1].1))
+        .filter(|w| holds(w[0].1) != holds(w[1].1))
         .map(|w| format!("between {what} = {:.2} ({}) and {:.2} ({})", w[0].0, shown(w[0].1), w[1].0, shown(w[1].1)))
         .collect();
-    match (crossings.is_empty(), points.iter().all(|p| reaches(p.1))) {
-        (false, _) => format!("crosses {THESIS_LIFETIME}× {}", crossings.join(", and ")),
-        (true, true) => format!("at least {THESIS_LIFETIME}× at every {what}"),
-        (true, false) => format!("below {THESIS_LIFETIME}× at every {what}"),
+    match (crossings.is_empty(), points.iter().all(|p| holds(p.1))) {
+        (false, _) => format!("crosses {target} {}", crossings.join(", and ")),
+        (true, true) => format!("{holding} {target} at every {what}"),
+        (true, false) => format!("{failing} {target} at every {what}"),
     }
 }
 
@@ -243,7 +268,7 @@ impl Experiment for CombinedWhy {
         // The controlled stream: only the number of hot blocks changes.
         let mut hot = Table::new(
             format!(
-                "Controlled stream: {updates} updates of 50–150 B to uniformly random pages of H logical blocks, PCM {} KB ({PCM_MB} MB at thesis scale: {pblocks} P-blocks), against the baseline page FTL; H is the varied parameter",
+                "Controlled stream: {updates} updates of 50–150 B to uniformly random pages of H logical blocks a pass, PCM {} KB ({PCM_MB} MB at thesis scale: {pblocks} P-blocks), against the baseline page FTL, per pass over passes 5–8 of the stream repeated; H is the varied parameter",
                 pcm >> 10
             ),
             &[
@@ -259,11 +284,12 @@ impl Experiment for CombinedWhy {
                 "energy % of baseline, logged-pages",
                 "merges, LRU replacement instead",
                 "lifetime ×, live-block merges, LRU",
+                "lifetime ×, live-block merges, first pass",
             ],
         );
         let hot_blocks_of = |ratio: f64| ((pblocks as f64 * ratio).round() as u64).clamp(1, footprint_blocks);
         let steady = |kind, pcm_bytes| WhyRun::T1 { kind, pcm_bytes, filter: false, warmup: Warmup::SteadyState };
-        let warmups = [("load only", Warmup::LoadOnly), ("steady state (the figures')", Warmup::SteadyState)];
+        let warmups = [("load only", Warmup::LoadOnly), ("aged (the figures' ageing), first pass", Warmup::Aged)];
         let mut plan = Vec::new();
         for ratio in HOT_OVER_PBLOCKS {
             let hot_blocks = hot_blocks_of(ratio);
@@ -289,6 +315,7 @@ impl Experiment for CombinedWhy {
         let mut live_plot = Vec::new();
         let mut logged_plot = Vec::new();
         let mut hot_points = Vec::new();
+        let mut hot_energy = Vec::new();
         let mut hot_points_logged = Vec::new();
         let mut hot_summary = Vec::new();
         for ratio in HOT_OVER_PBLOCKS {
@@ -301,6 +328,7 @@ impl Experiment for CombinedWhy {
             let x = hot_blocks as f64 / pblocks as f64;
             let l = lifetime_for_crossing(&base, &live);
             hot_points.push((x, l));
+            hot_energy.push((x, energy_percent(&base, &live)));
             hot_points_logged.push((x, lifetime_for_crossing(&base, &logged)));
             if let Ok(v) = lifetime(&base, &live) {
                 live_plot.push((x, v));
@@ -309,23 +337,24 @@ impl Experiment for CombinedWhy {
                 logged_plot.push((x, v));
             }
             hot_summary.push(format!(
-                "H/P {x:.2}: {} merges, {}",
-                live.stats.merges,
+                "H/P {x:.2}: {:.0} merges per pass, {}",
+                live.per_pass(live.stats.merges),
                 lifetime_cell(&base, &live).display()
             ));
             hot.row(vec![
                 hot_blocks.into(),
                 x.into(),
-                base.stats.block_erases.into(),
-                live.stats.merges.into(),
+                per_pass(&base, base.stats.block_erases),
+                per_pass(&live, live.stats.merges),
                 per_merge(&live),
-                live.stats.out_of_place_writes.into(),
+                per_pass(&live, live.stats.out_of_place_writes),
                 lifetime_cell(&base, &live),
                 lifetime_cell(&base, &logged),
                 energy_percent(&base, &live).into(),
                 energy_percent(&base, &logged).into(),
-                lru.stats.merges.into(),
+                per_pass(&lru, lru.stats.merges),
                 lifetime_cell(&base, &lru),
+                first_lifetime_cell(&base, &live),
             ]);
         }
         let hot_crossing = crossing(&hot_points, "H ÷ P-blocks");
@@ -336,7 +365,7 @@ impl Experiment for CombinedWhy {
         let base = runs.get(steady(Kind::Baseline, 0));
         let mut sweep = Table::new(
             format!(
-                "t1 (60 MB pool) by PCM capacity, the varied parameter: its measured window updates {} distinct logical blocks ({} updates)",
+                "t1 (60 MB pool) by PCM capacity, the varied parameter, per pass over passes 5–8: a pass updates {} distinct logical blocks ({} updates)",
                 set.blocks, set.updates
             ),
             &[
@@ -350,9 +379,11 @@ impl Experiment for CombinedWhy {
                 "lifetime ×, logged-pages merges",
                 "energy % of baseline, live-block",
                 "energy % of baseline, logged-pages",
+                "lifetime ×, live-block merges, first pass",
             ],
         );
         let mut sweep_points = Vec::new();
+        let mut sweep_energy = Vec::new();
         let mut sweep_points_logged = Vec::new();
         for pcm_mb in SWEEP_PCM_MB {
             let bytes = pcm_bytes(ctx, pcm_mb);
@@ -362,18 +393,20 @@ impl Experiment for CombinedWhy {
             let logged = runs.get(steady(Kind::PcmLogLoggedPages, bytes));
             let x = p as f64 / set.blocks.max(1) as f64;
             sweep_points.push((x, lifetime_for_crossing(&base, &live)));
+            sweep_energy.push((x, energy_percent(&base, &live)));
             sweep_points_logged.push((x, lifetime_for_crossing(&base, &logged)));
             sweep.row(vec![
                 pcm_mb.into(),
                 p.into(),
                 x.into(),
                 hottest.into(),
-                live.stats.merges.into(),
+                per_pass(&live, live.stats.merges),
                 per_merge(&live),
                 lifetime_cell(&base, &live),
                 lifetime_cell(&base, &logged),
                 energy_percent(&base, &live).into(),
                 energy_percent(&base, &logged).into(),
+                first_lifetime_cell(&base, &live),
             ]);
         }
         // Deduplication's share on t1, by warm-up: only the warm-up changes.
@@ -427,18 +460,22 @@ impl Experiment for CombinedWhy {
                 "scale": ctx.scale.name(), "seed": ctx.seed, "footprint_mb": footprint_mb, "pcm_bytes": pcm,
                 "pblocks": pblocks, "hot_updates": updates, "hot_over_pblocks": HOT_OVER_PBLOCKS,
                 "sweep_pcm_mb_thesis_scale": SWEEP_PCM_MB, "ssd": config,
-                "warmup": "fill, then one random whole-page overwrite pass of the footprint; each page ends it with its load content",
+                "warmup": "fill, then one random whole-page overwrite pass of the footprint; each page ends it with its load content; then 8 passes of the workload, passes 5–8 measured",
             }),
             tables: vec![hot, sweep, dedup],
             plots: vec![plot],
             notes: vec![
                 format!("Controlled stream (first table): the SSD, the warm-up, the PCM size ({pblocks} P-blocks), the update size (one change of 50–150 B, passed to the layer exactly) and the number of updates are fixed; only the number H of logical blocks the updates go to changes. By H ÷ P-blocks, merges and the live-block lifetime: {}.", hot_summary.join("; ")),
                 format!("Where the lifetime reaches the thesis's about {THESIS_LIFETIME}×. Live-block merges (the thesis's): controlled stream, {hot_crossing}; t1 capacity sweep, {sweep_crossing}. Logged-pages merges: controlled stream, {hot_crossing_logged}; t1 capacity sweep, {sweep_crossing_logged}."),
-                "Up to H = P every updated block keeps its P-block, so no update waits for a replacement. The PCM log also merges a block when all its log sectors hold records, but a page whose folded change outgrows its 512 B sector is written out of place and its sector emptied, so with 50–150 B updates few blocks reach that state (merges column). Above H = P an update to a block without a P-block replaces one, and every replacement merges (live-block merges write the victim's whole logical block, 64 pages; logged-pages merges only its pages with records). The last two columns replace the least recently updated P-block instead of the least popular: the merges and the fall of the lifetime above H = P stay, so it is not the thesis's replacement policy.".into(),
+                WINDOW_NOTE.into(),
+                "Up to H = P every updated block keeps its P-block, so no update waits for a replacement. The PCM log also merges a block when all its log sectors hold records, but a page whose folded change outgrows its 512 B sector is written out of place and its sector emptied, so with 50–150 B updates few blocks reach that state (merges column). Above H = P an update to a block without a P-block replaces one, and every replacement merges (live-block merges write the victim's whole logical block, 64 pages; logged-pages merges only its pages with records). The LRU columns replace the least recently updated P-block instead of the least popular: the merges and the fall of the lifetime above H = P stay, so it is not the thesis's replacement policy.".into(),
                 format!("t1 capacity sweep (second table): the workload, the SSD and the warm-up are fixed; only the PCM size changes. The hottest-blocks column is the share of t1's updates to as many of its most updated blocks as there are P-blocks: at 16 MB it is {:.0}%, the most that any fixed set of P-blocks could hold without replacement.", set.hottest_share_percent),
-                format!("Deduplication's share (third table): t1's rolled-back pages go out with the content the generator last gave them. The steady-state warm-up ends with every page holding the content the generator's load gave it (the ageing pass's last write to a page carries it), as the load-only warm-up does, so only the FTL's layout and free blocks differ between the rows. Removed of the unchanged writes: {}; {}. The PCM log skips every unchanged write either way, so on t1–t3 the filter adds nothing to it; it is the baseline that deduplication relieves.", dedup_rows.join("; "), if dedup_all { "every one, after either warm-up" } else { "not every one" }),
-                "Energy is flash plus PCM (Table 2.2: 76.1 µJ per 4 KB page program, 0.094 nJ per PCM word written): it follows the flash page programs and reads of the merges, so it crosses 80% of the baseline where the lifetime crosses."
-                    .into(),
+                format!("Deduplication's share (third table): t1's rolled-back pages go out with the content the generator last gave them. The ageing ends with every page holding the content the generator's load gave it (the ageing pass's last write to a page carries it), as the load-only warm-up does, so only the FTL's layout and free blocks differ between the rows. Removed of the unchanged writes: {}; {}. The PCM log skips every unchanged write either way, so on t1–t3 the filter adds nothing to it; it is the baseline that deduplication relieves.", dedup_rows.join("; "), if dedup_all { "every one, after either warm-up" } else { "not every one" }),
+                format!(
+                    "Energy is flash plus PCM (Table 2.2: 76.1 µJ per 4 KB page program, 0.094 nJ per PCM word written): it follows the flash page programs and reads of the merges. Live-block merges: controlled stream, {}; t1 capacity sweep, {}.",
+                    energy_crossing(&hot_energy, "H ÷ P-blocks"),
+                    energy_crossing(&sweep_energy, "P-blocks ÷ updated blocks")
+                ),
                 "Lifetime is the ratio of block erases in the measured window, baseline over this configuration; n/a where an erase count is zero, with the reason in the cell (a log that erased no block counts as reaching the thesis's value in the crossing points).".into(),
             ],
             ..Default::default()

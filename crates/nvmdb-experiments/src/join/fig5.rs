@@ -41,7 +41,8 @@ fn grid_table(metric: Metric, p: &ModelParams) -> Table {
             metric.name()
         ),
         &column_refs,
-    );
+    )
+    .keyed(format!("best_scheme_{}", metric.name().replace(' ', "_")));
     for m in [1u64, 2, 5, 10, 15, 18, 19, 20, 30, 40, 50] {
         let mut row: Vec<Cell> = vec![m.into()];
         for &size in &sizes {
@@ -50,7 +51,8 @@ fn grid_table(metric: Metric, p: &ModelParams) -> Table {
                 Algorithm::VirtualPartitioning => format!("V {gain:.2}×"),
                 other => letter(other).to_string(),
             };
-            row.push(text.into());
+            // The data carries the gain of every winner over the second best.
+            row.push(Cell::typed(text, [("best", winner.name().into()), ("gain_x", gain.into())]));
         }
         table.row(row);
     }
@@ -99,7 +101,8 @@ fn gamma_readings() -> (Vec<Table>, Vec<(GammaReading, bool)>) {
             "energy worst at 60 B, MatchPerR 1",
             "energy worst at 60 B, MatchPerR 8",
         ],
-    );
+    )
+    .keyed("gamma_regions");
     let points = fig7_points();
     let mut in_region = Vec::new();
     for reading in GammaReading::ALL {
@@ -125,7 +128,10 @@ fn gamma_readings() -> (Vec<Table>, Vec<(GammaReading, bool)>) {
             wins[0].into(),
             wins[1].into(),
             wins[2].into(),
-            format!("{virtual_points} of {}", points.len()).into(),
+            Cell::typed(
+                format!("{virtual_points} of {}", points.len()),
+                [("points", virtual_points.into()), ("of_points", points.len().into())],
+            ),
             worst(1).into(),
             worst(8).into(),
         ]);
@@ -138,7 +144,8 @@ fn gamma_readings() -> (Vec<Table>, Vec<(GammaReading, bool)>) {
              7(b, e))"
         ),
         &["sweep", "x", "paper", "γ = 0.5 bits", "γ = 32 bits"],
-    );
+    )
+    .keyed("gamma_energy_gain");
     let record_sweep = [20u64, 40, 60, 80, 100].map(|b| ("record bytes", b, (b, 1)));
     let match_sweep = (1..=8u64).map(|m| ("MatchPerR", m, (DEFAULT_RECORD_BYTES, m)));
     for (sweep, x, point) in record_sweep.into_iter().chain(match_sweep) {
@@ -282,7 +289,8 @@ impl Experiment for Fig5 {
         let mut counts = Table::new(
             "Figure 5: configurations won by each scheme (record size 1–500 B × MatchPerR 1–50 = 25,000 points)",
             &["metric", "simple", "cache partitioning", "virtual partitioning"],
-        );
+        )
+        .keyed("wins");
         let mut plot = Plot::new(
             "Figure 5: largest MatchPerR at which virtual partitioning is best",
             "record size, bytes",
@@ -331,7 +339,8 @@ impl Experiment for Fig5 {
         let mut crossover = Table::new(
             "Figure 5(b): wear cross-over (smallest MatchPerR where simple ≤ virtual), computed from Table 4",
             &["record size, B", "ours", "paper"],
-        );
+        )
+        .keyed("wear_crossover");
         let mut crossovers = Vec::new();
         for size in [1u64, 20, 100, 500] {
             let c = wear_crossover(size as f64, &p);

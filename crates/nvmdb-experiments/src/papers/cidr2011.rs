@@ -3,7 +3,7 @@
 
 #![warn(clippy::cast_possible_truncation, clippy::unwrap_used)]
 
-use nvmdb_lab::{Claim, Stated, Tolerance};
+use nvmdb_lab::{Claim, ClaimKind, Stated, Tolerance};
 
 use super::{MODEL_VALUE, RANGE, VALUE};
 
@@ -21,6 +21,7 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Value(19.0),
         tolerance: MODEL_VALUE,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "cidr-fig5-cache-misses-regions",
@@ -31,6 +32,7 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "cidr-fig5-cache-partitioning-few",
@@ -41,6 +43,7 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "cidr-fig5-virtual-most",
@@ -51,6 +54,7 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "cidr-fig5-fig7-virtual-region-half-bit",
@@ -61,6 +65,7 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "cidr-fig5-fig7-virtual-region-half-word",
@@ -71,6 +76,7 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     // Figure 6: B+-trees (Section 4.2).
     Claim {
@@ -82,6 +88,7 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Range { lo: 7.7, hi: 436.0 },
         tolerance: RANGE,
         unit: "×",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "cidr-fig6-wear-gain-max",
@@ -92,6 +99,7 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Range { lo: 7.7, hi: 436.0 },
         tolerance: RANGE,
         unit: "×",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "cidr-fig6-energy-gain-min",
@@ -102,6 +110,7 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Range { lo: 1.7, hi: 2.5 },
         tolerance: RANGE,
         unit: "×",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "cidr-fig6-energy-gain-max",
@@ -112,6 +121,7 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Range { lo: 1.7, hi: 2.5 },
         tolerance: RANGE,
         unit: "×",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "cidr-fig6-time-gain-min",
@@ -122,6 +132,7 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Range { lo: 2.0, hi: 2.5 },
         tolerance: RANGE,
         unit: "×",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "cidr-fig6-time-gain-max",
@@ -132,6 +143,7 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Range { lo: 2.0, hi: 2.5 },
         tolerance: RANGE,
         unit: "×",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "cidr-fig6-unsorted-search-min",
@@ -142,6 +154,7 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Range { lo: 1.13, hi: 1.46 },
         tolerance: RANGE,
         unit: "×",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "cidr-fig6-unsorted-search-max",
@@ -152,6 +165,7 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Range { lo: 1.13, hi: 1.46 },
         tolerance: RANGE,
         unit: "×",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "cidr-fig6-leaf-search-similar",
@@ -162,6 +176,7 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Value(1.0),
         tolerance: VALUE,
         unit: "×",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "cidr-fig6-unsorted-better",
@@ -172,6 +187,7 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "cidr-fig6-gaps-widen",
@@ -182,6 +198,7 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "cidr-fig6-bitmap-deletes-better",
@@ -192,6 +209,7 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "cidr-fig6-leaf-best-inserts",
@@ -202,6 +220,7 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "cidr-fig6-bitmap-best-deletes",
@@ -212,6 +231,7 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "cidr-fig6-bitmap-delete-wear",
@@ -222,6 +242,7 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Value(5e5),
         tolerance: VALUE,
         unit: " bits",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "cidr-fig6-bitmap-inserts-slower",
@@ -232,6 +253,7 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     // Figure 7: hash joins (Section 4.3).
     Claim {
@@ -243,6 +265,7 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Value(4.7),
         tolerance: VALUE,
         unit: "×",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "cidr-fig7-wear-100b",
@@ -253,6 +276,7 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Value(5.2),
         tolerance: VALUE,
         unit: "×",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "cidr-fig7-energy-20b",
@@ -263,6 +287,7 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Value(2.3),
         tolerance: VALUE,
         unit: "×",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "cidr-fig7-energy-100b",
@@ -273,6 +298,7 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Value(1.4),
         tolerance: VALUE,
         unit: "×",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "cidr-fig7-time-20b",
@@ -283,6 +309,7 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Value(1.24),
         tolerance: VALUE,
         unit: "×",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "cidr-fig7-time-100b",
@@ -293,6 +320,7 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Value(1.12),
         tolerance: VALUE,
         unit: "×",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "cidr-fig7-wear-match1",
@@ -303,6 +331,7 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Value(8.6),
         tolerance: VALUE,
         unit: "×",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "cidr-fig7-wear-match8",
@@ -313,6 +342,7 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Value(1.5),
         tolerance: VALUE,
         unit: "×",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "cidr-fig7-energy-match1",
@@ -323,6 +353,7 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Value(1.61),
         tolerance: VALUE,
         unit: "×",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "cidr-fig7-energy-match8",
@@ -333,6 +364,7 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Value(1.59),
         tolerance: VALUE,
         unit: "×",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "cidr-fig7-time-match1",
@@ -343,6 +375,7 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Value(1.19),
         tolerance: VALUE,
         unit: "×",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "cidr-fig7-time-match8",
@@ -353,6 +386,7 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Value(1.11),
         tolerance: VALUE,
         unit: "×",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "cidr-fig7-virtual-best",
@@ -363,6 +397,7 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "cidr-fig7-cache-partitioning-most-wear",
@@ -373,6 +408,7 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "cidr-fig7-wear-falls-with-match",
@@ -383,6 +419,7 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     // Figures 8 and 9: sensitivity (Section 4.4).
     Claim {
@@ -394,6 +431,7 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "cidr-fig8-wear-match1-any-size",
@@ -404,6 +442,7 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Value(8.6),
         tolerance: VALUE,
         unit: "×",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "cidr-fig8-btree-leaf-better",
@@ -414,6 +453,7 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "cidr-fig9-gap-230",
@@ -424,6 +464,7 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Value(6.0),
         tolerance: VALUE,
         unit: "%",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "cidr-fig9-gaps-grow",
@@ -434,6 +475,7 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "cidr-fig9-virtual-best",
@@ -444,6 +486,7 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "cidr-fig9-btree-conclusions",
@@ -454,5 +497,6 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
 ];

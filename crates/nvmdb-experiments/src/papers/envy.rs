@@ -1,7 +1,7 @@
 //! Claims of the eNVy paper (Wu & Zwaenepoel, ASPLOS 1994). The seed text has lost most
 //! of its numbers; the quantitative claims here are the abstract's, which survive.
 
-use nvmdb_lab::{Claim, Stated, Tolerance};
+use nvmdb_lab::{Claim, ClaimKind, Stated, Tolerance};
 
 use super::VALUE;
 
@@ -18,6 +18,7 @@ pub const ENVY: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "envy-cleaning-utilization-steep",
@@ -28,6 +29,7 @@ pub const ENVY: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "envy-cleaning-locality-greedy-degrades",
@@ -38,6 +40,7 @@ pub const ENVY: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "envy-cleaning-locality-fifo-degrades",
@@ -48,6 +51,7 @@ pub const ENVY: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "envy-cleaning-locality-gathering-exploits",
@@ -58,6 +62,7 @@ pub const ENVY: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "envy-cleaning-locality-hybrid-near-greedy",
@@ -68,6 +73,7 @@ pub const ENVY: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "envy-cleaning-locality-hybrid-beats-gathering",
@@ -78,6 +84,7 @@ pub const ENVY: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "envy-hybrid-partition-interior",
@@ -88,6 +95,7 @@ pub const ENVY: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "envy-tpca-peak",
@@ -98,6 +106,7 @@ pub const ENVY: &[Claim] = &[
         stated: Stated::Value(30_000.0),
         tolerance: VALUE,
         unit: " TPS",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "envy-tpca-read-ns",
@@ -108,6 +117,7 @@ pub const ENVY: &[Claim] = &[
         stated: Stated::Value(180.0),
         tolerance: VALUE,
         unit: " ns",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "envy-tpca-write-ns",
@@ -118,6 +128,7 @@ pub const ENVY: &[Claim] = &[
         stated: Stated::Value(200.0),
         tolerance: VALUE,
         unit: " ns",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "envy-tpca-write-jump",
@@ -128,6 +139,7 @@ pub const ENVY: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "envy-tpca-utilization-drop",
@@ -138,6 +150,7 @@ pub const ENVY: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "envy-lifetime-years",
@@ -148,6 +161,7 @@ pub const ENVY: &[Claim] = &[
         stated: Stated::Value(10.0),
         tolerance: VALUE,
         unit: " years",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "envy-parallel-faster",
@@ -158,5 +172,6 @@ pub const ENVY: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
 ];

@@ -1,7 +1,7 @@
 //! Claims of Kim, Lee, Moon, Park and Hwang, "IPL-P: In-Page Logging with PCRAM", VLDB
 //! 2011 demo (seed 002).
 
-use nvmdb_lab::{Claim, Stated, Tolerance};
+use nvmdb_lab::{Claim, ClaimKind, Stated, Tolerance};
 
 use super::{BOUND, VALUE};
 
@@ -18,6 +18,7 @@ pub const IPLP: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "iplp-fig4-pcm-best-read",
@@ -28,6 +29,7 @@ pub const IPLP: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "iplp-fig4-pcm-worst-writes",
@@ -38,6 +40,7 @@ pub const IPLP: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "iplp-fig4-pcm-page-write-ratio",
@@ -48,6 +51,7 @@ pub const IPLP: &[Claim] = &[
         stated: Stated::Value(7.0),
         tolerance: VALUE,
         unit: "×",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "iplp-fig4-ipl-p-worst-read",
@@ -58,6 +62,7 @@ pub const IPLP: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "iplp-fig4-ipl-p-read-close",
@@ -68,6 +73,7 @@ pub const IPLP: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "iplp-log-write-pcm-faster",
@@ -78,5 +84,6 @@ pub const IPLP: &[Claim] = &[
         stated: Stated::AtLeast(2.0),
         tolerance: BOUND,
         unit: "×",
+        kind: ClaimKind::Measured,
     },
 ];

@@ -3,7 +3,7 @@
 
 #![warn(clippy::cast_possible_truncation, clippy::unwrap_used)]
 
-use nvmdb_lab::{Claim, Stated, Tolerance};
+use nvmdb_lab::{Claim, ClaimKind, Stated, Tolerance};
 
 use super::{BOUND, VALUE};
 
@@ -21,6 +21,7 @@ pub const THESIS: &[Claim] = &[
         stated: Stated::Value(25.0),
         tolerance: VALUE,
         unit: "%",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "thesis-fig5-1-transaction-dup",
@@ -31,6 +32,7 @@ pub const THESIS: &[Claim] = &[
         stated: Stated::Value(30.0),
         tolerance: VALUE,
         unit: "%",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "thesis-fig5-1-removed",
@@ -41,6 +43,7 @@ pub const THESIS: &[Claim] = &[
         stated: Stated::Value(100.0),
         tolerance: VALUE,
         unit: "%",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "thesis-fig5-2-smaller-faster",
@@ -51,6 +54,7 @@ pub const THESIS: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "thesis-fig5-2-smaller-detects-less",
@@ -61,6 +65,7 @@ pub const THESIS: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "thesis-fig5-2-flat-above-half",
@@ -71,6 +76,7 @@ pub const THESIS: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "thesis-fig5-3-space-saved",
@@ -81,6 +87,7 @@ pub const THESIS: &[Claim] = &[
         stated: Stated::AtLeast(15.0),
         tolerance: BOUND,
         unit: "%",
+        kind: ClaimKind::Measured,
     },
     // Section 5.1.2: the PCM log buffer.
     Claim {
@@ -92,6 +99,7 @@ pub const THESIS: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "thesis-fig5-5-6-7-fewest-merges",
@@ -102,6 +110,7 @@ pub const THESIS: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "thesis-fig5-5-6-7-fewest-erases",
@@ -112,6 +121,7 @@ pub const THESIS: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "thesis-fig5-5-6-7-least-write-time",
@@ -122,6 +132,7 @@ pub const THESIS: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "thesis-fig5-5-6-7-least-energy",
@@ -132,6 +143,7 @@ pub const THESIS: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "thesis-fig5-5-6-7-sequential-flush",
@@ -142,6 +154,7 @@ pub const THESIS: &[Claim] = &[
         stated: Stated::Value(50.0),
         tolerance: VALUE,
         unit: "%",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "thesis-fig5-8-lifetime",
@@ -152,6 +165,7 @@ pub const THESIS: &[Claim] = &[
         stated: Stated::Value(4.0),
         tolerance: VALUE,
         unit: "×",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "thesis-fig5-8-energy",
@@ -162,6 +176,7 @@ pub const THESIS: &[Claim] = &[
         stated: Stated::AtMost(80.0),
         tolerance: BOUND,
         unit: "%",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "thesis-fig5-8-dedup-alone",
@@ -172,6 +187,7 @@ pub const THESIS: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "thesis-fig5-8-pcm-log-alone",
@@ -182,6 +198,7 @@ pub const THESIS: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "thesis-fig5-8-combined-better",
@@ -192,6 +209,7 @@ pub const THESIS: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     // Section 3.2.3: P-block replacement.
     Claim {
@@ -203,6 +221,7 @@ pub const THESIS: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     // Section 5.2: hash joins on the Star Schema Benchmark.
     Claim {
@@ -214,6 +233,7 @@ pub const THESIS: &[Claim] = &[
         stated: Stated::Value(60.0),
         tolerance: VALUE,
         unit: "%",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "thesis-hashjoin-mm-energy",
@@ -224,6 +244,7 @@ pub const THESIS: &[Claim] = &[
         stated: Stated::Value(50.0),
         tolerance: VALUE,
         unit: "%",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "thesis-hashjoin-mm-latency",
@@ -234,6 +255,7 @@ pub const THESIS: &[Claim] = &[
         stated: Stated::Value(30.0),
         tolerance: VALUE,
         unit: "%",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "thesis-hashjoin-mm-trades-reads",
@@ -244,6 +266,7 @@ pub const THESIS: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "thesis-hashjoin-row-traditional-wear",
@@ -254,6 +277,7 @@ pub const THESIS: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "thesis-hashjoin-modified-wear-same",
@@ -264,6 +288,7 @@ pub const THESIS: &[Claim] = &[
         stated: Stated::Value(1.0),
         tolerance: VALUE,
         unit: "×",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "thesis-hashjoin-column-modified-energy",
@@ -274,6 +299,7 @@ pub const THESIS: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "thesis-hashjoin-column-latency",
@@ -284,6 +310,7 @@ pub const THESIS: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "thesis-hashjoin-disk-modified-cheaper",
@@ -294,6 +321,7 @@ pub const THESIS: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "thesis-hashjoin-users-wear",
@@ -304,6 +332,7 @@ pub const THESIS: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "thesis-hashjoin-users-energy",
@@ -314,6 +343,7 @@ pub const THESIS: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "thesis-hashjoin-users-latency",
@@ -324,6 +354,7 @@ pub const THESIS: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
     Claim {
         id: "thesis-hashjoin-users-column",
@@ -334,5 +365,6 @@ pub const THESIS: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
+        kind: ClaimKind::Measured,
     },
 ];

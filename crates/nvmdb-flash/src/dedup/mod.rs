@@ -195,12 +195,9 @@ impl Dedup {
 
     /// Adds the engine's counters (lookups, comparisons, PCM) into `stats`.
     pub fn add_stats(&self, stats: &mut StoreStats) {
-        let pcm = self.store.pcm();
         stats.dedup_lookups += self.lookups;
         stats.dedup_comparisons += self.store.comparisons;
-        stats.pcm_energy_pj += pcm.stats().storage_energy_pj;
-        stats.pcm_bits_written += pcm.stats().bits_written;
-        stats.pcm_max_cell_writes = stats.pcm_max_cell_writes.max(pcm.max_cell_writes());
+        stats.add_pcm(self.store.pcm());
     }
 
     /// Zeroes the counters (not the PCM wear).

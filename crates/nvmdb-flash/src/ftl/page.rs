@@ -1096,7 +1096,7 @@ impl PageStore for PageFtl {
     }
 
     fn stats(&self) -> StoreStats {
-        let mut stats = self.stats.with_flash(self.flash.stats());
+        let mut stats = self.stats.with_flash(&self.flash);
         if let Some(dedup) = &self.dedup {
             dedup.add_stats(&mut stats);
         }

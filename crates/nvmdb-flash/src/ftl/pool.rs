@@ -160,7 +160,7 @@ impl BlockPool {
 
     /// Counters: this pool's plus the flash's.
     pub fn store_stats(&self) -> StoreStats {
-        self.stats.with_flash(self.flash.stats())
+        self.stats.with_flash(&self.flash)
     }
 
     /// Zeroes the counters.

@@ -1,19 +1,32 @@
 //! Seed 003 (Lee et al., ACM TODAES 2016): the SQLite rollback journal in PCM, run with
 //! real SQLite through nvmdb-journal's VFS on four generated mobile-app workloads.
 
+mod fig13;
+mod fig18;
+mod fig19;
+mod sensitivity;
+
 use std::collections::BTreeMap;
 
-use nvmdb_journal::{generate, generate_with, run_workload, App, DeviceParams, Field, JournalConfig, WorkloadRun};
+use nvmdb_journal::{
+    generate, generate_with, run_workload, App, AppModel, DeviceParams, Field, JournalConfig, WorkloadRun,
+};
 use nvmdb_lab::{Cell, Experiment, LabError, Outcome, Plot, RunContext, Table};
 use serde_json::json;
 
 use crate::papers::{holds_explained, measure_explained, stated};
+
+pub use fig13::Fig13Max;
+pub use fig18::Fig18Energy;
+pub use fig19::Fig19Time;
+pub use sensitivity::WorkloadSensitivity;
 
 /// The journal experiments.
 pub fn all() -> Vec<Box<dyn Experiment>> {
     vec![
         Box::new(Workloads),
         Box::new(Fig9Total),
+        Box::new(WorkloadSensitivity),
         Box::new(Fig13Max),
         Box::new(Fig18Energy),
         Box::new(Fig19Time),
@@ -40,28 +53,27 @@ fn lengths(ctx: &RunContext) -> Vec<u32> {
     ctx.scale.pick(vec![1], vec![1, 2, 3, 4])
 }
 
+/// The runs of an experiment: per configuration name (`none`: no journaling), app and
+/// trace length.
+type Runs = BTreeMap<(String, App, u32), WorkloadRun>;
+
 /// Runs every app and length under each configuration (`None`: no journaling).
-fn runs(
-    id: &str,
-    ctx: &RunContext,
-    configs: &[Option<&str>],
-) -> Result<BTreeMap<(String, App, u32), WorkloadRun>, LabError> {
-    runs_with(id, ctx, configs, 1, &DeviceParams::PAPER)
+fn runs(id: &str, ctx: &RunContext, configs: &[Option<&str>]) -> Result<Runs, LabError> {
+    runs_with(id, ctx, configs, &App::model, &DeviceParams::PAPER)
 }
 
-/// [`runs`] with every app's message bodies `body_factor` times longer (a sensitivity
-/// point of the workload model), on devices `params`.
+/// [`runs`] with each app's workload generated from `model(app)` (a sensitivity point
+/// of the workload model), on devices `params`.
 fn runs_with(
     id: &str,
     ctx: &RunContext,
     configs: &[Option<&str>],
-    body_factor: u32,
+    model: &dyn Fn(App) -> AppModel,
     params: &DeviceParams,
-) -> Result<BTreeMap<(String, App, u32), WorkloadRun>, LabError> {
+) -> Result<Runs, LabError> {
     let mut out = BTreeMap::new();
     for app in App::ALL {
-        let mut model = app.model();
-        model.body_bytes = (model.body_bytes.0 * body_factor, model.body_bytes.1 * body_factor);
+        let model = model(app);
         for length in lengths(ctx) {
             let workload = generate_with(app, &model, length, ctx.seed).map_err(failed(id))?;
             for name in configs {
@@ -82,11 +94,24 @@ fn mean(values: &[f64]) -> f64 {
     values.iter().sum::<f64>() / values.len().max(1) as f64
 }
 
+/// The smallest, median (of an even count, the mean of the middle two) and largest of
+/// `values`; zeros when there are none.
+fn spread(values: &[f64]) -> (f64, f64, f64) {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let Some((&lo, &hi)) = sorted.first().zip(sorted.last()) else {
+        return (0.0, 0.0, 0.0);
+    };
+    let half = sorted.len() / 2;
+    let median = if sorted.len() % 2 == 1 { sorted[half] } else { (sorted[half - 1] + sorted[half]) / 2.0 };
+    (lo, median, hi)
+}
+
 /// A table of `metric` per configuration and trace, normalised to `base`, with the
 /// per-configuration mean; returns the table and the normalised values by config.
 fn normalised(
     title: &str,
-    runs: &BTreeMap<(String, App, u32), WorkloadRun>,
+    runs: &Runs,
     ctx: &RunContext,
     configs: &[&str],
     base: &str,
@@ -118,6 +143,69 @@ fn normalised(
         by_config.insert(config.to_string(), values);
     }
     (table, by_config)
+}
+
+/// The PCM write time a run is timed with; Figures 18 and 19 are reported with both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum WriteTime {
+    /// [`nvmdb_journal::PAPER_BOARD_PCM`]: a fixed time per changed 128 B step.
+    Chunks,
+    /// [`nvmdb_journal::PAPER_BOARD_PCM_PROGRAM_BUDGET`]: a time by the cells programmed.
+    Cells,
+}
+
+impl WriteTime {
+    /// Both, in table order.
+    const BOTH: [WriteTime; 2] = [WriteTime::Chunks, WriteTime::Cells];
+
+    /// The devices a run is timed on.
+    fn params(self) -> DeviceParams {
+        match self {
+            WriteTime::Chunks => DeviceParams::PAPER,
+            WriteTime::Cells => DeviceParams::PAPER_PROGRAM_BUDGET,
+        }
+    }
+
+    /// What the composition's PCM write time includes, for row labels.
+    fn label(self) -> &'static str {
+        match self {
+            WriteTime::Chunks => "PCM write time fixed per changed 128 B (7.1 µs)",
+            WriteTime::Cells => "PCM write time by cells programmed (64 per 444 ns iteration)",
+        }
+    }
+}
+
+/// The two ends of a bracket around a target: `(x, value)` where the value is at least the
+/// target, and where it is below.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Bracket {
+    holds: (f64, f64),
+    fails: (f64, f64),
+}
+
+/// Where a measured value reaches `target` as a parameter runs over `grid` (`(x, value)`
+/// in increasing x): the first neighbours of the grid whose values lie on either side of
+/// the target, narrowed by evaluating `value` at `mid(a, b)` of the bracket's ends until
+/// `mid` gives `None`. `None` when no neighbours straddle the target.
+fn crossing<E>(
+    grid: &[(f64, f64)],
+    target: f64,
+    mid: impl Fn(f64, f64) -> Option<f64>,
+    mut value: impl FnMut(f64) -> Result<f64, E>,
+) -> Result<Option<Bracket>, E> {
+    let Some(pair) = grid.windows(2).find(|w| (w[0].1 >= target) != (w[1].1 >= target)) else {
+        return Ok(None);
+    };
+    let (mut a, mut b) = (pair[0], pair[1]);
+    while let Some(x) = mid(a.0, b.0) {
+        let point = (x, value(x)?);
+        if (point.1 >= target) == (a.1 >= target) {
+            a = point;
+        } else {
+            b = point;
+        }
+    }
+    Ok(Some(if a.1 >= target { Bracket { holds: a, fails: b } } else { Bracket { holds: b, fails: a } }))
 }
 
 fn reduction_percent(values: &[f64]) -> f64 {
@@ -272,7 +360,12 @@ impl Experiment for Fig9Total {
             let r = if k == 1 {
                 &runs
             } else {
-                other = runs_with(self.id(), ctx, &[Some("RR-S2X"), Some("RU20-S2X-WH64")], k, &DeviceParams::PAPER)?;
+                let longer = |app: App| {
+                    let model = app.model();
+                    AppModel { body_bytes: (model.body_bytes.0 * k, model.body_bytes.1 * k), ..model }
+                };
+                other =
+                    runs_with(self.id(), ctx, &[Some("RR-S2X"), Some("RU20-S2X-WH64")], &longer, &DeviceParams::PAPER)?;
                 &other
             };
             let wpp = mean(
@@ -313,7 +406,7 @@ const BODY_FACTORS: [u32; 3] = [1, 2, 4];
 
 /// RU20-S2X-WH64's cut of total bit updates against RR-S2X counting the measured
 /// transactions only (no setup), % (mean over traces).
-fn transactions_cut(runs: &BTreeMap<(String, App, u32), WorkloadRun>, ctx: &RunContext) -> f64 {
+fn transactions_cut(runs: &Runs, ctx: &RunContext) -> f64 {
     let bits = |r: &WorkloadRun| r.transactions_pcm_by_field.iter().map(|s| s.bits_written).sum::<u64>() as f64;
     let (_, by) = normalised("", runs, ctx, &["RU20-S2X-WH64"], "RR-S2X", bits);
     reduction_percent(&by["RU20-S2X-WH64"])
@@ -321,7 +414,7 @@ fn transactions_cut(runs: &BTreeMap<(String, App, u32), WorkloadRun>, ctx: &RunC
 
 /// The bit updates of the measured transactions per journal structure, RR-S2X against
 /// RU20-S2X-WH64 summed over traces, and a note naming the largest shares.
-fn bits_by_field(runs: &BTreeMap<(String, App, u32), WorkloadRun>, ctx: &RunContext) -> (Table, String) {
+fn bits_by_field(runs: &Runs, ctx: &RunContext) -> (Table, String) {
     let sum = |config: &str, field: Field| -> u64 {
         traces(ctx)
             .iter()
@@ -390,386 +483,6 @@ fn bits_by_field(runs: &BTreeMap<(String, App, u32), WorkloadRun>, ctx: &RunCont
     (table, note)
 }
 
-/// `journal-fig13`: maximum bit updates (the hottest cell), normalised to RR-S2X.
-#[derive(Debug)]
-pub struct Fig13Max;
-
-impl Experiment for Fig13Max {
-    fn id(&self) -> &'static str {
-        "journal-fig13"
-    }
-    fn title(&self) -> &'static str {
-        "Maximum PCM bit updates of the journal configurations (Figure 13)"
-    }
-    fn source(&self) -> &'static str {
-        "Lee et al., ACM TODAES 2016 (seed 003), Section 6.2, Figures 13 and 16"
-    }
-    fn run(&self, ctx: &RunContext) -> Result<Outcome, LabError> {
-        let configs: Vec<Option<&str>> = CONFIGS.iter().map(|c| Some(*c)).collect();
-        let runs = runs(self.id(), ctx, &configs)?;
-        let max = |r: &WorkloadRun| r.stats.max_bit_updates as f64;
-        let (table, by) = normalised("Maximum bit updates ÷ RR-S2X", &runs, ctx, &CONFIGS, "RR-S2X", max);
-        let s2_helps = by["RR-S2"].iter().zip(&by["RR"]).all(|(s2, rr)| s2 < rr);
-        let ru20 = by["RU20-S2X-WH64"].iter().copied().fold(0.0, f64::max);
-        let mut headline = Table::new("Beside the paper", &["claim", "paper", "ours"]);
-        headline.row(vec![
-            "max bit updates of RU20-S2X-WH64 ÷ RR-S2X (largest over traces)".into(),
-            stated("journal-fig13-ru20-max"),
-            ru20.into(),
-        ]);
-        let mut hottest = Table::new("The field of the hottest PCM cell", &["config", "trace", "field", "programs"]);
-        for &config in &CONFIGS {
-            for (app, length) in traces(ctx) {
-                let run = &runs[&(config.to_string(), app, length)];
-                hottest.row(vec![
-                    config.into(),
-                    trace(app, length).into(),
-                    run.hottest_field.clone().into(),
-                    (run.stats.max_bit_updates as i64).into(),
-                ]);
-            }
-        }
-        let mut outcome = Outcome {
-            summary: format!(
-                "The hottest cell (see its field in the last table): under RR and RR-S2 the valid flag of a \
-                 header-frame descriptor; X spreads flags over 8 cells. RU20-S2X-WH64's maximum is {ru20:.2} of \
-                 RR-S2X's at most (paper: no higher)."
-            ),
-            config: config_json(ctx, &CONFIGS),
-            tables: vec![headline, table, hottest],
-            notes: vec![WORKLOAD_NOTE.into(), S2_NOTE.into()],
-            ..Default::default()
-        };
-        holds_explained(&mut outcome, "journal-fig13-s2-below-rr", s2_helps, S2_NOTE);
-        let hot = traces(ctx)
-            .into_iter()
-            .map(|(app, length)| {
-                let get = |c: &str| &runs[&(c.to_string(), app, length)];
-                let (ru, rr) = (get("RU20-S2X-WH64"), get("RR-S2X"));
-                format!(
-                    "{}: {} programs in {} against RR-S2X's {} in {}",
-                    trace(app, length),
-                    ru.stats.max_bit_updates,
-                    ru.hottest_field,
-                    rr.stats.max_bit_updates,
-                    rr.hottest_field
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("; ");
-        let note = format!(
-            "Measured hottest cells (RU20-S2X-WH64 against RR-S2X, per trace): {hot}. The counts are small at this \
-             scale, so one program more or less moves the ratio by several percent."
-        );
-        outcome.notes.push(note.clone());
-        measure_explained(&mut outcome, "journal-fig13-ru20-max", ru20, &note);
-        Ok(outcome)
-    }
-}
-
-const S2_NOTE: &str = "The table of hottest fields isolates why S2 alone does not lower RR's maximum here: \
-     under RR and RR-S2 the hottest cell is the plain valid flag of the DB file's header-frame descriptor in the \
-     manager frame, which flips at the start and end of every journal of that file, as often as the busiest \
-     presence bit under RU. S2 moves the presence bits to DRAM but not that flag; X (RR-S2X) spreads it over 8 \
-     cells. The paper found the presence bits hottest under RR; with our workloads, whose busiest DB file \
-     starts a journal at nearly every transaction, the flag ties or exceeds them.";
-
-/// `journal-fig18`: energy, normalised to RR-S2X.
-#[derive(Debug)]
-pub struct Fig18Energy;
-
-impl Experiment for Fig18Energy {
-    fn id(&self) -> &'static str {
-        "journal-fig18"
-    }
-    fn title(&self) -> &'static str {
-        "Energy of the journal configurations (Figure 18)"
-    }
-    fn source(&self) -> &'static str {
-        "Lee et al., ACM TODAES 2016 (seed 003), Section 6.2, Figure 18"
-    }
-    fn run(&self, ctx: &RunContext) -> Result<Outcome, LabError> {
-        // RU20-S2X and RU-S2X-WH64 separate the reuse limit from the header copies.
-        let configs = ["RR-S2X", "RU-S2X", "RU20-S2X", "RU-S2X-WH64", "RU20-S2X-WH64"];
-        let runs = runs(self.id(), ctx, &configs.map(Some))?;
-        let device_energy = |r: &WorkloadRun| r.transactions_energy_pj as f64;
-        let (device, device_by) =
-            normalised("Device energy ÷ RR-S2X (PCM and DB storage)", &runs, ctx, &configs, "RR-S2X", device_energy);
-        let pcm_energy = |r: &WorkloadRun| r.transactions_pcm_energy_pj as f64;
-        let (journal, journal_by) =
-            normalised("Journal (PCM) energy ÷ RR-S2X", &runs, ctx, &configs, "RR-S2X", pcm_energy);
-        let pcm_share = mean(
-            &traces(ctx)
-                .into_iter()
-                .map(|(app, l)| {
-                    let r = &runs[&("RR-S2X".to_string(), app, l)];
-                    100.0 * r.transactions_pcm_energy_pj as f64 / r.transactions_energy_pj.max(1) as f64
-                })
-                .collect::<Vec<_>>(),
-        );
-        let journal_cut = reduction_percent(&journal_by["RU20-S2X-WH64"]);
-        let device_cut = reduction_percent(&device_by["RU20-S2X-WH64"]);
-        let mut headline = Table::new("Beside the paper", &["claim", "paper", "ours (mean over traces)"]);
-        headline.row(vec![
-            "RU20-S2X-WH64 cuts the journal's (PCM) energy against RR-S2X, %".into(),
-            stated("journal-fig18-energy-cut"),
-            journal_cut.into(),
-        ]);
-        headline.row(vec![
-            "the same for device energy (PCM and the DB file's flash), %".into(),
-            Cell::Missing,
-            device_cut.into(),
-        ]);
-        let split = EnergySplit::of(&runs, ctx, &configs);
-        let mut outcome = Outcome {
-            summary: format!(
-                "Energy of the measured transactions: PCM energy under the CIDR 2011 model (2 pJ per bit read, \
-                 every accessed 64 B line read whole, written lines included; 16 pJ per bit programmed), and the \
-                 DB file's flash page reads and programs. RU20-S2X-WH64 changes the journal's PCM energy by \
-                 {:+.1}% against RR-S2X (paper: -49.4%) and device energy by {:+.3}%; the PCM is {pcm_share:.3}% of \
-                 RR-S2X's device energy.",
-                -journal_cut, -device_cut
-            ),
-            config: config_json(ctx, &configs),
-            tables: vec![headline, journal, device, split.by_kind_table(), split.by_field_table()],
-            notes: vec![
-                WORKLOAD_NOTE.into(),
-                "The claim compares the journal's energy: Section 6.2 says Figure 18 \"compares the energy \
-                 consumption (normalized to RR-S2X) of the PCM-based SQLite journaling methods\" and attributes \
-                 RR-S2X's larger energy to its bit updates (\"larger energy consumption in PCM program\") and to \
-                 its longer runtime (\"large background energy consumption\"). We count the PCM's access and \
-                 program energy only: no background power and no CPU."
-                    .into(),
-                split.note(),
-            ],
-            ..Default::default()
-        };
-        measure_explained(&mut outcome, "journal-fig18-energy-cut", journal_cut, &split.note());
-        Ok(outcome)
-    }
-}
-
-/// The PCM energy of the measured transactions, summed over traces, split by kind and by
-/// journal structure (the isolating measurement behind Figure 18's notes).
-struct EnergySplit {
-    configs: Vec<String>,
-    /// Per configuration: per field, (line-access pJ, program pJ).
-    by_field: BTreeMap<String, Vec<(f64, f64)>>,
-    frame_copies: BTreeMap<String, u64>,
-}
-
-impl EnergySplit {
-    fn of(runs: &BTreeMap<(String, App, u32), WorkloadRun>, ctx: &RunContext, configs: &[&str]) -> EnergySplit {
-        let metrics = nvmdb_device::PcmMetrics::CIDR2011;
-        let mut by_field = BTreeMap::new();
-        let mut frame_copies = BTreeMap::new();
-        for &config in configs {
-            let mut fields = vec![(0.0, 0.0); Field::ALL.len()];
-            let mut copies = 0;
-            for (app, length) in traces(ctx) {
-                let r = &runs[&(config.to_string(), app, length)];
-                copies += r.stats.frame_copies;
-                for (i, s) in r.transactions_pcm_by_field.iter().enumerate() {
-                    let program = (s.bits_written * metrics.e_wb_pj) as f64;
-                    fields[i].0 += (s.energy_pj(&metrics) + s.storage_energy_pj) as f64 - program;
-                    fields[i].1 += program;
-                }
-            }
-            by_field.insert(config.to_string(), fields);
-            frame_copies.insert(config.to_string(), copies);
-        }
-        EnergySplit { configs: configs.iter().map(|c| c.to_string()).collect(), by_field, frame_copies }
-    }
-
-    /// (line access, program, frame-copy) energy of a configuration, µJ.
-    fn totals(&self, config: &str) -> (f64, f64, f64) {
-        let f = &self.by_field[config];
-        let access: f64 = f.iter().map(|e| e.0).sum();
-        let program: f64 = f.iter().map(|e| e.1).sum();
-        let copy = f[Field::FrameCopy.index()];
-        (access / 1e6, program / 1e6, (copy.0 + copy.1) / 1e6)
-    }
-
-    fn by_kind_table(&self) -> Table {
-        let mut t = Table::new(
-            "PCM energy of the measured transactions by kind, summed over traces",
-            &[
-                "config",
-                "line accesses, µJ",
-                "cell programs, µJ",
-                "total ÷ RR-S2X",
-                "frame copies (whole run)",
-                "frame-copy energy, µJ",
-                "without frame copies ÷ RR-S2X",
-            ],
-        );
-        let (ba, bp, bc) = self.totals("RR-S2X");
-        for c in &self.configs {
-            let (a, p, copy) = self.totals(c);
-            t.row(vec![
-                c.clone().into(),
-                a.into(),
-                p.into(),
-                ((a + p) / (ba + bp)).into(),
-                (self.frame_copies[c] as i64).into(),
-                copy.into(),
-                ((a + p - copy) / (ba + bp - bc)).into(),
-            ]);
-        }
-        t
-    }
-
-    fn by_field_table(&self) -> Table {
-        let mut columns = vec!["structure".to_string()];
-        columns.extend(self.configs.iter().map(|c| format!("{c}, µJ")));
-        let refs: Vec<&str> = columns.iter().map(String::as_str).collect();
-        let mut t =
-            Table::new("PCM energy of the measured transactions by journal structure, summed over traces", &refs);
-        for field in Field::ALL {
-            let mut row: Vec<Cell> = vec![field.name().into()];
-            row.extend(self.configs.iter().map(|c| {
-                let e = self.by_field[c][field.index()];
-                Cell::from((e.0 + e.1) / 1e6)
-            }));
-            t.row(row);
-        }
-        t
-    }
-
-    fn note(&self) -> String {
-        let (ba, bp, _) = self.totals("RR-S2X");
-        let (a, p, copy) = self.totals("RU20-S2X-WH64");
-        let (ua, up, _) = self.totals("RU-S2X");
-        format!(
-            "Measured split (PCM energy of the transactions, summed over traces): RR-S2X spends {ba:.1} µJ on line \
-             accesses and {bp:.1} µJ on cell programs; RU-S2X {ua:.1} and {up:.1}; RU20-S2X-WH64 {a:.1} and {p:.1}, \
-             of which {copy:.1} µJ are frame copies at the reuse limit ({} in the whole run) (a 64 KB frame read and written whole). \
-             Without the frame copies RU20-S2X-WH64's PCM energy is {:.3} of RR-S2X's. From RR-S2X to RU-S2X (no \
-             reuse limit, no copies) the program energy changes by {:+.1}% and the line-access energy, charged per \
-             64 B line touched whatever the bits changed, by {:+.1}%. No background or CPU power is modelled.",
-            self.frame_copies["RU20-S2X-WH64"],
-            (a + p - copy) / (ba + bp),
-            100.0 * (up / bp - 1.0),
-            100.0 * (ua / ba - 1.0)
-        )
-    }
-}
-
-/// `journal-fig19`: processing time per SQLite command.
-#[derive(Debug)]
-pub struct Fig19Time;
-
-impl Experiment for Fig19Time {
-    fn id(&self) -> &'static str {
-        "journal-fig19"
-    }
-    fn title(&self) -> &'static str {
-        "Processing time per SQLite command (Figure 19)"
-    }
-    fn source(&self) -> &'static str {
-        "Lee et al., ACM TODAES 2016 (seed 003), Section 6.2, Figure 19"
-    }
-    fn run(&self, ctx: &RunContext) -> Result<Outcome, LabError> {
-        let configs = [Some("RR-S2X"), Some("RU20-S2X-WH64"), None];
-        let runs = runs(self.id(), ctx, &configs)?;
-        let per_command = |r: &WorkloadRun| r.transactions_time_ns as f64 / r.commands.max(1) as f64;
-        let journal_per_command = |r: &WorkloadRun| r.transactions_pcm_time_ns as f64 / r.commands.max(1) as f64;
-        let mut journal_table = Table::new(
-            "Simulated journal (PCM) time per SQLite command, µs",
-            &["trace", "RR-S2X", "RU20-S2X-WH64", "RU20 cut vs RR-S2X, %"],
-        );
-        let mut journal_cuts = Vec::new();
-        let mut table = Table::new(
-            "Simulated device time per SQLite command, µs",
-            &["trace", "no journaling", "RR-S2X", "RU20-S2X-WH64", "RR-S2X ÷ none", "RU20 cut vs RR-S2X, %"],
-        );
-        let mut ratios = Vec::new();
-        let mut cuts = Vec::new();
-        for app in App::ALL {
-            for length in lengths(ctx) {
-                let get = |c: &str| per_command(&runs[&(c.to_string(), app, length)]);
-                let (none, rr, ru) = (get("none"), get("RR-S2X"), get("RU20-S2X-WH64"));
-                let journal = |c: &str| journal_per_command(&runs[&(c.to_string(), app, length)]);
-                let (jrr, jru) = (journal("RR-S2X"), journal("RU20-S2X-WH64"));
-                journal_cuts.push(100.0 * (1.0 - jru / jrr));
-                journal_table.row(vec![
-                    trace(app, length).into(),
-                    (jrr / 1000.0).into(),
-                    (jru / 1000.0).into(),
-                    (100.0 * (1.0 - jru / jrr)).into(),
-                ]);
-                ratios.push(rr / none);
-                cuts.push(100.0 * (1.0 - ru / rr));
-                table.row(vec![
-                    trace(app, length).into(),
-                    (none / 1000.0).into(),
-                    (rr / 1000.0).into(),
-                    (ru / 1000.0).into(),
-                    (rr / none).into(),
-                    (100.0 * (1.0 - ru / rr)).into(),
-                ]);
-            }
-        }
-        let mut headline = Table::new("Beside the paper", &["claim", "paper", "ours (mean over traces)"]);
-        headline.row(vec![
-            "RR-S2X time ÷ no journaling, ×".into(),
-            stated("journal-fig19-rr-vs-none"),
-            mean(&ratios).into(),
-        ]);
-        headline.row(vec![
-            "RU20-S2X-WH64 cuts time against RR-S2X, %".into(),
-            stated("journal-fig19-time-cut"),
-            mean(&cuts).into(),
-        ]);
-        headline.row(vec![
-            "the same for the journal's PCM time alone, %".into(),
-            Cell::Missing,
-            mean(&journal_cuts).into(),
-        ]);
-        let mut outcome = Outcome {
-            summary: format!(
-                "Simulated device time per SQLite command (PCM journal writes and reads, DB file flash pages). \
-                 RR-S2X takes {:.2}× the time of no journaling (paper: 2.67×); RU20-S2X-WH64 cuts RR-S2X's time by \
-                 {:.1}% (paper: 52.3%).",
-                mean(&ratios),
-                mean(&cuts)
-            ),
-            config: config_json(ctx, &["RR-S2X", "RU20-S2X-WH64", "none"]),
-            tables: vec![headline, table, journal_table],
-            notes: vec![
-                WORKLOAD_NOTE.into(),
-                "The claims compare whole processing time: Section 6.2 compares \"the average processing time \
-                 of SQLite command\", with RR-S2X against \"the case of no journaling\", which has no journal time; \
-                 the journal's PCM time alone is in the last table."
-                    .into(),
-                "Time is simulated device time only: no CPU time of SQLite. The PCM write time per 128 B step is \
-                 an assumption (the datasheet's 7.1 µs per 32 B chunk, four chips in parallel), since the paper \
-                 does not give Figure 4's values; both ratios depend on it."
-                    .into(),
-            ],
-            ..Default::default()
-        };
-        let pcm_share = mean(
-            &App::ALL
-                .iter()
-                .flat_map(|&app| lengths(ctx).into_iter().map(move |l| (app, l)))
-                .map(|(app, l)| {
-                    let r = &runs[&("RR-S2X".to_string(), app, l)];
-                    100.0 * r.transactions_pcm_time_ns as f64 / r.transactions_time_ns.max(1) as f64
-                })
-                .collect::<Vec<_>>(),
-        );
-        let note = format!(
-            "Measured split: the PCM journal is {pcm_share:.1}% of RR-S2X's device time, the DB file's flash pages \
-             (the same under every configuration) the rest; CPU time is not modelled, and the PCM's write time \
-             per 128 B is an assumption (see the notes)."
-        );
-        measure_explained(&mut outcome, "journal-fig19-rr-vs-none", mean(&ratios), &note);
-        measure_explained(&mut outcome, "journal-fig19-time-cut", mean(&cuts), &note);
-        Ok(outcome)
-    }
-}
-
 /// Reuse limits and header copies of the sweep (Figures 10, 11, 14, 15 and 16).
 const SWEEP_N: [u32; 5] = [2, 5, 10, 20, 50];
 const SWEEP_M: [u32; 6] = [1, 2, 4, 8, 64, 128];
@@ -826,7 +539,7 @@ impl BitMetric {
 struct SweepFigure {
     configs: Vec<String>,
     by_config: BTreeMap<String, Vec<f64>>,
-    runs: BTreeMap<(String, App, u32), WorkloadRun>,
+    runs: Runs,
     outcome: Outcome,
 }
 
@@ -896,13 +609,7 @@ struct Column {
 /// divided by RR-S2X's total, summed over the column's traces. A column sums to the
 /// difference of the two configurations' totals ÷ RR-S2X. Returns the table and, per
 /// column, its largest contributions as text.
-fn contributions(
-    title: &str,
-    runs: &BTreeMap<(String, App, u32), WorkloadRun>,
-    ctx: &RunContext,
-    base: &str,
-    columns: &[Column],
-) -> (Table, Vec<String>) {
+fn contributions(title: &str, runs: &Runs, ctx: &RunContext, base: &str, columns: &[Column]) -> (Table, Vec<String>) {
     let bits = |config: &str, apps: &[App], field: Option<Field>| -> f64 {
         traces(ctx)
             .iter()
@@ -1021,7 +728,7 @@ impl Experiment for Fig10ReuseLimitTotal {
         fig.outcome.tables.push(table);
         // One factor more: a 4 MB journal area, where garbage collection runs less.
         let params = DeviceParams { journal_bytes: 4 << 20, ..DeviceParams::PAPER };
-        let big = runs_with(self.id(), ctx, &[Some("RR-S2X"), Some("RU2-S2X")], 1, &params)?;
+        let big = runs_with(self.id(), ctx, &[Some("RR-S2X"), Some("RU2-S2X")], &App::model, &params)?;
         let columns: Vec<Column> = App::ALL
             .into_iter()
             .map(|app| Column {
@@ -1039,7 +746,7 @@ impl Experiment for Fig10ReuseLimitTotal {
             &columns,
         );
         fig.outcome.tables.push(big_table);
-        let gc = |runs: &BTreeMap<(String, App, u32), WorkloadRun>| {
+        let gc = |runs: &Runs| {
             traces(ctx)
                 .into_iter()
                 .map(|(a, l)| {
@@ -1085,12 +792,7 @@ impl Experiment for Fig10ReuseLimitTotal {
 /// predict. A DB file's header frame is allocated by its first journal (the setup), reused
 /// by the next n and copied by the one after, so with no garbage collection its header
 /// copies are ⌊t/(n+1)⌋ for t measured transactions. Returns the table and a note.
-fn copies_at_n2(
-    id: &str,
-    ctx: &RunContext,
-    small: &BTreeMap<(String, App, u32), WorkloadRun>,
-    big: &BTreeMap<(String, App, u32), WorkloadRun>,
-) -> Result<(Table, String), LabError> {
+fn copies_at_n2(id: &str, ctx: &RunContext, small: &Runs, big: &Runs) -> Result<(Table, String), LabError> {
     let config = sweep_name(2, 1);
     let mut table = Table::new(
         "RU2-S2X frame copies per trace (measured transactions; 2 MB unless marked)",
@@ -1184,7 +886,7 @@ fn longer_traces(id: &str, ctx: &RunContext) -> Result<(Table, String), LabError
     let mut by_area = Vec::new();
     for mb in areas {
         let params = DeviceParams { journal_bytes: mb << 20, ..DeviceParams::PAPER };
-        by_area.push(runs_with(id, ctx, &configs, 1, &params)?);
+        by_area.push(runs_with(id, ctx, &configs, &App::model, &params)?);
     }
     let mut table = Table::new(
         "RU20-S2X against RR-S2X by trace length and journal area (page records: 1 KB images)",
@@ -1330,7 +1032,7 @@ impl Experiment for Fig14ReuseLimitMax {
 
 /// A note naming, per trace, the hottest cell's field and programs under each of
 /// `configs` and under RR-S2X.
-fn hottest_note(ctx: &RunContext, runs: &BTreeMap<(String, App, u32), WorkloadRun>, configs: &[&str]) -> String {
+fn hottest_note(ctx: &RunContext, runs: &Runs, configs: &[&str]) -> String {
     let mut all: Vec<&str> = configs.to_vec();
     all.push("RR-S2X");
     let per_trace = traces(ctx)
@@ -1763,6 +1465,38 @@ impl Experiment for Recovery {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_crossing_is_bracketed_on_the_grid_and_narrowed_by_bisection() {
+        // A falling value that reaches 75 at x = 37.5: integer bisection ends at 37 / 38.
+        let f = |x: f64| Ok::<f64, ()>(150.0 - 2.0 * x);
+        let grid: Vec<(f64, f64)> = [1.0, 10.0, 100.0].iter().map(|&x| (x, f(x).unwrap())).collect();
+        let integer = |a: f64, b: f64| {
+            let (lo, hi) = (a.min(b), a.max(b));
+            (hi - lo > 1.0).then(|| ((lo + hi) / 2.0).floor())
+        };
+        let mut calls = 0;
+        let found = crossing(&grid, 75.0, integer, |x| {
+            calls += 1;
+            f(x)
+        })
+        .unwrap()
+        .unwrap();
+        assert_eq!((found.holds.0, found.fails.0), (37.0, 38.0));
+        assert!(calls <= 7, "{calls} evaluations for a bracket of 90");
+        // A rising value, and none reaching the target.
+        let rising: Vec<(f64, f64)> = grid.iter().map(|&(x, v)| (x, 150.0 - v)).collect();
+        let found = crossing(&rising, 75.0, integer, |x| Ok::<f64, ()>(2.0 * x)).unwrap().unwrap();
+        assert_eq!((found.holds.0, found.fails.0), (38.0, 37.0));
+        assert_eq!(crossing(&grid, 200.0, integer, f).unwrap(), None);
+    }
+
+    #[test]
+    fn spread_gives_the_smallest_median_and_largest() {
+        assert_eq!(spread(&[3.0, 1.0, 2.0]), (1.0, 2.0, 3.0));
+        assert_eq!(spread(&[4.0, 1.0, 2.0, 3.0]), (1.0, 2.5, 4.0));
+        assert_eq!(spread(&[]), (0.0, 0.0, 0.0));
+    }
 
     #[test]
     fn the_pareto_front_keeps_only_undominated_points() {
