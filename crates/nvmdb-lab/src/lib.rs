@@ -21,7 +21,6 @@ pub use scorecard::{claim, scorecard, Claim, ClaimKind, Measured, ScoreRow, Stat
 pub use stored::{PaperStore, StoredRun};
 
 use std::io::IsTerminal;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use rand::SeedableRng;
