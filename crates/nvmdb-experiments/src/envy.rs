@@ -1727,7 +1727,7 @@ impl Experiment for ParallelAndBuffer {
             let (mut db, _) = load_tpca(config, ctx, self.id())?;
             let r = db.run(25.0, warm, measured, &mut rng).map_err(failed(self.id()))?;
             buffers.row(vec![
-                format!("1/{divisor}").into(),
+                Cell::typed(format!("1/{divisor}"), [("fraction", (1.0 / divisor as f64).into())]),
                 config.buffer_pages.into(),
                 (r.flushed_pages_per_s / r.throughput_tps).into(),
                 r.mean_write_ns.into(),

@@ -251,14 +251,17 @@ impl Claim {
     }
 
     /// What the paper states as a table cell, so experiments can show it beside ours
-    /// without retyping it: a value is a float, anything else text as in
-    /// [`paper_display`](Claim::paper_display) but without the unit.
+    /// without retyping it: a value is a float; a range or bound is a typed cell, its text
+    /// as in [`paper_display`](Claim::paper_display) without the unit and its numbers as
+    /// data (`lo` and `hi`, `at_least`, `at_most`); "holds" is text.
     pub fn stated_cell(&self) -> Cell {
         match self.stated {
             Stated::Value(v) => Cell::Float(v),
-            Stated::Range { lo, hi } => Cell::Text(format!("{}–{}", number(lo), number(hi))),
-            Stated::AtLeast(x) => Cell::Text(format!("≥ {}", number(x))),
-            Stated::AtMost(x) => Cell::Text(format!("≤ {}", number(x))),
+            Stated::Range { lo, hi } => {
+                Cell::typed(format!("{}–{}", number(lo), number(hi)), [("lo", lo.into()), ("hi", hi.into())])
+            }
+            Stated::AtLeast(x) => Cell::typed(format!("≥ {}", number(x)), [("at_least", x.into())]),
+            Stated::AtMost(x) => Cell::typed(format!("≤ {}", number(x)), [("at_most", x.into())]),
             Stated::Holds => Cell::Text("holds".into()),
         }
     }
@@ -422,10 +425,14 @@ mod tests {
         assert_eq!(c.paper_display(), "10–20%");
         assert_eq!(c.tolerance_display(), "±10%");
         assert_eq!(c.ours_display(Some(12.3456)), "12.35%");
-        assert_eq!(c.stated_cell(), Cell::Text("10–20".into()));
+        assert_eq!(c.stated_cell(), Cell::typed("10–20", [("lo", 10.0.into()), ("hi", 20.0.into())]));
+        assert_eq!(c.stated_cell().display(), "10–20");
         let c = claim_of(Stated::AtLeast(2.5), Tolerance::Absolute(0.25));
         assert_eq!(c.paper_display(), "≥ 2.5×");
+        assert_eq!(c.stated_cell(), Cell::typed("≥ 2.5", [("at_least", 2.5.into())]));
         assert_eq!(c.tolerance_display(), "±0.25×");
+        let c = claim_of(Stated::AtMost(7.8), Tolerance::Exact);
+        assert_eq!(c.stated_cell(), Cell::typed("≤ 7.8", [("at_most", 7.8.into())]));
         assert_eq!(claim_of(Stated::Value(3.0), Tolerance::Exact).stated_cell(), Cell::Float(3.0));
         let c = claim_of(Stated::Holds, Tolerance::Exact);
         assert_eq!((c.paper_display(), c.ours_display(Some(0.0))), ("holds".into(), "does not hold".into()));

@@ -505,7 +505,7 @@ impl Experiment for ThesisHashJoin {
                 let t = single(SingleSpec::disk(k, layout, algorithm, Pool::of(pool_bytes)));
                 fig59.row(
                     [
-                        vec![format!("{k}.0X").into(), variant_name(layout, algorithm).into()],
+                        vec![size_cell(k), variant_name(layout, algorithm).into()],
                         counter_cells(&t),
                         vec![(t.dram_bytes as f64 / 1e6).into()],
                     ]
@@ -548,7 +548,7 @@ impl Experiment for ThesisHashJoin {
                     memory_gains.push(g);
                 }
                 improvements.row(vec![
-                    format!("{k}.0X").into(),
+                    size_cell(k),
                     mode.into(),
                     layout.into(),
                     g.0.into(),
@@ -562,7 +562,7 @@ impl Experiment for ThesisHashJoin {
                 {
                     fig511.row(
                         [
-                            vec![format!("{k}.0X").into(), mode.into(), variant_name(Layout::Row, algorithm).into()],
+                            vec![size_cell(k), mode.into(), variant_name(Layout::Row, algorithm).into()],
                             counter_cells(t),
                         ]
                         .concat(),
@@ -589,15 +589,15 @@ impl Experiment for ThesisHashJoin {
         );
         let last = factors.len() - 1;
         let mut fit_ratios = Vec::new();
-        for (size, k, m, g) in [
-            ("1.0X", 1, &machine, memory_gains[0]),
-            ("1.0X", 1, &small_l3, small_l3_gains),
-            ("4.0X", factors[last], &machine, memory_gains[last]),
+        for (k, m, g) in [
+            (1, &machine, memory_gains[0]),
+            (1, &small_l3, small_l3_gains),
+            (factors[last], &machine, memory_gains[last]),
         ] {
             let database = databases[usize::try_from(k - 1).expect("a size factor")].bytes();
             fit_ratios.push(database as f64 / m.cache_bytes() as f64);
             fit.row(vec![
-                size.into(),
+                size_cell(k),
                 (m.cache_bytes() >> 10).into(),
                 (database as f64 / m.cache_bytes() as f64).into(),
                 g.0.into(),
@@ -621,7 +621,7 @@ impl Experiment for ThesisHashJoin {
             let t = single(SingleSpec::disk(k, Layout::Column, Algorithm::CachePartitioning, half));
             column_half_energy.push(t.energy_pj());
             column_partitions.row(vec![
-                format!("{k}.0X").into(),
+                size_cell(k),
                 (energy as f64 / 1e6).into(),
                 (t.energy_pj() as f64 / 1e6).into(),
             ]);
@@ -792,6 +792,13 @@ fn load_users(scale: Scale) -> u32 {
 
 /// Inserts per user, and as many updates and deletes (the thesis: "multiple"; ours).
 const DML_PER_USER: u32 = 2;
+
+/// A database size's cell: the report's `2.0X`, the scale factor's multiple as data
+/// (`x`, so Python's column is `size_x`).
+fn size_cell(k: impl Into<Cell> + std::fmt::Display) -> Cell {
+    let text = format!("{k}.0X");
+    Cell::typed(text, [("x", k.into())])
+}
 
 /// Scale factor of the 1.0X database of the multi-user runs: every user runs three queries,
 /// so the database is 4× (quick) and 25× (paper) smaller than the single-run one.
@@ -1271,7 +1278,7 @@ fn multi_user(ctx: &RunContext, tick: &(dyn Fn() + Sync)) -> Result<LoadResults,
     for &k in &factors {
         for variant in VARIANTS {
             let t = disk(k, variant, load);
-            let mut row: Vec<Cell> = vec![format!("{k}.0X").into(), variant_name(variant.0, variant.1).into()];
+            let mut row: Vec<Cell> = vec![size_cell(k), variant_name(variant.0, variant.1).into()];
             row.extend(counter_cells(t));
             row.push((t.dram_bytes as f64 / 1e6).into());
             fig59.row(row);
@@ -1306,7 +1313,7 @@ fn multi_user(ctx: &RunContext, tick: &(dyn Fn() + Sync)) -> Result<LoadResults,
         for (totals, algorithm, g) in
             [(t, Algorithm::CachePartitioning, None), (m, Algorithm::VirtualPartitioning, Some(g))]
         {
-            let mut row: Vec<Cell> = vec![format!("{k}.0X").into(), variant_name(Layout::Row, algorithm).into()];
+            let mut row: Vec<Cell> = vec![size_cell(k), variant_name(Layout::Row, algorithm).into()];
             row.extend(counter_cells(totals));
             match g {
                 Some(g) => row.extend([g.0.into(), g.1.into(), g.2.into()]),
