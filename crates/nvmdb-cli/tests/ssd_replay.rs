@@ -173,6 +173,50 @@ fn power_loss_at_recovers_and_verifies_every_written_page() {
     }
 }
 
+/// The verifier keeps its own model of acknowledged bytes: pages an unprotected DRAM
+/// buffer loses at the cut are reported right after the recovery, and 10-byte writes over
+/// them afterwards (read-modify-writes of the erased pages the store returns) do not hide
+/// the loss at the end.
+#[test]
+fn lost_pages_are_reported_after_recovery_and_partial_writes_do_not_hide_them() {
+    let config = [
+        "--set",
+        "flash.packages=1",
+        "--set",
+        "flash.planes_per_package=2",
+        "--set",
+        "flash.blocks_per_plane=16",
+        "--set",
+        "flash.pages_per_block=8",
+        "--set",
+        "ftl.overprovision=0.25",
+        "--set",
+        "content=bytes",
+        "--set",
+        "dram.pages=6",
+        "--set",
+        "dram.power_loss_protection=false",
+    ];
+    let run = |text: &str, name: &str| {
+        let trace = temp_file(name, text);
+        let mut args = vec!["ssd", "replay", "--trace", &trace, "--format", "simple", "--json"];
+        args.extend(config);
+        args.extend(["--prefill", "false", "--power-loss-at", "2"]);
+        let (code, stdout, stderr) = nvmdb(&args);
+        assert_eq!(code, 0, "{stderr}");
+        let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        let after = &json["power_loss"]["after_recovery"];
+        let found = |j: &serde_json::Value| {
+            [&j["verified_pages"], &j["lost_pages"], &j["corrupt_pages"]].map(|v| v.as_u64().unwrap())
+        };
+        (found(after), found(&json))
+    };
+    let whole = run("W 0 4096\nW 8192 4096\n", "dram-lost.trace");
+    assert_eq!(whole, ([2, 2, 0], [2, 2, 0]), "both pages lost, at the cut and at the end");
+    let patched = run("W 0 4096\nW 8192 4096\nW 100 10\nW 8292 10\n", "dram-patched.trace");
+    assert_eq!(patched, ([2, 2, 0], [2, 0, 2]), "lost at the cut; at the end 10 bytes over erased flash");
+}
+
 #[test]
 fn pcm_accounting_is_reported_and_a_bad_value_exits_2_naming_the_key() {
     let trace = temp_file("acct.trace", "W 0 4096\nW 0 4096\nW 0 512\nR 0 4096\n");

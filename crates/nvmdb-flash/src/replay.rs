@@ -18,7 +18,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::layer::{FlashError, PageStore, Pending, StoreHealth, StoreStats};
 
+mod model;
 mod responses;
+pub use model::Check;
+use model::Model;
 use responses::ResponseTimes;
 
 /// How to replay.
@@ -32,7 +35,8 @@ pub struct ReplayOptions {
     /// Seed for synthetic content ids of content-free traces in fingerprint mode.
     pub seed: u64,
     /// Cut power after this many requests (then recover and go on), and verify every
-    /// written page against a plain model of acknowledged writes at the end.
+    /// written page against the replay's own model of acknowledged writes right after the
+    /// recovery and at the end.
     pub power_loss_at: Option<u64>,
     /// Before the trace, write every logical page it touches once (whole pages, in page
     /// order, synthetic content), left out of every statistic, so that the trace runs on
@@ -146,13 +150,17 @@ pub struct ReplayReport {
     /// With more than one pass: the last pass alone (its requests, counters and response
     /// times; the drain's work when drained; the end state as the whole run's).
     pub last_pass: Option<Box<ReplayReport>>,
-    /// Pages checked against the model of acknowledged writes and trims (0 when no power
-    /// loss was asked for; in metadata-only mode only that written pages are mapped).
+    /// Pages checked at the end against the model of acknowledged writes and trims (0
+    /// when no power loss was asked for; in metadata-only mode only that written pages are
+    /// mapped).
     pub verified_pages: u64,
     /// Checked pages that read as never written.
     pub lost_pages: u64,
     /// Checked pages that read other data than last acknowledged (a trimmed page: any data).
     pub corrupt_pages: u64,
+    /// Where the power was cut and what the check right after the recovery found (`None`
+    /// when no power loss was asked for).
+    pub power_loss: Option<PowerLossReport>,
     /// Requests per simulated second.
     pub iops: f64,
     /// Host bytes (read + written) per simulated second, MB/s (10^6 bytes).
@@ -187,9 +195,16 @@ impl ReplayReport {
             verified_pages: 0,
             lost_pages: 0,
             corrupt_pages: 0,
+            power_loss: None,
             iops: 0.0,
             throughput_mb_s: 0.0,
         }
+    }
+
+    /// Sets the end-of-trace check's figures.
+    fn set_check(&mut self, check: &Check) {
+        (self.verified_pages, self.lost_pages, self.corrupt_pages) =
+            (check.verified_pages, check.lost_pages, check.corrupt_pages);
     }
 
     /// Takes `earlier`'s request counters (a report of the same run, before) off this one's.
@@ -237,6 +252,18 @@ impl ReplayReport {
             (self.requests as f64 / seconds, (self.host_bytes_read + self.host_bytes_written) as f64 / 1e6 / seconds)
         };
     }
+}
+
+/// Where a power loss fell, and what the check of every page of the model against the
+/// store found right after the recovery (the check at the end of the trace is the report's
+/// own `verified_pages`, `lost_pages` and `corrupt_pages`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PowerLossReport {
+    /// The request after which the power was cut, from 1 (0: before the first), counted
+    /// across passes.
+    pub operation: u64,
+    /// The check right after the recovery.
+    pub after_recovery: Check,
 }
 
 /// The flat figures of a replay, as `nvmdb ssd replay --json` prints them.
@@ -347,6 +374,9 @@ pub struct ReplaySummary {
     pub lost_pages: u64,
     /// Verified pages that read other data than last acknowledged.
     pub corrupt_pages: u64,
+    /// With a power loss: where the power was cut and the check right after the recovery;
+    /// null otherwise.
+    pub power_loss: Option<PowerLossReport>,
     /// With `--passes` above 1: the last pass alone, in these same fields (the end state's
     /// fields, such as the pending counts and wear, are the run's); null otherwise.
     pub last_pass: Option<Box<ReplaySummary>>,
@@ -412,6 +442,7 @@ impl ReplayReport {
             verified_pages: self.verified_pages,
             lost_pages: self.lost_pages,
             corrupt_pages: self.corrupt_pages,
+            power_loss: self.power_loss,
             last_pass: self.last_pass.as_ref().map(|last| Box::new(last.summary())),
         }
     }
@@ -459,8 +490,7 @@ where
         })?;
     }
     if options.power_loss_at == Some(0) {
-        engine.store.power_cycle().map_err(before)?;
-        engine.power_cycles += 1;
+        engine.power_cycle(0).map_err(before)?;
     }
     let mut seen = 0;
     for pass in 0..options.passes {
@@ -475,8 +505,7 @@ where
             engine.run(&request).map_err(|error| ReplayError::Store { request: index, error })?;
             seen = index + 1;
             if options.power_loss_at == Some(seen) {
-                engine.store.power_cycle().map_err(|error| ReplayError::Store { request: index, error })?;
-                engine.power_cycles += 1;
+                engine.power_cycle(seen).map_err(|error| ReplayError::Store { request: index, error })?;
             }
         }
     }
@@ -488,12 +517,13 @@ where
         engine.drain().map_err(|error| ReplayError::Store { request: seen, error })?;
     }
     let mut report = engine.finish();
-    if let Some(model) = engine.model.take() {
-        let verifier = Verifier { store: &mut *engine.store, model, content: options.content };
-        verifier.verify(&mut report)?;
+    if let Some(model) = &engine.model {
+        let (check, _) = model
+            .check(&mut *engine.store, engine.clock_ns)
+            .map_err(|error| ReplayError::Store { request: seen, error })?;
+        report.set_check(&check);
         if let Some(last) = &mut report.last_pass {
-            (last.verified_pages, last.lost_pages, last.corrupt_pages) =
-                (report.verified_pages, report.lost_pages, report.corrupt_pages);
+            last.set_check(&check);
         }
     }
     Ok(report)
@@ -530,9 +560,14 @@ struct Engine<'a> {
     last_completion_ns: u64,
     last_arrival_ns: u64,
     synthetic_id: u64,
-    /// What each written page must read back as (power-loss runs only); `None`: trimmed.
-    model: Option<std::collections::BTreeMap<u64, Option<PageData>>>,
+    /// What each written page may read back as (power-loss runs only).
+    model: Option<Model>,
     power_cycles: u64,
+    /// Where the power was cut, and the check after the recovery.
+    power_loss: Option<PowerLossReport>,
+    /// The counters of the check after the recovery, left out of every figure (until the
+    /// counters are next zeroed).
+    excluded: Option<StoreStats>,
     /// Added to every arrival time of the pass (the ageing and pre-fill's duration, then
     /// what places a pass after the one before).
     time_offset_ns: u64,
@@ -563,8 +598,10 @@ impl<'a> Engine<'a> {
             last_completion_ns: 0,
             last_arrival_ns: 0,
             synthetic_id: options.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15),
-            model: options.power_loss_at.map(|_| std::collections::BTreeMap::new()),
+            model: options.power_loss_at.map(|_| Model::new(options.content, page_bytes as usize)),
             power_cycles: 0,
+            power_loss: None,
+            excluded: None,
             time_offset_ns: 0,
             clock_ns: 0,
             pass_starts: false,
@@ -574,6 +611,7 @@ impl<'a> Engine<'a> {
 
     fn start_measuring(&mut self) {
         self.store.reset_stats();
+        self.excluded = None;
         self.report = ReplayReport::empty(self.options.content);
         self.responses_ns.clear();
         self.first_arrival_ns = None;
@@ -666,7 +704,7 @@ impl<'a> Engine<'a> {
         self.pass_starts = pass > 0;
         if pass > 0 && pass + 1 == self.options.passes {
             self.last_pass = Some(LastPass {
-                stats: self.store.stats(),
+                stats: self.stats(),
                 report: self.report.clone(),
                 responses_ns: ResponseTimes::default(),
                 first_arrival_ns: None,
@@ -768,7 +806,7 @@ impl<'a> Engine<'a> {
             }
             Op::Trim => {
                 if let Some(model) = &mut self.model {
-                    model.insert(lpn, None);
+                    model.trim(lpn);
                 }
                 self.store.trim(lpn, now_ns)
             }
@@ -794,7 +832,7 @@ impl<'a> Engine<'a> {
             Op::Read => Ok(self.store.read(lpn, now_ns)?.1),
             Op::Trim if whole => {
                 if let Some(model) = &mut self.model {
-                    model.insert(lpn, None);
+                    model.trim(lpn);
                 }
                 self.store.trim(lpn, now_ns)
             }
@@ -810,8 +848,15 @@ impl<'a> Engine<'a> {
                 let (old, read_done_ns) = self.store.read(lpn, now_ns)?;
                 let from = (start - page_start) as usize..(end - page_start) as usize;
                 let written = (from.start as u32, from.len() as u32);
-                let data = self.new_data(request, index, (start - request.offset_bytes) as usize, Some((old, from)));
-                self.remember(lpn, &data);
+                let data =
+                    self.new_data(request, index, (start - request.offset_bytes) as usize, Some((old, from.clone())));
+                if let Some(model) = &mut self.model {
+                    match &data {
+                        // The host's bytes go over the model's own page, not the one read back.
+                        PageData::Bytes(page) => model.patch(lpn, from.clone(), &page[from]),
+                        other => model.write(lpn, other),
+                    }
+                }
                 self.store.write_range(lpn, data, written, read_done_ns)
             }
         }
@@ -887,17 +932,34 @@ impl<'a> Engine<'a> {
         }
     }
 
-    /// Records what a page must read back as (fingerprint mode stores a content identity).
+    /// Records a whole page the host wrote in the model.
     #[inline]
     fn remember(&mut self, lpn: u64, data: &PageData) {
-        let Some(model) = &mut self.model else { return };
-        let expected = match (self.options.content, data) {
-            (PageContent::Fingerprint, PageData::Bytes(b)) => {
-                PageData::Fingerprint(nvmdb_device::flash::fingerprint64(b))
-            }
-            (_, d) => d.clone(),
-        };
-        model.insert(lpn, Some(expected));
+        if let Some(model) = &mut self.model {
+            model.write(lpn, data);
+        }
+    }
+
+    /// The store's counters, less the check after a recovery's.
+    fn stats(&self) -> StoreStats {
+        let stats = self.store.stats();
+        self.excluded.as_ref().map_or(stats, |check| stats.since(check))
+    }
+
+    /// Cuts the power after request `operation` (from 1; 0 before the first), recovers, and
+    /// checks every page of the model at once. The check's reads are left out of every
+    /// counter, and the trace goes on when they have completed (its gaps kept).
+    fn power_cycle(&mut self, operation: u64) -> Result<(), FlashError> {
+        self.store.power_cycle()?;
+        self.power_cycles += 1;
+        let model = self.model.as_ref().expect("a power-loss run keeps a model");
+        let before = self.store.stats();
+        let (after_recovery, done_ns) = model.check(&mut *self.store, self.clock_ns)?;
+        self.excluded = Some(self.store.stats().since(&before));
+        self.time_offset_ns = self.time_offset_ns.saturating_add(done_ns - self.clock_ns);
+        self.clock_ns = done_ns;
+        self.power_loss = Some(PowerLossReport { operation, after_recovery });
+        Ok(())
     }
 
     fn synthetic(&mut self) -> PageData {
@@ -913,7 +975,8 @@ impl<'a> Engine<'a> {
         let mut r = std::mem::replace(&mut self.report, ReplayReport::empty(self.options.content));
         r.power_cycles = self.power_cycles;
         r.passes = self.options.passes;
-        r.stats = self.store.stats();
+        r.stats = self.stats();
+        r.power_loss = self.power_loss;
         r.health = self.store.health();
         r.pending = self.store.pending();
         r.set_times(&mut self.responses_ns, self.first_arrival_ns, self.last_completion_ns);
@@ -924,46 +987,6 @@ impl<'a> Engine<'a> {
             r.last_pass = Some(Box::new(last));
         }
         r
-    }
-}
-
-/// Reads every page of the model back after a power loss.
-struct Verifier<'a> {
-    store: &'a mut dyn PageStore,
-    model: std::collections::BTreeMap<u64, Option<PageData>>,
-    content: PageContent,
-}
-
-impl Verifier<'_> {
-    fn verify<E>(self, report: &mut ReplayReport) -> Result<(), ReplayError<E>> {
-        if self.content == PageContent::None {
-            // Metadata only: no content to compare, but every written page must still be
-            // mapped.
-            report.verified_pages = self.model.values().filter(|e| e.is_some()).count() as u64;
-            report.lost_pages = report.verified_pages.saturating_sub(self.store.health().mapped_pages);
-            return Ok(());
-        }
-        let last = report.requests;
-        for (&lpn, expected) in &self.model {
-            let (data, _) = self.store.read(lpn, 0).map_err(|error| ReplayError::Store { request: last, error })?;
-            report.verified_pages += 1;
-            let erased =
-                matches!(&data, PageData::Empty) || matches!(&data, PageData::Bytes(b) if b.iter().all(|&x| x == 0xFF));
-            let Some(expected) = expected else {
-                // Trimmed: the page must read as never written.
-                report.corrupt_pages += u64::from(!erased);
-                continue;
-            };
-            if &data == expected {
-                continue;
-            }
-            if erased {
-                report.lost_pages += 1;
-            } else {
-                report.corrupt_pages += 1;
-            }
-        }
-        Ok(())
     }
 }
 

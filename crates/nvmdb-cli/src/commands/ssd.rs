@@ -42,10 +42,11 @@ pub struct ReplayArgs {
     /// Leaves the first N requests out of every reported statistic.
     #[arg(long, default_value_t = 0)]
     pub warmup_requests: u64,
-    /// Cuts power after the N-th request, recovers from what the flash and PCM hold, and
-    /// finishes the trace; then checks every written or trimmed page against the
-    /// acknowledged writes and trims (`lost_pages`, `corrupt_pages`; in metadata-only mode,
-    /// that each written page is still mapped). Every configuration recovers.
+    /// Cuts power after the N-th request, recovers from what the flash and PCM hold, checks
+    /// every written or trimmed page against the replay's own model of acknowledged writes
+    /// and trims (`power_loss.after_recovery`), finishes the trace and checks again
+    /// (`lost_pages`, `corrupt_pages`; in metadata-only mode, that each written page is
+    /// still mapped). Every configuration recovers.
     #[arg(long, value_name = "N")]
     pub power_loss_at: Option<u64>,
     /// Writes every page the trace touches once before replaying it (left out of every
@@ -277,10 +278,15 @@ fn print_table(mut out: Output, args: &ReplayArgs, config: &SsdConfig, s: &Repla
         "pending at the end   {} log records on {} pages, {} DRAM pages",
         s.pending_log_records, s.pending_log_pages, s.pending_dram_pages
     ))?;
-    if s.power_cycles > 0 {
+    if let Some(loss) = &s.power_loss {
+        let after = &loss.after_recovery;
         out.line(format_args!(
-            "power loss           {} cut(s); {} pages verified, {} lost, {} corrupt",
-            s.power_cycles, s.verified_pages, s.lost_pages, s.corrupt_pages
+            "power loss           after request {}; after recovery {} pages verified, {} lost, {} corrupt",
+            loss.operation, after.verified_pages, after.lost_pages, after.corrupt_pages
+        ))?;
+        out.line(format_args!(
+            "at the end           {} pages verified, {} lost, {} corrupt",
+            s.verified_pages, s.lost_pages, s.corrupt_pages
         ))?;
     }
     if let Some(last) = &s.last_pass {
