@@ -217,6 +217,28 @@ fn lost_pages_are_reported_after_recovery_and_partial_writes_do_not_hide_them() 
     assert_eq!(patched, ([2, 2, 0], [2, 0, 2]), "lost at the cut; at the end 10 bytes over erased flash");
 }
 
+/// A cut past the end of the run never happens: one line naming the flag, exit 2.
+#[test]
+fn a_cut_past_the_end_exits_2_naming_the_flag() {
+    let trace = temp_file("past.trace", "W 0 4096\nW 4096 4096\nR 0 4096\nW 100 10\n");
+    let run = |extra: &[&str]| {
+        let mut args = vec!["ssd", "replay", "--trace", &trace, "--format", "simple", "--json"];
+        args.extend(SMALL);
+        args.extend(extra);
+        nvmdb(&args)
+    };
+    let (code, stdout, stderr) = run(&["--power-loss-at", "4"]);
+    assert_eq!(code, 0, "{stderr}");
+    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(json["power_loss"]["operation"], 4);
+    let (code, stdout, stderr) = run(&["--power-loss-at", "5"]);
+    assert_eq!((code, stdout.as_str(), stderr.lines().count()), (2, "", 1), "{stderr}");
+    assert_eq!(stderr.trim(), "--power-loss-at: request 5 is past the end of the run (4 requests in all)");
+    // Requests count across passes.
+    let (code, _, stderr) = run(&["--power-loss-at", "5", "--passes", "2"]);
+    assert_eq!(code, 0, "{stderr}");
+}
+
 #[test]
 fn pcm_accounting_is_reported_and_a_bad_value_exits_2_naming_the_key() {
     let trace = temp_file("acct.trace", "W 0 4096\nW 0 4096\nW 0 512\nR 0 4096\n");

@@ -88,6 +88,30 @@ pub enum ReplayError<E> {
         /// What went wrong.
         error: FlashError,
     },
+    /// A power cut asked for lies past the end of the run: it never happened.
+    CutPastEnd(CutPastEnd),
+}
+
+/// A power cut that lies past the end of what the run did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CutPastEnd {
+    /// [`ReplayOptions::power_loss_at`] beyond the requests of every pass.
+    Request {
+        /// The request asked for.
+        asked: u64,
+        /// The requests the run issued, across passes.
+        requests: u64,
+    },
+}
+
+impl std::fmt::Display for CutPastEnd {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CutPastEnd::Request { asked, requests } => {
+                write!(f, "request {asked} is past the end of the run ({requests} requests in all)")
+            }
+        }
+    }
 }
 
 impl<E: std::fmt::Display> std::fmt::Display for ReplayError<E> {
@@ -95,6 +119,7 @@ impl<E: std::fmt::Display> std::fmt::Display for ReplayError<E> {
         match self {
             ReplayError::Input(e) => write!(f, "{e}"),
             ReplayError::Store { request, error } => write!(f, "request {request}: {error}"),
+            ReplayError::CutPastEnd(cut) => write!(f, "no power cut: {cut}"),
         }
     }
 }
@@ -508,6 +533,9 @@ where
                 engine.power_cycle(seen).map_err(|error| ReplayError::Store { request: index, error })?;
             }
         }
+    }
+    if let Some(asked) = options.power_loss_at.filter(|&n| n > seen) {
+        return Err(ReplayError::CutPastEnd(CutPastEnd::Request { asked, requests: seen }));
     }
     if seen <= options.warmup_requests && options.warmup_requests > 0 {
         // The whole trace was warm-up: nothing is measured.

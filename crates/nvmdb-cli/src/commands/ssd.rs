@@ -4,7 +4,7 @@ use std::io::BufReader;
 
 use clap::{Args, Subcommand};
 use nvmdb_device::DeviceError;
-use nvmdb_flash::{FlashError, ReplayError, ReplayOptions, ReplaySummary, SsdConfig};
+use nvmdb_flash::{CutPastEnd, FlashError, ReplayError, ReplayOptions, ReplaySummary, SsdConfig};
 use nvmdb_workload::{TraceFormat, TraceReader};
 use serde::Serialize;
 
@@ -46,7 +46,8 @@ pub struct ReplayArgs {
     /// every written or trimmed page against the replay's own model of acknowledged writes
     /// and trims (`power_loss.after_recovery`), finishes the trace and checks again
     /// (`lost_pages`, `corrupt_pages`; in metadata-only mode, that each written page is
-    /// still mapped). Every configuration recovers.
+    /// still mapped). Every configuration recovers. N counts requests across passes; past the
+    /// end of the run, no cut happens and the replay exits 2.
     #[arg(long, value_name = "N")]
     pub power_loss_at: Option<u64>,
     /// Writes every page the trace touches once before replaying it (left out of every
@@ -183,6 +184,7 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
         ReplayError::Store { request, error } => {
             CliError::failed(format!("{}: request {}: {error}", args.trace, request.saturating_add(1)))
         }
+        ReplayError::CutPastEnd(cut) => CliError::input(format!("{}: {cut}", cut_flag(&cut))),
     });
     if let Some(e) = reopen_error {
         return Err(e);
@@ -201,6 +203,13 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
         });
     }
     print_table(out, args, &config, &summary)
+}
+
+/// The flag that asked for a cut.
+fn cut_flag(cut: &CutPastEnd) -> &'static str {
+    match cut {
+        CutPastEnd::Request { .. } => "--power-loss-at",
+    }
 }
 
 /// Host bytes a replay keeps per request of every pass (its response time, at most 8 B,
