@@ -161,6 +161,7 @@ def ssd_replay(
     age: bool = False,
     passes: int = 1,
     drain: bool = False,
+    reads: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
     """``nvmdb ssd replay``: replay a block trace on a simulated SSD stack.
 
@@ -180,6 +181,8 @@ def ssd_replay(
       age: age the device first (fill, then random whole-page overwrites), not measured.
       passes: replay the trace this many times; ``"last_pass"`` holds the last alone.
       drain: merge every pending log record (and write the DRAM buffer down) at the end.
+      reads: write the bytes of every read request to this file, one hex line each
+        (needs ``content = "bytes"``).
 
     Returns the CLI's ``--json`` object: the trace, the figures (among them
     ``flash_page_reads``, ``flash_sector_programs``, ``gc_page_copies``,
@@ -197,6 +200,7 @@ def ssd_replay(
         age=age,
         passes=passes,
         drain=drain,
+        reads=reads,
         config=None,
     )
     renamed = {"config_file": "config", "config": "set"}

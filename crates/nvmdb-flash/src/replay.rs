@@ -14,6 +14,8 @@
 
 use nvmdb_device::{PageContent, PageData};
 use nvmdb_workload::{Content, Op, Request};
+use rand::{RngCore, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
 
 use crate::layer::{FlashError, PageStore, Pending, StoreHealth, StoreStats};
@@ -32,7 +34,8 @@ pub struct ReplayOptions {
     /// The store's content mode: decides what a write carries (bytes, a content id, or
     /// nothing).
     pub content: PageContent,
-    /// Seed for synthetic content ids of content-free traces in fingerprint mode.
+    /// Seed for the synthetic content of writes whose trace carries none: content ids in
+    /// fingerprint mode, bytes in bytes mode ([`SYNTHETIC_BYTES_STREAM`]).
     pub seed: u64,
     /// Cut power after this many requests (then recover and go on), and verify every
     /// written page against the replay's own model of acknowledged writes right after the
@@ -75,6 +78,22 @@ impl Default for ReplayOptions {
     }
 }
 
+/// Salt of the synthetic bytes' stream, xored into [`ReplayOptions::seed`]: in bytes mode a
+/// write whose trace carries no bytes (and every set-up write) takes the next bytes of
+/// xoshiro256++ (`rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed ^ this)`, period
+/// 2^256 − 1), as many as the host writes, in the order it writes them.
+pub const SYNTHETIC_BYTES_STREAM: u64 = 0x6279_7465_735f_7374;
+
+/// Where a replay sends the bytes its read requests return (bytes mode): each read
+/// request's bytes in order, in one or more pieces, then its end. A never-written byte
+/// reads as `0xFF` (erased flash).
+pub trait ReadBack {
+    /// The next bytes of the read request in progress.
+    fn bytes(&mut self, bytes: &[u8]) -> Result<(), String>;
+    /// The read request in progress is complete.
+    fn end(&mut self) -> Result<(), String>;
+}
+
 /// A replay failure: bad input (with the index of the request that failed to parse) or a
 /// storage error.
 #[derive(Debug, Clone, PartialEq)]
@@ -90,6 +109,8 @@ pub enum ReplayError<E> {
     },
     /// A power cut asked for lies past the end of the run: it never happened.
     CutPastEnd(CutPastEnd),
+    /// The [`ReadBack`] failed (e.g. its file could not be written).
+    ReadBack(String),
 }
 
 /// A power cut that lies past the end of what the run did.
@@ -120,6 +141,7 @@ impl<E: std::fmt::Display> std::fmt::Display for ReplayError<E> {
             ReplayError::Input(e) => write!(f, "{e}"),
             ReplayError::Store { request, error } => write!(f, "request {request}: {error}"),
             ReplayError::CutPastEnd(cut) => write!(f, "no power cut: {cut}"),
+            ReplayError::ReadBack(e) => write!(f, "read-back: {e}"),
         }
     }
 }
@@ -494,8 +516,22 @@ pub fn replay<E>(
 /// asked, then once per pass, each call giving the same requests in arrival order.
 pub fn replay_passes<E, I>(
     store: &mut dyn PageStore,
+    trace: impl FnMut() -> I,
+    options: &ReplayOptions,
+) -> Result<ReplayReport, ReplayError<E>>
+where
+    I: Iterator<Item = Result<Request, E>>,
+{
+    replay_reading(store, trace, options, None)
+}
+
+/// [`replay_passes`], sending the bytes of every read request to `reads` (bytes mode
+/// only).
+pub fn replay_reading<'a, E, I>(
+    store: &'a mut dyn PageStore,
     mut trace: impl FnMut() -> I,
     options: &ReplayOptions,
+    reads: Option<&'a mut dyn ReadBack>,
 ) -> Result<ReplayReport, ReplayError<E>>
 where
     I: Iterator<Item = Result<Request, E>>,
@@ -504,7 +540,10 @@ where
     if options.passes == 0 {
         return Err(before(FlashError::Config("a replay makes at least one pass".into())));
     }
-    let mut engine = Engine::new(store, options);
+    if reads.is_some() && options.content != PageContent::Bytes {
+        return Err(before(FlashError::Config("reading back needs content = \"bytes\"".into())));
+    }
+    let mut engine = Engine::new(store, options, reads);
     if options.age {
         engine.age().map_err(before)?;
     }
@@ -527,7 +566,10 @@ where
             if index == options.warmup_requests && index > 0 {
                 engine.start_measuring();
             }
-            engine.run(&request).map_err(|error| ReplayError::Store { request: index, error })?;
+            engine.run(&request).map_err(|stop| match stop {
+                Stop::Store(error) => ReplayError::Store { request: index, error },
+                Stop::ReadBack(e) => ReplayError::ReadBack(e),
+            })?;
             seen = index + 1;
             if options.power_loss_at == Some(seen) {
                 engine.power_cycle(seen).map_err(|error| ReplayError::Store { request: index, error })?;
@@ -555,6 +597,18 @@ where
         }
     }
     Ok(report)
+}
+
+/// Why a request stopped: the store refused it, or the read-back failed.
+enum Stop {
+    Store(FlashError),
+    ReadBack(String),
+}
+
+impl From<FlashError> for Stop {
+    fn from(error: FlashError) -> Stop {
+        Stop::Store(error)
+    }
 }
 
 /// A pre-fill failure: the trace or the store.
@@ -588,6 +642,10 @@ struct Engine<'a> {
     last_completion_ns: u64,
     last_arrival_ns: u64,
     synthetic_id: u64,
+    /// The synthetic bytes of bytes mode ([`SYNTHETIC_BYTES_STREAM`]).
+    bytes_rng: Xoshiro256PlusPlus,
+    /// Where the bytes of read requests go (bytes mode).
+    reads: Option<&'a mut dyn ReadBack>,
     /// What each written page may read back as (power-loss runs only).
     model: Option<Model>,
     power_cycles: u64,
@@ -609,7 +667,7 @@ struct Engine<'a> {
 }
 
 impl<'a> Engine<'a> {
-    fn new(store: &'a mut dyn PageStore, options: &ReplayOptions) -> Engine<'a> {
+    fn new(store: &'a mut dyn PageStore, options: &ReplayOptions, reads: Option<&'a mut dyn ReadBack>) -> Engine<'a> {
         let page_bytes = u64::from(store.page_bytes());
         let logical_pages = store.logical_pages();
         assert!(page_bytes > 0 && logical_pages > 0, "a store has pages");
@@ -626,6 +684,8 @@ impl<'a> Engine<'a> {
             last_completion_ns: 0,
             last_arrival_ns: 0,
             synthetic_id: options.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            bytes_rng: Xoshiro256PlusPlus::seed_from_u64(options.seed ^ SYNTHETIC_BYTES_STREAM),
+            reads,
             model: options.power_loss_at.map(|_| Model::new(options.content, page_bytes as usize)),
             power_cycles: 0,
             power_loss: None,
@@ -749,7 +809,7 @@ impl<'a> Engine<'a> {
         Ok(())
     }
 
-    fn run(&mut self, request: &Request) -> Result<(), FlashError> {
+    fn run(&mut self, request: &Request) -> Result<(), Stop> {
         if std::mem::take(&mut self.pass_starts) {
             self.time_offset_ns = self.clock_ns.saturating_sub(request.time_ns);
         }
@@ -763,10 +823,10 @@ impl<'a> Engine<'a> {
             FlashError::Request(format!("byte range {}+{} crosses 2^64", request.offset_bytes, request.len_bytes))
         })?;
         if request.len_bytes > self.capacity_bytes {
-            return Err(FlashError::Request(format!(
+            return Err(Stop::Store(FlashError::Request(format!(
                 "request of {} bytes is longer than the device ({} bytes)",
                 request.len_bytes, self.capacity_bytes
-            )));
+            ))));
         }
         if let Some(lpn) = self.whole_page(request) {
             done_ns = done_ns.max(self.whole_page_request(request, lpn, arrival_ns)?);
@@ -784,6 +844,9 @@ impl<'a> Engine<'a> {
             Op::Read => {
                 r.read_requests += 1;
                 r.host_bytes_read += request.len_bytes;
+                if let Some(reads) = &mut self.reads {
+                    reads.end().map_err(Stop::ReadBack)?;
+                }
             }
             Op::Write => {
                 r.write_requests += 1;
@@ -824,26 +887,41 @@ impl<'a> Engine<'a> {
     /// [`Engine::whole_page`]): the same calls on the store, without the partial-page
     /// arithmetic.
     #[inline]
-    fn whole_page_request(&mut self, request: &Request, lpn: u64, now_ns: u64) -> Result<u64, FlashError> {
-        match request.op {
-            Op::Read => Ok(self.store.read(lpn, now_ns)?.1),
+    fn whole_page_request(&mut self, request: &Request, lpn: u64, now_ns: u64) -> Result<u64, Stop> {
+        Ok(match request.op {
+            Op::Read => {
+                let (data, done_ns) = self.store.read(lpn, now_ns)?;
+                self.read_back(&data, 0..self.page_bytes as usize)?;
+                done_ns
+            }
             Op::Write => {
                 let data = self.new_data(request, 0, 0, None);
                 self.remember(lpn, &data);
-                self.store.write(lpn, data, now_ns)
+                self.store.write(lpn, data, now_ns)?
             }
             Op::Trim => {
                 if let Some(model) = &mut self.model {
                     model.trim(lpn);
                 }
-                self.store.trim(lpn, now_ns)
+                self.store.trim(lpn, now_ns)?
             }
+        })
+    }
+
+    /// Sends bytes `range` of a page read (never written: erased, `0xFF`) to the read-back.
+    #[inline]
+    fn read_back(&mut self, data: &PageData, range: std::ops::Range<usize>) -> Result<(), Stop> {
+        let Some(reads) = &mut self.reads else { return Ok(()) };
+        match data {
+            PageData::Bytes(bytes) if bytes.len() >= range.end => reads.bytes(&bytes[range]),
+            _ => reads.bytes(&vec![0xFF; range.len()]),
         }
+        .map_err(Stop::ReadBack)
     }
 
     /// Runs the `index`-th page (`page` = absolute page number) of a request.
     #[inline]
-    fn page(&mut self, request: &Request, page: u64, index: u64, now_ns: u64) -> Result<u64, FlashError> {
+    fn page(&mut self, request: &Request, page: u64, index: u64, now_ns: u64) -> Result<u64, Stop> {
         let lpn = if page < self.logical_pages {
             page
         } else {
@@ -856,20 +934,24 @@ impl<'a> Engine<'a> {
         // `run` checked that the request's end fits in u64.
         let end = (request.offset_bytes + request.len_bytes).min(page_end);
         let whole = start == page_start && end == page_end;
-        match request.op {
-            Op::Read => Ok(self.store.read(lpn, now_ns)?.1),
+        Ok(match request.op {
+            Op::Read => {
+                let (data, done_ns) = self.store.read(lpn, now_ns)?;
+                self.read_back(&data, (start - page_start) as usize..(end - page_start) as usize)?;
+                done_ns
+            }
             Op::Trim if whole => {
                 if let Some(model) = &mut self.model {
                     model.trim(lpn);
                 }
-                self.store.trim(lpn, now_ns)
+                self.store.trim(lpn, now_ns)?
             }
             // A partial trim cannot discard the page; the rest of it stays.
-            Op::Trim => Ok(now_ns),
+            Op::Trim => now_ns,
             Op::Write if whole => {
                 let data = self.new_data(request, index, (start - request.offset_bytes) as usize, None);
                 self.remember(lpn, &data);
-                self.store.write(lpn, data, now_ns)
+                self.store.write(lpn, data, now_ns)?
             }
             Op::Write => {
                 self.report.rmw_pages += 1;
@@ -885,9 +967,9 @@ impl<'a> Engine<'a> {
                         other => model.write(lpn, other),
                     }
                 }
-                self.store.write_range(lpn, data, written, read_done_ns)
+                self.store.write_range(lpn, data, written, read_done_ns)?
             }
-        }
+        })
     }
 
     /// The data a written page carries. `src` is the offset of the page's first written
@@ -918,14 +1000,21 @@ impl<'a> Engine<'a> {
         let page_bytes = self.page_bytes as usize;
         match (self.options.content, &request.content) {
             (PageContent::None, _) => PageData::Empty,
-            (PageContent::Bytes, Content::Bytes(bytes)) => {
+            (PageContent::Bytes, content) => {
+                // A partial page keeps its old bytes outside the host's range.
                 let (mut page, range) = match merge {
                     Some((PageData::Bytes(old), range)) if old.len() == page_bytes => (old, range),
                     Some((_, range)) => (vec![0xFF; page_bytes], range),
                     None => (vec![0; page_bytes], 0..page_bytes),
                 };
-                let available = bytes.len().saturating_sub(src).min(range.len());
-                page[range.start..range.start + available].copy_from_slice(&bytes[src..src + available]);
+                match content {
+                    Content::Bytes(bytes) => {
+                        let available = bytes.len().saturating_sub(src).min(range.len());
+                        page[range.start..range.start + available].copy_from_slice(&bytes[src..src + available]);
+                    }
+                    // A trace without bytes: the next bytes of the seed's stream.
+                    _ => self.bytes_rng.fill_bytes(&mut page[range]),
+                }
                 PageData::Bytes(page)
             }
             (PageContent::Fingerprint, Content::Bytes(bytes)) if merge.is_none() => {
@@ -933,27 +1022,6 @@ impl<'a> Engine<'a> {
             }
             (PageContent::Fingerprint, Content::PageIds(ids)) if merge.is_none() => {
                 ids.get(index as usize).map_or_else(|| self.synthetic(), |&id| PageData::Fingerprint(id))
-            }
-            (PageContent::Bytes, _) => {
-                // Deterministic synthetic bytes for a trace without content; a partial page
-                // keeps its old bytes outside the host's range.
-                let id = match self.synthetic() {
-                    PageData::Fingerprint(id) => id,
-                    _ => unreachable!("synthetic content is a fingerprint"),
-                };
-                let fresh: Vec<u8> = id.to_le_bytes().iter().copied().cycle().take(page_bytes).collect();
-                match merge {
-                    Some((PageData::Bytes(mut old), range)) if old.len() == page_bytes => {
-                        old[range.clone()].copy_from_slice(&fresh[range]);
-                        PageData::Bytes(old)
-                    }
-                    Some((_, range)) => {
-                        let mut page = vec![0xFF; page_bytes];
-                        page[range.clone()].copy_from_slice(&fresh[range]);
-                        PageData::Bytes(page)
-                    }
-                    None => PageData::Bytes(fresh),
-                }
             }
             // Content-free traces and partial pages in fingerprint mode: a fresh content id.
             (PageContent::Fingerprint, _) => self.synthetic(),
@@ -1058,6 +1126,30 @@ mod tests {
         let PageData::Bytes(page1) = store.read(1, 0).unwrap().0 else { panic!("bytes mode returns bytes") };
         assert!(page1[..104].iter().all(|&b| b == 2) && page1[104..].iter().all(|&b| b == 0xFF));
         store.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn synthetic_bytes_are_the_seeds_stream_without_short_periods() {
+        let mut store = small(PageContent::Bytes);
+        let options = ReplayOptions { content: PageContent::Bytes, seed: 5, ..ReplayOptions::default() };
+        let page = |lpn: u64| {
+            Ok::<_, String>(Request {
+                time_ns: 0,
+                op: Op::Write,
+                offset_bytes: lpn * 4096,
+                len_bytes: 4096,
+                content: Content::Unknown,
+            })
+        };
+        replay(store.as_mut(), [page(0), page(1)].into_iter(), &options).unwrap();
+        let mut stream = vec![0; 2 * 4096];
+        Xoshiro256PlusPlus::seed_from_u64(5 ^ SYNTHETIC_BYTES_STREAM).fill_bytes(&mut stream);
+        let PageData::Bytes(page0) = store.read(0, 0).unwrap().0 else { panic!("bytes mode returns bytes") };
+        let PageData::Bytes(page1) = store.read(1, 0).unwrap().0 else { panic!("bytes mode returns bytes") };
+        assert_eq!((&page0[..], &page1[..]), (&stream[..4096], &stream[4096..]), "the stream, in write order");
+        for period in 1..4096 {
+            assert_ne!(page0[period..], page0[..4096 - period], "a period of {period} bytes");
+        }
     }
 
     #[test]

@@ -18,6 +18,8 @@ pub enum SsdCommand {
     ///
     /// The configuration starts from the defaults (thesis Table 5.1), then the --config
     /// file, then each --set in order. Every key is documented in crates/nvmdb-flash/CONFIG.md.
+    /// The `simple` format is `W|R|T <offset> <length>` or `W <offset> 0x<hexbytes>` (a write
+    /// carrying its data; a length is decimal, so a 0x field is always data).
     Replay(ReplayArgs),
 }
 
@@ -73,9 +75,27 @@ pub struct ReplayArgs {
     /// `shared` keeps the file's one address space.
     #[arg(long, value_name = "MODE", default_value = "separate", value_parser = ["separate", "shared"])]
     pub disksim_devices: String,
+    /// Writes the bytes of every read request (`R`) to FILE, one line of lowercase hex
+    /// per request in trace order (every pass; never-written bytes read as ff); needs
+    /// `content = "bytes"`.
+    #[arg(long, value_name = "FILE")]
+    pub reads: Option<String>,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `--reads`: each read request's bytes as one line of lowercase hex.
+struct HexReads(crate::output::OutputFile);
+
+impl nvmdb_flash::replay::ReadBack for HexReads {
+    fn bytes(&mut self, bytes: &[u8]) -> Result<(), String> {
+        crate::output::write_hex(&mut self.0, bytes).map_err(|e| e.to_string())
+    }
+
+    fn end(&mut self) -> Result<(), String> {
+        std::io::Write::write_all(&mut self.0, b"\n").map_err(|e| e.to_string())
+    }
 }
 
 /// What `--json` prints: the trace, the figures, and the full configuration.
@@ -179,17 +199,30 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
             None.into_iter().flatten()
         }
     };
-    let report = nvmdb_flash::replay::replay_passes(store.as_mut(), trace, &options).map_err(|e| match e {
+    let mut reads = match &args.reads {
+        Some(path) => {
+            Some(HexReads(crate::output::OutputFile::create(path).map_err(|e| CliError::unwritable(path, &e))?))
+        }
+        None => None,
+    };
+    let sink = reads.as_mut().map(|r| r as &mut dyn nvmdb_flash::replay::ReadBack);
+    let report = nvmdb_flash::replay::replay_reading(store.as_mut(), trace, &options, sink).map_err(|e| match e {
         ReplayError::Input(e) => CliError::at_line(&args.trace, e.line, e.message),
         ReplayError::Store { request, error } => {
             CliError::failed(format!("{}: request {}: {error}", args.trace, request.saturating_add(1)))
         }
         ReplayError::CutPastEnd(cut) => CliError::input(format!("{}: {cut}", cut_flag(&cut))),
+        ReplayError::ReadBack(e) => {
+            CliError::failed(format!("{}: cannot write: {e}", args.reads.as_deref().unwrap_or("--reads")))
+        }
     });
     if let Some(e) = reopen_error {
         return Err(e);
     }
     let report = report?;
+    if let Some(HexReads(file)) = reads {
+        file.finish()?;
+    }
     store.check_invariants().map_err(|e| CliError::failed(format!("invariant broken after the replay: {e}")))?;
     let summary = report.summary();
     let out = Output::new();
@@ -230,6 +263,17 @@ fn ageing_bytes_per_page(config: &SsdConfig) -> u64 {
 /// The flags' ranges and combinations: a combination that would do nothing is refused,
 /// naming both flags (or the flag and the configuration key).
 fn check_flags(args: &ReplayArgs, config: &SsdConfig) -> Result<(), CliError> {
+    if let Some(reads) = &args.reads {
+        if config.content != nvmdb_device::PageContent::Bytes {
+            let content = serde_json::to_value(config.content).expect("serialises");
+            return Err(CliError::input(format!(
+                "--reads needs content = \"bytes\": with content = {content} pages keep no bytes to read back"
+            )));
+        }
+        let mut inputs = vec![("--trace", args.trace.as_str())];
+        inputs.extend(args.config.as_deref().map(|c| ("--config", c)));
+        crate::input::check_output_is_not_an_input(("--reads", reads), &inputs)?;
+    }
     if args.age && args.prefill.is_some() {
         return Err(CliError::input(
             "--prefill does nothing with --age: the ageing pass already writes every logical page".to_string(),
