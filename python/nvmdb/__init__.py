@@ -162,6 +162,8 @@ def ssd_replay(
     passes: int = 1,
     drain: bool = False,
     reads: str | os.PathLike[str] | None = None,
+    power_loss_at_write: int | None = None,
+    power_loss_during_recovery: int | None = None,
 ) -> dict[str, Any]:
     """``nvmdb ssd replay``: replay a block trace on a simulated SSD stack.
 
@@ -183,6 +185,10 @@ def ssd_replay(
       drain: merge every pending log record (and write the DRAM buffer down) at the end.
       reads: write the bytes of every read request to this file, one hex line each
         (needs ``content = "bytes"``).
+      power_loss_at_write: cut power before the N-th device write of the trace (inside
+        whatever the store is doing), recover and check; not with power_loss_at.
+      power_loss_during_recovery: a second cut, before the M-th device write of the
+        recovery.
 
     Returns the CLI's ``--json`` object: the trace, the figures (among them
     ``flash_page_reads``, ``flash_sector_programs``, ``gc_page_copies``,
@@ -201,6 +207,8 @@ def ssd_replay(
         passes=passes,
         drain=drain,
         reads=reads,
+        power_loss_at_write=power_loss_at_write,
+        power_loss_during_recovery=power_loss_during_recovery,
         config=None,
     )
     renamed = {"config_file": "config", "config": "set"}

@@ -307,6 +307,136 @@ fn a_trace_with_data_reads_back_what_was_written_through_every_stack() {
     }
 }
 
+/// A short workload with data: every page of 48 written (8 repeating another page's data,
+/// for deduplication), then whole-page rewrites, small writes, trims and reads, enough to
+/// make the FTL collect garbage and the log schemes merge.
+fn crash_workload() -> String {
+    const PAGE: usize = 4096;
+    const PAGES: usize = 48;
+    let mut text = String::new();
+    for page in 0..PAGES {
+        text.push_str(&format!("W {} 0x{}\n", page * PAGE, hex(&test_bytes(page as u64 % 40, PAGE))));
+    }
+    for i in 0..90usize {
+        let page = (i * 7) % PAGES;
+        let line = match i % 6 {
+            0 | 3 => format!("W {} 0x{}\n", page * PAGE, hex(&test_bytes(100 + (i % 30) as u64, PAGE))),
+            1 | 4 => format!("W {} 0x{}\n", page * PAGE + (i * 61) % 4000, hex(&test_bytes(500 + i as u64, 40))),
+            2 => format!("R {} {PAGE}\n", page * PAGE),
+            _ => format!("T {} {PAGE}\n", page * PAGE),
+        };
+        text.push_str(&line);
+    }
+    text
+}
+
+/// `ssd replay --power-loss-at-write N` at every device write of a short workload, for
+/// stacks whose recovery writes and stacks whose does not; at a few first cuts spread over
+/// the run, `--power-loss-during-recovery M` at every device write of the recovery. Every
+/// run recovers with nothing acknowledged lost, checked right after the recovery and at
+/// the end; the cuts fall in the host's writes, GC, merges and flushes.
+#[test]
+fn cuts_at_every_device_write_and_again_in_recovery_lose_nothing() {
+    let trace = temp_file("crash.trace", &crash_workload());
+    let run = |stack: &[&str], cut: u64, second: Option<u64>| {
+        let cut = cut.to_string();
+        let second = second.map(|m| m.to_string());
+        let mut args = vec!["ssd", "replay", "--trace", &trace, "--format", "simple", "--json", "--prefill", "false"];
+        args.extend([
+            "--set",
+            "flash.packages=1",
+            "--set",
+            "flash.planes_per_package=2",
+            "--set",
+            "flash.blocks_per_plane=8",
+            "--set",
+            "flash.pages_per_block=8",
+            "--set",
+            "ftl.overprovision=0.5",
+            "--set",
+            "content=bytes",
+            "--power-loss-at-write",
+            &cut,
+        ]);
+        if let Some(m) = &second {
+            args.extend(["--power-loss-during-recovery", m.as_str()]);
+        }
+        args.extend(stack);
+        nvmdb(&args)
+    };
+    // Each stack, and the activity some cut must fall in besides the host's writes (with
+    // deduplication the workload programs too few pages for GC: its cuts fall in the
+    // host's flash and PCM writes, and its recovery writes). The buffered stacks drain at
+    // the end, so cuts fall in the drain's merges and write-backs too.
+    let stacks: [(&[&str], Option<&str>); 6] = [
+        (&[], Some("gc")),
+        (&["--set", "dedup.enabled=true", "--set", "dedup.pcm_mb=1"], None),
+        (&["--set", "buffer.kind=ipl", "--drain"], Some("merge")),
+        (&["--set", "buffer.kind=pcm-log", "--set", "buffer.pcm_mb=1", "--drain"], Some("merge")),
+        (&["--set", "buffer.kind=ipl-native", "--drain"], Some("merge")),
+        (&["--set", "dram.pages=4", "--set", "dram.power_loss_protection=true", "--drain"], Some("flush")),
+    ];
+    let mut total = 0;
+    for (stack, expected) in stacks {
+        let (mut tried, mut activities, mut recoveries) = (0u64, std::collections::BTreeSet::new(), Vec::new());
+        for cut in 1.. {
+            let (code, stdout, stderr) = run(stack, cut, None);
+            if code == 2 && stderr.contains("past the end of the run") {
+                break;
+            }
+            assert_eq!(code, 0, "{stack:?}, cut {cut}: {stderr}");
+            let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+            let loss = &json["power_loss"];
+            assert_eq!(loss["device_write"], cut, "{stack:?}");
+            let after = &loss["after_recovery"];
+            assert!(after["verified_pages"].as_u64().unwrap() > 0, "{stack:?}, cut {cut}");
+            for (check, what) in [(after, "after recovery"), (&json, "at the end")] {
+                assert_eq!(
+                    (&check["lost_pages"], &check["corrupt_pages"]),
+                    (&0.into(), &0.into()),
+                    "{stack:?}, cut {cut}, {what}"
+                );
+            }
+            activities.insert(loss["activity"].as_str().unwrap().to_string());
+            recoveries.push(loss["recovery_device_writes"].as_u64().unwrap());
+            tried += 1;
+        }
+        // Second cuts, in the recovery after first cuts spread over the run.
+        let mut second_cuts = 0u64;
+        for i in 0..4 {
+            let cut = tried * (2 * i + 1) / 8 + 1;
+            let writes = recoveries[cut as usize - 1];
+            for m in 1..=writes {
+                let (code, stdout, stderr) = run(stack, cut, Some(m));
+                assert_eq!(code, 0, "{stack:?}, cut {cut} then {m}: {stderr}");
+                let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+                assert_eq!(json["power_loss"]["recovery_cut"], m, "{stack:?}");
+                let after = &json["power_loss"]["after_recovery"];
+                for (check, what) in [(after, "after recovery"), (&json, "at the end")] {
+                    assert_eq!(
+                        (&check["lost_pages"], &check["corrupt_pages"]),
+                        (&0.into(), &0.into()),
+                        "{stack:?}, cut {cut} then {m}, {what}"
+                    );
+                }
+                second_cuts += 1;
+            }
+            let (code, _, stderr) = run(stack, cut, Some(writes + 1));
+            assert_eq!(code, 2, "{stack:?}: a second cut past the recovery: {stderr}");
+        }
+        println!("{stack:?}: {tried} crash points tried (every device write, activities {activities:?}), {second_cuts} second cuts in recovery, nothing lost");
+        assert!(tried > 50, "{stack:?}: {tried}");
+        if let Some(expected) = expected {
+            assert!(activities.contains(expected), "{stack:?}: no cut fell in a {expected}: {activities:?}");
+        }
+        if stack.iter().any(|a| a.starts_with("dedup") || a.starts_with("dram")) {
+            assert!(second_cuts > 0, "{stack:?}: its recovery writes, and a second cut falls in it");
+        }
+        total += tried + second_cuts;
+    }
+    println!("{total} crash runs in all");
+}
+
 /// A cut past the end of the run never happens: one line naming the flag, exit 2.
 #[test]
 fn a_cut_past_the_end_exits_2_naming_the_flag() {
@@ -327,6 +457,36 @@ fn a_cut_past_the_end_exits_2_naming_the_flag() {
     // Requests count across passes.
     let (code, _, stderr) = run(&["--power-loss-at", "5", "--passes", "2"]);
     assert_eq!(code, 0, "{stderr}");
+    // Device writes: the trace makes 3 (no pre-fill counted).
+    let (code, stdout, stderr) = run(&["--power-loss-at-write", "3"]);
+    assert_eq!(code, 0, "{stderr}");
+    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!((&json["power_loss"]["device_write"], &json["power_loss"]["activity"]), (&3.into(), &"host".into()));
+    for (flags, message) in [
+        (
+            &["--power-loss-at-write", "4"][..],
+            "--power-loss-at-write: device write 4 is past the end of the run (3 device writes in all)",
+        ),
+        (
+            &["--power-loss-at-write", "2", "--power-loss-during-recovery", "1"][..],
+            "--power-loss-during-recovery: device write 1 is past the end of the recovery (0 device writes in all)",
+        ),
+        (
+            &["--power-loss-at-write", "2", "--power-loss-at", "1"][..],
+            "--power-loss-at and --power-loss-at-write: a replay cuts the power once; give one",
+        ),
+        (
+            &["--power-loss-during-recovery", "1"][..],
+            "--power-loss-during-recovery does nothing without --power-loss-at or --power-loss-at-write: there is no \
+             recovery",
+        ),
+    ] {
+        let (code, stdout, stderr) = run(flags);
+        assert_eq!((code, stdout.as_str(), stderr.trim()), (2, "", message), "{flags:?}");
+    }
+    let (code, _, stderr) = run(&["--power-loss-at-write", "0"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("--power-loss-at-write"), "{stderr}");
 }
 
 #[test]

@@ -12,7 +12,7 @@
 //! last pass reported alone beside the whole; and the store may be drained after it
 //! ([`ReplayOptions::drain`]), so that no work it accepted is left unpaid.
 
-use nvmdb_device::{PageContent, PageData};
+use nvmdb_device::{Activity, PageContent, PageData};
 use nvmdb_workload::{Content, Op, Request};
 use rand::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -41,6 +41,15 @@ pub struct ReplayOptions {
     /// written page against the replay's own model of acknowledged writes right after the
     /// recovery and at the end.
     pub power_loss_at: Option<u64>,
+    /// Cut power before this device write of the trace (from 1, counted from the trace's
+    /// start, after the ageing and pre-fill, across passes and the drain), inside whatever
+    /// the store is doing; the request it falls in is not acknowledged (each page it writes
+    /// may read as before it or after it). Then recover, check, and go on with the next
+    /// request, as [`ReplayOptions::power_loss_at`]. Not with it.
+    pub power_loss_at_write: Option<u64>,
+    /// A second cut, before this device write of the recovery after the first cut (from
+    /// 1): the store powers up again from its devices alone.
+    pub power_loss_during_recovery: Option<u64>,
     /// Before the trace, write every logical page it touches once (whole pages, in page
     /// order, synthetic content), left out of every statistic, so that the trace runs on
     /// data that exists and reads of "old" pages cost the same in every configuration.
@@ -70,6 +79,8 @@ impl Default for ReplayOptions {
             content: PageContent::None,
             seed: 1,
             power_loss_at: None,
+            power_loss_at_write: None,
+            power_loss_during_recovery: None,
             prefill: false,
             age: false,
             passes: 1,
@@ -123,6 +134,21 @@ pub enum CutPastEnd {
         /// The requests the run issued, across passes.
         requests: u64,
     },
+    /// [`ReplayOptions::power_loss_at_write`] beyond the device writes of the run.
+    DeviceWrite {
+        /// The device write asked for.
+        asked: u64,
+        /// The device writes the run made (after its set-up).
+        writes: u64,
+    },
+    /// [`ReplayOptions::power_loss_during_recovery`] beyond the device writes of the
+    /// recovery.
+    RecoveryWrite {
+        /// The recovery's device write asked for.
+        asked: u64,
+        /// The device writes the recovery made.
+        writes: u64,
+    },
 }
 
 impl std::fmt::Display for CutPastEnd {
@@ -130,6 +156,12 @@ impl std::fmt::Display for CutPastEnd {
         match self {
             CutPastEnd::Request { asked, requests } => {
                 write!(f, "request {asked} is past the end of the run ({requests} requests in all)")
+            }
+            CutPastEnd::DeviceWrite { asked, writes } => {
+                write!(f, "device write {asked} is past the end of the run ({writes} device writes in all)")
+            }
+            CutPastEnd::RecoveryWrite { asked, writes } => {
+                write!(f, "device write {asked} is past the end of the recovery ({writes} device writes in all)")
             }
         }
     }
@@ -306,9 +338,20 @@ impl ReplayReport {
 /// own `verified_pages`, `lost_pages` and `corrupt_pages`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PowerLossReport {
-    /// The request after which the power was cut, from 1 (0: before the first), counted
-    /// across passes.
+    /// The request the power was cut in (a cut at a device write; the request is not
+    /// acknowledged) or after (a cut between requests), from 1 (0: before the first),
+    /// counted across passes; one past the last: in the drain.
     pub operation: u64,
+    /// The device write refused, from 1, counted from the trace's start (a cut between
+    /// requests: the next device write the run would have made).
+    pub device_write: u64,
+    /// What the store was doing when the cut fell inside an operation (`host`, `flush`,
+    /// `gc`, `merge`, ...); `None` for a cut between requests.
+    pub activity: Option<Activity>,
+    /// The second cut: the recovery's device write refused, from 1.
+    pub recovery_cut: Option<u64>,
+    /// Device writes of the recovery that completed.
+    pub recovery_device_writes: u64,
     /// The check right after the recovery.
     pub after_recovery: Check,
 }
@@ -543,7 +586,17 @@ where
     if reads.is_some() && options.content != PageContent::Bytes {
         return Err(before(FlashError::Config("reading back needs content = \"bytes\"".into())));
     }
+    if options.power_loss_at.is_some() && options.power_loss_at_write.is_some() {
+        return Err(before(FlashError::Config("one power cut: between requests or at a device write".into())));
+    }
+    if options.power_loss_at_write == Some(0) || options.power_loss_during_recovery == Some(0) {
+        return Err(before(FlashError::Config("device writes count from 1".into())));
+    }
     let mut engine = Engine::new(store, options, reads);
+    if options.power_loss_at_write.is_some() && engine.store.power_switch().is_none() {
+        return Err(before(FlashError::Config("this storage layer has no power switch to cut".into())));
+    }
+    let was = engine.store.power_switch().map(|switch| switch.set_activity(Activity::Setup));
     if options.age {
         engine.age().map_err(before)?;
     }
@@ -553,8 +606,15 @@ where
             Fill::Store(error) => before(error),
         })?;
     }
+    if let (Some(was), Some(switch)) = (was, engine.store.power_switch()) {
+        switch.set_activity(was);
+        engine.trace_writes = switch.writes();
+        if let Some(n) = options.power_loss_at_write {
+            switch.cut_before(engine.trace_writes + n - 1);
+        }
+    }
     if options.power_loss_at == Some(0) {
-        engine.power_cycle(0).map_err(before)?;
+        engine.power_cycle(0, false).map_err(|stop| stop.at(0))?;
     }
     let mut seen = 0;
     for pass in 0..options.passes {
@@ -566,13 +626,15 @@ where
             if index == options.warmup_requests && index > 0 {
                 engine.start_measuring();
             }
-            engine.run(&request).map_err(|stop| match stop {
-                Stop::Store(error) => ReplayError::Store { request: index, error },
-                Stop::ReadBack(e) => ReplayError::ReadBack(e),
-            })?;
+            match engine.run(&request) {
+                Err(Stop::Store(FlashError::PowerCut(_))) if engine.power_loss.is_none() => {
+                    engine.power_cycle(index + 1, true).map_err(|stop| stop.at(index))?;
+                }
+                other => other.map_err(|stop| stop.at(index))?,
+            }
             seen = index + 1;
             if options.power_loss_at == Some(seen) {
-                engine.power_cycle(seen).map_err(|error| ReplayError::Store { request: index, error })?;
+                engine.power_cycle(seen, false).map_err(|stop| stop.at(index))?;
             }
         }
     }
@@ -584,7 +646,18 @@ where
         engine.start_measuring();
     }
     if options.drain {
-        engine.drain().map_err(|error| ReplayError::Store { request: seen, error })?;
+        match engine.drain() {
+            Err(FlashError::PowerCut(_)) if engine.power_loss.is_none() => {
+                // Cut in the drain: recover, and drain what the recovered store holds.
+                engine.power_cycle(seen + 1, true).map_err(|stop| stop.at(seen))?;
+                engine.drain().map_err(|error| ReplayError::Store { request: seen, error })?;
+            }
+            other => other.map_err(|error| ReplayError::Store { request: seen, error })?,
+        }
+    }
+    if let Some(asked) = options.power_loss_at_write.filter(|_| engine.power_loss.is_none()) {
+        let writes = engine.store.power_switch().map_or(0, |switch| switch.writes()) - engine.trace_writes;
+        return Err(ReplayError::CutPastEnd(CutPastEnd::DeviceWrite { asked, writes }));
     }
     let mut report = engine.finish();
     if let Some(model) = &engine.model {
@@ -599,10 +672,23 @@ where
     Ok(report)
 }
 
-/// Why a request stopped: the store refused it, or the read-back failed.
+/// Why a request stopped: the store refused it, the read-back failed, or a second cut
+/// asked for lay past the end of the recovery.
 enum Stop {
     Store(FlashError),
     ReadBack(String),
+    PastEnd(CutPastEnd),
+}
+
+impl Stop {
+    /// The replay error of request `request` (from 0) stopping so.
+    fn at<E>(self, request: u64) -> ReplayError<E> {
+        match self {
+            Stop::Store(error) => ReplayError::Store { request, error },
+            Stop::ReadBack(e) => ReplayError::ReadBack(e),
+            Stop::PastEnd(cut) => ReplayError::CutPastEnd(cut),
+        }
+    }
 }
 
 impl From<FlashError> for Stop {
@@ -654,6 +740,8 @@ struct Engine<'a> {
     /// The counters of the check after the recovery, left out of every figure (until the
     /// counters are next zeroed).
     excluded: Option<StoreStats>,
+    /// The store's device writes before the trace (the set-up's).
+    trace_writes: u64,
     /// Added to every arrival time of the pass (the ageing and pre-fill's duration, then
     /// what places a pass after the one before).
     time_offset_ns: u64,
@@ -686,10 +774,12 @@ impl<'a> Engine<'a> {
             synthetic_id: options.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15),
             bytes_rng: Xoshiro256PlusPlus::seed_from_u64(options.seed ^ SYNTHETIC_BYTES_STREAM),
             reads,
-            model: options.power_loss_at.map(|_| Model::new(options.content, page_bytes as usize)),
+            model: (options.power_loss_at.is_some() || options.power_loss_at_write.is_some())
+                .then(|| Model::new(options.content, page_bytes as usize)),
             power_cycles: 0,
             power_loss: None,
             excluded: None,
+            trace_writes: 0,
             time_offset_ns: 0,
             clock_ns: 0,
             pass_starts: false,
@@ -810,6 +900,9 @@ impl<'a> Engine<'a> {
     }
 
     fn run(&mut self, request: &Request) -> Result<(), Stop> {
+        if let Some(model) = &mut self.model {
+            model.begin_request();
+        }
         if std::mem::take(&mut self.pass_starts) {
             self.time_offset_ns = self.clock_ns.saturating_sub(request.time_ns);
         }
@@ -1042,11 +1135,45 @@ impl<'a> Engine<'a> {
         self.excluded.as_ref().map_or(stats, |check| stats.since(check))
     }
 
-    /// Cuts the power after request `operation` (from 1; 0 before the first), recovers, and
-    /// checks every page of the model at once. The check's reads are left out of every
-    /// counter, and the trace goes on when they have completed (its gaps kept).
-    fn power_cycle(&mut self, operation: u64) -> Result<(), FlashError> {
-        self.store.power_cycle()?;
+    /// The store's device writes so far (0 for a store without a power switch).
+    fn writes(&mut self) -> u64 {
+        self.store.power_switch().map_or(0, |switch| switch.writes())
+    }
+
+    /// Cuts the power in request `operation` (`inside`: the switch refused one of its
+    /// device writes, and the request is not acknowledged) or after it (from 1; 0 before
+    /// the first), recovers (again, when a second cut falls in the recovery), and checks
+    /// every page of the model at once. The check's reads are left out of every counter,
+    /// and the trace goes on when they have completed (its gaps kept).
+    fn power_cycle(&mut self, operation: u64, inside: bool) -> Result<(), Stop> {
+        let (trace_writes, second) = (self.trace_writes, self.options.power_loss_during_recovery);
+        let writes = self.writes();
+        let (device_write, activity) = match self.store.power_switch().and_then(|switch| switch.cuts().last()) {
+            Some(cut) if inside => (cut.device_write, Some(cut.activity)),
+            _ => (writes, None),
+        };
+        if let Some(m) = second {
+            let switch = self.store.power_switch().ok_or_else(|| {
+                FlashError::Config("this storage layer has no power switch to cut during recovery".into())
+            })?;
+            switch.cut_after_restore(writes + m - 1);
+        }
+        let model = self.model.as_mut().expect("a power-loss run keeps a model");
+        if inside {
+            model.interrupted();
+        }
+        let mut recovery_cut = None;
+        let recovery_device_writes = loop {
+            let start = self.writes();
+            match self.store.power_cycle() {
+                Ok(()) => break self.writes() - start,
+                Err(FlashError::PowerCut(at)) if recovery_cut.is_none() => recovery_cut = Some(at - start + 1),
+                Err(e) => return Err(e.into()),
+            }
+        };
+        if let Some(asked) = self.options.power_loss_during_recovery.filter(|_| recovery_cut.is_none()) {
+            return Err(Stop::PastEnd(CutPastEnd::RecoveryWrite { asked, writes: recovery_device_writes }));
+        }
         self.power_cycles += 1;
         let model = self.model.as_ref().expect("a power-loss run keeps a model");
         let before = self.store.stats();
@@ -1054,7 +1181,14 @@ impl<'a> Engine<'a> {
         self.excluded = Some(self.store.stats().since(&before));
         self.time_offset_ns = self.time_offset_ns.saturating_add(done_ns - self.clock_ns);
         self.clock_ns = done_ns;
-        self.power_loss = Some(PowerLossReport { operation, after_recovery });
+        self.power_loss = Some(PowerLossReport {
+            operation,
+            device_write: device_write - trace_writes + 1,
+            activity,
+            recovery_cut,
+            recovery_device_writes,
+            after_recovery,
+        });
         Ok(())
     }
 

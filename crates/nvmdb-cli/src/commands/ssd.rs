@@ -52,6 +52,21 @@ pub struct ReplayArgs {
     /// end of the run, no cut happens and the replay exits 2.
     #[arg(long, value_name = "N")]
     pub power_loss_at: Option<u64>,
+    /// Cuts power before the N-th device write (flash program or erase, PCM write; from 1,
+    /// counted from the trace's start, after --age or the pre-fill, across passes and the
+    /// drain), inside whatever the store is doing (a host write, a DRAM flush, GC, a merge);
+    /// the request it falls in is not acknowledged (each page it writes may read as before
+    /// or after it). Then recovers, checks and goes on as --power-loss-at (not with it). The
+    /// JSON's power_loss gives the request, the device write and the activity. Past the end
+    /// of the run, exit 2.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub power_loss_at_write: Option<u64>,
+    /// A second cut, before the M-th device write (from 1) of the recovery after the first
+    /// cut: the store powers up again from its devices alone. Needs --power-loss-at or
+    /// --power-loss-at-write; past the recovery's device writes (power_loss's
+    /// recovery_device_writes without it), exit 2.
+    #[arg(long, value_name = "M", value_parser = clap::value_parser!(u64).range(1..))]
+    pub power_loss_during_recovery: Option<u64>,
     /// Writes every page the trace touches once before replaying it (left out of every
     /// figure), so the trace runs on existing data: `true` (the default without --age) or
     /// `false`. Not with --age, which writes every page.
@@ -158,6 +173,8 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
         content: config.content,
         seed: config.seed,
         power_loss_at: args.power_loss_at,
+        power_loss_at_write: args.power_loss_at_write,
+        power_loss_during_recovery: args.power_loss_during_recovery,
         prefill,
         age: args.age,
         passes: args.passes,
@@ -242,6 +259,8 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
 fn cut_flag(cut: &CutPastEnd) -> &'static str {
     match cut {
         CutPastEnd::Request { .. } => "--power-loss-at",
+        CutPastEnd::DeviceWrite { .. } => "--power-loss-at-write",
+        CutPastEnd::RecoveryWrite { .. } => "--power-loss-during-recovery",
     }
 }
 
@@ -263,6 +282,18 @@ fn ageing_bytes_per_page(config: &SsdConfig) -> u64 {
 /// The flags' ranges and combinations: a combination that would do nothing is refused,
 /// naming both flags (or the flag and the configuration key).
 fn check_flags(args: &ReplayArgs, config: &SsdConfig) -> Result<(), CliError> {
+    if args.power_loss_at.is_some() && args.power_loss_at_write.is_some() {
+        return Err(CliError::input(
+            "--power-loss-at and --power-loss-at-write: a replay cuts the power once; give one".to_string(),
+        ));
+    }
+    if args.power_loss_during_recovery.is_some() && args.power_loss_at.is_none() && args.power_loss_at_write.is_none() {
+        return Err(CliError::input(
+            "--power-loss-during-recovery does nothing without --power-loss-at or --power-loss-at-write: there is no \
+             recovery"
+                .to_string(),
+        ));
+    }
     if let Some(reads) = &args.reads {
         if config.content != nvmdb_device::PageContent::Bytes {
             let content = serde_json::to_value(config.content).expect("serialises");
@@ -333,9 +364,18 @@ fn print_table(mut out: Output, args: &ReplayArgs, config: &SsdConfig, s: &Repla
     ))?;
     if let Some(loss) = &s.power_loss {
         let after = &loss.after_recovery;
+        let place = match loss.activity {
+            Some(activity) => format!("in request {} ({activity:?})", loss.operation),
+            None => format!("after request {}", loss.operation),
+        };
+        let second = loss.recovery_cut.map_or(String::new(), |w| format!(", cut again at its device write {w}"));
         out.line(format_args!(
-            "power loss           after request {}; after recovery {} pages verified, {} lost, {} corrupt",
-            loss.operation, after.verified_pages, after.lost_pages, after.corrupt_pages
+            "power loss           {place}, before device write {}; recovery {} device writes{second}",
+            loss.device_write, loss.recovery_device_writes
+        ))?;
+        out.line(format_args!(
+            "after recovery       {} pages verified, {} lost, {} corrupt",
+            after.verified_pages, after.lost_pages, after.corrupt_pages
         ))?;
         out.line(format_args!(
             "at the end           {} pages verified, {} lost, {} corrupt",

@@ -4,7 +4,9 @@
 //! from what the store returns: a partial-page write patches the model's own page (in
 //! bytes mode), although the host's read-modify-write sends the store the page it read
 //! back. So a page the store lost stays lost in the model's eyes, whatever is written
-//! over part of it later. A page holds every content its acknowledged history allows.
+//! over part of it later. A page holds every content its acknowledged history allows:
+//! one, unless a power cut interrupted a request that wrote it, which may then read as
+//! before the request or as after it.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -35,6 +37,8 @@ pub(super) struct Model {
     page_bytes: usize,
     /// Every content each written or trimmed page may read back as.
     pages: BTreeMap<u64, Vec<Content>>,
+    /// The pages the request in progress has changed, with what each allowed before it.
+    before_request: Vec<(u64, Vec<Content>)>,
 }
 
 /// Whether a page reads as never written.
@@ -48,12 +52,26 @@ fn erased(data: &PageData) -> bool {
 
 impl Model {
     pub(super) fn new(content: PageContent, page_bytes: usize) -> Model {
-        Model { content, page_bytes, pages: BTreeMap::new() }
+        Model { content, page_bytes, pages: BTreeMap::new(), before_request: Vec::new() }
+    }
+
+    /// A request starts: what it changes is kept, for [`Model::interrupted`].
+    pub(super) fn begin_request(&mut self) {
+        self.before_request.clear();
+    }
+
+    /// Notes page `lpn`'s contents before the request in progress first changes it.
+    fn save(&mut self, lpn: u64) {
+        if self.before_request.iter().all(|&(p, _)| p != lpn) {
+            let now = self.pages.get(&lpn).cloned().unwrap_or_else(|| vec![None]);
+            self.before_request.push((lpn, now));
+        }
     }
 
     /// The host wrote `data` as page `lpn`'s whole content (fingerprint mode keeps a
     /// content identity of bytes).
     pub(super) fn write(&mut self, lpn: u64, data: &PageData) {
+        self.save(lpn);
         let expected = match (self.content, data) {
             (PageContent::Fingerprint, PageData::Bytes(b)) => {
                 PageData::Fingerprint(nvmdb_device::flash::fingerprint64(b))
@@ -66,6 +84,7 @@ impl Model {
     /// The host wrote `bytes` over bytes `range` of page `lpn` (bytes mode): each content
     /// the model allows gets them; a page never written is erased (0xFF) around them.
     pub(super) fn patch(&mut self, lpn: u64, range: Range<usize>, bytes: &[u8]) {
+        self.save(lpn);
         let page_bytes = self.page_bytes;
         let contents = self.pages.entry(lpn).or_insert_with(|| vec![None]);
         for content in contents.iter_mut() {
@@ -81,7 +100,21 @@ impl Model {
 
     /// The host trimmed page `lpn`.
     pub(super) fn trim(&mut self, lpn: u64) {
+        self.save(lpn);
         self.pages.insert(lpn, vec![None]);
+    }
+
+    /// A power cut interrupted the request in progress (it was never acknowledged): each
+    /// page it changed may read as before it or as after it.
+    pub(super) fn interrupted(&mut self) {
+        for (lpn, before) in std::mem::take(&mut self.before_request) {
+            let contents = self.pages.entry(lpn).or_default();
+            for content in before {
+                if !contents.contains(&content) {
+                    contents.push(content);
+                }
+            }
+        }
     }
 
     /// Reads every page of the model back from `store` at `now_ns` and compares it with
