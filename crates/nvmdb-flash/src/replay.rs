@@ -824,6 +824,10 @@ impl<'a> Engine<'a> {
             content: Content::Unknown,
         };
         let data = self.new_data(&fill, 0, 0, None);
+        if let Some(model) = &mut self.model {
+            // Each set-up write is a request of its own.
+            model.begin_request();
+        }
         self.remember(lpn, &data);
         data
     }

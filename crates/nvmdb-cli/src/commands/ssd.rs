@@ -365,7 +365,10 @@ fn print_table(mut out: Output, args: &ReplayArgs, config: &SsdConfig, s: &Repla
     if let Some(loss) = &s.power_loss {
         let after = &loss.after_recovery;
         let place = match loss.activity {
-            Some(activity) => format!("in request {} ({activity:?})", loss.operation),
+            Some(activity) => {
+                let activity = serde_json::to_value(activity).expect("serialises");
+                format!("in request {} ({})", loss.operation, activity.as_str().unwrap_or("?"))
+            }
             None => format!("after request {}", loss.operation),
         };
         let second = loss.recovery_cut.map_or(String::new(), |w| format!(", cut again at its device write {w}"));

@@ -38,7 +38,7 @@ pub(super) struct Model {
     /// Every content each written or trimmed page may read back as.
     pages: BTreeMap<u64, Vec<Content>>,
     /// The pages the request in progress has changed, with what each allowed before it.
-    before_request: Vec<(u64, Vec<Content>)>,
+    before_request: BTreeMap<u64, Vec<Content>>,
 }
 
 /// Whether a page reads as never written.
@@ -52,7 +52,7 @@ fn erased(data: &PageData) -> bool {
 
 impl Model {
     pub(super) fn new(content: PageContent, page_bytes: usize) -> Model {
-        Model { content, page_bytes, pages: BTreeMap::new(), before_request: Vec::new() }
+        Model { content, page_bytes, pages: BTreeMap::new(), before_request: BTreeMap::new() }
     }
 
     /// A request starts: what it changes is kept, for [`Model::interrupted`].
@@ -62,9 +62,8 @@ impl Model {
 
     /// Notes page `lpn`'s contents before the request in progress first changes it.
     fn save(&mut self, lpn: u64) {
-        if self.before_request.iter().all(|&(p, _)| p != lpn) {
-            let now = self.pages.get(&lpn).cloned().unwrap_or_else(|| vec![None]);
-            self.before_request.push((lpn, now));
+        if let std::collections::btree_map::Entry::Vacant(entry) = self.before_request.entry(lpn) {
+            entry.insert(self.pages.get(&lpn).cloned().unwrap_or_else(|| vec![None]));
         }
     }
 
