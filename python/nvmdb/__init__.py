@@ -180,6 +180,9 @@ def ssd_replay(
     age: bool = False,
     passes: int = 1,
     drain: bool = False,
+    reads: str | os.PathLike[str] | None = None,
+    power_loss_at_write: int | None = None,
+    power_loss_during_recovery: int | None = None,
     progress: bool | None = None,
 ) -> dict[str, Any]:
     """``nvmdb ssd replay``: replay a block trace on a simulated SSD stack.
@@ -200,6 +203,12 @@ def ssd_replay(
       age: age the device first (fill, then random whole-page overwrites), not measured.
       passes: replay the trace this many times; ``"last_pass"`` holds the last alone.
       drain: merge every pending log record (and write the DRAM buffer down) at the end.
+      reads: write the bytes of every read request to this file, one hex line each
+        (needs ``content = "bytes"``).
+      power_loss_at_write: cut power before the N-th device write of the trace (inside
+        whatever the store is doing), recover and check; not with power_loss_at.
+      power_loss_during_recovery: a second cut, before the M-th device write of the
+        recovery.
       progress: a progress bar of the call's steps on stderr (tqdm; a widget in Jupyter):
         requests, operations, transactions or statements done and their rate (the total
         is not known ahead); ``None``: only on a terminal or in Jupyter.
@@ -220,6 +229,9 @@ def ssd_replay(
         age=age,
         passes=passes,
         drain=drain,
+        reads=reads,
+        power_loss_at_write=power_loss_at_write,
+        power_loss_during_recovery=power_loss_during_recovery,
         config=None,
     )
     renamed = {"config_file": "config", "config": "set"}

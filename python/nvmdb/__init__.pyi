@@ -17,7 +17,7 @@ def pcm_replay(trace: str | os.PathLike[str], flip_n_write: bool=False, flip_bit
 def trace_gen(workload: str, out: str | os.PathLike[str], requests: int | None=None, seed: int=1, footprint_mb: int=1024, buffer_pool_mb: int=60, progress: bool | None=None) -> str:
     ...
 
-def ssd_replay(trace: str | os.PathLike[str], format: str, config: Mapping[str, str | int | float | bool] | None=None, warmup_requests: int=0, config_file: str | os.PathLike[str] | None=None, power_loss_at: int | None=None, prefill: bool | None=None, disksim_devices: str='separate', age: bool=False, passes: int=1, drain: bool=False, progress: bool | None=None) -> dict[str, Any]:
+def ssd_replay(trace: str | os.PathLike[str], format: str, config: Mapping[str, str | int | float | bool] | None=None, warmup_requests: int=0, config_file: str | os.PathLike[str] | None=None, power_loss_at: int | None=None, prefill: bool | None=None, disksim_devices: str='separate', age: bool=False, passes: int=1, drain: bool=False, reads: str | os.PathLike[str] | None=None, power_loss_at_write: int | None=None, power_loss_during_recovery: int | None=None, progress: bool | None=None) -> dict[str, Any]:
     ...
 
 def btree_run(variant: str, node_lines: int, memory: str='cached', flip_n_write: bool=False, load: str | os.PathLike[str] | None=None, ops: str | os.PathLike[str] | None=None, results: str | os.PathLike[str] | None=None, entries: int | None=None, fill: float=0.75, op: str | None=None, count: int | None=None, seed: int=1, progress: bool | None=None) -> dict[str, Any]:

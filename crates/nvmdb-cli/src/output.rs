@@ -118,6 +118,21 @@ pub fn write_bytes(path: &str, contents: &[u8]) -> Result<(), CliError> {
     file.finish()
 }
 
+/// Writes `bytes` as lowercase hex, two digits a byte (the read-back lines of
+/// `envy replay` and `ssd replay`).
+pub fn write_hex(out: &mut dyn Write, bytes: &[u8]) -> std::io::Result<()> {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut text = [0u8; 512];
+    for chunk in bytes.chunks(256) {
+        for (pair, &b) in text.chunks_exact_mut(2).zip(chunk) {
+            pair[0] = DIGITS[usize::from(b >> 4)];
+            pair[1] = DIGITS[usize::from(b & 15)];
+        }
+        out.write_all(&text[..chunk.len().saturating_mul(2)])?;
+    }
+    Ok(())
+}
+
 /// An output file written under a temporary name in its directory
 /// (`.NAME.PID-N.partial`) and renamed to its path by [`OutputFile::finish`]: a run that
 /// fails or is interrupted before then leaves the path as it was (the temporary file is

@@ -173,6 +173,322 @@ fn power_loss_at_recovers_and_verifies_every_written_page() {
     }
 }
 
+/// The verifier keeps its own model of acknowledged bytes: pages an unprotected DRAM
+/// buffer loses at the cut are reported right after the recovery, and 10-byte writes over
+/// them afterwards (read-modify-writes of the erased pages the store returns) do not hide
+/// the loss at the end.
+#[test]
+fn lost_pages_are_reported_after_recovery_and_partial_writes_do_not_hide_them() {
+    let config = [
+        "--set",
+        "flash.packages=1",
+        "--set",
+        "flash.planes_per_package=2",
+        "--set",
+        "flash.blocks_per_plane=16",
+        "--set",
+        "flash.pages_per_block=8",
+        "--set",
+        "ftl.overprovision=0.25",
+        "--set",
+        "content=bytes",
+        "--set",
+        "dram.pages=6",
+        "--set",
+        "dram.power_loss_protection=false",
+    ];
+    let run = |text: &str, name: &str| {
+        let trace = temp_file(name, text);
+        let mut args = vec!["ssd", "replay", "--trace", &trace, "--format", "simple", "--json"];
+        args.extend(config);
+        args.extend(["--prefill", "false", "--power-loss-at", "2"]);
+        let (code, stdout, stderr) = nvmdb(&args);
+        assert_eq!(code, 0, "{stderr}");
+        let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        let after = &json["power_loss"]["after_recovery"];
+        let found = |j: &serde_json::Value| {
+            [&j["verified_pages"], &j["lost_pages"], &j["corrupt_pages"]].map(|v| v.as_u64().unwrap())
+        };
+        (found(after), found(&json))
+    };
+    let whole = run("W 0 4096\nW 8192 4096\n", "dram-lost.trace");
+    assert_eq!(whole, ([2, 2, 0], [2, 2, 0]), "both pages lost, at the cut and at the end");
+    let patched = run("W 0 4096\nW 8192 4096\nW 100 10\nW 8292 10\n", "dram-patched.trace");
+    assert_eq!(patched, ([2, 2, 0], [2, 0, 2]), "lost at the cut; at the end 10 bytes over erased flash");
+}
+
+/// Deterministic test bytes: SplitMix64 of `seed` and each 8-byte index.
+fn test_bytes(seed: u64, len: usize) -> Vec<u8> {
+    (0..len.div_ceil(8) as u64)
+        .flat_map(|i| {
+            let mut z = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(i.wrapping_mul(0xBF58_476D_1CE4_E5B9));
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            (z ^ (z >> 31)).to_le_bytes()
+        })
+        .take(len)
+        .collect()
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A `simple` trace whose writes carry their data (`W offset 0xHEX`) reads back exactly
+/// what was written (`--reads`), through every buffer kind, the DRAM buffer, and
+/// deduplication, which removes the pages whose data repeats.
+#[test]
+fn a_trace_with_data_reads_back_what_was_written_through_every_stack() {
+    const PAGE: usize = 4096;
+    const PAGES: usize = 24;
+    // The model: every byte as the host wrote it; never written bytes read as ff.
+    let mut model = vec![0xFFu8; PAGES * PAGE];
+    let (mut text, mut expected) = (String::new(), Vec::new());
+    let write = |text: &mut String, model: &mut [u8], offset: usize, data: &[u8]| {
+        model[offset..offset + data.len()].copy_from_slice(data);
+        text.push_str(&format!("W {offset} 0x{}\n", hex(data)));
+    };
+    // Twelve pages of distinct data, then six pages holding the same bytes as pages 0..6.
+    for page in 0..18 {
+        write(&mut text, &mut model, page * PAGE, &test_bytes((page % 12) as u64, PAGE));
+    }
+    let mut read = |text: &mut String, model: &[u8], offset: usize, len: usize| {
+        text.push_str(&format!("R {offset} {len}\n"));
+        expected.push(hex(&model[offset..offset + len]));
+    };
+    // Small writes at scattered places (some across a page boundary), reads between them,
+    // and an unaligned two-page write.
+    for i in 0..300u64 {
+        let offset = (i as usize * 7919 * 13) % (PAGES * PAGE - 400);
+        let len = 1 + (i as usize * 37) % 300;
+        write(&mut text, &mut model, offset, &test_bytes(1000 + i, len));
+        if i % 10 == 0 {
+            read(&mut text, &model, offset.saturating_sub(50), len + 100);
+        }
+    }
+    write(&mut text, &mut model, 5 * PAGE + 1000, &test_bytes(77, 2 * PAGE));
+    for page in 0..PAGES {
+        read(&mut text, &model, page * PAGE, PAGE);
+    }
+    let trace = temp_file("data.trace", &text);
+    let reads = temp_file("data.reads", "");
+    let mut stacks: Vec<Vec<String>> = Vec::new();
+    for kind in ["none", "ipl", "dpram", "pcm-log"] {
+        for dedup in [false, true] {
+            stacks.push(vec![format!("buffer.kind={kind}"), format!("dedup.enabled={dedup}")]);
+        }
+    }
+    stacks.push(vec!["buffer.kind=ipl-native".into()]);
+    stacks.push(vec!["dram.pages=4".into(), "dedup.enabled=true".into()]);
+    for stack in stacks {
+        let mut args = vec!["ssd", "replay", "--trace", &trace, "--format", "simple", "--json", "--prefill", "false"];
+        args.extend(SMALL);
+        args.extend(["--set", "content=bytes", "--reads", &reads]);
+        for set in &stack {
+            args.extend(["--set", set.as_str()]);
+        }
+        let (code, stdout, stderr) = nvmdb(&args);
+        assert_eq!(code, 0, "{stack:?}: {stderr}");
+        let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        let got = std::fs::read_to_string(&reads).unwrap();
+        let got: Vec<&str> = got.lines().collect();
+        assert_eq!(got.len(), expected.len(), "{stack:?}");
+        for (i, (got, want)) in got.iter().zip(&expected).enumerate() {
+            assert!(got == want, "{stack:?}: read {i} differs");
+        }
+        let removed = json["dedup_pages_removed"].as_u64().unwrap();
+        let dedup = stack.iter().any(|s| s == "dedup.enabled=true");
+        assert!(if dedup { removed >= 6 } else { removed == 0 }, "{stack:?}: {removed} pages removed");
+        println!(
+            "{stack:?}: {} reads as written, {removed} pages removed by dedup, {} merges",
+            got.len(),
+            json["merges"]
+        );
+    }
+}
+
+/// A short workload with data: every page of 48 written (8 repeating another page's data,
+/// for deduplication), then whole-page rewrites, small writes, trims and reads, enough to
+/// make the FTL collect garbage and the log schemes merge.
+fn crash_workload() -> String {
+    const PAGE: usize = 4096;
+    const PAGES: usize = 48;
+    let mut text = String::new();
+    for page in 0..PAGES {
+        text.push_str(&format!("W {} 0x{}\n", page * PAGE, hex(&test_bytes(page as u64 % 40, PAGE))));
+    }
+    for i in 0..90usize {
+        let page = (i * 7) % PAGES;
+        let line = match i % 6 {
+            0 | 3 => format!("W {} 0x{}\n", page * PAGE, hex(&test_bytes(100 + (i % 30) as u64, PAGE))),
+            1 | 4 => format!("W {} 0x{}\n", page * PAGE + (i * 61) % 4000, hex(&test_bytes(500 + i as u64, 40))),
+            2 => format!("R {} {PAGE}\n", page * PAGE),
+            _ => format!("T {} {PAGE}\n", page * PAGE),
+        };
+        text.push_str(&line);
+    }
+    text
+}
+
+/// `ssd replay --power-loss-at-write N` at every device write of a short workload, for
+/// stacks whose recovery writes and stacks whose does not; at a few first cuts spread over
+/// the run, `--power-loss-during-recovery M` at every device write of the recovery. Every
+/// run recovers with nothing acknowledged lost, checked right after the recovery and at
+/// the end; the cuts fall in the host's writes, GC, merges and flushes.
+#[test]
+fn cuts_at_every_device_write_and_again_in_recovery_lose_nothing() {
+    let trace = temp_file("crash.trace", &crash_workload());
+    let run = |stack: &[&str], cut: u64, second: Option<u64>| {
+        let cut = cut.to_string();
+        let second = second.map(|m| m.to_string());
+        let mut args = vec!["ssd", "replay", "--trace", &trace, "--format", "simple", "--json", "--prefill", "false"];
+        args.extend([
+            "--set",
+            "flash.packages=1",
+            "--set",
+            "flash.planes_per_package=2",
+            "--set",
+            "flash.blocks_per_plane=8",
+            "--set",
+            "flash.pages_per_block=8",
+            "--set",
+            "ftl.overprovision=0.5",
+            "--set",
+            "content=bytes",
+            "--power-loss-at-write",
+            &cut,
+        ]);
+        if let Some(m) = &second {
+            args.extend(["--power-loss-during-recovery", m.as_str()]);
+        }
+        args.extend(stack);
+        nvmdb(&args)
+    };
+    // Each stack, and the activity some cut must fall in besides the host's writes (with
+    // deduplication the workload programs too few pages for GC: its cuts fall in the
+    // host's flash and PCM writes, and its recovery writes). The buffered stacks drain at
+    // the end, so cuts fall in the drain's merges and write-backs too.
+    let stacks: [(&[&str], Option<&str>); 6] = [
+        (&[], Some("gc")),
+        (&["--set", "dedup.enabled=true", "--set", "dedup.pcm_mb=1"], None),
+        (&["--set", "buffer.kind=ipl", "--drain"], Some("merge")),
+        (&["--set", "buffer.kind=pcm-log", "--set", "buffer.pcm_mb=1", "--drain"], Some("merge")),
+        (&["--set", "buffer.kind=ipl-native", "--drain"], Some("merge")),
+        (&["--set", "dram.pages=4", "--set", "dram.power_loss_protection=true", "--drain"], Some("flush")),
+    ];
+    let mut total = 0;
+    for (stack, expected) in stacks {
+        let (mut tried, mut activities, mut recoveries) = (0u64, std::collections::BTreeSet::new(), Vec::new());
+        for cut in 1.. {
+            let (code, stdout, stderr) = run(stack, cut, None);
+            if code == 2 && stderr.contains("past the end of the run") {
+                break;
+            }
+            assert_eq!(code, 0, "{stack:?}, cut {cut}: {stderr}");
+            let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+            let loss = &json["power_loss"];
+            assert_eq!(loss["device_write"], cut, "{stack:?}");
+            let after = &loss["after_recovery"];
+            assert!(after["verified_pages"].as_u64().unwrap() > 0, "{stack:?}, cut {cut}");
+            for (check, what) in [(after, "after recovery"), (&json, "at the end")] {
+                assert_eq!(
+                    (&check["lost_pages"], &check["corrupt_pages"]),
+                    (&0.into(), &0.into()),
+                    "{stack:?}, cut {cut}, {what}"
+                );
+            }
+            activities.insert(loss["activity"].as_str().unwrap().to_string());
+            recoveries.push(loss["recovery_device_writes"].as_u64().unwrap());
+            tried += 1;
+        }
+        // Second cuts, in the recovery after first cuts spread over the run.
+        let mut second_cuts = 0u64;
+        for i in 0..4 {
+            let cut = tried * (2 * i + 1) / 8 + 1;
+            let writes = recoveries[cut as usize - 1];
+            for m in 1..=writes {
+                let (code, stdout, stderr) = run(stack, cut, Some(m));
+                assert_eq!(code, 0, "{stack:?}, cut {cut} then {m}: {stderr}");
+                let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+                assert_eq!(json["power_loss"]["recovery_cut"], m, "{stack:?}");
+                let after = &json["power_loss"]["after_recovery"];
+                for (check, what) in [(after, "after recovery"), (&json, "at the end")] {
+                    assert_eq!(
+                        (&check["lost_pages"], &check["corrupt_pages"]),
+                        (&0.into(), &0.into()),
+                        "{stack:?}, cut {cut} then {m}, {what}"
+                    );
+                }
+                second_cuts += 1;
+            }
+            let (code, _, stderr) = run(stack, cut, Some(writes + 1));
+            assert_eq!(code, 2, "{stack:?}: a second cut past the recovery: {stderr}");
+        }
+        println!("{stack:?}: {tried} crash points tried (every device write, activities {activities:?}), {second_cuts} second cuts in recovery, nothing lost");
+        assert!(tried > 50, "{stack:?}: {tried}");
+        if let Some(expected) = expected {
+            assert!(activities.contains(expected), "{stack:?}: no cut fell in a {expected}: {activities:?}");
+        }
+        if stack.iter().any(|a| a.starts_with("dedup") || a.starts_with("dram")) {
+            assert!(second_cuts > 0, "{stack:?}: its recovery writes, and a second cut falls in it");
+        }
+        total += tried + second_cuts;
+    }
+    println!("{total} crash runs in all");
+}
+
+/// A cut past the end of the run never happens: one line naming the flag, exit 2.
+#[test]
+fn a_cut_past_the_end_exits_2_naming_the_flag() {
+    let trace = temp_file("past.trace", "W 0 4096\nW 4096 4096\nR 0 4096\nW 100 10\n");
+    let run = |extra: &[&str]| {
+        let mut args = vec!["ssd", "replay", "--trace", &trace, "--format", "simple", "--json"];
+        args.extend(SMALL);
+        args.extend(extra);
+        nvmdb(&args)
+    };
+    let (code, stdout, stderr) = run(&["--power-loss-at", "4"]);
+    assert_eq!(code, 0, "{stderr}");
+    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(json["power_loss"]["operation"], 4);
+    let (code, stdout, stderr) = run(&["--power-loss-at", "5"]);
+    assert_eq!((code, stdout.as_str(), stderr.lines().count()), (2, "", 1), "{stderr}");
+    assert_eq!(stderr.trim(), "--power-loss-at: request 5 is past the end of the run (4 requests in all)");
+    // Requests count across passes.
+    let (code, _, stderr) = run(&["--power-loss-at", "5", "--passes", "2"]);
+    assert_eq!(code, 0, "{stderr}");
+    // Device writes: the trace makes 3 (no pre-fill counted).
+    let (code, stdout, stderr) = run(&["--power-loss-at-write", "3"]);
+    assert_eq!(code, 0, "{stderr}");
+    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!((&json["power_loss"]["device_write"], &json["power_loss"]["activity"]), (&3.into(), &"host".into()));
+    for (flags, message) in [
+        (
+            &["--power-loss-at-write", "4"][..],
+            "--power-loss-at-write: device write 4 is past the end of the run (3 device writes in all)",
+        ),
+        (
+            &["--power-loss-at-write", "2", "--power-loss-during-recovery", "1"][..],
+            "--power-loss-during-recovery: device write 1 is past the end of the recovery (0 device writes in all)",
+        ),
+        (
+            &["--power-loss-at-write", "2", "--power-loss-at", "1"][..],
+            "--power-loss-at and --power-loss-at-write: a replay cuts the power once; give one",
+        ),
+        (
+            &["--power-loss-during-recovery", "1"][..],
+            "--power-loss-during-recovery does nothing without --power-loss-at or --power-loss-at-write: there is no \
+             recovery",
+        ),
+    ] {
+        let (code, stdout, stderr) = run(flags);
+        assert_eq!((code, stdout.as_str(), stderr.trim()), (2, "", message), "{flags:?}");
+    }
+    let (code, _, stderr) = run(&["--power-loss-at-write", "0"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("--power-loss-at-write"), "{stderr}");
+}
+
 #[test]
 fn pcm_accounting_is_reported_and_a_bad_value_exits_2_naming_the_key() {
     let trace = temp_file("acct.trace", "W 0 4096\nW 0 4096\nW 0 512\nR 0 4096\n");

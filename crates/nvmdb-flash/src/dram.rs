@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use nvmdb_device::{PageContent, PageData, PowerLoss, Volatile};
 
-use crate::layer::{FlashError, PageStore, Pending, StoreHealth, StoreStats};
+use crate::layer::{with_activity, FlashError, PageStore, Pending, StoreHealth, StoreStats};
 
 /// A DRAM write buffer over another layer.
 pub struct DramBuffer {
@@ -73,7 +73,7 @@ impl DramBuffer {
     /// Writes the least recently used page to the layer below.
     fn evict(&mut self, now_ns: u64) -> Result<u64, FlashError> {
         let (_, &lpn) = self.order.first_key_value().expect("a full buffer has pages");
-        self.write_back(lpn, now_ns)
+        with_activity(self, nvmdb_device::Activity::Flush, |buffer| buffer.write_back(lpn, now_ns))
     }
 
     /// Writes every buffered page to the layer below, oldest first, each issued at
@@ -221,7 +221,7 @@ impl PageStore for DramBuffer {
     fn power_cycle(&mut self) -> Result<(), FlashError> {
         self.inner.power_cycle()?;
         if self.protected {
-            self.write_all_back(0)?;
+            with_activity(self, nvmdb_device::Activity::Recovery, |buffer| buffer.write_all_back(0))?;
         }
         self.dram.power_loss();
         self.pages.clear();
@@ -241,7 +241,7 @@ impl PageStore for DramBuffer {
     /// Writes every buffered page down (oldest first, as the capacitors of a protected
     /// buffer do), then drains the layer below.
     fn drain(&mut self, now_ns: u64) -> Result<u64, FlashError> {
-        let written_ns = self.write_all_back(now_ns)?;
+        let written_ns = with_activity(self, nvmdb_device::Activity::Flush, |buffer| buffer.write_all_back(now_ns))?;
         self.inner.drain(written_ns)
     }
 

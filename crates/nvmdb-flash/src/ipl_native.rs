@@ -539,6 +539,16 @@ impl IplNativeStore {
     /// content (`None`: the page is dropped, a trim) instead of its own. Returns when the
     /// old unit's erase completes.
     fn merge(&mut self, unit: usize, change: Option<(u16, Option<PageData>)>, now_ns: u64) -> Result<u64, FlashError> {
+        crate::layer::with_activity(self, nvmdb_device::Activity::Merge, |store| store.merge_unit(unit, change, now_ns))
+    }
+
+    /// [`IplNativeStore::merge`]'s work.
+    fn merge_unit(
+        &mut self,
+        unit: usize,
+        change: Option<(u16, Option<PageData>)>,
+        now_ns: u64,
+    ) -> Result<u64, FlashError> {
         let busy_before = self.flash.stats().busy_ns;
         let (changed_offset, mut changed_data) = match change {
             Some((offset, data)) => (Some(offset), data),
@@ -890,7 +900,7 @@ impl PageStore for IplNativeStore {
 
     fn power_cycle(&mut self) -> Result<(), FlashError> {
         self.power.restore();
-        self.rebuild()
+        crate::layer::with_activity(self, nvmdb_device::Activity::Recovery, IplNativeStore::rebuild)
     }
 
     fn power_switch(&mut self) -> Option<&mut PowerSwitch> {

@@ -6,7 +6,7 @@
 //! [`Pcm`](nvmdb_device::Pcm) in storage mode) and keep their counters in
 //! [`StoreStats`].
 
-use nvmdb_device::{DeviceError, PageData, PowerSwitch};
+use nvmdb_device::{Activity, DeviceError, PageData, PowerSwitch};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
@@ -285,6 +285,18 @@ impl StoreHealth {
             self.block_erases_max as f64 / self.endurance as f64
         }
     }
+}
+
+/// Runs `work` on `store` with its power switch's activity set to `activity` (what a crash
+/// report says the engine was doing when a cut fell), then sets back the activity before;
+/// a store without a switch just runs it.
+pub fn with_activity<S: PageStore + ?Sized, T>(store: &mut S, activity: Activity, work: impl FnOnce(&mut S) -> T) -> T {
+    let was = store.power_switch().map(|switch| switch.set_activity(activity));
+    let result = work(store);
+    if let (Some(was), Some(switch)) = (was, store.power_switch()) {
+        switch.set_activity(was);
+    }
+    result
 }
 
 /// A storage layer over logical pages.

@@ -22,5 +22,5 @@ pub mod wear_level;
 
 pub use config::SsdConfig;
 pub use layer::{FlashError, PageStore, Pending, StoreHealth, StoreStats};
-pub use replay::{replay, ReplayError, ReplayOptions, ReplayReport, ReplaySummary};
+pub use replay::{replay, CutPastEnd, ReplayError, ReplayOptions, ReplayReport, ReplaySummary};
 pub use stack::build;

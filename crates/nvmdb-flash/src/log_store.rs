@@ -34,7 +34,7 @@ use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::ftl::PageFtl;
-use crate::layer::{FlashError, PageStore, Pending, StoreHealth, StoreStats};
+use crate::layer::{with_activity, FlashError, PageStore, Pending, StoreHealth, StoreStats};
 use crate::log_common::{diff_ranges, fingerprint_of, splitmix64, Append, LogArea, Update};
 
 /// Byte ranges `(offset, len)` of a page.
@@ -331,8 +331,14 @@ impl<A: LogArea> LogStore<A> {
         }
     }
 
-    /// Merges logical block `lbn` (see the module docs).
+    /// Merges logical block `lbn` (see the module docs), the power switch's activity set to
+    /// a merge.
     fn merge(&mut self, lbn: u64, now_ns: u64) -> Result<u64, FlashError> {
+        with_activity(self, nvmdb_device::Activity::Merge, |store| store.merge_block(lbn, now_ns))
+    }
+
+    /// [`LogStore::merge`]'s work.
+    fn merge_block(&mut self, lbn: u64, now_ns: u64) -> Result<u64, FlashError> {
         let busy_before = self.ftl.busy_ns();
         let gc_before = self.ftl.stats().gc_time_ns;
         let ppb = u64::from(self.pages_per_block);
@@ -419,8 +425,10 @@ impl<A: LogArea> PageStore for LogStore<A> {
     }
 
     fn power_cycle(&mut self) -> Result<(), FlashError> {
-        self.ftl.power_cycle()?;
-        self.area.recover(&mut self.ftl, self.host_pages)
+        with_activity(self, nvmdb_device::Activity::Recovery, |store| {
+            store.ftl.power_cycle()?;
+            store.area.recover(&mut store.ftl, store.host_pages)
+        })
     }
 
     fn power_switch(&mut self) -> Option<&mut nvmdb_device::PowerSwitch> {

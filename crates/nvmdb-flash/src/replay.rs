@@ -12,13 +12,18 @@
 //! last pass reported alone beside the whole; and the store may be drained after it
 //! ([`ReplayOptions::drain`]), so that no work it accepted is left unpaid.
 
-use nvmdb_device::{PageContent, PageData};
+use nvmdb_device::{Activity, PageContent, PageData};
 use nvmdb_workload::{Content, Op, Request};
+use rand::{RngCore, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
 
 use crate::layer::{FlashError, PageStore, Pending, StoreHealth, StoreStats};
 
+mod model;
 mod responses;
+pub use model::Check;
+use model::Model;
 use responses::ResponseTimes;
 
 /// How to replay.
@@ -29,11 +34,22 @@ pub struct ReplayOptions {
     /// The store's content mode: decides what a write carries (bytes, a content id, or
     /// nothing).
     pub content: PageContent,
-    /// Seed for synthetic content ids of content-free traces in fingerprint mode.
+    /// Seed for the synthetic content of writes whose trace carries none: content ids in
+    /// fingerprint mode, bytes in bytes mode ([`SYNTHETIC_BYTES_STREAM`]).
     pub seed: u64,
     /// Cut power after this many requests (then recover and go on), and verify every
-    /// written page against a plain model of acknowledged writes at the end.
+    /// written page against the replay's own model of acknowledged writes right after the
+    /// recovery and at the end.
     pub power_loss_at: Option<u64>,
+    /// Cut power before this device write of the trace (from 1, counted from the trace's
+    /// start, after the ageing and pre-fill, across passes and the drain), inside whatever
+    /// the store is doing; the request it falls in is not acknowledged (each page it writes
+    /// may read as before it or after it). Then recover, check, and go on with the next
+    /// request, as [`ReplayOptions::power_loss_at`]. Not with it.
+    pub power_loss_at_write: Option<u64>,
+    /// A second cut, before this device write of the recovery after the first cut (from
+    /// 1): the store powers up again from its devices alone.
+    pub power_loss_during_recovery: Option<u64>,
     /// Before the trace, write every logical page it touches once (whole pages, in page
     /// order, synthetic content), left out of every statistic, so that the trace runs on
     /// data that exists and reads of "old" pages cost the same in every configuration.
@@ -63,12 +79,30 @@ impl Default for ReplayOptions {
             content: PageContent::None,
             seed: 1,
             power_loss_at: None,
+            power_loss_at_write: None,
+            power_loss_during_recovery: None,
             prefill: false,
             age: false,
             passes: 1,
             drain: false,
         }
     }
+}
+
+/// Salt of the synthetic bytes' stream, xored into [`ReplayOptions::seed`]: in bytes mode a
+/// write whose trace carries no bytes (and every set-up write) takes the next bytes of
+/// xoshiro256++ (`rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed ^ this)`, period
+/// 2^256 − 1), as many as the host writes, in the order it writes them.
+pub const SYNTHETIC_BYTES_STREAM: u64 = 0x6279_7465_735f_7374;
+
+/// Where a replay sends the bytes its read requests return (bytes mode): each read
+/// request's bytes in order, in one or more pieces, then its end. A never-written byte
+/// reads as `0xFF` (erased flash).
+pub trait ReadBack {
+    /// The next bytes of the read request in progress.
+    fn bytes(&mut self, bytes: &[u8]) -> Result<(), String>;
+    /// The read request in progress is complete.
+    fn end(&mut self) -> Result<(), String>;
 }
 
 /// A replay failure: bad input (with the index of the request that failed to parse) or a
@@ -84,6 +118,53 @@ pub enum ReplayError<E> {
         /// What went wrong.
         error: FlashError,
     },
+    /// A power cut asked for lies past the end of the run: it never happened.
+    CutPastEnd(CutPastEnd),
+    /// The [`ReadBack`] failed (e.g. its file could not be written).
+    ReadBack(String),
+}
+
+/// A power cut that lies past the end of what the run did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CutPastEnd {
+    /// [`ReplayOptions::power_loss_at`] beyond the requests of every pass.
+    Request {
+        /// The request asked for.
+        asked: u64,
+        /// The requests the run issued, across passes.
+        requests: u64,
+    },
+    /// [`ReplayOptions::power_loss_at_write`] beyond the device writes of the run.
+    DeviceWrite {
+        /// The device write asked for.
+        asked: u64,
+        /// The device writes the run made (after its set-up).
+        writes: u64,
+    },
+    /// [`ReplayOptions::power_loss_during_recovery`] beyond the device writes of the
+    /// recovery.
+    RecoveryWrite {
+        /// The recovery's device write asked for.
+        asked: u64,
+        /// The device writes the recovery made.
+        writes: u64,
+    },
+}
+
+impl std::fmt::Display for CutPastEnd {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CutPastEnd::Request { asked, requests } => {
+                write!(f, "request {asked} is past the end of the run ({requests} requests in all)")
+            }
+            CutPastEnd::DeviceWrite { asked, writes } => {
+                write!(f, "device write {asked} is past the end of the run ({writes} device writes in all)")
+            }
+            CutPastEnd::RecoveryWrite { asked, writes } => {
+                write!(f, "device write {asked} is past the end of the recovery ({writes} device writes in all)")
+            }
+        }
+    }
 }
 
 impl<E: std::fmt::Display> std::fmt::Display for ReplayError<E> {
@@ -91,6 +172,8 @@ impl<E: std::fmt::Display> std::fmt::Display for ReplayError<E> {
         match self {
             ReplayError::Input(e) => write!(f, "{e}"),
             ReplayError::Store { request, error } => write!(f, "request {request}: {error}"),
+            ReplayError::CutPastEnd(cut) => write!(f, "no power cut: {cut}"),
+            ReplayError::ReadBack(e) => write!(f, "read-back: {e}"),
         }
     }
 }
@@ -146,13 +229,17 @@ pub struct ReplayReport {
     /// With more than one pass: the last pass alone (its requests, counters and response
     /// times; the drain's work when drained; the end state as the whole run's).
     pub last_pass: Option<Box<ReplayReport>>,
-    /// Pages checked against the model of acknowledged writes and trims (0 when no power
-    /// loss was asked for; in metadata-only mode only that written pages are mapped).
+    /// Pages checked at the end against the model of acknowledged writes and trims (0
+    /// when no power loss was asked for; in metadata-only mode only that written pages are
+    /// mapped).
     pub verified_pages: u64,
     /// Checked pages that read as never written.
     pub lost_pages: u64,
     /// Checked pages that read other data than last acknowledged (a trimmed page: any data).
     pub corrupt_pages: u64,
+    /// Where the power was cut and what the check right after the recovery found (`None`
+    /// when no power loss was asked for).
+    pub power_loss: Option<PowerLossReport>,
     /// Requests per simulated second.
     pub iops: f64,
     /// Host bytes (read + written) per simulated second, MB/s (10^6 bytes).
@@ -187,9 +274,16 @@ impl ReplayReport {
             verified_pages: 0,
             lost_pages: 0,
             corrupt_pages: 0,
+            power_loss: None,
             iops: 0.0,
             throughput_mb_s: 0.0,
         }
+    }
+
+    /// Sets the end-of-trace check's figures.
+    fn set_check(&mut self, check: &Check) {
+        (self.verified_pages, self.lost_pages, self.corrupt_pages) =
+            (check.verified_pages, check.lost_pages, check.corrupt_pages);
     }
 
     /// Takes `earlier`'s request counters (a report of the same run, before) off this one's.
@@ -237,6 +331,29 @@ impl ReplayReport {
             (self.requests as f64 / seconds, (self.host_bytes_read + self.host_bytes_written) as f64 / 1e6 / seconds)
         };
     }
+}
+
+/// Where a power loss fell, and what the check of every page of the model against the
+/// store found right after the recovery (the check at the end of the trace is the report's
+/// own `verified_pages`, `lost_pages` and `corrupt_pages`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PowerLossReport {
+    /// The request the power was cut in (a cut at a device write; the request is not
+    /// acknowledged) or after (a cut between requests), from 1 (0: before the first),
+    /// counted across passes; one past the last: in the drain.
+    pub operation: u64,
+    /// The device write refused, from 1, counted from the trace's start (a cut between
+    /// requests: the next device write the run would have made).
+    pub device_write: u64,
+    /// What the store was doing when the cut fell inside an operation (`host`, `flush`,
+    /// `gc`, `merge`, ...); `None` for a cut between requests.
+    pub activity: Option<Activity>,
+    /// The second cut: the recovery's device write refused, from 1.
+    pub recovery_cut: Option<u64>,
+    /// Device writes of the recovery that completed.
+    pub recovery_device_writes: u64,
+    /// The check right after the recovery.
+    pub after_recovery: Check,
 }
 
 /// The flat figures of a replay, as `nvmdb ssd replay --json` prints them.
@@ -347,6 +464,9 @@ pub struct ReplaySummary {
     pub lost_pages: u64,
     /// Verified pages that read other data than last acknowledged.
     pub corrupt_pages: u64,
+    /// With a power loss: where the power was cut and the check right after the recovery;
+    /// null otherwise.
+    pub power_loss: Option<PowerLossReport>,
     /// With `--passes` above 1: the last pass alone, in these same fields (the end state's
     /// fields, such as the pending counts and wear, are the run's); null otherwise.
     pub last_pass: Option<Box<ReplaySummary>>,
@@ -412,6 +532,7 @@ impl ReplayReport {
             verified_pages: self.verified_pages,
             lost_pages: self.lost_pages,
             corrupt_pages: self.corrupt_pages,
+            power_loss: self.power_loss,
             last_pass: self.last_pass.as_ref().map(|last| Box::new(last.summary())),
         }
     }
@@ -438,8 +559,22 @@ pub fn replay<E>(
 /// asked, then once per pass, each call giving the same requests in arrival order.
 pub fn replay_passes<E, I>(
     store: &mut dyn PageStore,
+    trace: impl FnMut() -> I,
+    options: &ReplayOptions,
+) -> Result<ReplayReport, ReplayError<E>>
+where
+    I: Iterator<Item = Result<Request, E>>,
+{
+    replay_reading(store, trace, options, None)
+}
+
+/// [`replay_passes`], sending the bytes of every read request to `reads` (bytes mode
+/// only).
+pub fn replay_reading<'a, E, I>(
+    store: &'a mut dyn PageStore,
     mut trace: impl FnMut() -> I,
     options: &ReplayOptions,
+    reads: Option<&'a mut dyn ReadBack>,
 ) -> Result<ReplayReport, ReplayError<E>>
 where
     I: Iterator<Item = Result<Request, E>>,
@@ -448,7 +583,20 @@ where
     if options.passes == 0 {
         return Err(before(FlashError::Config("a replay makes at least one pass".into())));
     }
-    let mut engine = Engine::new(store, options);
+    if reads.is_some() && options.content != PageContent::Bytes {
+        return Err(before(FlashError::Config("reading back needs content = \"bytes\"".into())));
+    }
+    if options.power_loss_at.is_some() && options.power_loss_at_write.is_some() {
+        return Err(before(FlashError::Config("one power cut: between requests or at a device write".into())));
+    }
+    if options.power_loss_at_write == Some(0) || options.power_loss_during_recovery == Some(0) {
+        return Err(before(FlashError::Config("device writes count from 1".into())));
+    }
+    let mut engine = Engine::new(store, options, reads);
+    if options.power_loss_at_write.is_some() && engine.store.power_switch().is_none() {
+        return Err(before(FlashError::Config("this storage layer has no power switch to cut".into())));
+    }
+    let was = engine.store.power_switch().map(|switch| switch.set_activity(Activity::Setup));
     if options.age {
         engine.age().map_err(before)?;
     }
@@ -458,9 +606,15 @@ where
             Fill::Store(error) => before(error),
         })?;
     }
+    if let (Some(was), Some(switch)) = (was, engine.store.power_switch()) {
+        switch.set_activity(was);
+        engine.trace_writes = switch.writes();
+        if let Some(n) = options.power_loss_at_write {
+            switch.cut_before(engine.trace_writes + n - 1);
+        }
+    }
     if options.power_loss_at == Some(0) {
-        engine.store.power_cycle().map_err(before)?;
-        engine.power_cycles += 1;
+        engine.power_cycle(0, false).map_err(|stop| stop.at(0))?;
     }
     let mut seen = 0;
     for pass in 0..options.passes {
@@ -472,31 +626,75 @@ where
             if index == options.warmup_requests && index > 0 {
                 engine.start_measuring();
             }
-            engine.run(&request).map_err(|error| ReplayError::Store { request: index, error })?;
+            match engine.run(&request) {
+                Err(Stop::Store(FlashError::PowerCut(_))) if engine.power_loss.is_none() => {
+                    engine.power_cycle(index + 1, true).map_err(|stop| stop.at(index))?;
+                }
+                other => other.map_err(|stop| stop.at(index))?,
+            }
             seen = index + 1;
             if options.power_loss_at == Some(seen) {
-                engine.store.power_cycle().map_err(|error| ReplayError::Store { request: index, error })?;
-                engine.power_cycles += 1;
+                engine.power_cycle(seen, false).map_err(|stop| stop.at(index))?;
             }
         }
+    }
+    if let Some(asked) = options.power_loss_at.filter(|&n| n > seen) {
+        return Err(ReplayError::CutPastEnd(CutPastEnd::Request { asked, requests: seen }));
     }
     if seen <= options.warmup_requests && options.warmup_requests > 0 {
         // The whole trace was warm-up: nothing is measured.
         engine.start_measuring();
     }
     if options.drain {
-        engine.drain().map_err(|error| ReplayError::Store { request: seen, error })?;
+        match engine.drain() {
+            Err(FlashError::PowerCut(_)) if engine.power_loss.is_none() => {
+                // Cut in the drain: recover, and drain what the recovered store holds.
+                engine.power_cycle(seen + 1, true).map_err(|stop| stop.at(seen))?;
+                engine.drain().map_err(|error| ReplayError::Store { request: seen, error })?;
+            }
+            other => other.map_err(|error| ReplayError::Store { request: seen, error })?,
+        }
+    }
+    if let Some(asked) = options.power_loss_at_write.filter(|_| engine.power_loss.is_none()) {
+        let writes = engine.store.power_switch().map_or(0, |switch| switch.writes()) - engine.trace_writes;
+        return Err(ReplayError::CutPastEnd(CutPastEnd::DeviceWrite { asked, writes }));
     }
     let mut report = engine.finish();
-    if let Some(model) = engine.model.take() {
-        let verifier = Verifier { store: &mut *engine.store, model, content: options.content };
-        verifier.verify(&mut report)?;
+    if let Some(model) = &engine.model {
+        let (check, _) = model
+            .check(&mut *engine.store, engine.clock_ns)
+            .map_err(|error| ReplayError::Store { request: seen, error })?;
+        report.set_check(&check);
         if let Some(last) = &mut report.last_pass {
-            (last.verified_pages, last.lost_pages, last.corrupt_pages) =
-                (report.verified_pages, report.lost_pages, report.corrupt_pages);
+            last.set_check(&check);
         }
     }
     Ok(report)
+}
+
+/// Why a request stopped: the store refused it, the read-back failed, or a second cut
+/// asked for lay past the end of the recovery.
+enum Stop {
+    Store(FlashError),
+    ReadBack(String),
+    PastEnd(CutPastEnd),
+}
+
+impl Stop {
+    /// The replay error of request `request` (from 0) stopping so.
+    fn at<E>(self, request: u64) -> ReplayError<E> {
+        match self {
+            Stop::Store(error) => ReplayError::Store { request, error },
+            Stop::ReadBack(e) => ReplayError::ReadBack(e),
+            Stop::PastEnd(cut) => ReplayError::CutPastEnd(cut),
+        }
+    }
+}
+
+impl From<FlashError> for Stop {
+    fn from(error: FlashError) -> Stop {
+        Stop::Store(error)
+    }
 }
 
 /// A pre-fill failure: the trace or the store.
@@ -530,9 +728,20 @@ struct Engine<'a> {
     last_completion_ns: u64,
     last_arrival_ns: u64,
     synthetic_id: u64,
-    /// What each written page must read back as (power-loss runs only); `None`: trimmed.
-    model: Option<std::collections::BTreeMap<u64, Option<PageData>>>,
+    /// The synthetic bytes of bytes mode ([`SYNTHETIC_BYTES_STREAM`]).
+    bytes_rng: Xoshiro256PlusPlus,
+    /// Where the bytes of read requests go (bytes mode).
+    reads: Option<&'a mut dyn ReadBack>,
+    /// What each written page may read back as (power-loss runs only).
+    model: Option<Model>,
     power_cycles: u64,
+    /// Where the power was cut, and the check after the recovery.
+    power_loss: Option<PowerLossReport>,
+    /// The counters of the check after the recovery, left out of every figure (until the
+    /// counters are next zeroed).
+    excluded: Option<StoreStats>,
+    /// The store's device writes before the trace (the set-up's).
+    trace_writes: u64,
     /// Added to every arrival time of the pass (the ageing and pre-fill's duration, then
     /// what places a pass after the one before).
     time_offset_ns: u64,
@@ -546,7 +755,7 @@ struct Engine<'a> {
 }
 
 impl<'a> Engine<'a> {
-    fn new(store: &'a mut dyn PageStore, options: &ReplayOptions) -> Engine<'a> {
+    fn new(store: &'a mut dyn PageStore, options: &ReplayOptions, reads: Option<&'a mut dyn ReadBack>) -> Engine<'a> {
         let page_bytes = u64::from(store.page_bytes());
         let logical_pages = store.logical_pages();
         assert!(page_bytes > 0 && logical_pages > 0, "a store has pages");
@@ -563,8 +772,14 @@ impl<'a> Engine<'a> {
             last_completion_ns: 0,
             last_arrival_ns: 0,
             synthetic_id: options.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15),
-            model: options.power_loss_at.map(|_| std::collections::BTreeMap::new()),
+            bytes_rng: Xoshiro256PlusPlus::seed_from_u64(options.seed ^ SYNTHETIC_BYTES_STREAM),
+            reads,
+            model: (options.power_loss_at.is_some() || options.power_loss_at_write.is_some())
+                .then(|| Model::new(options.content, page_bytes as usize)),
             power_cycles: 0,
+            power_loss: None,
+            excluded: None,
+            trace_writes: 0,
             time_offset_ns: 0,
             clock_ns: 0,
             pass_starts: false,
@@ -574,6 +789,7 @@ impl<'a> Engine<'a> {
 
     fn start_measuring(&mut self) {
         self.store.reset_stats();
+        self.excluded = None;
         self.report = ReplayReport::empty(self.options.content);
         self.responses_ns.clear();
         self.first_arrival_ns = None;
@@ -608,6 +824,10 @@ impl<'a> Engine<'a> {
             content: Content::Unknown,
         };
         let data = self.new_data(&fill, 0, 0, None);
+        if let Some(model) = &mut self.model {
+            // Each set-up write is a request of its own.
+            model.begin_request();
+        }
         self.remember(lpn, &data);
         data
     }
@@ -666,7 +886,7 @@ impl<'a> Engine<'a> {
         self.pass_starts = pass > 0;
         if pass > 0 && pass + 1 == self.options.passes {
             self.last_pass = Some(LastPass {
-                stats: self.store.stats(),
+                stats: self.stats(),
                 report: self.report.clone(),
                 responses_ns: ResponseTimes::default(),
                 first_arrival_ns: None,
@@ -683,7 +903,10 @@ impl<'a> Engine<'a> {
         Ok(())
     }
 
-    fn run(&mut self, request: &Request) -> Result<(), FlashError> {
+    fn run(&mut self, request: &Request) -> Result<(), Stop> {
+        if let Some(model) = &mut self.model {
+            model.begin_request();
+        }
         if std::mem::take(&mut self.pass_starts) {
             self.time_offset_ns = self.clock_ns.saturating_sub(request.time_ns);
         }
@@ -697,10 +920,10 @@ impl<'a> Engine<'a> {
             FlashError::Request(format!("byte range {}+{} crosses 2^64", request.offset_bytes, request.len_bytes))
         })?;
         if request.len_bytes > self.capacity_bytes {
-            return Err(FlashError::Request(format!(
+            return Err(Stop::Store(FlashError::Request(format!(
                 "request of {} bytes is longer than the device ({} bytes)",
                 request.len_bytes, self.capacity_bytes
-            )));
+            ))));
         }
         if let Some(lpn) = self.whole_page(request) {
             done_ns = done_ns.max(self.whole_page_request(request, lpn, arrival_ns)?);
@@ -718,6 +941,9 @@ impl<'a> Engine<'a> {
             Op::Read => {
                 r.read_requests += 1;
                 r.host_bytes_read += request.len_bytes;
+                if let Some(reads) = &mut self.reads {
+                    reads.end().map_err(Stop::ReadBack)?;
+                }
             }
             Op::Write => {
                 r.write_requests += 1;
@@ -758,26 +984,41 @@ impl<'a> Engine<'a> {
     /// [`Engine::whole_page`]): the same calls on the store, without the partial-page
     /// arithmetic.
     #[inline]
-    fn whole_page_request(&mut self, request: &Request, lpn: u64, now_ns: u64) -> Result<u64, FlashError> {
-        match request.op {
-            Op::Read => Ok(self.store.read(lpn, now_ns)?.1),
+    fn whole_page_request(&mut self, request: &Request, lpn: u64, now_ns: u64) -> Result<u64, Stop> {
+        Ok(match request.op {
+            Op::Read => {
+                let (data, done_ns) = self.store.read(lpn, now_ns)?;
+                self.read_back(&data, 0..self.page_bytes as usize)?;
+                done_ns
+            }
             Op::Write => {
                 let data = self.new_data(request, 0, 0, None);
                 self.remember(lpn, &data);
-                self.store.write(lpn, data, now_ns)
+                self.store.write(lpn, data, now_ns)?
             }
             Op::Trim => {
                 if let Some(model) = &mut self.model {
-                    model.insert(lpn, None);
+                    model.trim(lpn);
                 }
-                self.store.trim(lpn, now_ns)
+                self.store.trim(lpn, now_ns)?
             }
+        })
+    }
+
+    /// Sends bytes `range` of a page read (never written: erased, `0xFF`) to the read-back.
+    #[inline]
+    fn read_back(&mut self, data: &PageData, range: std::ops::Range<usize>) -> Result<(), Stop> {
+        let Some(reads) = &mut self.reads else { return Ok(()) };
+        match data {
+            PageData::Bytes(bytes) if bytes.len() >= range.end => reads.bytes(&bytes[range]),
+            _ => reads.bytes(&vec![0xFF; range.len()]),
         }
+        .map_err(Stop::ReadBack)
     }
 
     /// Runs the `index`-th page (`page` = absolute page number) of a request.
     #[inline]
-    fn page(&mut self, request: &Request, page: u64, index: u64, now_ns: u64) -> Result<u64, FlashError> {
+    fn page(&mut self, request: &Request, page: u64, index: u64, now_ns: u64) -> Result<u64, Stop> {
         let lpn = if page < self.logical_pages {
             page
         } else {
@@ -790,31 +1031,42 @@ impl<'a> Engine<'a> {
         // `run` checked that the request's end fits in u64.
         let end = (request.offset_bytes + request.len_bytes).min(page_end);
         let whole = start == page_start && end == page_end;
-        match request.op {
-            Op::Read => Ok(self.store.read(lpn, now_ns)?.1),
+        Ok(match request.op {
+            Op::Read => {
+                let (data, done_ns) = self.store.read(lpn, now_ns)?;
+                self.read_back(&data, (start - page_start) as usize..(end - page_start) as usize)?;
+                done_ns
+            }
             Op::Trim if whole => {
                 if let Some(model) = &mut self.model {
-                    model.insert(lpn, None);
+                    model.trim(lpn);
                 }
-                self.store.trim(lpn, now_ns)
+                self.store.trim(lpn, now_ns)?
             }
             // A partial trim cannot discard the page; the rest of it stays.
-            Op::Trim => Ok(now_ns),
+            Op::Trim => now_ns,
             Op::Write if whole => {
                 let data = self.new_data(request, index, (start - request.offset_bytes) as usize, None);
                 self.remember(lpn, &data);
-                self.store.write(lpn, data, now_ns)
+                self.store.write(lpn, data, now_ns)?
             }
             Op::Write => {
                 self.report.rmw_pages += 1;
                 let (old, read_done_ns) = self.store.read(lpn, now_ns)?;
                 let from = (start - page_start) as usize..(end - page_start) as usize;
                 let written = (from.start as u32, from.len() as u32);
-                let data = self.new_data(request, index, (start - request.offset_bytes) as usize, Some((old, from)));
-                self.remember(lpn, &data);
-                self.store.write_range(lpn, data, written, read_done_ns)
+                let data =
+                    self.new_data(request, index, (start - request.offset_bytes) as usize, Some((old, from.clone())));
+                if let Some(model) = &mut self.model {
+                    match &data {
+                        // The host's bytes go over the model's own page, not the one read back.
+                        PageData::Bytes(page) => model.patch(lpn, from.clone(), &page[from]),
+                        other => model.write(lpn, other),
+                    }
+                }
+                self.store.write_range(lpn, data, written, read_done_ns)?
             }
-        }
+        })
     }
 
     /// The data a written page carries. `src` is the offset of the page's first written
@@ -845,14 +1097,21 @@ impl<'a> Engine<'a> {
         let page_bytes = self.page_bytes as usize;
         match (self.options.content, &request.content) {
             (PageContent::None, _) => PageData::Empty,
-            (PageContent::Bytes, Content::Bytes(bytes)) => {
+            (PageContent::Bytes, content) => {
+                // A partial page keeps its old bytes outside the host's range.
                 let (mut page, range) = match merge {
                     Some((PageData::Bytes(old), range)) if old.len() == page_bytes => (old, range),
                     Some((_, range)) => (vec![0xFF; page_bytes], range),
                     None => (vec![0; page_bytes], 0..page_bytes),
                 };
-                let available = bytes.len().saturating_sub(src).min(range.len());
-                page[range.start..range.start + available].copy_from_slice(&bytes[src..src + available]);
+                match content {
+                    Content::Bytes(bytes) => {
+                        let available = bytes.len().saturating_sub(src).min(range.len());
+                        page[range.start..range.start + available].copy_from_slice(&bytes[src..src + available]);
+                    }
+                    // A trace without bytes: the next bytes of the seed's stream.
+                    _ => self.bytes_rng.fill_bytes(&mut page[range]),
+                }
                 PageData::Bytes(page)
             }
             (PageContent::Fingerprint, Content::Bytes(bytes)) if merge.is_none() => {
@@ -861,43 +1120,80 @@ impl<'a> Engine<'a> {
             (PageContent::Fingerprint, Content::PageIds(ids)) if merge.is_none() => {
                 ids.get(index as usize).map_or_else(|| self.synthetic(), |&id| PageData::Fingerprint(id))
             }
-            (PageContent::Bytes, _) => {
-                // Deterministic synthetic bytes for a trace without content; a partial page
-                // keeps its old bytes outside the host's range.
-                let id = match self.synthetic() {
-                    PageData::Fingerprint(id) => id,
-                    _ => unreachable!("synthetic content is a fingerprint"),
-                };
-                let fresh: Vec<u8> = id.to_le_bytes().iter().copied().cycle().take(page_bytes).collect();
-                match merge {
-                    Some((PageData::Bytes(mut old), range)) if old.len() == page_bytes => {
-                        old[range.clone()].copy_from_slice(&fresh[range]);
-                        PageData::Bytes(old)
-                    }
-                    Some((_, range)) => {
-                        let mut page = vec![0xFF; page_bytes];
-                        page[range.clone()].copy_from_slice(&fresh[range]);
-                        PageData::Bytes(page)
-                    }
-                    None => PageData::Bytes(fresh),
-                }
-            }
             // Content-free traces and partial pages in fingerprint mode: a fresh content id.
             (PageContent::Fingerprint, _) => self.synthetic(),
         }
     }
 
-    /// Records what a page must read back as (fingerprint mode stores a content identity).
+    /// Records a whole page the host wrote in the model.
     #[inline]
     fn remember(&mut self, lpn: u64, data: &PageData) {
-        let Some(model) = &mut self.model else { return };
-        let expected = match (self.options.content, data) {
-            (PageContent::Fingerprint, PageData::Bytes(b)) => {
-                PageData::Fingerprint(nvmdb_device::flash::fingerprint64(b))
-            }
-            (_, d) => d.clone(),
+        if let Some(model) = &mut self.model {
+            model.write(lpn, data);
+        }
+    }
+
+    /// The store's counters, less the check after a recovery's.
+    fn stats(&self) -> StoreStats {
+        let stats = self.store.stats();
+        self.excluded.as_ref().map_or(stats, |check| stats.since(check))
+    }
+
+    /// The store's device writes so far (0 for a store without a power switch).
+    fn writes(&mut self) -> u64 {
+        self.store.power_switch().map_or(0, |switch| switch.writes())
+    }
+
+    /// Cuts the power in request `operation` (`inside`: the switch refused one of its
+    /// device writes, and the request is not acknowledged) or after it (from 1; 0 before
+    /// the first), recovers (again, when a second cut falls in the recovery), and checks
+    /// every page of the model at once. The check's reads are left out of every counter,
+    /// and the trace goes on when they have completed (its gaps kept).
+    fn power_cycle(&mut self, operation: u64, inside: bool) -> Result<(), Stop> {
+        let (trace_writes, second) = (self.trace_writes, self.options.power_loss_during_recovery);
+        let writes = self.writes();
+        let (device_write, activity) = match self.store.power_switch().and_then(|switch| switch.cuts().last()) {
+            Some(cut) if inside => (cut.device_write, Some(cut.activity)),
+            _ => (writes, None),
         };
-        model.insert(lpn, Some(expected));
+        if let Some(m) = second {
+            let switch = self.store.power_switch().ok_or_else(|| {
+                FlashError::Config("this storage layer has no power switch to cut during recovery".into())
+            })?;
+            switch.cut_after_restore(writes + m - 1);
+        }
+        let model = self.model.as_mut().expect("a power-loss run keeps a model");
+        if inside {
+            model.interrupted();
+        }
+        let mut recovery_cut = None;
+        let recovery_device_writes = loop {
+            let start = self.writes();
+            match self.store.power_cycle() {
+                Ok(()) => break self.writes() - start,
+                Err(FlashError::PowerCut(at)) if recovery_cut.is_none() => recovery_cut = Some(at - start + 1),
+                Err(e) => return Err(e.into()),
+            }
+        };
+        if let Some(asked) = self.options.power_loss_during_recovery.filter(|_| recovery_cut.is_none()) {
+            return Err(Stop::PastEnd(CutPastEnd::RecoveryWrite { asked, writes: recovery_device_writes }));
+        }
+        self.power_cycles += 1;
+        let model = self.model.as_ref().expect("a power-loss run keeps a model");
+        let before = self.store.stats();
+        let (after_recovery, done_ns) = model.check(&mut *self.store, self.clock_ns)?;
+        self.excluded = Some(self.store.stats().since(&before));
+        self.time_offset_ns = self.time_offset_ns.saturating_add(done_ns - self.clock_ns);
+        self.clock_ns = done_ns;
+        self.power_loss = Some(PowerLossReport {
+            operation,
+            device_write: device_write - trace_writes + 1,
+            activity,
+            recovery_cut,
+            recovery_device_writes,
+            after_recovery,
+        });
+        Ok(())
     }
 
     fn synthetic(&mut self) -> PageData {
@@ -913,7 +1209,8 @@ impl<'a> Engine<'a> {
         let mut r = std::mem::replace(&mut self.report, ReplayReport::empty(self.options.content));
         r.power_cycles = self.power_cycles;
         r.passes = self.options.passes;
-        r.stats = self.store.stats();
+        r.stats = self.stats();
+        r.power_loss = self.power_loss;
         r.health = self.store.health();
         r.pending = self.store.pending();
         r.set_times(&mut self.responses_ns, self.first_arrival_ns, self.last_completion_ns);
@@ -924,46 +1221,6 @@ impl<'a> Engine<'a> {
             r.last_pass = Some(Box::new(last));
         }
         r
-    }
-}
-
-/// Reads every page of the model back after a power loss.
-struct Verifier<'a> {
-    store: &'a mut dyn PageStore,
-    model: std::collections::BTreeMap<u64, Option<PageData>>,
-    content: PageContent,
-}
-
-impl Verifier<'_> {
-    fn verify<E>(self, report: &mut ReplayReport) -> Result<(), ReplayError<E>> {
-        if self.content == PageContent::None {
-            // Metadata only: no content to compare, but every written page must still be
-            // mapped.
-            report.verified_pages = self.model.values().filter(|e| e.is_some()).count() as u64;
-            report.lost_pages = report.verified_pages.saturating_sub(self.store.health().mapped_pages);
-            return Ok(());
-        }
-        let last = report.requests;
-        for (&lpn, expected) in &self.model {
-            let (data, _) = self.store.read(lpn, 0).map_err(|error| ReplayError::Store { request: last, error })?;
-            report.verified_pages += 1;
-            let erased =
-                matches!(&data, PageData::Empty) || matches!(&data, PageData::Bytes(b) if b.iter().all(|&x| x == 0xFF));
-            let Some(expected) = expected else {
-                // Trimmed: the page must read as never written.
-                report.corrupt_pages += u64::from(!erased);
-                continue;
-            };
-            if &data == expected {
-                continue;
-            }
-            if erased {
-                report.lost_pages += 1;
-            } else {
-                report.corrupt_pages += 1;
-            }
-        }
-        Ok(())
     }
 }
 
@@ -1007,6 +1264,30 @@ mod tests {
         let PageData::Bytes(page1) = store.read(1, 0).unwrap().0 else { panic!("bytes mode returns bytes") };
         assert!(page1[..104].iter().all(|&b| b == 2) && page1[104..].iter().all(|&b| b == 0xFF));
         store.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn synthetic_bytes_are_the_seeds_stream_without_short_periods() {
+        let mut store = small(PageContent::Bytes);
+        let options = ReplayOptions { content: PageContent::Bytes, seed: 5, ..ReplayOptions::default() };
+        let page = |lpn: u64| {
+            Ok::<_, String>(Request {
+                time_ns: 0,
+                op: Op::Write,
+                offset_bytes: lpn * 4096,
+                len_bytes: 4096,
+                content: Content::Unknown,
+            })
+        };
+        replay(store.as_mut(), [page(0), page(1)].into_iter(), &options).unwrap();
+        let mut stream = vec![0; 2 * 4096];
+        Xoshiro256PlusPlus::seed_from_u64(5 ^ SYNTHETIC_BYTES_STREAM).fill_bytes(&mut stream);
+        let PageData::Bytes(page0) = store.read(0, 0).unwrap().0 else { panic!("bytes mode returns bytes") };
+        let PageData::Bytes(page1) = store.read(1, 0).unwrap().0 else { panic!("bytes mode returns bytes") };
+        assert_eq!((&page0[..], &page1[..]), (&stream[..4096], &stream[4096..]), "the stream, in write order");
+        for period in 1..4096 {
+            assert_ne!(page0[period..], page0[..4096 - period], "a period of {period} bytes");
+        }
     }
 
     #[test]

@@ -90,7 +90,8 @@ fn parse_addr(token: &str) -> Result<u64, String> {
     parsed.ok_or_else(|| format!("{} is not a decimal or 0x-hex address", quote(token)))
 }
 
-fn parse_hex_bytes(token: &str) -> Result<Vec<u8>, String> {
+/// Hex data (an even number of hex digits) as bytes; shared with the `simple` block trace.
+pub(crate) fn parse_hex_bytes(token: &str) -> Result<Vec<u8>, String> {
     if !token.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(format!("{} is not hex data", quote(token)));
     }

@@ -14,8 +14,10 @@
 //! - `fiu` (SNIA IODedup): `ts pid process lba size op major minor md5`, ts in ns, lba and
 //!   size in 512 B sectors, op `W`/`R`, md5 the hex MD5 of the 4 KB block; writes carry
 //!   the MD5 folded to 64 bits (high half XOR low half) as their page's content id.
-//! - `simple`: `W|R|T <byte offset> <byte length>`; `#` starts a comment. The format has
-//!   no times: every request arrives at time 0.
+//! - `simple`: `W|R|T <byte offset> <byte length>`, or `W <byte offset> 0x<hex bytes>`: a
+//!   write that carries its data (two hex digits a byte, at least one byte; its length is
+//!   the bytes' count; a length is decimal, so a `0x` field is always data); `#` starts a
+//!   comment. The format has no times: every request arrives at time 0.
 //!
 //! Blank lines are skipped in every format, and so are `#` comment lines. Every format
 //! refuses, with the line's number: a line longer than 1 MiB or not UTF-8; a missing or
@@ -402,14 +404,16 @@ fn simple(text: &str) -> Result<Parsed, String> {
         "T" => Op::Trim,
         other => return Err(format!("operation {} is not W, R or T", quote(other))),
     };
-    Ok(Parsed {
-        device: 0,
-        time_ns: 0,
-        op,
-        offset_bytes: number(f[1], "offset")?,
-        len_bytes: number(f[2], "length")?,
-        content: Content::Unknown,
-    })
+    let offset_bytes = number(f[1], "offset")?;
+    let (len_bytes, content) = match f[2].strip_prefix("0x").or_else(|| f[2].strip_prefix("0X")) {
+        Some(_) if op != Op::Write => return Err(format!("only W carries data, not {}", f[0])),
+        Some(hex) => {
+            let data = crate::pcm_trace::parse_hex_bytes(hex)?;
+            (data.len() as u64, Content::Bytes(data))
+        }
+        None => (number(f[2], "length")?, Content::Unknown),
+    };
+    Ok(Parsed { device: 0, time_ns: 0, op, offset_bytes, len_bytes, content })
 }
 
 #[cfg(test)]
@@ -502,6 +506,14 @@ mod tests {
         let e = error("W 0 4096\n\nX 0 1\n", TraceFormat::Simple);
         assert_eq!(e.to_string(), "line 3: operation 'X' is not W, R or T");
         assert!(error("W 0 -1\n", TraceFormat::Simple).message.contains("length '-1'"));
+        // A write may carry its data in hex: its length is the bytes'.
+        let r = ok("W 4096 0x00ff10\nW 0 0XAb\n", TraceFormat::Simple);
+        assert_eq!((r[0].offset_bytes, r[0].len_bytes, &r[0].content), (4096, 3, &Content::Bytes(vec![0, 0xff, 0x10])));
+        assert_eq!((r[1].len_bytes, &r[1].content), (1, &Content::Bytes(vec![0xab])));
+        assert!(error("W 0 0xabc\n", TraceFormat::Simple).message.contains("odd number"));
+        assert!(error("W 0 0xzz\n", TraceFormat::Simple).message.contains("not hex"));
+        assert!(error("W 0 0x\n", TraceFormat::Simple).message.contains("0 bytes"));
+        assert_eq!(error("R 0 0x00\n", TraceFormat::Simple).message, "only W carries data, not R");
     }
 
     #[test]

@@ -604,15 +604,6 @@ fn run_workload(args: &RunArgs) -> Result<(), CliError> {
     Output::new().report(&report, args.json)
 }
 
-fn hex_line(bytes: &[u8]) -> String {
-    let mut s = String::new();
-    for b in bytes {
-        s.push_str(&format!("{b:02x}"));
-    }
-    s.push('\n');
-    s
-}
-
 /// One line of a replay trace: a `pcm replay` operation or a transaction boundary.
 #[derive(Debug, PartialEq, Eq)]
 enum ReplayOp {
@@ -701,7 +692,9 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
                     let mut buf = vec![0u8; index(len)];
                     let ns = envy.read(addr, &mut buf).map_err(envy_failed)?;
                     envy.advance_to(envy.now_ns().saturating_add(ns));
-                    out.write_all(hex_line(&buf).as_bytes()).map_err(|e| CliError::failed(format!("reads: {e}")))?;
+                    crate::output::write_hex(out, &buf)
+                        .and_then(|()| out.write_all(b"\n"))
+                        .map_err(|e| CliError::failed(format!("reads: {e}")))?;
                 }
                 ReplayOp::Plain(PcmOp::Write { addr, data }) => {
                     let ns = envy.write(addr, &data).map_err(|e| match e {

@@ -4,7 +4,7 @@ use std::io::BufReader;
 
 use clap::{Args, Subcommand};
 use nvmdb_device::DeviceError;
-use nvmdb_flash::{FlashError, ReplayError, ReplayOptions, ReplaySummary, SsdConfig};
+use nvmdb_flash::{CutPastEnd, FlashError, ReplayError, ReplayOptions, ReplaySummary, SsdConfig};
 use nvmdb_workload::{TraceFormat, TraceReader};
 use serde::Serialize;
 
@@ -18,6 +18,8 @@ pub enum SsdCommand {
     ///
     /// The configuration starts from the defaults (thesis Table 5.1), then the --config
     /// file, then each --set in order. Every key is documented in crates/nvmdb-flash/CONFIG.md.
+    /// The `simple` format is `W|R|T <offset> <length>` or `W <offset> 0x<hexbytes>` (a write
+    /// carrying its data; a length is decimal, so a 0x field is always data).
     Replay(ReplayArgs),
 }
 
@@ -42,12 +44,29 @@ pub struct ReplayArgs {
     /// Leaves the first N requests out of every reported statistic.
     #[arg(long, default_value_t = 0)]
     pub warmup_requests: u64,
-    /// Cuts power after the N-th request, recovers from what the flash and PCM hold, and
-    /// finishes the trace; then checks every written or trimmed page against the
-    /// acknowledged writes and trims (`lost_pages`, `corrupt_pages`; in metadata-only mode,
-    /// that each written page is still mapped). Every configuration recovers.
+    /// Cuts power after the N-th request, recovers from what the flash and PCM hold, checks
+    /// every written or trimmed page against the replay's own model of acknowledged writes
+    /// and trims (`power_loss.after_recovery`), finishes the trace and checks again
+    /// (`lost_pages`, `corrupt_pages`; in metadata-only mode, that each written page is
+    /// still mapped). Every configuration recovers. N counts requests across passes; past the
+    /// end of the run, no cut happens and the replay exits 2.
     #[arg(long, value_name = "N")]
     pub power_loss_at: Option<u64>,
+    /// Cuts power before the N-th device write (flash program or erase, PCM write; from 1,
+    /// counted from the trace's start, after --age or the pre-fill, across passes and the
+    /// drain), inside whatever the store is doing (a host write, a DRAM flush, GC, a merge);
+    /// the request it falls in is not acknowledged (each page it writes may read as before
+    /// or after it). Then recovers, checks and goes on as --power-loss-at (not with it). The
+    /// JSON's power_loss gives the request, the device write and the activity. Past the end
+    /// of the run, exit 2.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub power_loss_at_write: Option<u64>,
+    /// A second cut, before the M-th device write (from 1) of the recovery after the first
+    /// cut: the store powers up again from its devices alone. Needs --power-loss-at or
+    /// --power-loss-at-write; past the recovery's device writes (power_loss's
+    /// recovery_device_writes without it), exit 2.
+    #[arg(long, value_name = "M", value_parser = clap::value_parser!(u64).range(1..))]
+    pub power_loss_during_recovery: Option<u64>,
     /// Writes every page the trace touches once before replaying it (left out of every
     /// figure), so the trace runs on existing data: `true` (the default without --age) or
     /// `false`. Not with --age, which writes every page.
@@ -71,9 +90,27 @@ pub struct ReplayArgs {
     /// `shared` keeps the file's one address space.
     #[arg(long, value_name = "MODE", default_value = "separate", value_parser = ["separate", "shared"])]
     pub disksim_devices: String,
+    /// Writes the bytes of every read request (`R`) to FILE, one line of lowercase hex
+    /// per request in trace order (every pass; never-written bytes read as ff); needs
+    /// `content = "bytes"`.
+    #[arg(long, value_name = "FILE")]
+    pub reads: Option<String>,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `--reads`: each read request's bytes as one line of lowercase hex.
+struct HexReads(crate::output::OutputFile);
+
+impl nvmdb_flash::replay::ReadBack for HexReads {
+    fn bytes(&mut self, bytes: &[u8]) -> Result<(), String> {
+        crate::output::write_hex(&mut self.0, bytes).map_err(|e| e.to_string())
+    }
+
+    fn end(&mut self) -> Result<(), String> {
+        std::io::Write::write_all(&mut self.0, b"\n").map_err(|e| e.to_string())
+    }
 }
 
 /// What `--json` prints: the trace, the figures, and the full configuration.
@@ -136,6 +173,8 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
         content: config.content,
         seed: config.seed,
         power_loss_at: args.power_loss_at,
+        power_loss_at_write: args.power_loss_at_write,
+        power_loss_during_recovery: args.power_loss_during_recovery,
         prefill,
         age: args.age,
         passes: args.passes,
@@ -177,16 +216,30 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
             None.into_iter().flatten()
         }
     };
-    let report = nvmdb_flash::replay::replay_passes(store.as_mut(), trace, &options).map_err(|e| match e {
+    let mut reads = match &args.reads {
+        Some(path) => {
+            Some(HexReads(crate::output::OutputFile::create(path).map_err(|e| CliError::unwritable(path, &e))?))
+        }
+        None => None,
+    };
+    let sink = reads.as_mut().map(|r| r as &mut dyn nvmdb_flash::replay::ReadBack);
+    let report = nvmdb_flash::replay::replay_reading(store.as_mut(), trace, &options, sink).map_err(|e| match e {
         ReplayError::Input(e) => CliError::at_line(&args.trace, e.line, e.message),
         ReplayError::Store { request, error } => {
             CliError::failed(format!("{}: request {}: {error}", args.trace, request.saturating_add(1)))
+        }
+        ReplayError::CutPastEnd(cut) => CliError::input(format!("{}: {cut}", cut_flag(&cut))),
+        ReplayError::ReadBack(e) => {
+            CliError::failed(format!("{}: cannot write: {e}", args.reads.as_deref().unwrap_or("--reads")))
         }
     });
     if let Some(e) = reopen_error {
         return Err(e);
     }
     let report = report?;
+    if let Some(HexReads(file)) = reads {
+        file.finish()?;
+    }
     store.check_invariants().map_err(|e| CliError::failed(format!("invariant broken after the replay: {e}")))?;
     let summary = report.summary();
     let out = Output::new();
@@ -200,6 +253,15 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
         });
     }
     print_table(out, args, &config, &summary)
+}
+
+/// The flag that asked for a cut.
+fn cut_flag(cut: &CutPastEnd) -> &'static str {
+    match cut {
+        CutPastEnd::Request { .. } => "--power-loss-at",
+        CutPastEnd::DeviceWrite { .. } => "--power-loss-at-write",
+        CutPastEnd::RecoveryWrite { .. } => "--power-loss-during-recovery",
+    }
 }
 
 /// Host bytes a replay keeps per request of every pass (its response time, at most 8 B,
@@ -220,6 +282,29 @@ fn ageing_bytes_per_page(config: &SsdConfig) -> u64 {
 /// The flags' ranges and combinations: a combination that would do nothing is refused,
 /// naming both flags (or the flag and the configuration key).
 fn check_flags(args: &ReplayArgs, config: &SsdConfig) -> Result<(), CliError> {
+    if args.power_loss_at.is_some() && args.power_loss_at_write.is_some() {
+        return Err(CliError::input(
+            "--power-loss-at and --power-loss-at-write: a replay cuts the power once; give one".to_string(),
+        ));
+    }
+    if args.power_loss_during_recovery.is_some() && args.power_loss_at.is_none() && args.power_loss_at_write.is_none() {
+        return Err(CliError::input(
+            "--power-loss-during-recovery does nothing without --power-loss-at or --power-loss-at-write: there is no \
+             recovery"
+                .to_string(),
+        ));
+    }
+    if let Some(reads) = &args.reads {
+        if config.content != nvmdb_device::PageContent::Bytes {
+            let content = serde_json::to_value(config.content).expect("serialises");
+            return Err(CliError::input(format!(
+                "--reads needs content = \"bytes\": with content = {content} pages keep no bytes to read back"
+            )));
+        }
+        let mut inputs = vec![("--trace", args.trace.as_str())];
+        inputs.extend(args.config.as_deref().map(|c| ("--config", c)));
+        crate::input::check_output_is_not_an_input(("--reads", reads), &inputs)?;
+    }
     if args.age && args.prefill.is_some() {
         return Err(CliError::input(
             "--prefill does nothing with --age: the ageing pass already writes every logical page".to_string(),
@@ -277,10 +362,27 @@ fn print_table(mut out: Output, args: &ReplayArgs, config: &SsdConfig, s: &Repla
         "pending at the end   {} log records on {} pages, {} DRAM pages",
         s.pending_log_records, s.pending_log_pages, s.pending_dram_pages
     ))?;
-    if s.power_cycles > 0 {
+    if let Some(loss) = &s.power_loss {
+        let after = &loss.after_recovery;
+        let place = match loss.activity {
+            Some(activity) => {
+                let activity = serde_json::to_value(activity).expect("serialises");
+                format!("in request {} ({})", loss.operation, activity.as_str().unwrap_or("?"))
+            }
+            None => format!("after request {}", loss.operation),
+        };
+        let second = loss.recovery_cut.map_or(String::new(), |w| format!(", cut again at its device write {w}"));
         out.line(format_args!(
-            "power loss           {} cut(s); {} pages verified, {} lost, {} corrupt",
-            s.power_cycles, s.verified_pages, s.lost_pages, s.corrupt_pages
+            "power loss           {place}, before device write {}; recovery {} device writes{second}",
+            loss.device_write, loss.recovery_device_writes
+        ))?;
+        out.line(format_args!(
+            "after recovery       {} pages verified, {} lost, {} corrupt",
+            after.verified_pages, after.lost_pages, after.corrupt_pages
+        ))?;
+        out.line(format_args!(
+            "at the end           {} pages verified, {} lost, {} corrupt",
+            s.verified_pages, s.lost_pages, s.corrupt_pages
         ))?;
     }
     if let Some(last) = &s.last_pass {

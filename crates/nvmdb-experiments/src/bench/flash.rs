@@ -257,6 +257,8 @@ fn replay_bench(config: &SsdConfig, requests: u64, locality: Locality) -> Result
     let start = Instant::now();
     let report = replay(store.as_mut(), stream, &ReplayOptions::default()).map_err(|e| match e {
         ReplayError::Input(e) | ReplayError::Store { error: e, .. } => e,
+        // No cut and no read-back is asked for.
+        other => FlashError::Config(other.to_string()),
     })?;
     Ok(ReplayBench { requests, elapsed: start.elapsed(), write_amplification: report.stats.write_amplification() })
 }

@@ -26,7 +26,7 @@ use super::by_valid::ByValid;
 use crate::config::{GcPolicy, MergeLayout, SsdConfig, WearLeveling};
 use crate::dedup::{Dedup, Share};
 use crate::gc::{self, Candidate};
-use crate::layer::{FlashError, PageStore, StoreHealth, StoreStats};
+use crate::layer::{with_activity, FlashError, PageStore, StoreHealth, StoreStats};
 use crate::wear_level;
 
 /// Marks an unmapped entry of `l2p` / `p2l`.
@@ -371,7 +371,7 @@ impl PageFtl {
     #[inline(always)]
     fn collect(&mut self, plane: usize, now_ns: u64) -> Result<(), FlashError> {
         if self.planes[plane].free.len() < self.gc_free_blocks {
-            self.collect_garbage(plane, now_ns)?;
+            with_activity(self, nvmdb_device::Activity::Gc, |ftl| ftl.collect_garbage(plane, now_ns))?;
         }
         Ok(())
     }
@@ -837,6 +837,30 @@ impl PageFtl {
         self.power.admit().map_err(FlashError::PowerCut)
     }
 
+    /// Rebuilds every volatile table from the devices (see [`PageStore::power_cycle`]).
+    fn recover(&mut self) -> Result<(), FlashError> {
+        self.power.restore();
+        let mut fresh = PageFtl::with_geometry(&self.config, self.geometry)?;
+        fresh.stats = self.stats;
+        // The devices move to the rebuilt FTL; a recovery cut short (a second power loss)
+        // hands them back, so that the next power cycle starts again from them alone.
+        std::mem::swap(&mut fresh.flash, &mut self.flash);
+        std::mem::swap(&mut fresh.power, &mut self.power);
+        let dedup = self.dedup.take();
+        match fresh.rebuild(dedup) {
+            Ok(()) => {
+                *self = fresh;
+                Ok(())
+            }
+            Err(e) => {
+                std::mem::swap(&mut fresh.flash, &mut self.flash);
+                std::mem::swap(&mut fresh.power, &mut self.power);
+                self.dedup = fresh.dedup.take();
+                Err(e)
+            }
+        }
+    }
+
     /// Drops a logical page's mapping without recording it in flash (a log layer's own
     /// pages, whose recovery tells a stale copy from a live one by itself). Returns PCM
     /// time, ns.
@@ -1196,26 +1220,7 @@ impl PageStore for PageFtl {
     /// torn). A write's old copy stays live while GC makes room for the new one, so no
     /// erase can take a page's last durable copy before its replacement is programmed.
     fn power_cycle(&mut self) -> Result<(), FlashError> {
-        self.power.restore();
-        let mut fresh = PageFtl::with_geometry(&self.config, self.geometry)?;
-        fresh.stats = self.stats;
-        // The devices move to the rebuilt FTL; a recovery cut short (a second power loss)
-        // hands them back, so that the next power cycle starts again from them alone.
-        std::mem::swap(&mut fresh.flash, &mut self.flash);
-        std::mem::swap(&mut fresh.power, &mut self.power);
-        let dedup = self.dedup.take();
-        match fresh.rebuild(dedup) {
-            Ok(()) => {
-                *self = fresh;
-                Ok(())
-            }
-            Err(e) => {
-                std::mem::swap(&mut fresh.flash, &mut self.flash);
-                std::mem::swap(&mut fresh.power, &mut self.power);
-                self.dedup = fresh.dedup.take();
-                Err(e)
-            }
-        }
+        with_activity(self, nvmdb_device::Activity::Recovery, PageFtl::recover)
     }
 
     fn power_switch(&mut self) -> Option<&mut PowerSwitch> {
