@@ -137,6 +137,7 @@ SCORECARD_COLUMNS = [
     "seed",
     "figure",
     "claim",
+    "kind",
     "paper",
     "ours",
     "value",
@@ -145,6 +146,8 @@ SCORECARD_COLUMNS = [
     "note",
     "note_link",
     "paper_scale",
+    "would_hold_when",
+    "paper_scale_would_hold_when",
 ]
 
 
