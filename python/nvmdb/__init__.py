@@ -694,10 +694,11 @@ def scorecard(
       progress: a progress bar of experiments and parts, as run_experiment's.
 
     Returns one row per claim (the ``rows`` of ``scorecard.json``): claim_id, experiment,
-    seed, figure, claim, kind (measured, input or constant), paper, ours, value,
-    tolerance, verdict (a category), note, note_link, paper_scale, would_hold_when and
-    paper_scale_would_hold_when (where a differing claim would hold: a dict of parameter,
-    value, unit, range_tried, relation and experiment, or None); an experiment with no
+    seed, figure, claim, kind (a category: measured, input or constant; only measured
+    claims count in the tally), paper, ours, value, tolerance, verdict (a category),
+    note, note_link, paper_scale, would_hold_when and paper_scale_would_hold_when (where
+    a differing claim would hold: a dict of parameter, value, unit, range_tried, relation
+    and experiment, or None), and any key the scorecard adds; an experiment with no
     claims adds no rows.
     """
     flags = dict(scale=scale, seed=seed, jobs=jobs)
