@@ -24,7 +24,6 @@ pub use scorecard::{
 pub use stored::{PaperStore, StoredRun};
 
 use std::io::IsTerminal;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use rand::SeedableRng;
