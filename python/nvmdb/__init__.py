@@ -536,6 +536,14 @@ def envy_run(
     sram_mb: float | None = None,
     spare_segments: int = 1,
     no_page_bytes: bool = False,
+    erase_ms: float | None = None,
+    program_us: float | None = None,
+    banks: int | None = None,
+    parallel_banks: bool = False,
+    redistribution_divisor: int | None = None,
+    converge: bool = False,
+    tolerance: float | None = None,
+    max_turnovers: float | None = None,
     seed: int = 1,
     progress: bool | None = None,
 ) -> dict[str, Any]:
@@ -555,6 +563,17 @@ def envy_run(
       spare_segments: erased segments kept in reserve for cleaning.
       no_page_bytes: uniform and bimodal: keep no page bytes in flash (``--no-page-bytes``;
         the same results, less host memory, faster on large arrays).
+      erase_ms, program_us: the segment erase time, ms, and the page program time, µs
+        (None: the 28F008SA's 1600 ms and 9 µs).
+      banks, parallel_banks: banks the segments are spread over, and program and erase
+        in different banks at once (banks only with parallel_banks).
+      redistribution_divisor: locality and hybrid: a clean moves its victim's live pages
+        divided by it between partitions; 0 turns it off (None: 8).
+      converge: TPC-A: measure until the throughput has converged, after
+        ``transactions`` of warm-up.
+      tolerance, max_turnovers: with converge: the largest difference of two successive
+        windows' throughputs (None: 0.02), and the flash turnovers after which an
+        unconverged run stops (None: 4).
       seed: the run's seed.
       progress: a progress bar of the call's steps on stderr (tqdm; a widget in Jupyter):
         requests, operations, transactions or statements done and their rate (the total
@@ -576,6 +595,14 @@ def envy_run(
         sram_mb=sram_mb,
         spare_segments=spare_segments,
         no_page_bytes=no_page_bytes,
+        erase_ms=erase_ms,
+        program_us=program_us,
+        banks=banks,
+        parallel_banks=parallel_banks,
+        redistribution_divisor=redistribution_divisor,
+        converge=converge,
+        tolerance=tolerance,
+        max_turnovers=max_turnovers,
         seed=seed,
     )
     return _json("envy_run", ["envy", "run"], flags, steps=progress)
