@@ -790,7 +790,9 @@ def scorecard(
     Returns one row per claim (the ``rows`` of ``scorecard.json``): claim_id, experiment,
     seed, figure, claim, kind (a category: measured, input or constant; only measured
     claims count in the tally), paper, ours, value, tolerance, verdict (a category),
-    note, note_link, paper_scale, and any key the scorecard adds; an experiment with no
+    note, note_link, paper_scale, would_hold_when and paper_scale_would_hold_when (where
+    a differing claim would hold: a dict of parameter, value, unit, range_tried, relation
+    and experiment, or None), and any key the scorecard adds; an experiment with no
     claims adds no rows.
     """
     flags = dict(scale=scale, seed=seed, jobs=jobs)

@@ -146,6 +146,8 @@ SCORECARD_COLUMNS = [
     "note",
     "note_link",
     "paper_scale",
+    "would_hold_when",
+    "paper_scale_would_hold_when",
 ]
 
 

@@ -10,7 +10,9 @@
 
 use std::collections::BTreeMap;
 
-use nvmdb_lab::{Cell, Experiment, Footprint, LabError, Memo, Outcome, Plot, RunContext, Scale, Table};
+use nvmdb_lab::{
+    Cell, Experiment, Footprint, LabError, Memo, Outcome, Plot, Relation, RunContext, Scale, Table, WouldHoldWhen,
+};
 use serde_json::json;
 
 use nvmdb_btree::insert_wear::{self, InsertWear, LeafModel};
@@ -463,16 +465,18 @@ fn outcome(ctx: &RunContext, entries: usize, count: usize, machine: &CacheConfig
         bitmap_inserts_slower &= get(n, Variant::UnsortedLeafBitmap, OpKind::Insert).estimated_cycles
             > get(n, Variant::UnsortedLeaf, OpKind::Insert).estimated_cycles;
     }
+    let (floor_plot, floor_would_hold) = wear_floor_by_node_size(results);
     let mut outcome = Outcome {
         summary,
         config: json!({"entries": entries, "operations": count, "fill": FILL, "node_lines": NODE_LINES,
                        "memory": "cached", "machine": machine, "seed": ctx.seed,
                        "values": "record pointers, 64 B records"}),
         tables: vec![raw, gains, search, ours],
-        plots: vec![plot],
+        plots: vec![plot, floor_plot],
         notes: notes(results, entries),
         ..Default::default()
     };
+    outcome.would_hold_when("cidr-fig6-wear-gain-min", floor_would_hold);
     let wear_note = "A sorted insert moves (n − 1)/2 entries, each flipping about ¾ of a fresh entry's bits; a \
                      leaf Monte Carlo of the paper's tree puts 2- and 4-line nodes below the floor (notes).";
     let cost_note = "2-line trees are deep, so search-path fetches dominate; at 8 lines sorted inserts wait \
@@ -510,6 +514,55 @@ fn outcome(ctx: &RunContext, entries: usize, count: usize, machine: &CacheConfig
         "Not slower at every node size: the bitmap-leaf ÷ unsorted-leaf insert times are in the notes.",
     );
     outcome
+}
+
+/// The wear gain floor by node size: per node size, the smallest sorted ÷ unsorted-leaf-scheme
+/// wear of inserts and deletes, plotted against the paper's floor; and the smallest node
+/// size from which every size swept reaches it (the claim's minimum over node sizes holds
+/// when the trees' nodes are at least that large).
+fn wear_floor_by_node_size(results: &Results) -> (Plot, WouldHoldWhen) {
+    let floor = match papers::claim("cidr-fig6-wear-gain-min").stated {
+        nvmdb_lab::Stated::Range { lo, .. } => lo,
+        other => unreachable!("a range is stated, not {other:?}"),
+    };
+    let lowest: Vec<(f64, f64)> = NODE_LINES
+        .iter()
+        .map(|&n| {
+            let gains = [OpKind::Insert, OpKind::Delete].into_iter().flat_map(|op| {
+                let sorted = get(results, n, Variant::Sorted, op).pcm.bits_written;
+                [Variant::UnsortedLeaf, Variant::UnsortedLeafBitmap]
+                    .map(|v| ratio(sorted, get(results, n, v, op).pcm.bits_written))
+            });
+            (f64::from(n), gains.fold(f64::INFINITY, f64::min))
+        })
+        .collect();
+    // The first size from which every larger one holds too.
+    let from = lowest.iter().rposition(|p| p.1 < floor).map_or(0, |i| i + 1);
+    let boundary = lowest.get(from).map(|p| p.0);
+    let (lo, hi) = (lowest[0].0, lowest[lowest.len() - 1].0);
+    let mut plot = Plot::new(
+        "Figure 6: the smallest wear gain of the unsorted-leaf schemes by node size",
+        "node size (cache lines)",
+        "sorted ÷ scheme, wear",
+    );
+    plot.log_y = true;
+    plot.series("smallest over the leaf schemes, inserts and deletes", lowest.clone());
+    plot.series(format!("paper's floor: {floor}×"), vec![(lo, floor), (hi, floor)]);
+    if let Some(n) = boundary {
+        let top = lowest.iter().map(|p| p.1).fold(floor, f64::max);
+        plot.series(
+            format!("holds from {n} lines"),
+            vec![(n, lowest.iter().map(|p| p.1).fold(floor, f64::min)), (n, top)],
+        );
+    }
+    let when = WouldHoldWhen {
+        parameter: "node size of the trees".into(),
+        value: boundary,
+        unit: "cache lines".into(),
+        range_tried: [lo, hi],
+        relation: Relation::AtLeast,
+    };
+    (plot, when)
 }
 
 /// Entries of the paper's trees.

@@ -93,8 +93,14 @@ pub struct StoreStats {
     pub pcm_accounting: nvmdb_device::PcmAccounting,
     /// Host writes whose content was already stored (deduplication).
     pub dedup_pages_removed: u64,
-    /// Fingerprint comparisons made by deduplication lookups.
+    /// Fingerprint comparisons made by the fingerprint store: the lookups of host writes'
+    /// content, and the searches of its upkeep (an entry removed when its page is freed or
+    /// evicted from a bounded store, a location moved by garbage collection).
     pub dedup_comparisons: u64,
+    /// The part of `dedup_comparisons` made by the lookups of host writes' content.
+    pub dedup_lookup_comparisons: u64,
+    /// Entries a bounded fingerprint store evicted (least recently used) to take a new one.
+    pub dedup_evictions: u64,
     /// Deduplication lookups.
     pub dedup_lookups: u64,
     /// Log layers: host writes of a page with no flash copy, written straight through
@@ -195,6 +201,8 @@ impl StoreStats {
             pcm_accounting,
             dedup_pages_removed,
             dedup_comparisons,
+            dedup_lookup_comparisons,
+            dedup_evictions,
             dedup_lookups,
             direct_writes,
             logged_writes,
@@ -229,6 +237,8 @@ impl StoreStats {
             pcm_accounting,
             dedup_pages_removed: dedup_pages_removed - earlier.dedup_pages_removed,
             dedup_comparisons: dedup_comparisons - earlier.dedup_comparisons,
+            dedup_lookup_comparisons: dedup_lookup_comparisons - earlier.dedup_lookup_comparisons,
+            dedup_evictions: dedup_evictions - earlier.dedup_evictions,
             dedup_lookups: dedup_lookups - earlier.dedup_lookups,
             direct_writes: direct_writes - earlier.direct_writes,
             logged_writes: logged_writes - earlier.logged_writes,

@@ -1,5 +1,6 @@
 //! Renders a written report (`DIR/index.html`) in headless Chromium and checks that the
-//! scorecard has one row per claim of `DIR/scorecard.json` and that every plot the
+//! scorecard (the measured claims' table, then the checks of the set-up) has one row per
+//! claim of `DIR/scorecard.json` and that every plot the
 //! experiments wrote (`DIR/*/plot-*.svg`) is laid out with a size. CI runs it on the
 //! report of `nvmdb reproduce`:
 //!
@@ -33,14 +34,24 @@ fn main() {
             }
         }
     }
+    let checks = scorecard["rows"].as_array().unwrap().iter().filter(|r| r["kind"] != "measured").count();
     let layout = chromium::render(&chromium, &dir).unwrap();
-    assert_eq!(layout.scorecards.len(), 1, "one scorecard: {layout:?}");
-    let (w, h, rows) = layout.scorecards[0];
+    let tables = if checks == 0 { 1 } else { 2 };
+    assert_eq!(layout.scorecards.len(), tables, "the measured claims, then any checks of the set-up: {layout:?}");
+    let (w, h, _) = layout.scorecards[0];
     assert!(w > 300 && h > 60, "scorecard rendered {w}×{h}");
-    assert_eq!(rows, claims + 1, "a header and a row per claim of scorecard.json");
+    for &(w, h, rows) in &layout.scorecards {
+        assert!(w > 300 && h > 30 && rows > 1, "a scorecard table rendered {w}×{h} with {rows} rows");
+    }
+    let rows: usize = layout.scorecards.iter().map(|&(_, _, rows)| rows).sum();
+    assert_eq!(rows, claims + tables, "a header per table and a row per claim of scorecard.json");
     assert_eq!(layout.plots.len(), svgs, "every plot file is shown");
     for &(w, h) in &layout.plots {
         assert!(w > 200 && h > 100, "a plot rendered {w}×{h}");
     }
-    println!("{}: the scorecard ({claims} claims, {w}×{h} px) and all {svgs} plots are laid out", dir.display());
+    println!(
+        "{}: the scorecard ({claims} claims, {checks} of them checks of the set-up; {w}×{h} px) and all {svgs} plots \
+         are laid out",
+        dir.display()
+    );
 }

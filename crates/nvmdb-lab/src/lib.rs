@@ -17,7 +17,10 @@ pub mod stored;
 pub use memo::Memo;
 pub use outcome::{AxisScale, Cell, Outcome, Plot, Series, Table};
 pub use runner::{run_experiments, Exclusive, Footprint, Pool, RunEvents};
-pub use scorecard::{claim, scorecard, Claim, ClaimKind, Measured, ScoreRow, Stated, Tolerance, Verdict};
+pub use scorecard::{
+    claim, scorecard, Claim, ClaimKind, FoundWouldHold, Measured, Relation, ScoreRow, Stated, Tolerance, Verdict,
+    WouldHold, WouldHoldWhen,
+};
 pub use stored::{PaperStore, StoredRun};
 
 use std::io::IsTerminal;
@@ -45,6 +48,8 @@ pub enum LabError {
     UnknownClaim { claim: String, experiment: String },
     #[error("experiment {experiment} measures claim '{claim}' twice")]
     DuplicateMeasurement { claim: String, experiment: String },
+    #[error("experiment {experiment} says where claim '{claim}' would hold, which another experiment says too")]
+    DuplicateWouldHold { claim: String, experiment: String },
     #[error("experiment {experiment} measures claim '{claim}', which belongs to experiment {owner}")]
     MisplacedClaim { claim: String, experiment: String, owner: String },
     #[error("the claim table holds claim '{claim}' twice")]

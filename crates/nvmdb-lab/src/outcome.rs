@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize, Serializer};
 
-use crate::scorecard::Measured;
+use crate::scorecard::{Measured, WouldHold, WouldHoldWhen};
 
 /// One table cell. In `results.json` a number is a JSON number, text a string, a missing
 /// value `null`, and a [`Cell::Typed`] cell its text alone.
@@ -283,6 +283,10 @@ pub struct Outcome {
     /// Our values for the papers' claims (see [`mod@crate::scorecard`]).
     #[serde(default)]
     pub measurements: Vec<Measured>,
+    /// Where claims ours does not reproduce would hold, as this experiment's sweeps found
+    /// (the claims may be other experiments').
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub would_hold: Vec<WouldHold>,
 }
 
 impl Outcome {
@@ -299,6 +303,12 @@ impl Outcome {
     /// Records whether a qualitative claim holds.
     pub fn holds(&mut self, claim_id: impl Into<String>, holds: bool) {
         self.measure(claim_id, if holds { 1.0 } else { 0.0 });
+    }
+
+    /// Records where a claim (this experiment's or another's) would hold, as a sweep or a
+    /// bisection of this experiment found.
+    pub fn would_hold_when(&mut self, claim_id: impl Into<String>, when: WouldHoldWhen) {
+        self.would_hold.push(WouldHold { claim: claim_id.into(), when });
     }
 }
 

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::outcome::{Cell, Outcome, Table};
-use crate::scorecard::{scorecard, tally, tally_line, Claim, ScoreRow, Verdict};
+use crate::scorecard::{checks, scorecard, tally, tally_line, Claim, ClaimKind, ScoreRow, Verdict};
 use crate::stored::{PaperStore, StoredRun, NOT_STORED};
 use crate::{Experiment, LabError, Scale};
 
@@ -108,9 +108,12 @@ fn results_csv(outcome: &Outcome) -> String {
 /// `scorecard.csv`: one row per claim.
 fn scorecard_csv(rows: &[ScoreRow]) -> String {
     let mut out = String::from(
-        "claim_id,experiment,seed,figure,claim,paper,ours,value,tolerance,verdict,note,paper_scale_ours,\
-         paper_scale_value,paper_scale_verdict,paper_scale_date,paper_scale_commit\n",
+        "claim_id,experiment,seed,figure,claim,kind,paper,ours,value,tolerance,verdict,note,paper_scale_ours,\
+         paper_scale_value,paper_scale_verdict,paper_scale_date,paper_scale_commit,would_hold_parameter,\
+         would_hold_relation,would_hold_value,would_hold_unit,would_hold_range_lo,would_hold_range_hi,\
+         would_hold_experiment,paper_scale_would_hold_value\n",
     );
+    let number = |v: Option<f64>| v.map_or_else(String::new, |v| v.to_string());
     for r in rows {
         let value = r.value.map_or_else(String::new, |v| v.to_string());
         let stored = r.paper_scale.as_ref();
@@ -119,12 +122,21 @@ fn scorecard_csv(rows: &[ScoreRow]) -> String {
             Some(c) => (c.ours.as_str(), c.verdict.label(), c.date.as_str(), c.commit.as_str()),
             None => (NOT_STORED, "", "", ""),
         };
+        let held = r.would_hold_when.as_ref();
+        let when = held.map(|w| &w.when);
+        let (parameter, relation, unit) =
+            when.map_or(("", "", ""), |w| (w.parameter.as_str(), w.relation.symbol(), w.unit.as_str()));
+        let held_value = number(when.and_then(|w| w.value));
+        let (range_lo, range_hi) = (number(when.map(|w| w.range_tried[0])), number(when.map(|w| w.range_tried[1])));
+        let held_by = held.map_or("", |w| w.experiment.as_str());
+        let stored_held = number(r.paper_scale_would_hold_when.as_ref().and_then(|w| w.when.value));
         let fields = [
             &r.claim_id,
             &r.experiment,
             &r.seed,
             &r.figure,
             &r.claim,
+            r.kind.label(),
             &r.paper,
             &r.ours,
             &value,
@@ -136,6 +148,14 @@ fn scorecard_csv(rows: &[ScoreRow]) -> String {
             stored_verdict,
             stored_date,
             stored_commit,
+            parameter,
+            relation,
+            &held_value,
+            unit,
+            &range_lo,
+            &range_hi,
+            held_by,
+            &stored_held,
         ];
         let fields: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
         let _ = writeln!(out, "{}", fields.join(","));
@@ -146,11 +166,19 @@ fn scorecard_csv(rows: &[ScoreRow]) -> String {
 /// `scorecard.json`: the run, the tally, the rows and the stored paper-scale runs they
 /// cite.
 fn scorecard_json(rows: &[ScoreRow], meta: &RunMeta, store: &PaperStore) -> String {
+    /// The verdicts of the measured rows, and how many rows are checks of the set-up.
     #[derive(Serialize)]
     struct Tally {
+        measured: usize,
         reproduces: usize,
         differs: usize,
         not_measured: usize,
+        checks: Checks,
+    }
+    #[derive(Serialize)]
+    struct Checks {
+        input: usize,
+        constant: usize,
     }
     #[derive(Serialize)]
     struct Json<'a> {
@@ -160,8 +188,11 @@ fn scorecard_json(rows: &[ScoreRow], meta: &RunMeta, store: &PaperStore) -> Stri
         paper_scale_runs: Vec<&'a StoredRun>,
     }
     let (reproduces, differs, not_measured) = tally(rows);
+    let (input, constant) = checks(rows);
+    let measured = reproduces + differs + not_measured;
     let paper_scale_runs = store.iter().collect();
-    let json = Json { meta, tally: Tally { reproduces, differs, not_measured }, rows, paper_scale_runs };
+    let tally = Tally { measured, reproduces, differs, not_measured, checks: Checks { input, constant } };
+    let json = Json { meta, tally, rows, paper_scale_runs };
     serde_json::to_string_pretty(&json).expect("scorecard serialises")
 }
 
@@ -270,6 +301,34 @@ fn markdown_stored_runs(store: &PaperStore) -> String {
     out
 }
 
+/// The would-hold cell: this run's, then the stored paper-scale run's with its citation;
+/// `—` when neither looked. Each part with the experiment whose sweep found it.
+fn would_hold_parts(r: &ScoreRow, store: &PaperStore) -> Vec<(String, String)> {
+    let mut parts = Vec::new();
+    if let Some(w) = &r.would_hold_when {
+        parts.push((w.when.display(), w.experiment.clone()));
+    }
+    if let Some(w) = &r.paper_scale_would_hold_when {
+        let cited = store.citation(&w.experiment).map_or_else(String::new, |c| format!(" ({c})"));
+        parts.push((format!("paper scale: {}{cited}", w.when.display()), w.experiment.clone()));
+    }
+    parts
+}
+
+/// The sentence that introduces the checks of the set-up, or `None` when there are none.
+fn checks_line(rows: &[ScoreRow]) -> Option<String> {
+    let (input, constant) = checks(rows);
+    if input + constant == 0 {
+        return None;
+    }
+    let verb = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    Some(format!(
+        "Checks of the set-up, not counted above: {} back an input of the run, {} from preset parameters alone.",
+        verb(input, "reads", "read"),
+        verb(constant, "follows", "follow")
+    ))
+}
+
 fn markdown_scorecard(rows: &[ScoreRow], store: &PaperStore) -> String {
     let mut out = String::from("## Scorecard\n\n");
     if rows.is_empty() {
@@ -277,13 +336,24 @@ fn markdown_scorecard(rows: &[ScoreRow], store: &PaperStore) -> String {
         return out;
     }
     let _ = writeln!(out, "**{}** ({} claims)\n", tally_line(rows), rows.len());
-    out.push_str("| seed | figure | claim | paper | ours | paper scale (stored) | tolerance | verdict | note |\n");
-    out.push_str("|---|---|---|---|---|---|---|---|---|\n");
-    for r in rows {
+    out.push_str(
+        "| seed | figure | claim | paper | ours | paper scale (stored) | tolerance | verdict | would hold when | note |\n",
+    );
+    out.push_str("|---|---|---|---|---|---|---|---|---|---|\n");
+    let note_cell = |r: &ScoreRow| {
         let note = if r.note.is_empty() { format!("see {}", r.experiment) } else { r.note.clone() };
+        format!("[{}]({})", md_cell(&note).replace(['[', ']'], ""), r.note_link)
+    };
+    for r in rows.iter().filter(|r| r.kind == ClaimKind::Measured) {
+        let parts = would_hold_parts(r, store);
+        let would_hold = if parts.is_empty() {
+            "—".to_string()
+        } else {
+            parts.iter().map(|(text, at)| format!("[{}](#exp-{at})", md_cell(text))).collect::<Vec<_>>().join("; ")
+        };
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | [{}]({}) |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {would_hold} | {} |",
             md_cell(&r.seed),
             md_cell(&r.figure),
             md_cell(&r.claim),
@@ -292,11 +362,34 @@ fn markdown_scorecard(rows: &[ScoreRow], store: &PaperStore) -> String {
             md_cell(&paper_scale_display(r)),
             md_cell(&r.tolerance),
             r.verdict.label(),
-            md_cell(&note).replace(['[', ']'], ""),
-            r.note_link
+            note_cell(r)
         );
     }
     out.push('\n');
+    if let Some(line) = checks_line(rows) {
+        let _ = writeln!(out, "{line}\n");
+        out.push_str(
+            "| seed | figure | claim | kind | paper | ours | paper scale (stored) | tolerance | verdict | note |\n",
+        );
+        out.push_str("|---|---|---|---|---|---|---|---|---|---|\n");
+        for r in rows.iter().filter(|r| r.kind != ClaimKind::Measured) {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                md_cell(&r.seed),
+                md_cell(&r.figure),
+                md_cell(&r.claim),
+                r.kind.label(),
+                md_cell(&r.paper),
+                md_cell(&r.ours),
+                md_cell(&paper_scale_display(r)),
+                md_cell(&r.tolerance),
+                r.verdict.label(),
+                note_cell(r)
+            );
+        }
+        out.push('\n');
+    }
     out.push_str(&markdown_stored_runs(store));
     out
 }
@@ -356,7 +449,7 @@ table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:
 th{background:#f4f4f4}caption{font-weight:bold;text-align:left;padding:4px 0}\
 table.scorecard td,table.scorecard th,table.runs td,table.runs th{text-align:left;vertical-align:top}td.nowrap{white-space:nowrap}table.scorecard td.num,table.runs td.num{text-align:right;white-space:nowrap}\
 td.verdict{font-weight:bold;white-space:nowrap}td.reproduces{background:#d7f0d8;color:#14532d}\
-td.differs{background:#fde8b8;color:#713f12}td.not-measured{background:#e5e7eb;color:#374151}\
+td.differs{background:#fde8b8;color:#713f12}td.would-hold{min-width:9em}td.not-measured{background:#e5e7eb;color:#374151}\
 p.tally{font-size:1.1em}svg{max-width:100%;height:auto;display:block;margin:1em 0}";
 
 fn verdict_class(v: Verdict) -> &'static str {
@@ -406,17 +499,19 @@ fn html_scorecard(rows: &[ScoreRow], store: &PaperStore) -> String {
         return out;
     }
     let _ = writeln!(out, "<p class=\"tally\"><strong>{}</strong> ({} claims)</p>", tally_line(rows), rows.len());
-    out.push_str("<table class=\"scorecard\"><tr>");
-    for c in ["seed", "figure", "claim", "paper", "ours", "paper scale (stored)", "tolerance", "verdict", "note"] {
-        let _ = write!(out, "<th>{c}</th>");
-    }
-    out.push_str("</tr>\n");
-    for r in rows {
-        let note = if r.note.is_empty() { format!("see {}", r.experiment) } else { r.note.clone() };
-        let _ = writeln!(
-            out,
-            "<tr><td class=\"nowrap\">{}</td><td class=\"nowrap\">{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
-             <td class=\"stored\">{}</td><td class=\"num\">{}</td><td class=\"verdict {}\">{}</td><td><a href=\"{}\">{}</a></td></tr>",
+    let head = |out: &mut String, class: &str, columns: &[&str]| {
+        let _ = write!(out, "<table class=\"{class}\"><tr>");
+        for c in columns {
+            let _ = write!(out, "<th>{c}</th>");
+        }
+        out.push_str("</tr>\n");
+    };
+    // The cells from the claim to the verdict, with the kind when `kind` is set.
+    let cells = |r: &ScoreRow, kind: bool| {
+        let kind = if kind { format!("<td class=\"nowrap\">{}</td>", r.kind.label()) } else { String::new() };
+        format!(
+            "<tr><td class=\"nowrap\">{}</td><td class=\"nowrap\">{}</td><td>{}</td>{kind}<td class=\"num\">{}</td>\
+             <td class=\"num\">{}</td><td class=\"stored\">{}</td><td class=\"num\">{}</td><td class=\"verdict {}\">{}</td>",
             html_escape(&r.seed),
             html_escape(&r.figure),
             html_escape(&r.claim),
@@ -426,11 +521,65 @@ fn html_scorecard(rows: &[ScoreRow], store: &PaperStore) -> String {
             html_escape(&r.tolerance),
             verdict_class(r.verdict),
             r.verdict.label(),
-            html_escape(&r.note_link),
-            html_escape(&note)
-        );
+        )
+    };
+    let note = |r: &ScoreRow| {
+        let note = if r.note.is_empty() { format!("see {}", r.experiment) } else { r.note.clone() };
+        format!("<td><a href=\"{}\">{}</a></td></tr>", html_escape(&r.note_link), html_escape(&note))
+    };
+    head(
+        &mut out,
+        "scorecard",
+        &[
+            "seed",
+            "figure",
+            "claim",
+            "paper",
+            "ours",
+            "paper scale (stored)",
+            "tolerance",
+            "verdict",
+            "would hold when",
+            "note",
+        ],
+    );
+    for r in rows.iter().filter(|r| r.kind == ClaimKind::Measured) {
+        let parts = would_hold_parts(r, store);
+        let would_hold = if parts.is_empty() {
+            "—".to_string()
+        } else {
+            parts
+                .iter()
+                .map(|(text, at)| format!("<a href=\"#exp-{}\">{}</a>", html_escape(at), html_escape(text)))
+                .collect::<Vec<_>>()
+                .join("; ")
+        };
+        let _ = writeln!(out, "{}<td class=\"would-hold\">{would_hold}</td>{}", cells(r, false), note(r));
     }
     out.push_str("</table>\n");
+    if let Some(line) = checks_line(rows) {
+        let _ = writeln!(out, "<p id=\"checks\">{}</p>", html_escape(&line));
+        head(
+            &mut out,
+            "scorecard checks",
+            &[
+                "seed",
+                "figure",
+                "claim",
+                "kind",
+                "paper",
+                "ours",
+                "paper scale (stored)",
+                "tolerance",
+                "verdict",
+                "note",
+            ],
+        );
+        for r in rows.iter().filter(|r| r.kind != ClaimKind::Measured) {
+            let _ = writeln!(out, "{}{}", cells(r, true), note(r));
+        }
+        out.push_str("</table>\n");
+    }
     out.push_str(&html_stored_runs(store));
     out
 }
@@ -514,7 +663,7 @@ pub fn write_report(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scorecard::{ClaimKind, Stated, Tolerance};
+    use crate::scorecard::{ClaimKind, Relation, Stated, Tolerance, WouldHold, WouldHoldWhen};
 
     const CLAIMS: &[Claim] = &[
         Claim {
@@ -561,7 +710,29 @@ mod tests {
             unit: "",
             kind: ClaimKind::Measured,
         },
+        Claim {
+            id: "alpha-ratio",
+            experiment: "alpha",
+            seed: "CIDR 2011",
+            figure: "Table 2",
+            claim: "a write is 3× a read",
+            stated: Stated::Value(3.0),
+            tolerance: Tolerance::Exact,
+            unit: "×",
+            kind: ClaimKind::Constant,
+        },
     ];
+
+    /// Where `beta-share` would hold, as `alpha`'s sweep found it.
+    fn pool_at(mb: f64) -> WouldHoldWhen {
+        WouldHoldWhen {
+            parameter: "buffer pool".into(),
+            value: Some(mb),
+            unit: "MB".into(),
+            range_tried: [8.0, 128.0],
+            relation: Relation::AtLeast,
+        }
+    }
 
     fn meta() -> RunMeta {
         RunMeta { seed: 7, scale: Scale::Quick, git_commit: "abc".into(), version: "0.1.0".into() }
@@ -572,6 +743,8 @@ mod tests {
             Outcome { summary: "Alpha ran.".into(), notes: vec!["Why alpha.".into()], ..Outcome::default() };
         alpha.measure_noted("alpha-gain", 2.5, "more, because of X");
         alpha.holds("alpha-holds", true);
+        alpha.measure_noted("alpha-ratio", 3.0, "follows from Table 2");
+        alpha.would_hold_when("beta-share", pool_at(40.0));
         let mut beta = Outcome { summary: "Beta ran.".into(), ..Outcome::default() };
         beta.measure("beta-share", 25.0);
         let finished = |id: &str, outcome| Finished { id: id.into(), title: id.into(), source: "S".into(), outcome };
@@ -595,6 +768,7 @@ mod tests {
             seed: 7,
             wall_s: 431.2,
             values: vec![crate::stored::StoredValue { claim: "alpha-gain".into(), value: Some(1.5) }],
+            would_hold: vec![WouldHold { claim: "beta-share".into(), when: pool_at(48.0) }],
         };
         crate::stored::store(dir, &run).unwrap();
         PaperStore::load(dir, CLAIMS).unwrap()
@@ -609,17 +783,31 @@ mod tests {
         let mut expected = scorecard(CLAIMS, &finished).unwrap();
         store.attach(&mut expected, CLAIMS);
         let ids: Vec<&str> = expected.iter().map(|r| r.claim_id.as_str()).collect();
-        assert_eq!(ids, ["alpha-gain", "beta-share", "alpha-holds"]);
+        assert_eq!(ids, ["alpha-gain", "beta-share", "alpha-holds", "alpha-ratio"]);
 
         let json: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(dir.join("scorecard.json")).unwrap()).unwrap();
         let rows: Vec<ScoreRow> = serde_json::from_value(json["rows"].clone()).unwrap();
         assert_eq!(rows, expected);
-        assert_eq!(json["tally"], serde_json::json!({"reproduces": 2, "differs": 1, "not_measured": 0}));
+        assert_eq!(
+            json["tally"],
+            serde_json::json!({"measured": 3, "reproduces": 2, "differs": 1, "not_measured": 0,
+                               "checks": {"input": 0, "constant": 1}}),
+            "the constant row is not counted"
+        );
         assert_eq!(json["rows"][1]["verdict"], "differs");
+        assert_eq!(json["rows"][3]["kind"], "constant");
         assert_eq!(json["rows"][0]["paper_scale"]["verdict"], "differs", "1.5 < 2 − 10 %");
         assert_eq!(json["rows"][0]["paper_scale"]["commit"], "0123456789abcdef");
         assert_eq!(json["rows"][1]["paper_scale"], serde_json::Value::Null);
+        assert_eq!(
+            json["rows"][1]["would_hold_when"],
+            serde_json::json!({"parameter": "buffer pool", "value": 40.0, "unit": "MB", "range_tried": [8.0, 128.0],
+                               "relation": "at-least", "experiment": "alpha"}),
+            "found by alpha for beta's claim"
+        );
+        assert_eq!(json["rows"][1]["paper_scale_would_hold_when"]["value"], 48.0);
+        assert_eq!(json["rows"][0]["would_hold_when"], serde_json::Value::Null);
         assert_eq!(json["paper_scale_runs"][0]["date"], "2026-11-22T20:11:05Z");
 
         let csv = std::fs::read_to_string(dir.join("scorecard.csv")).unwrap();
@@ -627,28 +815,42 @@ mod tests {
         assert_eq!(lines.len(), 1 + expected.len(), "{csv}");
         assert_eq!(
             lines[0],
-            "claim_id,experiment,seed,figure,claim,paper,ours,value,tolerance,verdict,note,paper_scale_ours,\
-             paper_scale_value,paper_scale_verdict,paper_scale_date,paper_scale_commit"
+            "claim_id,experiment,seed,figure,claim,kind,paper,ours,value,tolerance,verdict,note,paper_scale_ours,\
+             paper_scale_value,paper_scale_verdict,paper_scale_date,paper_scale_commit,would_hold_parameter,\
+             would_hold_relation,would_hold_value,would_hold_unit,would_hold_range_lo,would_hold_range_hi,\
+             would_hold_experiment,paper_scale_would_hold_value"
         );
         assert_eq!(
             lines[1],
-            "alpha-gain,alpha,CIDR 2011,Figure 6(a),\"wear falls by at least 2×, | in text\",≥ 2×,2.5×,2.5,±10%,\
-             reproduces,\"more, because of X\",1.5×,1.5,differs,2026-11-22T20:11:05Z,0123456789abcdef"
+            "alpha-gain,alpha,CIDR 2011,Figure 6(a),\"wear falls by at least 2×, | in text\",measured,≥ 2×,2.5×,2.5,\
+             ±10%,reproduces,\"more, because of X\",1.5×,1.5,differs,2026-11-22T20:11:05Z,0123456789abcdef,,,,,,,,"
         );
-        assert!(lines[2].ends_with(",differs,,not stored,,,,"), "{}", lines[2]);
-        assert!(lines[3].ends_with(",reproduces,,not stored,,,,"), "alpha's stored run lacks it: {}", lines[3]);
+        assert!(lines[2].ends_with(",differs,,not stored,,,,,buffer pool,≥,40,MB,8,128,alpha,48"), "{}", lines[2]);
+        assert!(lines[3].ends_with(",reproduces,,not stored,,,,,,,,,,,,"), "alpha's stored run lacks it: {}", lines[3]);
+        assert!(lines[4].contains(",Table 2,a write is 3× a read,constant,"), "{}", lines[4]);
 
         let md = std::fs::read_to_string(dir.join("REPORT.md")).unwrap();
         let headings: Vec<&str> = md.lines().filter(|l| l.starts_with('#')).collect();
         assert_eq!(headings[..3], ["# nvmdb reproduction report", "## Scorecard", "## Experiments"]);
-        assert!(md.contains("**2 reproduce, 1 differs, 0 not measured** (3 claims)"), "{md}");
+        assert!(md.contains("**3 measured claims: 2 reproduce, 1 differs, 0 not measured** (4 claims)"), "{md}");
         assert!(md.contains(
             "| CIDR 2011 | Figure 6(a) | wear falls by at least 2×, \\| in text | ≥ 2× | 2.5× | 1.5× differs \
-             (2026-11-22, 0123456) | ±10% | reproduces | [more, because of X](#notes-alpha) |"
+             (2026-11-22, 0123456) | ±10% | reproduces | — | [more, because of X](#notes-alpha) |"
         ));
         assert!(md.contains(
-            "| Thesis | Table 4 | share of writes | 10–20% | 25% | not stored | exact | differs | [see beta](#exp-beta) |"
+            "| Thesis | Table 4 | share of writes | 10–20% | 25% | not stored | exact | differs | [buffer pool ≥ 40 MB \
+             (tried 8–128 MB)](#exp-alpha); [paper scale: buffer pool ≥ 48 MB (tried 8–128 MB) (2026-11-22, \
+             0123456)](#exp-alpha) | [see beta](#exp-beta) |"
         ));
+        let checks_at = md
+            .find(
+                "Checks of the set-up, not counted above: 0 read back an input of the run, 1 follows \
+                                 from preset parameters alone.",
+            )
+            .expect("the checks follow the measured rows");
+        let constant_row = "| CIDR 2011 | Table 2 | a write is 3× a read | constant | 3× | 3× | not stored | exact | \
+                            reproduces | [follows from Table 2](#notes-alpha) |";
+        assert!(md.find(constant_row).is_some_and(|at| at > checks_at), "{md}");
         assert!(md.contains(
             "| alpha | 2026-11-22T20:11:05Z | `0123456789abcdef` | 7 | 431 | 2 cores | `nvmdb run alpha --scale paper \
              --seed 7 --store` |"
@@ -656,12 +858,18 @@ mod tests {
 
         let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
         let scorecard_at = html.find("<table class=\"scorecard\">").unwrap();
-        assert!(scorecard_at < html.find("<section").unwrap());
-        assert!(html.contains("2 reproduce, 1 differs, 0 not measured"));
-        assert_eq!(html.matches("<td class=\"verdict reproduces\">").count(), 2);
+        let checks_at = html.find("<table class=\"scorecard checks\">").unwrap();
+        assert!(scorecard_at < checks_at && checks_at < html.find("<section").unwrap());
+        assert!(html.contains("3 measured claims: 2 reproduce, 1 differs, 0 not measured"));
+        assert_eq!(html[..checks_at].matches("<td class=\"verdict reproduces\">").count(), 2);
+        assert_eq!(html[checks_at..].matches("<td class=\"verdict reproduces\">").count(), 1);
         assert_eq!(html.matches("<td class=\"verdict differs\">").count(), 1);
         assert!(html.contains("<td class=\"stored\">1.5× differs (2026-11-22, 0123456)</td>"));
-        assert_eq!(html.matches("<td class=\"stored\">not stored</td>").count(), 2);
+        assert_eq!(html.matches("<td class=\"stored\">not stored</td>").count(), 3);
+        assert!(
+            html.contains("<td class=\"would-hold\"><a href=\"#exp-alpha\">buffer pool ≥ 40 MB (tried 8–128 MB)</a>; ")
+        );
+        assert!(html.contains("<td class=\"nowrap\">constant</td>"));
         assert!(html.contains("<table id=\"paper-scale-runs\""));
         // Every note link lands on an anchor, in both formats.
         for r in &expected {
@@ -682,7 +890,7 @@ mod tests {
         let rows = scorecard(CLAIMS, &sample()).unwrap();
         let md = markdown(&sample(), &meta(), &rows, &store);
         assert!(md.contains("No paper-scale runs are stored in `data/paper-scale`."), "{md}");
-        assert_eq!(md.matches("| not stored |").count(), 3, "{md}");
+        assert_eq!(md.matches("| not stored |").count(), 4, "{md}");
         assert!(html(&sample(), &meta(), &rows, &store).contains("No paper-scale runs are stored in"));
     }
 
@@ -715,7 +923,7 @@ mod tests {
             serde_json::from_str(&std::fs::read_to_string(dir.join("alpha/scorecard.json")).unwrap()).unwrap();
         let rows: Vec<ScoreRow> = serde_json::from_value(json["rows"].clone()).unwrap();
         let ids: Vec<&str> = rows.iter().map(|r| r.claim_id.as_str()).collect();
-        assert_eq!(ids, ["alpha-gain", "alpha-holds"]);
+        assert_eq!(ids, ["alpha-gain", "alpha-holds", "alpha-ratio"]);
         assert!(dir.join("beta/scorecard.json").exists());
         assert!(dir.join("delta/results.json").exists());
         assert!(!dir.join("delta/scorecard.json").exists());

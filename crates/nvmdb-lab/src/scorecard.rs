@@ -55,7 +55,8 @@ impl Tolerance {
 }
 
 /// What a claim's verdict rests on. Only [`ClaimKind::Measured`] rows count in the
-/// scorecard's tally; the others are checks of the set-up, listed under it.
+/// scorecard's tally; the others are checks of the set-up, listed under it (their
+/// measurement's note says what they read back or follow from).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ClaimKind {
@@ -65,6 +66,93 @@ pub enum ClaimKind {
     Input,
     /// The value follows from preset parameters alone.
     Constant,
+}
+
+impl ClaimKind {
+    /// `measured`, `input` or `constant`.
+    pub fn label(self) -> &'static str {
+        match self {
+            ClaimKind::Measured => "measured",
+            ClaimKind::Input => "input",
+            ClaimKind::Constant => "constant",
+        }
+    }
+}
+
+/// On which side of a [`WouldHoldWhen`] boundary a claim would hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Relation {
+    /// At the value (a stated value, reached where ours crosses it).
+    At,
+    /// At the value or above it.
+    AtLeast,
+    /// At the value or below it.
+    AtMost,
+}
+
+impl Relation {
+    /// `=`, `≥` or `≤`.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Relation::At => "=",
+            Relation::AtLeast => "≥",
+            Relation::AtMost => "≤",
+        }
+    }
+}
+
+/// Where a claim ours does not reproduce would hold: the value of the one parameter that
+/// decides it, found by a sweep or a bisection in an experiment (never typed in), or
+/// `None` when no value in the range tried makes it hold.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WouldHoldWhen {
+    /// The parameter, e.g. `PCM capacity`.
+    pub parameter: String,
+    /// The boundary; `None` when no value in `range_tried` makes the claim hold.
+    pub value: Option<f64>,
+    /// The parameter's unit, e.g. `MB`.
+    pub unit: String,
+    /// The lowest and highest values the sweep tried.
+    pub range_tried: [f64; 2],
+    /// Where the claim holds against `value`.
+    pub relation: Relation,
+}
+
+impl WouldHoldWhen {
+    /// For display: `PCM capacity ≥ 60 MB (tried 16–128 MB)`, or `PCM capacity: none in
+    /// 16–128 MB`.
+    pub fn display(&self) -> String {
+        let unit = |s: String| if self.unit.is_empty() { s } else { format!("{s} {}", self.unit) };
+        let range = unit(format!("{}–{}", number(self.range_tried[0]), number(self.range_tried[1])));
+        match self.value {
+            Some(v) => format!("{} {} {} (tried {range})", self.parameter, self.relation.symbol(), unit(number(v))),
+            None => format!("{}: none in {range}", self.parameter),
+        }
+    }
+}
+
+/// A [`WouldHoldWhen`] an experiment found for a claim (carried in
+/// [`Outcome::would_hold`](crate::Outcome)); the claim may belong to another experiment.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WouldHold {
+    /// The claim's id.
+    pub claim: String,
+    /// Where it would hold.
+    pub when: WouldHoldWhen,
+}
+
+/// A scorecard row's [`WouldHoldWhen`] with the experiment whose sweep found it (where its
+/// plot is).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FoundWouldHold {
+    /// Where the claim would hold.
+    #[serde(flatten)]
+    pub when: WouldHoldWhen,
+    /// The experiment that found it.
+    pub experiment: String,
 }
 
 /// One quantitative claim of a paper, as a static table entry.
@@ -160,6 +248,14 @@ pub struct ScoreRow {
     /// none is stored ("not stored"). Filled by [`PaperStore::attach`](crate::PaperStore::attach).
     #[serde(default)]
     pub paper_scale: Option<PaperScaleCell>,
+    /// Where the claim would hold, as this run found it; `None` when no experiment of
+    /// the run looked.
+    #[serde(default)]
+    pub would_hold_when: Option<FoundWouldHold>,
+    /// The same in a stored paper-scale run; filled by
+    /// [`PaperStore::attach`](crate::PaperStore::attach).
+    #[serde(default)]
+    pub paper_scale_would_hold_when: Option<FoundWouldHold>,
 }
 
 /// A number for people: integers without decimals, others with up to 4 significant
@@ -273,24 +369,35 @@ pub fn claim<'a>(claims: &'a [Claim], id: &str) -> &'a Claim {
     claims.iter().find(|c| c.id == id).unwrap_or_else(|| panic!("no claim with id '{id}' in the claim table"))
 }
 
-/// Tallies verdicts: `(reproduce, differ, not measured)`.
+/// Tallies the verdicts of the [`ClaimKind::Measured`] rows: `(reproduce, differ, not
+/// measured)`. The other rows are checks of the set-up and are not counted.
 pub fn tally(rows: &[ScoreRow]) -> (usize, usize, usize) {
-    let count = |v: Verdict| rows.iter().filter(|r| r.verdict == v).count();
+    let count = |v: Verdict| rows.iter().filter(|r| r.kind == ClaimKind::Measured && r.verdict == v).count();
     (count(Verdict::Reproduces), count(Verdict::Differs), count(Verdict::NotMeasured))
 }
 
-/// One line, e.g. `12 reproduce, 5 differ, 3 not measured`.
+/// One line, e.g. `20 measured claims: 12 reproduce, 5 differ, 3 not measured`.
 pub fn tally_line(rows: &[ScoreRow]) -> String {
     let (reproduce, differ, not_measured) = tally(rows);
+    let measured = reproduce + differ + not_measured;
     let (r_verb, d_verb) =
         (if reproduce == 1 { "reproduces" } else { "reproduce" }, if differ == 1 { "differs" } else { "differ" });
-    format!("{reproduce} {r_verb}, {differ} {d_verb}, {not_measured} not measured")
+    let claims = if measured == 1 { "claim" } else { "claims" };
+    format!("{measured} measured {claims}: {reproduce} {r_verb}, {differ} {d_verb}, {not_measured} not measured")
+}
+
+/// The rows that are checks of the set-up (kind [`ClaimKind::Input`] or
+/// [`ClaimKind::Constant`]), counted by kind: `(input, constant)`.
+pub fn checks(rows: &[ScoreRow]) -> (usize, usize) {
+    let count = |k: ClaimKind| rows.iter().filter(|r| r.kind == k).count();
+    (count(ClaimKind::Input), count(ClaimKind::Constant))
 }
 
 /// Judges every claim of the finished experiments, in claim-table order. A claim without a
 /// measurement is [`Verdict::NotMeasured`]; a measurement of an unknown claim, of another
 /// experiment's claim, or of an already measured claim is an error, and so is a claim id
-/// that the table holds twice: these are typos.
+/// that the table holds twice: these are typos. A [`WouldHold`] may come from any
+/// experiment (the one whose sweep found it), but names a claim of the table, once.
 pub fn scorecard(claims: &[Claim], finished: &[Finished]) -> Result<Vec<ScoreRow>, LabError> {
     let mut ids = BTreeSet::new();
     for c in claims {
@@ -313,6 +420,19 @@ pub fn scorecard(claims: &[Claim], finished: &[Finished]) -> Result<Vec<ScoreRow
             if measured.insert(c.id, m).is_some() {
                 let (claim, experiment) = err(&m.claim);
                 return Err(LabError::DuplicateMeasurement { claim, experiment });
+            }
+        }
+    }
+    let mut would_hold: BTreeMap<&str, FoundWouldHold> = BTreeMap::new();
+    for f in finished {
+        for w in &f.outcome.would_hold {
+            let (claim, experiment) = (w.claim.clone(), f.id.clone());
+            let Some(c) = claims.iter().find(|c| c.id == w.claim) else {
+                return Err(LabError::UnknownClaim { claim, experiment });
+            };
+            let found = FoundWouldHold { when: w.when.clone(), experiment: f.id.clone() };
+            if would_hold.insert(c.id, found).is_some() {
+                return Err(LabError::DuplicateWouldHold { claim, experiment });
             }
         }
     }
@@ -339,6 +459,8 @@ pub fn scorecard(claims: &[Claim], finished: &[Finished]) -> Result<Vec<ScoreRow
                 note: m.and_then(|m| m.note.clone()).unwrap_or_default(),
                 note_link,
                 paper_scale: None,
+                would_hold_when: would_hold.get(c.id).cloned(),
+                paper_scale_would_hold_when: None,
             })
         })
         .collect();
@@ -507,7 +629,57 @@ mod tests {
         assert_eq!(rows[0].note_link, "#exp-b");
         assert_eq!(rows[0].ours, "—");
         assert_eq!(rows[0].value, None);
-        assert_eq!(tally_line(&rows), "1 reproduces, 1 differs, 1 not measured");
+        assert_eq!(tally_line(&rows), "3 measured claims: 1 reproduces, 1 differs, 1 not measured");
+        // A check of the set-up is listed but not counted.
+        let mut constant = CLAIMS.to_vec();
+        constant[3].kind = ClaimKind::Constant;
+        let mut a = Outcome::default();
+        a.measure("a-value", 3.0);
+        let rows = scorecard(&constant, &[finished("a", a)]).unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(tally_line(&rows), "1 measured claim: 0 reproduce, 0 differ, 1 not measured");
+        assert_eq!(checks(&rows), (0, 1));
+    }
+
+    fn at_least(value: Option<f64>) -> WouldHoldWhen {
+        WouldHoldWhen {
+            parameter: "PCM capacity".into(),
+            value,
+            unit: "MB".into(),
+            range_tried: [16.0, 128.0],
+            relation: Relation::AtLeast,
+        }
+    }
+
+    #[test]
+    fn would_hold_comes_from_any_experiment_once() {
+        let mut a = Outcome::default();
+        a.measure("a-value", 5.0);
+        let mut b = Outcome::default();
+        b.would_hold_when("a-value", at_least(Some(60.0)));
+        let rows = scorecard(CLAIMS, &[finished("a", a.clone()), finished("b", b.clone())]).unwrap();
+        let row = rows.iter().find(|r| r.claim_id == "a-value").unwrap();
+        assert_eq!(row.would_hold_when, Some(FoundWouldHold { when: at_least(Some(60.0)), experiment: "b".into() }));
+        assert!(rows.iter().filter(|r| r.claim_id != "a-value").all(|r| r.would_hold_when.is_none()));
+
+        let mut twice = a.clone();
+        twice.would_hold_when("a-value", at_least(None));
+        let err = scorecard(CLAIMS, &[finished("a", twice), finished("b", b)]).unwrap_err();
+        assert!(
+            matches!(&err, LabError::DuplicateWouldHold { claim, experiment } if claim == "a-value" && experiment == "b")
+        );
+        let mut typo = Outcome::default();
+        typo.would_hold_when("a-valeu", at_least(None));
+        let err = scorecard(CLAIMS, &[finished("a", a), finished("b", typo)]).unwrap_err();
+        assert!(matches!(&err, LabError::UnknownClaim { claim, .. } if claim == "a-valeu"));
+    }
+
+    #[test]
+    fn would_hold_displays() {
+        assert_eq!(at_least(Some(60.0)).display(), "PCM capacity ≥ 60 MB (tried 16–128 MB)");
+        assert_eq!(at_least(None).display(), "PCM capacity: none in 16–128 MB");
+        let at = WouldHoldWhen { unit: String::new(), relation: Relation::At, value: Some(0.2339), ..at_least(None) };
+        assert_eq!(at.display(), "PCM capacity = 0.2339 (tried 16–128)");
     }
 
     #[test]

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::report::{Finished, RunMeta};
-use crate::scorecard::{Claim, ScoreRow, Verdict};
+use crate::scorecard::{Claim, FoundWouldHold, ScoreRow, Verdict, WouldHold};
 use crate::LabError;
 
 /// Stored files larger than this are refused before they are read: one experiment's
@@ -42,6 +42,10 @@ pub struct StoredRun {
     pub wall_s: f64,
     /// The scorecard's values, one per claim of the experiment, in claim-table order.
     pub values: Vec<StoredValue>,
+    /// Where claims (this experiment's or others') would hold, as the run found; absent
+    /// when it found none (files stored before it existed have none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub would_hold: Vec<WouldHold>,
 }
 
 /// One claim's value in a stored run.
@@ -70,6 +74,7 @@ impl StoredRun {
                 .filter(|r| r.experiment == finished.id)
                 .map(|r| StoredValue { claim: r.claim_id.clone(), value: r.value })
                 .collect(),
+            would_hold: finished.outcome.would_hold.clone(),
         }
     }
 
@@ -187,6 +192,17 @@ fn read_run(path: &Path, claims: &[Claim]) -> Result<StoredRun, LabError> {
             return Err(stored_err(path, line, format!("claim '{}' stored twice", v.claim)));
         }
     }
+    let mut seen = BTreeSet::new();
+    for w in &run.would_hold {
+        let after = text.find("\"would_hold\"").unwrap_or(0);
+        let line = line_of(&text[after..], &format!("\"{}\"", w.claim)) + line_of(&text, "\"would_hold\"") - 1;
+        if !claims.iter().any(|c| c.id == w.claim) {
+            return Err(stored_err(path, line, format!("would-hold claim '{}' is not in the claim table", w.claim)));
+        }
+        if !seen.insert(w.claim.as_str()) {
+            return Err(stored_err(path, line, format!("where claim '{}' would hold is stored twice", w.claim)));
+        }
+    }
     Ok(run)
 }
 
@@ -209,16 +225,33 @@ impl PaperStore {
             }
         }
         paths.sort();
+        let mut would_hold_by: BTreeMap<String, String> = BTreeMap::new();
         for path in paths {
             let run = read_run(&path, claims)?;
+            for w in &run.would_hold {
+                if let Some(other) = would_hold_by.insert(w.claim.clone(), run.experiment.clone()) {
+                    return Err(stored_err(
+                        &path,
+                        1,
+                        format!("where claim '{}' would hold is stored by {other} too", w.claim),
+                    ));
+                }
+            }
             store.runs.insert(run.experiment.clone(), run);
         }
         Ok(store)
     }
 
-    /// Fills each row's paper-scale cell from the stored run of its experiment; rows
-    /// whose claim no stored run holds stay `None` ("not stored").
+    /// Fills each row's paper-scale cell from the stored run of its experiment (rows
+    /// whose claim no stored run holds stay `None`, "not stored"), and its paper-scale
+    /// would-hold from the stored run that found one for it, whichever experiment's.
     pub fn attach(&self, rows: &mut [ScoreRow], claims: &[Claim]) {
+        for row in rows.iter_mut() {
+            row.paper_scale_would_hold_when = self.iter().find_map(|run| {
+                let w = run.would_hold.iter().find(|w| w.claim == row.claim_id)?;
+                Some(FoundWouldHold { when: w.when.clone(), experiment: run.experiment.clone() })
+            });
+        }
         for row in rows {
             let Some(run) = self.runs.get(&row.experiment) else { continue };
             let Some(stored) = run.values.iter().find(|v| v.claim == row.claim_id) else { continue };
@@ -279,7 +312,7 @@ pub fn utc_timestamp(unix_s: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scorecard::{scorecard, ClaimKind, Stated, Tolerance};
+    use crate::scorecard::{scorecard, ClaimKind, Relation, Stated, Tolerance, WouldHoldWhen};
     use crate::{Outcome, Scale};
 
     const CLAIMS: &[Claim] = &[
@@ -350,10 +383,21 @@ mod tests {
         assert_eq!(utc_timestamp(4_107_542_399), "2100-02-28T23:59:59Z");
     }
 
+    fn beta_gain_when() -> WouldHoldWhen {
+        WouldHoldWhen {
+            parameter: "node size".into(),
+            value: Some(6.0),
+            unit: "lines".into(),
+            range_tried: [2.0, 16.0],
+            relation: Relation::AtLeast,
+        }
+    }
+
     #[test]
     fn a_stored_run_round_trips_and_fills_the_rows_of_its_experiment() {
         let dir = temp_dir("round-trip");
-        let (finished, rows) = alpha();
+        let (mut finished, rows) = alpha();
+        finished.outcome.would_hold_when("beta-gain", beta_gain_when());
         let meta = RunMeta { seed: 1, scale: Scale::Paper, git_commit: "0123456789abcdef".into(), version: "0".into() };
         let run = StoredRun::new(&finished, &rows, &meta, provenance());
         assert_eq!(
@@ -380,6 +424,12 @@ mod tests {
         assert_eq!(cell.display(), "2.5× reproduces (2026-11-22, 0123456)");
         assert_eq!(rows[1].paper_scale.as_ref().map(|c| c.verdict), Some(Verdict::NotMeasured));
         assert_eq!(rows[2].paper_scale, None, "beta has no stored run");
+        assert_eq!(
+            rows[2].paper_scale_would_hold_when,
+            Some(FoundWouldHold { when: beta_gain_when(), experiment: "alpha".into() }),
+            "alpha's stored run found where beta's claim would hold"
+        );
+        assert_eq!(rows[0].paper_scale_would_hold_when, None);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -418,7 +468,18 @@ mod tests {
         ))
         .unwrap();
         let half = good[..good.len() / 2].to_string();
-        let cases: [(&str, String, usize, &str); 6] = [
+        let mut held = alpha().0;
+        held.outcome.would_hold_when("beta-gian", beta_gain_when());
+        let held = serde_json::to_string_pretty(&StoredRun::new(
+            &held,
+            &alpha().1,
+            &RunMeta { seed: 1, scale: Scale::Paper, git_commit: "c".into(), version: "0".into() },
+            provenance(),
+        ))
+        .unwrap();
+        let line_at = |needle: &str| 1 + held[..held.find(needle).unwrap()].matches('\n').count();
+        let (held_line, relation_line) = (line_at("beta-gian"), line_at("\"relation\""));
+        let cases: [(&str, String, usize, &str); 8] = [
             ("alpha", good.replacen("\"seed\": 1", "\"seed\": \"one\"", 1), 7, "invalid type"),
             ("alpha", good.replacen("\"wall_s\"", "\"wall\"", 1), 8, "unknown field `wall`"),
             (
@@ -430,6 +491,8 @@ mod tests {
             ("alpha", good.replacen("alpha-holds", "beta-gain", 1), 15, "belongs to experiment beta"),
             ("beta", good.clone(), 2, "experiment 'alpha' stored in a file named for 'beta'"),
             ("alpha", half.clone(), half.lines().count(), "EOF while parsing"),
+            ("alpha", held.clone(), held_line, "would-hold claim 'beta-gian' is not in the claim table"),
+            ("alpha", held.replacen("\"relation\"", "\"side\"", 1), relation_line, "unknown field `side`"),
         ];
         for (i, (name, text, line, what)) in cases.into_iter().enumerate() {
             let dir = temp_dir(&format!("bad-{i}"));

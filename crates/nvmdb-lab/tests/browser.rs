@@ -8,7 +8,7 @@ mod chromium;
 use std::path::PathBuf;
 
 use nvmdb_lab::report::{write_report, Finished, RunMeta};
-use nvmdb_lab::{Cell, Claim, ClaimKind, Outcome, Plot, Scale, Stated, Table, Tolerance};
+use nvmdb_lab::{Cell, Claim, ClaimKind, Outcome, Plot, Relation, Scale, Stated, Table, Tolerance, WouldHoldWhen};
 
 const CLAIMS: &[Claim] = &[
     Claim {
@@ -45,6 +45,17 @@ const CLAIMS: &[Claim] = &[
         kind: ClaimKind::Measured,
     },
     Claim {
+        id: "demo-wear-line",
+        experiment: "demo-wear",
+        seed: "CIDR 2011",
+        figure: "Table 2",
+        claim: "A line is 64 bytes",
+        stated: Stated::Value(64.0),
+        tolerance: Tolerance::Exact,
+        unit: " B",
+        kind: ClaimKind::Constant,
+    },
+    Claim {
         id: "demo-energy-erases",
         experiment: "demo-energy",
         seed: "Thesis",
@@ -76,6 +87,17 @@ fn sample() -> Vec<Finished> {
     };
     wear.measure_noted("demo-wear-gain", 2.56, "ours counts flip cells too");
     wear.holds("demo-wear-order", true);
+    wear.measure_noted("demo-wear-line", 64.0, "the preset's line");
+    wear.would_hold_when(
+        "demo-energy-share",
+        WouldHoldWhen {
+            parameter: "buffer pool".into(),
+            value: Some(3.5),
+            unit: "MB".into(),
+            range_tried: [1.0, 5.0],
+            relation: Relation::AtLeast,
+        },
+    );
 
     let mut energy_plot = Plot::new("Energy by buffer pool", "buffer pool, MB", "J");
     energy_plot.log_y = true;
@@ -115,10 +137,14 @@ fn report_renders_scorecard_and_plots_in_chromium() {
     write_report(&dir, &finished, &meta, CLAIMS, &nvmdb_lab::PaperStore::default()).unwrap();
     let layout = chromium::render(&chromium, &dir).unwrap();
 
-    assert_eq!(layout.scorecards.len(), 1, "{layout:?}");
+    // The measured claims, then the checks of the set-up.
+    assert_eq!(layout.scorecards.len(), 2, "{layout:?}");
     let (w, h, rows) = layout.scorecards[0];
     assert!(w > 300 && h > 60, "scorecard rendered {w}×{h}");
-    assert_eq!(rows, 5, "header and one row per claim: {layout:?}");
+    assert_eq!(rows, 5, "header and one row per measured claim: {layout:?}");
+    let (w, h, rows) = layout.scorecards[1];
+    assert!(w > 300 && h > 30, "checks rendered {w}×{h}");
+    assert_eq!(rows, 2, "header and the constant claim: {layout:?}");
 
     let expected: usize = finished.iter().map(|f| f.outcome.plots.len()).sum();
     assert_eq!(layout.plots.len(), expected, "{layout:?}");
@@ -132,6 +158,7 @@ fn report_renders_scorecard_and_plots_in_chromium() {
         ("reproduces", "rgb(215,240,216)"),
         ("differs", "rgb(253,232,184)"),
         ("not measured", "rgb(229,231,235)"),
+        ("reproduces", "rgb(215,240,216)"),
     ];
     let got: Vec<(&str, &str)> = layout.verdicts.iter().map(|(v, c)| (v.as_str(), c.as_str())).collect();
     assert_eq!(got, expected, "{layout:?}");

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use nvmdb_journal::{App, AppModel, DeviceParams, Field, WorkloadRun};
-use nvmdb_lab::{Cell, Experiment, LabError, Outcome, Plot, RunContext, Table};
+use nvmdb_lab::{Cell, Experiment, LabError, Outcome, Plot, Relation, RunContext, Table, WouldHoldWhen};
 
 use super::{config_json, crossing, mean, normalised, reduction_percent, runs_with, traces, Bracket, WORKLOAD_NOTE};
 use crate::papers::stated_value;
@@ -314,7 +314,7 @@ impl Experiment for WorkloadSensitivity {
             default.app_fresh[0],
             mean(&default.app_fresh[1..]),
         );
-        Ok(Outcome {
+        let mut outcome = Outcome {
             summary,
             config: serde_json::json!({
                 "journal": config_json(ctx, &["RR-S2X", "RU20-S2X-WH64"]),
@@ -327,6 +327,18 @@ impl Experiment for WorkloadSensitivity {
             plots: vec![hot_plot, share_plot],
             notes: vec![WORKLOAD_NOTE.into(), note],
             ..Default::default()
-        })
+        };
+        // The scorecard's "would hold when": the hot set at the paper's side of the crossing.
+        outcome.would_hold_when(
+            CLAIM,
+            WouldHoldWhen {
+                parameter: "hot set of the flag updates (each app's own mix)".into(),
+                value: hot_found.map(|b| b.holds.0),
+                unit: "messages".into(),
+                range_tried: [f64::from(HOT_ROWS[0]), f64::from(HOT_ROWS[HOT_ROWS.len() - 1])],
+                relation: Relation::At,
+            },
+        );
+        Ok(outcome)
     }
 }

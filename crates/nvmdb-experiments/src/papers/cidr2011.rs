@@ -21,7 +21,7 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Value(19.0),
         tolerance: MODEL_VALUE,
         unit: "",
-        kind: ClaimKind::Measured,
+        kind: ClaimKind::Constant,
     },
     Claim {
         id: "cidr-fig5-cache-misses-regions",
@@ -32,7 +32,7 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
-        kind: ClaimKind::Measured,
+        kind: ClaimKind::Constant,
     },
     Claim {
         id: "cidr-fig5-cache-partitioning-few",
@@ -43,7 +43,7 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
-        kind: ClaimKind::Measured,
+        kind: ClaimKind::Constant,
     },
     Claim {
         id: "cidr-fig5-virtual-most",
@@ -54,7 +54,7 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
-        kind: ClaimKind::Measured,
+        kind: ClaimKind::Constant,
     },
     Claim {
         id: "cidr-fig5-fig7-virtual-region-half-bit",
@@ -65,7 +65,7 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
-        kind: ClaimKind::Measured,
+        kind: ClaimKind::Constant,
     },
     Claim {
         id: "cidr-fig5-fig7-virtual-region-half-word",
@@ -76,7 +76,7 @@ pub const CIDR2011: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
-        kind: ClaimKind::Measured,
+        kind: ClaimKind::Constant,
     },
     // Figure 6: B+-trees (Section 4.2).
     Claim {

@@ -18,7 +18,7 @@ pub const ENVY: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
-        kind: ClaimKind::Measured,
+        kind: ClaimKind::Constant,
     },
     Claim {
         id: "envy-cleaning-utilization-steep",

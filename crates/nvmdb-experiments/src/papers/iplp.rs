@@ -29,7 +29,7 @@ pub const IPLP: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
-        kind: ClaimKind::Measured,
+        kind: ClaimKind::Constant,
     },
     Claim {
         id: "iplp-fig4-pcm-worst-writes",
@@ -40,7 +40,7 @@ pub const IPLP: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
-        kind: ClaimKind::Measured,
+        kind: ClaimKind::Constant,
     },
     Claim {
         id: "iplp-fig4-pcm-page-write-ratio",
@@ -51,7 +51,7 @@ pub const IPLP: &[Claim] = &[
         stated: Stated::Value(7.0),
         tolerance: VALUE,
         unit: "×",
-        kind: ClaimKind::Measured,
+        kind: ClaimKind::Constant,
     },
     Claim {
         id: "iplp-fig4-ipl-p-worst-read",
@@ -62,7 +62,7 @@ pub const IPLP: &[Claim] = &[
         stated: Stated::Holds,
         tolerance: Tolerance::Exact,
         unit: "",
-        kind: ClaimKind::Measured,
+        kind: ClaimKind::Constant,
     },
     Claim {
         id: "iplp-fig4-ipl-p-read-close",
@@ -84,6 +84,6 @@ pub const IPLP: &[Claim] = &[
         stated: Stated::AtLeast(2.0),
         tolerance: BOUND,
         unit: "×",
-        kind: ClaimKind::Measured,
+        kind: ClaimKind::Constant,
     },
 ];

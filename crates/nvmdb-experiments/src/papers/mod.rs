@@ -32,7 +32,7 @@ mod iplp;
 mod journal;
 mod thesis;
 
-use nvmdb_lab::{Cell, Claim, Outcome, Stated, Tolerance, Verdict};
+use nvmdb_lab::{Cell, Claim, ClaimKind, Outcome, Stated, Tolerance, Verdict};
 
 pub use cidr2011::CIDR2011;
 pub use envy::ENVY;
@@ -82,9 +82,12 @@ pub fn stated_value(id: &str) -> f64 {
 }
 
 /// Records our value for a claim, with `note` (a measured explanation from the
-/// experiment's notes) only when the value differs from what the paper states.
+/// experiment's notes) only when the value differs from what the paper states. A claim
+/// that is a check of the set-up is a programming error: it goes through [`measure_check`].
 pub fn measure_explained(outcome: &mut Outcome, id: &str, value: f64, note: &str) {
-    if claim(id).verdict(Some(value)) == Verdict::Differs {
+    let claim = claim(id);
+    assert_eq!(claim.kind, ClaimKind::Measured, "claim '{id}' is a check of the set-up: use measure_check");
+    if claim.verdict(Some(value)) == Verdict::Differs {
         outcome.measure_noted(id, value, note);
     } else {
         outcome.measure(id, value);
@@ -97,20 +100,36 @@ pub fn holds_explained(outcome: &mut Outcome, id: &str, holds: bool, note: &str)
     measure_explained(outcome, id, if holds { 1.0 } else { 0.0 }, note);
 }
 
+/// Records our value for a claim that is a check of the set-up (kind input or constant),
+/// always with `note`: what the value reads back or follows from, and why it differs when
+/// it does. A measured claim is a programming error: its note goes through
+/// [`measure_explained`].
+pub fn measure_check(outcome: &mut Outcome, id: &str, value: f64, note: &str) {
+    assert_ne!(claim(id).kind, ClaimKind::Measured, "claim '{id}' is measured, not a check of the set-up");
+    outcome.measure_noted(id, value, note);
+}
+
+/// [`measure_check`] for a qualitative claim.
+pub fn holds_check(outcome: &mut Outcome, id: &str, holds: bool, note: &str) {
+    measure_check(outcome, id, if holds { 1.0 } else { 0.0 }, note);
+}
+
 /// A paper's claims (by seed name) as a Markdown table: id, figure, claim, stated,
-/// tolerance, experiment. An unknown seed gives the header alone.
+/// tolerance, kind, experiment. An unknown seed gives the header alone.
 pub fn markdown(seed: &str) -> String {
-    let mut out =
-        String::from("| id | figure | claim | stated | tolerance | experiment |\n|---|---|---|---|---|---|\n");
+    let mut out = String::from(
+        "| id | figure | claim | stated | tolerance | kind | experiment |\n|---|---|---|---|---|---|---|\n",
+    );
     for c in all().iter().filter(|c| c.seed == seed) {
         let cell = |s: &str| s.replace('|', "\\|");
         out.push_str(&format!(
-            "| `{}` | {} | {} | {} | {} | `{}` |\n",
+            "| `{}` | {} | {} | {} | {} | {} | `{}` |\n",
             c.id,
             cell(c.figure),
             cell(c.claim),
             cell(&c.paper_display()),
             cell(&c.tolerance_display()),
+            c.kind.label(),
             c.experiment
         ));
     }

@@ -21,7 +21,7 @@ pub const THESIS: &[Claim] = &[
         stated: Stated::Value(25.0),
         tolerance: VALUE,
         unit: "%",
-        kind: ClaimKind::Measured,
+        kind: ClaimKind::Input,
     },
     Claim {
         id: "thesis-fig5-1-transaction-dup",
@@ -32,7 +32,7 @@ pub const THESIS: &[Claim] = &[
         stated: Stated::Value(30.0),
         tolerance: VALUE,
         unit: "%",
-        kind: ClaimKind::Measured,
+        kind: ClaimKind::Input,
     },
     Claim {
         id: "thesis-fig5-1-removed",
@@ -87,7 +87,7 @@ pub const THESIS: &[Claim] = &[
         stated: Stated::AtLeast(15.0),
         tolerance: BOUND,
         unit: "%",
-        kind: ClaimKind::Measured,
+        kind: ClaimKind::Input,
     },
     // Section 5.1.2: the PCM log buffer.
     Claim {

@@ -36,6 +36,10 @@ pub struct Dedup {
     lru: BTreeMap<u64, Fingerprint>,
     lru_tick: HashMap<Fingerprint, u64>,
     lookups: u64,
+    /// Fingerprint comparisons of `lookup` alone (the store counts every search, its upkeep's too).
+    lookup_comparisons: u64,
+    /// Entries evicted from a bounded store.
+    evictions: u64,
 }
 
 impl Dedup {
@@ -55,6 +59,8 @@ impl Dedup {
             lru: BTreeMap::new(),
             lru_tick: HashMap::new(),
             lookups: 0,
+            lookup_comparisons: 0,
+            evictions: 0,
         })
     }
 
@@ -105,7 +111,9 @@ impl Dedup {
     /// the PCM time, ns.
     pub fn lookup(&mut self, fingerprint: &Fingerprint) -> (Option<u32>, u64) {
         self.lookups += 1;
+        let before = self.store.comparisons;
         let (found, ns) = self.store.lookup(fingerprint).expect("fingerprint store addresses are in range");
+        self.lookup_comparisons += self.store.comparisons - before;
         if found.is_some() {
             self.touch(fingerprint);
         }
@@ -121,6 +129,7 @@ impl Dedup {
         self.touch(&fingerprint);
         if self.max_entries > 0 && self.store.entries() > self.max_entries {
             let (_, oldest) = self.lru.pop_first().expect("a bounded, overfull store has an LRU entry");
+            self.evictions += 1;
             self.lru_tick.remove(&oldest);
             let (location, t) = self.store.lookup(&oldest)?;
             ns += t;
@@ -196,6 +205,8 @@ impl Dedup {
     /// Adds the engine's counters (lookups, comparisons, PCM) into `stats`.
     pub fn add_stats(&self, stats: &mut StoreStats) {
         stats.dedup_lookups += self.lookups;
+        stats.dedup_lookup_comparisons += self.lookup_comparisons;
+        stats.dedup_evictions += self.evictions;
         stats.dedup_comparisons += self.store.comparisons;
         stats.add_pcm(self.store.pcm());
     }
@@ -204,6 +215,8 @@ impl Dedup {
     pub fn reset_stats(&mut self) {
         self.store.reset_stats();
         self.lookups = 0;
+        self.lookup_comparisons = 0;
+        self.evictions = 0;
     }
 
     /// Checks the store and that both directions of the map agree, with `live(ppn)`

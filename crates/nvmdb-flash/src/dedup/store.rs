@@ -85,7 +85,8 @@ pub struct FingerprintStore {
     share_base: u64,
     bucket_base: u64,
     entries: u64,
-    /// Fingerprint comparisons made by lookups.
+    /// Fingerprint comparisons made by every search: lookups, and the searches of
+    /// removals and location moves.
     pub comparisons: u64,
 }
 
