@@ -17,7 +17,7 @@ pub mod stored;
 pub use memo::Memo;
 pub use outcome::{AxisScale, Cell, Outcome, Plot, Series, Table};
 pub use runner::{run_experiments, Exclusive, Footprint, Pool, RunEvents};
-pub use scorecard::{claim, scorecard, Claim, ClaimKind, Measured, ScoreRow, Stated, Tolerance, Verdict};
+pub use scorecard::{claim, scorecard, Claim, ClaimKind, Measured, ScoreRow, Stated, Tolerance, Unmeasured, Verdict};
 pub use stored::{PaperStore, StoredRun};
 
 use std::io::IsTerminal;

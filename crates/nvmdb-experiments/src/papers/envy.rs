@@ -1,7 +1,7 @@
 //! Claims of the eNVy paper (Wu & Zwaenepoel, ASPLOS 1994). The seed text has lost most
 //! of its numbers; the quantitative claims here are the abstract's, which survive.
 
-use nvmdb_lab::{Claim, ClaimKind, Stated, Tolerance};
+use nvmdb_lab::{Claim, ClaimKind, Stated, Tolerance, Unmeasured};
 
 use super::VALUE;
 
@@ -173,5 +173,33 @@ pub const ENVY: &[Claim] = &[
         tolerance: Tolerance::Exact,
         unit: "",
         kind: ClaimKind::Measured,
+    },
+];
+
+/// The paper's statements no experiment here measures, and why.
+pub const ENVY_UNMEASURED: &[Unmeasured] = &[
+    Unmeasured {
+        seed: SEED,
+        figure: "Section 5",
+        statement: "At a given request rate the system is idle part of the time and spends about a stated share of it servicing reads, the rest cleaning, flushing or erasing",
+        why: "the seed text has lost the numbers, so there is no stated value to compare with",
+    },
+    Unmeasured {
+        seed: SEED,
+        figure: "Section 5",
+        statement: "If the battery-backed SRAM were eliminated the throughput would rise by a small factor",
+        why: "the seed text has lost the factor, so there is no stated value to compare with",
+    },
+    Unmeasured {
+        seed: SEED,
+        figure: "Section 4",
+        statement: "A naive cleaning scheme that keeps every segment at the average utilisation has a stated cleaning cost",
+        why: "the seed text has lost the utilisation and the cost",
+    },
+    Unmeasured {
+        seed: SEED,
+        figure: "Sections 3 and 5",
+        statement: "The cost of an eNVy system against a pure SRAM system of the same size, and the price reduction of flash against SRAM",
+        why: "prices, not results of a simulation",
     },
 ];
