@@ -694,8 +694,10 @@ def scorecard(
       progress: a progress bar of experiments and parts, as run_experiment's.
 
     Returns one row per claim (the ``rows`` of ``scorecard.json``): claim_id, experiment,
-    seed, figure, claim, paper, ours, value, tolerance, verdict (a category), note,
-    note_link, paper_scale; an experiment with no claims adds no rows.
+    seed, figure, claim, kind (a category: measured, input or constant; only measured
+    claims count in the tally), paper, ours, value, tolerance, verdict (a category),
+    note, note_link, paper_scale, and any key the scorecard adds; an experiment with no
+    claims adds no rows.
     """
     flags = dict(scale=scale, seed=seed, jobs=jobs)
     rows: list[dict[str, Any]] = []

@@ -137,6 +137,7 @@ SCORECARD_COLUMNS = [
     "seed",
     "figure",
     "claim",
+    "kind",
     "paper",
     "ours",
     "value",
@@ -149,9 +150,15 @@ SCORECARD_COLUMNS = [
 
 
 def scorecard_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
-    """Scorecard rows (``scorecard.json``'s) as a DataFrame, ``verdict`` a category."""
-    frame = pd.DataFrame(list(rows), columns=SCORECARD_COLUMNS)
-    frame["verdict"] = frame["verdict"].astype("category")
+    """Scorecard rows (``scorecard.json``'s) as a DataFrame, ``kind`` and ``verdict``
+    categories. The columns are the rows' keys in their order (``SCORECARD_COLUMNS``
+    when there are no rows), so a key the scorecard gains is never dropped."""
+    rows = list(rows)
+    columns = list(rows[0]) if rows else SCORECARD_COLUMNS
+    frame = pd.DataFrame(rows, columns=columns)
+    for column in ("kind", "verdict"):
+        if column in frame:
+            frame[column] = frame[column].astype("category")
     return frame
 
 

@@ -20,7 +20,7 @@ pub use error::DeviceError;
 pub use flash::{FlashArray, FlashGeometry, FlashStats, PageContent, PageData, Ppn};
 pub use params::{FlashTiming, PcmMetrics, PcmStorageTiming, ProgramBudget, VolatileParams};
 pub use pcm::{FlipNWrite, LineDevice, LineWrite, Pcm, PcmAccounting, PcmConfig, PcmStats};
-pub use power::{PowerLoss, PowerSwitch};
+pub use power::{Activity, Cut, PowerLoss, PowerSwitch};
 pub use volatile::{Volatile, VolatileKind};
 pub use wear::WearReport;
 

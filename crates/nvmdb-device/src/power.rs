@@ -20,6 +20,41 @@ impl PowerLoss for FlashArray {
     fn power_loss(&mut self) {}
 }
 
+/// What an engine was doing when it asked for a device write, so that a crash report can
+/// say where a cut fell (set with [`PowerSwitch::set_activity`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Activity {
+    /// Serving a host request (a write, a trim, a transaction's own writes).
+    #[default]
+    Host,
+    /// Writing buffered data down (a DRAM buffer, eNVy's SRAM write buffer).
+    Flush,
+    /// Cleaning: copying live data out of a segment and erasing it (eNVy).
+    Clean,
+    /// Garbage collection of a flash translation layer.
+    Gc,
+    /// Merging log records into their data pages (IPL, d-PRAM, the PCM log, IPL-P).
+    Merge,
+    /// Committing: a transaction's or a group's durable commit point (the journal, the kv
+    /// engine's metadata).
+    Commit,
+    /// Recovering after a power loss.
+    Recovery,
+    /// Preparing a run (loading, ageing, pre-filling), before the measured work.
+    Setup,
+}
+
+/// Where a cut fell: the first device write it refused, and what the engine was doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Cut {
+    /// The refused device write (0-based over the switch's life, as
+    /// [`PowerSwitch::cut_before`] counts).
+    pub device_write: u64,
+    /// The activity the engine had set when it asked for that write.
+    pub activity: Activity,
+}
+
 /// A power switch that can be set to cut before a given device write.
 ///
 /// An engine that owns several devices passes every device write through one switch,
@@ -32,6 +67,10 @@ pub struct PowerSwitch {
     cut_before: Option<u64>,
     /// The cut [`PowerSwitch::restore`] arms (see [`PowerSwitch::cut_after_restore`]).
     cut_after_restore: Option<u64>,
+    /// What the engine is doing now.
+    activity: Activity,
+    /// Every cut reached so far, in order.
+    cuts: Vec<Cut>,
 }
 
 impl PowerSwitch {
@@ -69,6 +108,7 @@ impl PowerSwitch {
     #[inline]
     pub fn admit_all(&mut self, n: u64) -> Result<(), u64> {
         if !self.admits(n) {
+            self.record_cut();
             return Err(self.writes);
         }
         self.writes = self.writes.saturating_add(n);
@@ -80,6 +120,7 @@ impl PowerSwitch {
     #[inline]
     pub fn admit(&mut self) -> Result<(), u64> {
         if self.is_cut() {
+            self.record_cut();
             return Err(self.writes);
         }
         self.writes = self.writes.saturating_add(1);
@@ -96,6 +137,32 @@ impl PowerSwitch {
     /// [`PowerSwitch::cut_after_restore`] armed), the count kept.
     pub fn restore(&mut self) {
         self.cut_before = self.cut_after_restore.take();
+    }
+
+    /// Sets what the engine is doing from now on; returns what it was doing, for the
+    /// caller to set back when it is done.
+    pub fn set_activity(&mut self, activity: Activity) -> Activity {
+        std::mem::replace(&mut self.activity, activity)
+    }
+
+    /// What the engine is doing now.
+    pub fn activity(&self) -> Activity {
+        self.activity
+    }
+
+    /// Every cut reached so far, in order: where each fell and what the engine was doing.
+    pub fn cuts(&self) -> &[Cut] {
+        &self.cuts
+    }
+
+    /// Notes the cut the write being refused has reached, once per cut (a restore arms
+    /// the next).
+    #[cold]
+    fn record_cut(&mut self) {
+        let cut = self.cut_before.map_or(self.writes, |cut| cut.max(self.writes));
+        if self.cuts.last().is_none_or(|last| last.device_write != cut) {
+            self.cuts.push(Cut { device_write: cut, activity: self.activity });
+        }
     }
 }
 
@@ -116,6 +183,27 @@ mod tests {
         switch.restore();
         assert_eq!(switch.admit(), Ok(()));
         assert_eq!(switch.writes(), 3);
+    }
+
+    #[test]
+    fn each_cut_is_recorded_once_with_the_activity_it_fell_in() {
+        use super::{Activity, Cut};
+        let mut switch = PowerSwitch::new();
+        switch.cut_before(2);
+        assert_eq!(switch.admit(), Ok(()));
+        assert_eq!(switch.set_activity(Activity::Gc), Activity::Host);
+        assert_eq!(switch.admit(), Ok(()));
+        assert!(switch.cuts().is_empty(), "no write refused yet");
+        assert_eq!(switch.admit_all(3), Err(2));
+        assert_eq!(switch.admit(), Err(2));
+        assert_eq!(switch.cuts(), [Cut { device_write: 2, activity: Activity::Gc }]);
+        switch.cut_after_restore(4);
+        switch.restore();
+        assert_eq!(switch.set_activity(Activity::Recovery), Activity::Gc);
+        assert_eq!((switch.admit(), switch.admit()), (Ok(()), Ok(())));
+        assert_eq!(switch.admit(), Err(4));
+        let second = Cut { device_write: 4, activity: Activity::Recovery };
+        assert_eq!(switch.cuts(), [Cut { device_write: 2, activity: Activity::Gc }, second]);
     }
 
     #[test]

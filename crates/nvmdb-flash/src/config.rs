@@ -316,8 +316,11 @@ pub enum ReplacementKind {
 pub enum BufferKind {
     /// No buffer: the FTL is the top layer.
     None,
-    /// In-page logging (IPL).
+    /// In-page logging (IPL), its log pages kept in the page-mapped FTL.
     Ipl,
+    /// In-page logging in its own layout: data pages and log sectors in each erase unit,
+    /// over the flash array with no FTL (`crate::ipl_native`).
+    IplNative,
     /// d-PRAM.
     Dpram,
     /// The thesis's PCM log buffer.
@@ -468,11 +471,11 @@ impl SsdConfig {
                 return bad(format!("{name} must be at most {MAX_PCM_MB} (1 TiB), not {mb}"));
             }
         }
-        if self.dram.pages > self.logical_pages() {
+        if self.dram.pages > self.host_pages() {
             return bad(format!(
-                "dram.pages ({}) exceeds the {} logical pages of the device",
+                "dram.pages ({}) exceeds the {} logical pages the device gives the host",
                 self.dram.pages,
-                self.logical_pages()
+                self.host_pages()
             ));
         }
         if self.dedup.segments == 0 {
@@ -481,7 +484,21 @@ impl SsdConfig {
         if self.dedup.enabled && self.content == PageContent::None {
             return bad("dedup.enabled needs content = \"bytes\" or \"fingerprint\" (nothing to fingerprint)".into());
         }
-        if b.kind != BufferKind::None && self.ftl.mapping != Mapping::Page {
+        if b.kind == BufferKind::IplNative {
+            // A storage manager over erase units: no page FTL to share pages in or to
+            // move cold data.
+            if self.dedup.enabled {
+                return bad(
+                    "dedup.enabled needs the page-mapped FTL, which buffer.kind = \"ipl-native\" does not use".into()
+                );
+            }
+            if self.ftl.wear_leveling == WearLeveling::Static {
+                return bad(
+                    "ftl.wear_leveling = \"static\" is not modelled with buffer.kind = \"ipl-native\" (none or dynamic)"
+                        .into(),
+                );
+            }
+        } else if b.kind != BufferKind::None && self.ftl.mapping != Mapping::Page {
             return bad(format!(
                 "buffer.kind = \"{}\" sits above the page-mapped FTL; it needs ftl.mapping = \"page\"",
                 kebab(&b.kind)
@@ -509,6 +526,15 @@ impl SsdConfig {
             }
             if self.ftl.mapping != Mapping::Hybrid {
                 ignored.push("ftl.log_blocks");
+            }
+        } else if b.kind == BufferKind::IplNative {
+            // Its own storage manager: the FTL's mapping and GC keys, the PCM keys and the
+            // merge options (a merge always rewrites the unit's live pages into one unit).
+            ignored.extend(["ftl.mapping", "ftl.gc", "ftl.gc_free_blocks", "ftl.log_blocks"]);
+            ignored.extend(["buffer.pcm_mb", "buffer.log_sector_bytes", "buffer.pcm_timing"]);
+            ignored.extend(["buffer.pcm_accounting", "buffer.replacement", "buffer.merge", "buffer.merge_layout"]);
+            if b.delta == DeltaKind::FullPage {
+                ignored.extend(["buffer.delta_bytes_min", "buffer.delta_bytes_max"]);
             }
         } else {
             ignored.push("ftl.log_blocks");
@@ -539,16 +565,19 @@ impl SsdConfig {
     /// ignores, so a setting never silently has no effect.
     pub fn check_given_keys<'a>(&self, given: impl IntoIterator<Item = &'a str>) -> Result<(), FlashError> {
         let ignored = self.ignored_keys();
-        match given.into_iter().find(|key| ignored.contains(key)) {
-            Some(key) => Err(FlashError::Config(format!(
-                "{key} has no effect with ftl.mapping = \"{}\", buffer.kind = \"{}\", dedup.enabled = {} \
-                 (see CONFIG.md)",
+        let Some(key) = given.into_iter().find(|key| ignored.contains(key)) else { return Ok(()) };
+        let stack = if self.buffer.kind == BufferKind::IplNative {
+            // Its own storage manager: no FTL mapping, no deduplication to name.
+            "buffer.kind = \"ipl-native\" (IPL in its own layout, no FTL)".to_string()
+        } else {
+            format!(
+                "ftl.mapping = \"{}\", buffer.kind = \"{}\", dedup.enabled = {}",
                 kebab(&self.ftl.mapping),
                 kebab(&self.buffer.kind),
                 self.dedup.enabled
-            ))),
-            None => Ok(()),
-        }
+            )
+        };
+        Err(FlashError::Config(format!("{key} has no effect with {stack} (see CONFIG.md)")))
     }
 
     /// The dotted keys a TOML document sets (`flash.packages`, `seed`), in order.
@@ -573,7 +602,14 @@ impl SsdConfig {
     pub fn estimated_memory_bytes(&self) -> u64 {
         let geometry = self.flash.geometry();
         let mut bytes = geometry.pages().saturating_mul(16).saturating_add(geometry.blocks().saturating_mul(64));
-        if self.buffer.kind != BufferKind::None {
+        if self.buffer.kind == BufferKind::IplNative {
+            // Per page of a unit: its slot (2 B) and its share of the unit's record index (a
+            // 16 B record per log sector, 1/16 of the unit's pages of 8 sectors each: 8 B);
+            // where the log sectors are tagged (content other than bytes), once a unit has
+            // logged, the flash array's 32 B tag slot for every sector of the unit.
+            let tags = if self.content == PageContent::Bytes { 0 } else { u64::from(self.flash.page_bytes / 512) * 32 };
+            bytes = bytes.saturating_add(geometry.pages().saturating_mul(10 + tags));
+        } else if self.buffer.kind != BufferKind::None {
             bytes = bytes.saturating_add((self.buffer.pcm_mb.saturating_mul(1 << 20) / 64).saturating_mul(16));
         }
         if self.dedup.enabled {
@@ -593,10 +629,42 @@ impl SsdConfig {
     pub fn logical_pages(&self) -> u64 {
         (self.flash.geometry().pages() as f64 * (1.0 - self.ftl.overprovision)).floor() as u64
     }
+
+    /// Logical pages the built stack gives the host: [`SsdConfig::logical_pages`], but
+    /// fewer for IPL, whose log pages take FTL pages ([`SsdConfig::ipl_host_pages`]), and
+    /// for IPL in its own layout ([`SsdConfig::ipl_native_units`] of data pages).
+    pub fn host_pages(&self) -> u64 {
+        match self.buffer.kind {
+            BufferKind::Ipl => self.ipl_host_pages(),
+            BufferKind::IplNative => {
+                let m = self.flash.pages_per_block;
+                self.ipl_native_units() * u64::from(m.saturating_sub(self.ipl_log_pages()))
+            }
+            _ => self.logical_pages(),
+        }
+    }
+
+    /// Log pages IPL keeps per erase block, in either form: 1/16 of the block, at least one.
+    pub fn ipl_log_pages(&self) -> u32 {
+        (self.flash.pages_per_block / 16).max(1)
+    }
+
+    /// Host pages of the FTL-layered IPL: whole logical blocks, each taking its
+    /// [`SsdConfig::ipl_log_pages`] beyond its pages among the FTL's logical pages.
+    pub fn ipl_host_pages(&self) -> u64 {
+        let m = self.flash.pages_per_block;
+        self.logical_pages() / u64::from(m + self.ipl_log_pages()) * u64::from(m)
+    }
+
+    /// Erase units IPL in its own layout gives the host, `floor(blocks × (1 − overprovision))`
+    /// (the rest are its free pool).
+    pub fn ipl_native_units(&self) -> u64 {
+        (self.flash.geometry().blocks() as f64 * (1.0 - self.ftl.overprovision)).floor() as u64
+    }
 }
 
 /// An enum value as the configuration spells it (`pcm-log`).
-fn kebab(value: &impl Serialize) -> String {
+pub(crate) fn kebab(value: &impl Serialize) -> String {
     toml::Value::try_from(value).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
 }
 
@@ -735,6 +803,13 @@ mod tests {
         let pcm_lines = (config.flash.geometry().pages() + config.logical_pages()) * 20 / 64;
         let share_map_and_table = pcm_lines * nvmdb_device::pcm::LINE_HOST_BYTES;
         assert!(config.estimated_memory_bytes() >= plain + share_map_and_table + 8 * config.logical_pages());
+        // IPL in its own layout: the flash array's tags of its log sectors where no bytes are kept.
+        let mut native = SsdConfig::default();
+        native.buffer.kind = BufferKind::IplNative;
+        native.content = PageContent::Bytes;
+        let bytes_mode = native.estimated_memory_bytes();
+        native.content = PageContent::Fingerprint;
+        assert_eq!(native.estimated_memory_bytes() - bytes_mode, native.flash.geometry().pages() * 8 * 32);
         config.dedup.segments = u32::MAX;
         config.buffer.kind = BufferKind::PcmLog;
         config.buffer.pcm_mb = u64::MAX;
@@ -747,5 +822,50 @@ mod tests {
         config.flash = FlashSection { packages: 1, planes_per_package: 1, blocks_per_plane: 10, ..config.flash };
         config.ftl.overprovision = 0.25;
         assert_eq!(config.logical_pages(), 480);
+    }
+
+    /// IPL gives the host fewer pages than the FTL has (its log pages take 1/17 of them, in
+    /// whole logical blocks), and IPL in its own layout 60 of each 64-page unit of the
+    /// host's units; `dram.pages` is checked against what the host gets, and matches what
+    /// the built stack exposes.
+    #[test]
+    fn host_pages_are_what_the_stack_exposes_and_bound_dram_pages() {
+        let mut config = SsdConfig::default();
+        config.flash = FlashSection { packages: 1, planes_per_package: 1, blocks_per_plane: 40, ..config.flash };
+        config.ftl.overprovision = 0.25;
+        config.content = PageContent::None;
+        config.buffer.pcm_mb = 1;
+        for (kind, host) in [
+            (BufferKind::None, 1920),
+            (BufferKind::Dpram, 1920),
+            (BufferKind::Ipl, 1920 / 68 * 64),
+            (BufferKind::IplNative, 30 * 60),
+        ] {
+            config.buffer.kind = kind;
+            assert_eq!(config.host_pages(), host, "{kind:?}");
+            config.dram.pages = host;
+            config.validate().unwrap();
+            assert_eq!(crate::build(&config).unwrap().logical_pages(), host, "{kind:?}");
+            config.dram.pages = host + 1;
+            let err = config.validate().unwrap_err().to_string();
+            assert!(
+                err.contains("dram.pages") && err.contains(&format!("the {host} logical pages")),
+                "{kind:?}: {err}"
+            );
+            config.dram.pages = 0;
+        }
+    }
+
+    /// The "no effect" error names the stack as it is: IPL in its own layout has no FTL
+    /// mapping or deduplication to name.
+    #[test]
+    fn an_ignored_key_names_the_stack_that_ignores_it() {
+        let mut config = SsdConfig::default();
+        let err = config.check_given_keys(["buffer.pcm_mb"]).unwrap_err().to_string();
+        assert!(err.contains("ftl.mapping = \"page\", buffer.kind = \"none\", dedup.enabled = false"), "{err}");
+        config.buffer.kind = BufferKind::IplNative;
+        let err = config.check_given_keys(["ftl.gc"]).unwrap_err().to_string();
+        assert!(err.contains("ftl.gc has no effect with buffer.kind = \"ipl-native\" (IPL in its own layout"), "{err}");
+        assert!(!err.contains("ftl.mapping") && !err.contains("dedup"), "{err}");
     }
 }

@@ -31,20 +31,37 @@ use crate::log_store::LogStore;
 /// record's write sequence number (`u64`). In bytes mode it precedes the record in the
 /// sector (an erased sector reads `0xFFFF` as its offset); in fingerprint mode it is in the
 /// sector's own spare bytes.
-const SECTOR_HEADER_BYTES: usize = 10;
+pub(crate) const SECTOR_HEADER_BYTES: usize = 10;
 
 /// A sector's header: the data page's offset in its block and the record's sequence number.
-fn sector_header(offset: u32, seq: u64) -> [u8; SECTOR_HEADER_BYTES] {
+pub(crate) fn sector_header(offset: u32, seq: u64) -> [u8; SECTOR_HEADER_BYTES] {
     let mut out = [0u8; SECTOR_HEADER_BYTES];
     out[..2].copy_from_slice(&(offset as u16).to_le_bytes());
     out[2..].copy_from_slice(&seq.to_le_bytes());
     out
 }
 
-fn parse_sector_header(bytes: &[u8]) -> (u16, u64) {
+pub(crate) fn parse_sector_header(bytes: &[u8]) -> (u16, u64) {
     let offset = u16::from_le_bytes([bytes[0], bytes[1]]);
     let seq = u64::from_le_bytes(bytes[2..SECTOR_HEADER_BYTES].try_into().expect("8 bytes"));
     (offset, seq)
+}
+
+/// A log sector's bytes in bytes mode: its header, the record, erased bytes after them.
+pub(crate) fn sector_bytes(header: &[u8; SECTOR_HEADER_BYTES], record: &[u8]) -> Vec<u8> {
+    let mut sector = Vec::with_capacity(SECTOR_BYTES as usize);
+    sector.extend_from_slice(header);
+    sector.extend_from_slice(record);
+    sector.resize(SECTOR_BYTES as usize, 0xFF);
+    sector
+}
+
+/// A log sector's tag where a flash page keeps no bytes: the content identity the record
+/// gives its page, and the sector's header in its spare bytes.
+pub(crate) fn sector_tag(header: &[u8; SECTOR_HEADER_BYTES], fingerprint: u64) -> SectorTag {
+    let mut spare = [0xFF; SECTOR_SPARE_BYTES];
+    spare[..SECTOR_HEADER_BYTES].copy_from_slice(header);
+    SectorTag { fingerprint, spare }
 }
 
 /// A record as recovery reads it from its sector.
@@ -102,10 +119,9 @@ impl LogStore<IplArea> {
             )));
         }
         let ftl = PageFtl::with_geometry(&params.config, geometry)?;
-        let log_pages = (m / 16).max(1);
-        let blocks = ftl.logical_pages() / u64::from(m + log_pages);
+        let log_pages = params.config.ipl_log_pages();
         let area = IplArea {
-            host_pages: blocks * u64::from(m),
+            host_pages: params.config.ipl_host_pages(),
             pages_per_block: m,
             log_pages,
             sectors_per_page: geometry.page_bytes / SECTOR_BYTES,
@@ -291,18 +307,10 @@ impl LogArea for IplArea {
         let len = record.len() as u32;
         let header = sector_header(update.offset, update.seq);
         let (sector_data, tag) = match ftl.content_mode() {
-            PageContent::Bytes => {
-                let mut sector = Vec::with_capacity(SECTOR_BYTES as usize);
-                sector.extend_from_slice(&header);
-                sector.extend_from_slice(&record);
-                sector.resize(SECTOR_BYTES as usize, 0xFF);
-                (PageData::Bytes(sector), None)
-            }
+            PageContent::Bytes => (PageData::Bytes(sector_bytes(&header, &record)), None),
             PageContent::Fingerprint => {
                 // The page keeps one identity; the sector's own is in its tag.
-                let mut spare = [0xFF; SECTOR_SPARE_BYTES];
-                spare[..SECTOR_HEADER_BYTES].copy_from_slice(&header);
-                let tag = SectorTag { fingerprint: update.fingerprint, spare };
+                let tag = sector_tag(&header, update.fingerprint);
                 (PageData::Fingerprint(update.fingerprint), Some(tag))
             }
             PageContent::None => (PageData::Empty, None),

@@ -11,6 +11,7 @@ pub mod dram;
 pub mod ftl;
 pub mod gc;
 pub mod ipl;
+pub mod ipl_native;
 pub mod layer;
 pub mod log_common;
 pub mod log_store;

@@ -51,6 +51,27 @@ pub enum DeltaPolicy {
     FullPage,
 }
 
+impl DeltaPolicy {
+    /// The PRNG a store draws its sampled changes from, for the configuration's `seed`
+    /// (every store with the policy draws the same sequence).
+    pub fn rng(seed: u64) -> Xoshiro256PlusPlus {
+        Xoshiro256PlusPlus::seed_from_u64(seed ^ 0xD5E1_7A00)
+    }
+
+    /// The change of a content-free update whose changed bytes are unknown: `written` is
+    /// the host's byte range (or the whole page).
+    pub fn draw(self, rng: &mut Xoshiro256PlusPlus, written: (u32, u32)) -> (u32, u32) {
+        match self {
+            DeltaPolicy::FullPage => written,
+            DeltaPolicy::Sampled { min, max } => {
+                let len = rng.gen_range(min..=max).clamp(1, written.1.max(1));
+                let offset = written.0 + rng.gen_range(0..=written.1.saturating_sub(len));
+                (offset, len)
+            }
+        }
+    }
+}
+
 /// Which pages a merge writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MergeScope {
@@ -115,7 +136,7 @@ impl<A: LogArea> LogStore<A> {
             pages_per_block,
             delta,
             merge_scope,
-            delta_rng: Xoshiro256PlusPlus::seed_from_u64(seed ^ 0xD5E1_7A00),
+            delta_rng: DeltaPolicy::rng(seed),
             salt_seed: splitmix64(seed),
             stats: StoreStats::default(),
             change_buf: Vec::new(),
@@ -182,14 +203,7 @@ impl<A: LogArea> LogStore<A> {
     /// The change of a content-free update: `written` is the host's byte range (or the
     /// whole page).
     fn unknown_change(&mut self, written: (u32, u32)) -> (u32, u32) {
-        match self.delta {
-            DeltaPolicy::FullPage => written,
-            DeltaPolicy::Sampled { min, max } => {
-                let len = self.delta_rng.gen_range(min..=max).clamp(1, written.1.max(1));
-                let offset = written.0 + self.delta_rng.gen_range(0..=written.1.saturating_sub(len));
-                (offset, len)
-            }
-        }
+        self.delta.draw(&mut self.delta_rng, written)
     }
 
     /// Writes a page whose change since its previous write is `changed` (byte ranges,

@@ -1,10 +1,12 @@
 //! Differential tests of every configuration above the one page-mapped FTL (baseline,
-//! dedup, IPL, d-PRAM, PCM log, and the log schemes with dedup) against a plain map:
-//! random whole-page writes (small edits and rewrites), partial host writes
-//! (read-modify-write with the host range passed down), unchanged rewrites, reads and
-//! trims in bytes mode on a small geometry, in two passes of the same operations with a
-//! drain (`PageStore::drain`) in the first pass's middle and at the end. The invariants
-//! are checked after every operation and drain, and every logical page's bytes at the end.
+//! dedup, IPL, d-PRAM, PCM log, and the log schemes with dedup), and of IPL in its own
+//! layout over the flash array, against a plain map: random whole-page writes (small
+//! edits, and rewrites as whole pages of new content, `PageStore::write_new`), partial
+//! host writes (read-modify-write with the host range passed down), unchanged rewrites,
+//! reads and trims in bytes mode on a small geometry, in two passes of the same operations
+//! with a drain (`PageStore::drain`) in the first pass's middle and at the end. The
+//! invariants are checked after every operation and drain, and every logical page's bytes
+//! at the end.
 
 use std::collections::BTreeMap;
 
@@ -14,6 +16,7 @@ use nvmdb_flash::config::{
 };
 use nvmdb_flash::dpram::DpramStore;
 use nvmdb_flash::ipl::IplStore;
+use nvmdb_flash::ipl_native::IplNativeStore;
 use nvmdb_flash::log_common::SchemeParams;
 use nvmdb_flash::pcm_log::PcmLogStore;
 use nvmdb_flash::PageStore;
@@ -58,6 +61,7 @@ fn build(kind: BufferKind, dedup: bool, pcm_bytes: Option<u64>, option: Option<V
     match kind {
         BufferKind::None => nvmdb_flash::build(&config).unwrap(),
         BufferKind::Ipl => Box::new(IplStore::with_params(&params).unwrap()),
+        BufferKind::IplNative => Box::new(IplNativeStore::new(&config).unwrap()),
         BufferKind::Dpram => Box::new(DpramStore::with_params(&params).unwrap()),
         BufferKind::PcmLog => Box::new(PcmLogStore::with_params(&params).unwrap()),
     }
@@ -113,7 +117,10 @@ fn run_variant(
         match rng.gen_range(0..20) {
             0..=9 => {
                 let mut bytes = old;
-                if rng.gen_bool(0.1) {
+                // A whole page of new content goes as such (`write_new`, the ageing pass's
+                // write); small edits as plain writes.
+                let new = rng.gen_bool(0.1);
+                if new {
                     rng.fill(&mut bytes[..]);
                 } else {
                     for _ in 0..rng.gen_range(1..4) {
@@ -122,7 +129,8 @@ fn run_variant(
                         rng.fill(&mut bytes[at..at + len]);
                     }
                 }
-                now = store.write(lpn, PageData::Bytes(bytes.clone()), now).unwrap();
+                let data = PageData::Bytes(bytes.clone());
+                now = if new { store.write_new(lpn, data, now) } else { store.write(lpn, data, now) }.unwrap();
                 model.insert(lpn, bytes);
             }
             10..=12 => {
@@ -174,12 +182,15 @@ fn drain(store: &mut dyn PageStore, now: u64, label: &str) -> u64 {
     done.max(now)
 }
 
-const KINDS: [BufferKind; 4] = [BufferKind::None, BufferKind::Ipl, BufferKind::Dpram, BufferKind::PcmLog];
+const KINDS: [BufferKind; 5] =
+    [BufferKind::None, BufferKind::Ipl, BufferKind::IplNative, BufferKind::Dpram, BufferKind::PcmLog];
 
 #[test]
 fn every_configuration_matches_a_map() {
     for kind in KINDS {
-        for dedup in [false, true] {
+        // IPL in its own layout has no page FTL to deduplicate in.
+        let dedups: &[bool] = if kind == BufferKind::IplNative { &[false] } else { &[false, true] };
+        for &dedup in dedups {
             for seed in 0..2 {
                 let stats = run(kind, dedup, None, seed, 2500);
                 if kind != BufferKind::None {
@@ -263,8 +274,10 @@ fn dpram_with_a_tiny_pool_merges_oldest() {
 
 #[test]
 fn ipl_fills_its_log_pages_and_merges() {
-    let stats = run(BufferKind::Ipl, false, None, 7, 6000);
-    assert!(stats.merges > 0 && stats.flash_sector_programs > 0, "{stats:?}");
+    for kind in [BufferKind::Ipl, BufferKind::IplNative] {
+        let stats = run(kind, false, None, 7, 6000);
+        assert!(stats.merges > 0 && stats.flash_sector_programs > 0, "{kind:?}: {stats:?}");
+    }
 }
 
 /// Fingerprint mode with the synthetic generator's changed ranges: reads return the last
@@ -278,29 +291,31 @@ fn fingerprint_mode_logs_small_deltas() {
     let mut pcm_log = PcmLogStore::with_params(&params).unwrap();
     let mut dpram = DpramStore::with_params(&params).unwrap();
     let mut ipl = IplStore::with_params(&params).unwrap();
+    let mut native = IplNativeStore::new(&params.config).unwrap();
     let mut model = BTreeMap::new();
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
     for step in 0..2000u64 {
-        let lpn = rng.gen_range(0..ipl.logical_pages());
+        let lpn = rng.gen_range(0..ipl.logical_pages().min(native.logical_pages()));
         let delta = [(rng.gen_range(0..3900), rng.gen_range(20..120))];
         let data = PageData::Fingerprint(step + 1);
         pcm_log.write_update(lpn, data.clone(), Some(&delta), 0).unwrap();
         dpram.write_update(lpn, data.clone(), Some(&delta), 0).unwrap();
-        ipl.write_update(lpn, data, Some(&delta), 0).unwrap();
+        ipl.write_update(lpn, data.clone(), Some(&delta), 0).unwrap();
+        native.write_update(lpn, data, Some(&delta), 0).unwrap();
         model.insert(lpn, step + 1);
     }
     for (&lpn, &id) in &model {
-        let stores: [&mut dyn PageStore; 3] = [&mut pcm_log, &mut dpram, &mut ipl];
+        let stores: [&mut dyn PageStore; 4] = [&mut pcm_log, &mut dpram, &mut ipl, &mut native];
         for store in stores {
             assert_eq!(store.read(lpn, 0).unwrap().0, PageData::Fingerprint(id), "page {lpn}");
         }
     }
-    for store in [&pcm_log as &dyn PageStore, &dpram, &ipl] {
+    for store in [&pcm_log as &dyn PageStore, &dpram, &ipl, &native] {
         store.check_invariants().unwrap();
         let stats = store.stats();
         assert_eq!(stats.direct_writes, model.len() as u64, "{stats:?}");
         assert!(stats.merges < stats.host_page_writes / 4, "{stats:?}");
     }
     assert!(pcm_log.stats().pcm_bits_written > 0 && dpram.stats().pcm_bits_written > 0);
-    assert!(ipl.stats().flash_sector_programs > 0);
+    assert!(ipl.stats().flash_sector_programs > 0 && native.stats().flash_sector_programs > 0);
 }

@@ -1,7 +1,7 @@
 //! Power cut at every device write: for every configuration that recovers, a short
-//! workload (in bytes mode; IPL, d-PRAM and the PCM log also in fingerprint mode, where
-//! IPL's log sectors recover from their tags and the PCM log's records hold filler) runs once to count its device writes (flash programs and erases, PCM
-//! writes), then once per write index with the power cut before that write. The store
+//! workload (in bytes mode; IPL in both layouts, d-PRAM and the PCM log also in fingerprint
+//! mode, where IPL's log sectors recover from their tags and the PCM log's records hold
+//! filler) runs once to count its device writes (flash programs and erases, PCM writes), then once per write index with the power cut before that write. The store
 //! power-cycles (every volatile table rebuilt from flash and PCM alone), every page is
 //! checked against a plain model of acknowledged writes (in fingerprint mode, against the
 //! model bytes' content identity) — the interrupted operation's page may be wholly old or
@@ -14,7 +14,9 @@
 //! after it, at first cuts spread over the workload; the store powers up again until a
 //! recovery completes, and the same checks follow. The log schemes and the DRAM buffer also
 //! run two passes of a workload with a drain (`PageStore::drain`) in the middle and at the
-//! end, cut at every device write, the drains' included.
+//! end, cut at every device write, the drains' included. A store made lossy on purpose (IPL
+//! in its own layout holding an acknowledged write back until the next request) shows that
+//! these checks catch a lost write.
 
 use std::collections::BTreeMap;
 
@@ -23,6 +25,7 @@ use nvmdb_flash::config::{BufferKind, MergeKind, MergeLayout};
 use nvmdb_flash::dpram::DpramStore;
 use nvmdb_flash::dram::DramBuffer;
 use nvmdb_flash::ipl::IplStore;
+use nvmdb_flash::ipl_native::IplNativeStore;
 use nvmdb_flash::log_common::SchemeParams;
 use nvmdb_flash::pcm_log::PcmLogStore;
 use nvmdb_flash::{FlashError, PageStore, SsdConfig};
@@ -34,10 +37,12 @@ const PAGES: u64 = 100;
 
 #[derive(Debug, Clone, Copy)]
 enum Step {
-    /// Whole page, bytes drawn from the seed.
+    /// Whole page, bytes drawn from the seed; with `new`, written as a whole page of new
+    /// content (`PageStore::write_new`, the ageing pass's write).
     Write {
         lpn: u64,
         seed: u64,
+        new: bool,
     },
     /// Bytes `offset..offset + len` of the page, drawn from the seed.
     Patch {
@@ -71,11 +76,11 @@ impl Step {
 /// bytes as another page, so deduplication finds sharing.
 fn workload(seed: u64, n: usize) -> Vec<Step> {
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
-    let mut steps: Vec<Step> = (0..PAGES).map(|lpn| Step::Write { lpn, seed: lpn % 48 }).collect();
+    let mut steps: Vec<Step> = (0..PAGES).map(|lpn| Step::Write { lpn, seed: lpn % 48, new: false }).collect();
     for _ in 0..n {
         let lpn = rng.gen_range(0..PAGES);
         steps.push(match rng.gen_range(0..20) {
-            0..=6 => Step::Write { lpn, seed: rng.gen_range(0..200) },
+            0..=6 => Step::Write { lpn, seed: rng.gen_range(0..200), new: false },
             7..=14 => {
                 let len = rng.gen_range(1..300);
                 Step::Patch { lpn, offset: rng.gen_range(0..PAGE as u32 - len), len, seed: rng.gen() }
@@ -85,6 +90,15 @@ fn workload(seed: u64, n: usize) -> Vec<Step> {
         });
     }
     steps
+}
+
+/// `steps` with every whole-page write a write of new content (`PageStore::write_new`).
+fn written_new(steps: &[Step]) -> Vec<Step> {
+    let new = |step| match step {
+        Step::Write { lpn, seed, .. } => Step::Write { lpn, seed, new: true },
+        other => other,
+    };
+    steps.iter().copied().map(new).collect()
 }
 
 /// `passes` passes of `workload(seed, n)` (each the same steps, as `nvmdb ssd replay
@@ -140,9 +154,13 @@ fn run(
     }
     let lpn = step.lpn().expect("a step on a page");
     match step {
-        Step::Write { .. } => {
-            let data = after.clone().flatten().expect("a write has bytes");
-            store.write(lpn, PageData::Bytes(data), now_ns)?;
+        Step::Write { new, .. } => {
+            let data = PageData::Bytes(after.clone().flatten().expect("a write has bytes"));
+            if new {
+                store.write_new(lpn, data, now_ns)?;
+            } else {
+                store.write(lpn, data, now_ns)?;
+            }
         }
         Step::Patch { offset, len, .. } => {
             let data = after.clone().flatten().expect("a patch has bytes");
@@ -224,6 +242,7 @@ fn build(name: &str) -> Box<dyn PageStore> {
     let kind = match scheme {
         "baseline" => BufferKind::None,
         "ipl" => BufferKind::Ipl,
+        "ipl-native" | "ipl-native-lossy" => BufferKind::IplNative,
         "dpram" => BufferKind::Dpram,
         _ => BufferKind::PcmLog,
     };
@@ -235,6 +254,10 @@ fn build(name: &str) -> Box<dyn PageStore> {
     match scheme {
         "baseline" => nvmdb_flash::build(&params.config).unwrap(),
         "ipl" => Box::new(IplStore::with_params(&params).unwrap()),
+        "ipl-native" => Box::new(IplNativeStore::new(&params.config).unwrap()),
+        "ipl-native-lossy" => {
+            Box::new(HoldsBackLastPatch { inner: IplNativeStore::new(&params.config).unwrap(), held: None })
+        }
         "dpram" => {
             params.pcm_bytes = 40 * 64;
             Box::new(DpramStore::with_params(&params).unwrap())
@@ -363,7 +386,9 @@ fn every_device_write(name: &str, steps: &[Step]) -> u64 {
     }
     verify(store.as_mut(), mode(name), &model, name);
     let stats = store.stats();
-    assert!(stats.gc_page_copies > 0, "{name}: the workload should make the FTL collect garbage");
+    // IPL in its own layout has no FTL: its merges are its only reclamation.
+    let ftl = !name.starts_with("ipl-native");
+    assert!(!ftl || stats.gc_page_copies > 0, "{name}: the workload should make the FTL collect garbage");
     if !name.starts_with("baseline") {
         assert!(stats.merges > 0, "{name}: the workload should make the log layer merge");
     }
@@ -429,6 +454,8 @@ fn a_second_cut_during_or_just_after_recovery_loses_nothing() {
         "ipl+dedup",
         "ipl@fingerprint",
         "ipl+dedup@fingerprint",
+        "ipl-native",
+        "ipl-native@fingerprint",
         "dpram",
         "dpram+dedup",
         "dpram@fingerprint",
@@ -440,8 +467,9 @@ fn a_second_cut_during_or_just_after_recovery_loses_nothing() {
         let (tried, in_recovery) = cuts_during_recovery(name, &steps);
         assert!(tried >= FIRST_CUTS * WRITES_AFTER_RECOVERY, "{name}");
         // Deduplication rebuilds its fingerprint store in PCM; the DRAM buffer writes its
-        // pages back: those recoveries write, and the cuts land inside them.
-        if name.contains("dedup") || name == "dram-plp" {
+        // pages back; IPL in its own layout erases the unit an interrupted merge left: those
+        // recoveries write, and the cuts land inside them.
+        if name.contains("dedup") || name == "dram-plp" || name.starts_with("ipl-native") {
             assert!(in_recovery > 0, "{name}: no second cut fell inside a recovery");
         }
     }
@@ -567,4 +595,133 @@ fn pcm_log_drains_and_passes_lose_nothing_at_any_device_write() {
 #[test]
 fn protected_dram_buffer_drains_and_passes_lose_nothing_at_any_device_write() {
     check_drains("dram-plp");
+}
+
+#[test]
+fn ipl_native_loses_nothing_at_any_device_write() {
+    check("ipl-native");
+}
+
+#[test]
+fn ipl_native_in_fingerprint_mode_loses_nothing_at_any_device_write() {
+    check("ipl-native@fingerprint");
+}
+
+/// Whole pages of new content (`PageStore::write_new`, the ageing pass's writes) merge
+/// their unit with the page in IPL's own layout, in fingerprint mode too (where a plain
+/// write is logged as a sampled change): cut at every device write.
+#[test]
+fn ipl_native_writes_of_new_pages_lose_nothing_at_any_device_write() {
+    for name in ["ipl-native", "ipl-native@fingerprint"] {
+        let tried = every_device_write(name, &written_new(&workload(21, 400)));
+        assert!(tried > 0, "{name}: no crash point tried");
+    }
+}
+
+#[test]
+fn ipl_native_drains_and_passes_lose_nothing_at_any_device_write() {
+    check_drains("ipl-native");
+}
+
+#[test]
+fn ipl_native_in_fingerprint_mode_drains_and_passes_lose_nothing_at_any_device_write() {
+    check_drains("ipl-native@fingerprint");
+}
+
+/// IPL in its own layout made lossy on purpose: a partial host write is acknowledged but
+/// held back, and written only when the next request arrives, so a power cut in between
+/// loses the write (its log sector is never programmed). Everything else passes through.
+struct HoldsBackLastPatch {
+    inner: IplNativeStore,
+    held: Option<(u64, PageData, (u32, u32))>,
+}
+
+impl HoldsBackLastPatch {
+    /// Writes the held-back write, as the next request arrives.
+    fn release(&mut self, now_ns: u64) -> Result<(), FlashError> {
+        if let Some((lpn, data, written)) = self.held.take() {
+            self.inner.write_range(lpn, data, written, now_ns)?;
+        }
+        Ok(())
+    }
+}
+
+impl PageStore for HoldsBackLastPatch {
+    fn logical_pages(&self) -> u64 {
+        self.inner.logical_pages()
+    }
+    fn page_bytes(&self) -> u32 {
+        self.inner.page_bytes()
+    }
+    fn write(&mut self, lpn: u64, data: PageData, now_ns: u64) -> Result<u64, FlashError> {
+        self.release(now_ns)?;
+        self.inner.write(lpn, data, now_ns)
+    }
+    fn write_range(&mut self, lpn: u64, data: PageData, written: (u32, u32), now_ns: u64) -> Result<u64, FlashError> {
+        self.release(now_ns)?;
+        self.held = Some((lpn, data, written));
+        Ok(now_ns)
+    }
+    fn write_new(&mut self, lpn: u64, data: PageData, now_ns: u64) -> Result<u64, FlashError> {
+        self.release(now_ns)?;
+        self.inner.write_new(lpn, data, now_ns)
+    }
+    fn read(&mut self, lpn: u64, now_ns: u64) -> Result<(PageData, u64), FlashError> {
+        self.release(now_ns)?;
+        self.inner.read(lpn, now_ns)
+    }
+    fn trim(&mut self, lpn: u64, now_ns: u64) -> Result<u64, FlashError> {
+        self.release(now_ns)?;
+        self.inner.trim(lpn, now_ns)
+    }
+    fn drain(&mut self, now_ns: u64) -> Result<u64, FlashError> {
+        self.release(now_ns)?;
+        self.inner.drain(now_ns)
+    }
+    fn pending(&self) -> nvmdb_flash::Pending {
+        self.inner.pending()
+    }
+    fn stats(&self) -> nvmdb_flash::StoreStats {
+        self.inner.stats()
+    }
+    fn reset_stats(&mut self) {
+        self.inner.reset_stats();
+    }
+    fn check_invariants(&self) -> Result<(), String> {
+        self.inner.check_invariants()
+    }
+    fn power_cycle(&mut self) -> Result<(), FlashError> {
+        // The held-back write was in volatile memory only.
+        self.held = None;
+        self.inner.power_cycle()
+    }
+    fn power_switch(&mut self) -> Option<&mut nvmdb_device::PowerSwitch> {
+        self.inner.power_switch()
+    }
+}
+
+/// The checks above can fail: with the lossy store, a cut before the device write that
+/// carries a held-back write loses an acknowledged write, and the same run that finds
+/// IPL in its own layout whole at every crash point reports the page as differing from
+/// the model of acknowledged writes.
+#[test]
+fn the_crash_check_catches_a_store_that_loses_an_acknowledged_write() {
+    let steps = workload(21, 400);
+    let mut store = build("ipl-native-lossy");
+    let mut model = Model::new();
+    for (at, &step) in steps.iter().enumerate() {
+        run(store.as_mut(), PageContent::Bytes, &mut model, step, at as u64 * 100_000).unwrap();
+    }
+    let writes = store.power_switch().unwrap().writes();
+    // The first crash points in order, until one is caught (each caught one prints its
+    // panic message).
+    for cut in 0..writes {
+        let crash = std::panic::catch_unwind(|| crash_at("ipl-native-lossy", &steps, cut, None));
+        let Err(payload) = crash else { continue };
+        let message = payload.downcast_ref::<String>().cloned().unwrap_or_default();
+        assert!(message.contains("differs from the model"), "cut before write {cut}: {message}");
+        println!("ipl-native-lossy: caught at the cut before device write {cut} of {writes} ({} tried)", cut + 1);
+        return;
+    }
+    panic!("ipl-native-lossy: no crash point of {writes} caught the lost write");
 }

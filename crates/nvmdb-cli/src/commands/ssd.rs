@@ -232,7 +232,7 @@ fn check_flags(args: &ReplayArgs, config: &SsdConfig) -> Result<(), CliError> {
         ));
     }
     if args.age {
-        let pages = config.logical_pages();
+        let pages = config.host_pages();
         crate::limits::check_memory(
             &format!("--age ({pages} logical pages, each written twice)"),
             config.estimated_memory_bytes().saturating_add(pages.saturating_mul(ageing_bytes_per_page(config))),
@@ -245,10 +245,17 @@ fn print_table(mut out: Output, args: &ReplayArgs, config: &SsdConfig, s: &Repla
     let mode = serde_json::to_value(s.content_mode).expect("serialises");
     let mode = mode.as_str().unwrap_or("?");
     out.line(format_args!("trace                {} ({})", args.trace, args.format))?;
-    out.line(format_args!(
-        "stack                {:?} mapping, {:?} GC, overprovision {}, buffer {:?}, dedup {}",
-        config.ftl.mapping, config.ftl.gc, config.ftl.overprovision, config.buffer.kind, config.dedup.enabled
-    ))?;
+    if config.buffer.kind == nvmdb_flash::config::BufferKind::IplNative {
+        out.line(format_args!(
+            "stack                IPL in its own layout (no FTL), overprovision {}, wear levelling {:?}",
+            config.ftl.overprovision, config.ftl.wear_leveling
+        ))?;
+    } else {
+        out.line(format_args!(
+            "stack                {:?} mapping, {:?} GC, overprovision {}, buffer {:?}, dedup {}",
+            config.ftl.mapping, config.ftl.gc, config.ftl.overprovision, config.buffer.kind, config.dedup.enabled
+        ))?;
+    }
     out.line(format_args!("content mode         {mode}{}", if mode == "none" { " (metadata only)" } else { "" }))?;
     out.line(format_args!(
         "set-up               {} pages aged, {} pre-filled (not counted below)",

@@ -292,7 +292,7 @@ impl Experiment for BufferSchemes {
         // Runs of the figures (t3 at every pool, then t1 and t2 at 60 MB), and of the band
         // (the log schemes' two content-free deltas at each of those points).
         let points = POOLS_MB.len() + 2;
-        let bar = ctx.progress(self.id(), (points * kinds.len() + points * 3 * Delta::BAND.len()) as u64);
+        let bar = ctx.progress(self.id(), (points * (kinds.len() + 1) + 2 + points * 3 * Delta::BAND.len()) as u64);
         let mut plan = Vec::new();
         let figure_points = POOLS_MB.map(|pool| (SynthWorkload::T3, pool));
         for (workload, pool) in figure_points.into_iter().chain([(SynthWorkload::T1, 60), (SynthWorkload::T2, 60)]) {
@@ -303,6 +303,19 @@ impl Experiment for BufferSchemes {
                     plan.extend(Delta::BAND.map(|delta| SteadyPart::new(kind, &config, pcm, params, false, delta)));
                 }
             }
+        }
+        // IPL in its own layout at the figures' points, beside the FTL-layered IPL.
+        let ipl_points: Vec<(SynthWorkload, u64)> =
+            figure_points.into_iter().chain([(SynthWorkload::T1, 60), (SynthWorkload::T2, 60)]).collect();
+        for &(workload, pool) in &ipl_points {
+            let params = synth_params(workload, ctx.scale, ctx.seed, pool);
+            plan.push(SteadyPart::new(Kind::IplNative, &config, pcm, params, false, Delta::Generator));
+        }
+        // Both forms on a roomier flash at t3, 60 MB: what the FTL's garbage collection costs.
+        let roomy = roomier(&config);
+        let t3_60 = synth_params(SynthWorkload::T3, ctx.scale, ctx.seed, 60);
+        for kind in [Kind::Ipl, Kind::IplNative] {
+            plan.push(SteadyPart::new(kind, &roomy, pcm, t3_60, false, Delta::Generator));
         }
         let steady_runs = SteadyRuns::run(ctx, self.id(), plan, || bar.inc(1))?;
         let mut at_60: Vec<RunResult> = Vec::new();
@@ -450,6 +463,17 @@ impl Experiment for BufferSchemes {
                 ]);
             }
         }
+        let (ipl_forms, ipl_forms_note) = ipl_forms_table(&ipl_points, |workload, pool, kind, roomy_flash| {
+            let config = if roomy_flash { &roomy } else { &config };
+            steady_runs.get(
+                kind,
+                config,
+                pcm,
+                synth_params(workload, ctx.scale, ctx.seed, pool),
+                false,
+                Delta::Generator,
+            )
+        });
         bar.finish_and_clear();
         let summary_at_60: Vec<String> = kinds
             .iter()
@@ -475,7 +499,7 @@ impl Experiment for BufferSchemes {
                 "content_mode": "fingerprint (deltas from the generator's changed byte ranges, or buffer.delta for the band)",
                 "warmup": "fill, then one random whole-page overwrite pass of the footprint; each page ends it with its load content; then 8 passes of the workload, passes 5–8 measured",
             }),
-            tables: vec![fig5, fig6, fig7, band],
+            tables: vec![fig5, fig6, fig7, band, ipl_forms],
             plots: vec![merges_plot, erases_plot, time_plot, energy_plot],
             notes: vec![
                 "All three schemes are a log layer above the same page-mapped FTL, GC and flash as the baseline (Table 5.1 timing, Table 2.2 PCM), with the same PCM capacity (d-PRAM and ours). First writes go straight through the FTL; a change that cannot be logged is one out-of-place page write; a merge rewrites the logical block's live pages through the FTL as one sequential run (buffer.merge = live-block) and the FTL's GC reclaims the old copies. IPL keeps 1/16 of a block per logical block as log pages in the FTL, written 512 B at a time, as Lee & Moon's 8 KB of 128 KB.".into(),
@@ -486,6 +510,7 @@ impl Experiment for BufferSchemes {
                 "Figure 5.7 measures what the thesis names, the sequentiality of the writes passed to flash: of the pages the page FTL writes for the layer above (host writes, out-of-place writes and merge runs; GC copies and IPL's 512 B log programs excluded, the latter breaking a run), the share whose logical page is the previous one's plus one. The baseline's share comes from the workload's own multi-page evictions and order-line appends; a scheme's from its merges (whole logical blocks, in order) and the host writes that still reach flash. The thesis's +50% is read as points of this share.".into(),
                 DELTA_NOTE.into(),
                 "The PCM capacity sweep and the replacement policies are the experiments thesis-pcm-capacity and thesis-replacement.".into(),
+                ipl_forms_note,
             ],
             ..Default::default()
         };
@@ -509,6 +534,118 @@ impl Experiment for BufferSchemes {
         );
         Ok(outcome)
     }
+}
+
+/// The table of IPL's two forms at `points` (generator deltas), and both at t3 with a
+/// 60 MB pool on the [`roomier`] flash, from `run(workload, pool, kind, roomier)`: per pass
+/// over the steady window, the first pass beside; and its note, the mechanism of their
+/// difference from those runs.
+fn ipl_forms_table(
+    points: &[(SynthWorkload, u64)],
+    run: impl Fn(SynthWorkload, u64, Kind, bool) -> RunResult,
+) -> (Table, String) {
+    let mut table = Table::new(
+        "IPL's two forms (generator deltas): log pages in the page-mapped FTL (IPL) and log sectors at the end of each erase unit with no FTL (IPL, native layout), per pass over passes 5–8, the first pass beside; the last two rows on a flash with 20% more blocks, 25% over-provisioned",
+        &[
+            "workload",
+            "pool (MB, thesis scale)",
+            "scheme",
+            "flash",
+            "host page writes",
+            "logged",
+            "out of place",
+            "merges",
+            "merge page writes",
+            "GC page copies",
+            "flash page programs",
+            "flash sector programs",
+            "flash page reads",
+            "erases",
+            "write time (s)",
+            "total energy (J)",
+            "merges, first pass",
+            "erases, first pass",
+        ],
+    );
+    let runs = points.iter().map(|&(w, p)| (w, p, false)).chain([(SynthWorkload::T3, 60, true)]);
+    // t3 at 60 MB: the FTL form and the native form, as run and on the roomier flash.
+    let mut t3_60 = Vec::new();
+    for (workload, pool, roomy) in runs {
+        for kind in [Kind::Ipl, Kind::IplNative] {
+            let r = run(workload, pool, kind, roomy);
+            let s = &r.stats;
+            table.row(vec![
+                workload.name().into(),
+                pool.into(),
+                kind.name().into(),
+                (if roomy { "+20% blocks, 25% spare" } else { "as the figures" }).into(),
+                per_pass(&r, r.pages_written),
+                per_pass(&r, s.logged_writes),
+                per_pass(&r, s.out_of_place_writes),
+                per_pass(&r, s.merges),
+                per_pass(&r, s.merge_page_writes),
+                per_pass(&r, s.gc_page_copies),
+                per_pass(&r, s.flash_page_programs),
+                per_pass(&r, s.flash_sector_programs),
+                per_pass(&r, s.flash_page_reads),
+                per_pass(&r, s.block_erases),
+                (r.per_pass(r.write_busy_ns) / 1e9).into(),
+                (r.per_pass(r.energy_pj()) / 1e12).into(),
+                r.first.merges.into(),
+                r.first.block_erases.into(),
+            ]);
+            if (workload, pool) == (SynthWorkload::T3, 60) {
+                t3_60.push(r);
+            }
+        }
+    }
+    let [ftl, native, roomy_ftl, roomy_native] = t3_60.as_slice() else { unreachable!("four t3 runs at 60 MB") };
+    let (f, n) = (&ftl.stats, &native.stats);
+    // The FTL form's whole-page programs that are neither the layer's writes nor merges: its
+    // GC's copies of whole pages.
+    let layer_pages = f.merge_page_writes + f.out_of_place_writes + f.direct_writes;
+    let seconds = |r: &RunResult| r.per_pass(r.write_busy_ns) / 1e9;
+    // The share of the FTL form's excess over the native form (erases, write time) that the
+    // roomier flash removes.
+    let gone = |as_run: f64, roomy: f64, native: f64, roomy_native: f64| {
+        let excess = as_run - native;
+        if excess > 0.0 {
+            (as_run - roomy - (native - roomy_native)) / excess
+        } else {
+            0.0
+        }
+    };
+    let erases = |r: &RunResult| r.per_pass(r.stats.block_erases);
+    let erases_gone = gone(erases(ftl), erases(roomy_ftl), erases(native), erases(roomy_native));
+    let time_gone = gone(seconds(ftl), seconds(roomy_ftl), seconds(native), seconds(roomy_native));
+    let note = format!(
+        "IPL in its own layout (buffer.kind = ipl-native, last table): each 64-page erase unit holds 60 data pages and 4 log pages of 512 B sectors; a logical unit maps to a physical one, and a merge reads the unit's live pages and log pages once each, programs the pages into a free erased unit and erases the old one. There is no FTL, so no other garbage collection, and a change too large for a sector, which the FTL-layered IPL writes out of place, merges its unit with the new page (so does the ageing pass's every overwrite, before the window). Where the forms differ (t3, 60 MB pool, per pass of the window): the FTL-layered IPL's {:.0} page programs are {:.0} merge pages, {:.0} out-of-place writes, {:.0} first writes and {:.0} whole-page copies by the FTL's garbage collector ({:.0} GC copies in all, the partially programmed log pages among them copied sector run by sector run: {:.0} sector programs against {:.0} logged writes), and its {:.0} erases are the GC's; the native form copies nothing: its {:.0} merges ({:.0} of them for changes too large for a sector) program {:.0} pages and erase {:.0} units. Isolated on a flash with 20% more blocks, 25% over-provisioned (last two rows): the FTL form's GC copies fall to {:.0} and its erases to {:.0}, write time {:.2} s → {:.2} s, while the native form erases {:.0} units (as run: {:.0}) in {:.2} s (as run: {:.2} s): {:.0}% of the FTL form's erases beyond the native form's, and {:.0}% of its write time beyond the native form's, go with the garbage collection the roomier flash spares, so the difference as run is {} the FTL's garbage collection in steady state at 10% over-provisioning.",
+        ftl.per_pass(f.flash_page_programs),
+        ftl.per_pass(f.merge_page_writes),
+        ftl.per_pass(f.out_of_place_writes),
+        ftl.per_pass(f.direct_writes),
+        ftl.per_pass(f.flash_page_programs.saturating_sub(layer_pages)),
+        ftl.per_pass(f.gc_page_copies),
+        ftl.per_pass(f.flash_sector_programs),
+        ftl.per_pass(f.logged_writes),
+        ftl.per_pass(f.block_erases),
+        native.per_pass(n.merges),
+        native.per_pass(n.out_of_place_writes),
+        native.per_pass(n.flash_page_programs),
+        native.per_pass(n.block_erases),
+        roomy_ftl.per_pass(roomy_ftl.stats.gc_page_copies),
+        roomy_ftl.per_pass(roomy_ftl.stats.block_erases),
+        seconds(ftl),
+        seconds(roomy_ftl),
+        roomy_native.per_pass(roomy_native.stats.block_erases),
+        native.per_pass(n.block_erases),
+        seconds(roomy_native),
+        seconds(native),
+        100.0 * erases_gone,
+        100.0 * time_gone,
+        if erases_gone.min(time_gone) >= 0.5 { "mostly" } else { "only in part" },
+    );
+    (table, note)
 }
 
 /// `thesis-fig5-8`: dedup and the PCM log combined, against the baseline.

@@ -26,6 +26,7 @@ use nvmdb_workload::Op;
 use nvmdb_flash::config::{PcmTimingPreset, SsdConfig};
 use nvmdb_flash::dpram::DpramStore;
 use nvmdb_flash::ipl::IplStore;
+use nvmdb_flash::ipl_native::IplNativeStore;
 use nvmdb_flash::layer::{FlashError, PageStore, Pending, StoreHealth, StoreStats};
 use nvmdb_flash::log_common::SchemeParams;
 use nvmdb_flash::pcm_log::PcmLogStore;
@@ -70,6 +71,7 @@ enum Scheme {
     Ipl(IplStore),
     Dpram(DpramStore),
     PcmLog(PcmLogStore),
+    IplNative(IplNativeStore),
 }
 
 /// The configurations, by name.
@@ -84,6 +86,8 @@ enum Kind {
     PcmLogLoggedPages,
     /// The PCM log with Belady's offline replacement bound instead of its policy.
     PcmLogOffline,
+    /// IPL in its own layout: log sectors in each erase unit, no FTL.
+    IplNative,
 }
 
 impl Kind {
@@ -96,6 +100,7 @@ impl Kind {
             Kind::PcmLog => "PCM log (ours)",
             Kind::PcmLogLoggedPages => "PCM log (ours), logged-pages merges",
             Kind::PcmLogOffline => "PCM log (ours), offline-optimal replacement",
+            Kind::IplNative => "IPL (native layout)",
         }
     }
 }
@@ -119,6 +124,7 @@ impl Scheme {
                 params.config.buffer.merge = nvmdb_flash::config::MergeKind::LoggedPages;
                 Scheme::PcmLog(PcmLogStore::with_params(&params)?)
             }
+            Kind::IplNative => Scheme::IplNative(IplNativeStore::new(&params.config)?),
         })
     }
 
@@ -128,6 +134,7 @@ impl Scheme {
             Scheme::Ipl(s) => s,
             Scheme::Dpram(s) => s,
             Scheme::PcmLog(s) => s,
+            Scheme::IplNative(s) => s,
         }
     }
 
@@ -139,6 +146,7 @@ impl Scheme {
             Scheme::Ipl(s) => Some((s.energy_pj(), s.busy_ns())),
             Scheme::Dpram(s) => Some((s.energy_pj(), s.busy_ns())),
             Scheme::PcmLog(s) => Some((s.energy_pj(), s.busy_ns())),
+            Scheme::IplNative(s) => Some((s.energy_pj(), s.busy_ns())),
         }
     }
 
@@ -154,6 +162,7 @@ impl Scheme {
             Scheme::Ipl(s) => s.write_update(page.lpn, data, changed, now_ns),
             Scheme::Dpram(s) => s.write_update(page.lpn, data, changed, now_ns),
             Scheme::PcmLog(s) => s.write_update(page.lpn, data, changed, now_ns),
+            Scheme::IplNative(s) => s.write_update(page.lpn, data, changed, now_ns),
         }
     }
 }
@@ -528,20 +537,23 @@ mod tests {
 
     /// The warm-up writes whole pages of new content, which no log takes: the load goes
     /// straight through the FTL, the ageing pass out of place, and neither leaves records
-    /// behind, so the measured window starts with empty log areas.
+    /// behind, so the measured window starts with empty log areas. IPL in its own layout,
+    /// which writes data pages only in merges, merges each overwritten page's unit with it.
     #[test]
     fn the_warm_up_goes_out_of_place_in_every_log_scheme() {
         let config = ssd_config(64, 1);
         let params = synth_params(SynthWorkload::T1, Scale::Quick, 1, 60);
         let load = SynthGenerator::new(params).unwrap().initial_load();
-        for kind in [Kind::Ipl, Kind::Dpram, Kind::PcmLog] {
+        for kind in [Kind::Ipl, Kind::Dpram, Kind::PcmLog, Kind::IplNative] {
             let mut scheme = Scheme::new(kind, &config, 1 << 20).unwrap();
             steady_state(&mut scheme, &params, &load, None).unwrap();
             let s = scheme.store().stats();
             assert_eq!(s.logged_writes, 0, "{kind:?}");
-            assert_eq!(s.merges, 0, "{kind:?}");
+            let merges = if kind == Kind::IplNative { params.footprint_pages() } else { 0 };
+            assert_eq!(s.merges, merges, "{kind:?}");
             assert_eq!(s.direct_writes, params.footprint_pages(), "{kind:?}");
             assert_eq!(s.out_of_place_writes, params.footprint_pages(), "{kind:?}");
+            assert_eq!(scheme.store().pending(), Pending::default(), "{kind:?}");
             scheme.store().check_invariants().unwrap();
         }
     }

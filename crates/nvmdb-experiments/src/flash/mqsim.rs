@@ -1,6 +1,6 @@
 //! MQSim's two real traces (TPC-C and web search, DiskSim format) through the baseline,
-//! IPL, d-PRAM and the PCM log buffer, and the PCM queueing that their response times
-//! show.
+//! IPL (in the FTL and in its own layout), d-PRAM and the PCM log buffer, and the PCM
+//! queueing that their response times show.
 
 use nvmdb_device::PageContent;
 use nvmdb_lab::{Cell, Experiment, LabError, Memo, Outcome, RunContext, Scale, Table};
@@ -9,9 +9,10 @@ use nvmdb_workload::Request;
 use serde_json::json;
 
 use super::{failed, part_bytes, ssd_config};
+use nvmdb_device::FlashTiming;
 use nvmdb_flash::config::{BufferKind, DeltaKind, PcmTimingPreset, SsdConfig};
 use nvmdb_flash::dpram::DpramStore;
-use nvmdb_flash::layer::PageStore;
+use nvmdb_flash::layer::{PageStore, StoreStats};
 use nvmdb_flash::pcm_log::PcmLogStore;
 use nvmdb_flash::replay::{replay, ReplayOptions, ReplayReport};
 
@@ -147,9 +148,11 @@ impl Experiment for MqsimTraces {
         let kinds = [
             ("baseline (page FTL)", BufferKind::None, DeltaKind::Sampled),
             ("IPL", BufferKind::Ipl, DeltaKind::Sampled),
+            ("IPL (native layout)", BufferKind::IplNative, DeltaKind::Sampled),
             ("d-PRAM", BufferKind::Dpram, DeltaKind::Sampled),
             ("PCM log (ours)", BufferKind::PcmLog, DeltaKind::Sampled),
             ("IPL", BufferKind::Ipl, DeltaKind::FullPage),
+            ("IPL (native layout)", BufferKind::IplNative, DeltaKind::FullPage),
             ("d-PRAM", BufferKind::Dpram, DeltaKind::FullPage),
             ("PCM log (ours)", BufferKind::PcmLog, DeltaKind::FullPage),
         ];
@@ -198,12 +201,21 @@ impl Experiment for MqsimTraces {
             .into_iter();
         // Per tpcc-small configuration: name, erases per pass and first, the last pass's.
         let mut tpcc = Vec::new();
+        // IPL's runs in both forms (trace, configuration, delta), and the baselines'.
+        let mut ipl_runs = Vec::new();
+        let mut baselines = Vec::new();
         for (trace, _) in TRACES {
             let mut baseline = None;
             for (name, kind, delta) in kinds {
                 let run = runs.next().expect("a run per trace and configuration");
                 let s = &run.window.stats;
                 let base_run = baseline.get_or_insert_with(|| run.clone());
+                if kind == BufferKind::None {
+                    baselines.push(run.clone());
+                }
+                if matches!(kind, BufferKind::Ipl | BufferKind::IplNative) {
+                    ipl_runs.push(IplRun { trace, name, kind, delta, run: run.clone() });
+                }
                 let policy = match (kind, delta) {
                     (BufferKind::None, _) => "-",
                     (_, DeltaKind::Sampled) => "sampled",
@@ -242,6 +254,17 @@ impl Experiment for MqsimTraces {
             let store = nvmdb_flash::build(&base).map_err(|e| fail(e.to_string()))?;
             requests(TRACES[0].1, store.as_ref()).map_err(&fail)?
         };
+        // wsrch-small as IPL in its own layout lays it out, for the serial-read prediction.
+        let wsrch_native = {
+            let mut config = base.clone();
+            config.buffer.kind = BufferKind::IplNative;
+            let store = nvmdb_flash::build(&config).map_err(|e| fail(e.to_string()))?;
+            requests(TRACES[1].1, store.as_ref()).map_err(&fail)?
+        };
+        let timing = base.flash.timing.timing();
+        let ipl_forms = ipl_forms_table(&ipl_runs, &timing, &window);
+        let forms_note =
+            ipl_forms_note(&ipl_runs, &baselines[1], serial_read_us(&wsrch_native, base.flash.page_bytes, &timing));
         let (queueing, queueing_runs) = pcm_queueing(ctx, &base, &tpcc_requests, || bar.inc(1)).map_err(&fail)?;
         let program_ns = base.flash.timing.timing().program_ns;
         bar.finish_and_clear();
@@ -258,18 +281,126 @@ impl Experiment for MqsimTraces {
             summary: format!("MQSim's tpcc-small (6,999 requests, 2,618 writes) and wsrch-small (24,783, almost all reads) replayed through each configuration on an aged SSD and looped to steady state ({window} measured), metadata-only (the traces carry no content); and the PCM queueing behind the PCM schemes' response times on a fresh, pre-filled SSD, isolated by slowing the trace's arrivals."),
             config: json!({"seed": ctx.seed, "ssd": base, "traces": TRACES.map(|(name, _)| format!("data/mqsim/{name}")), "content_mode": "none",
                 "passes": WARM_PASSES + MEASURED_PASSES, "measured_passes": MEASURED_PASSES}),
-            tables: vec![table, queueing],
+            tables: vec![table, queueing, ipl_forms],
             plots: Vec::new(),
             notes: vec![
                 "The traces carry no content, so the change of an update of an already written page is a policy (buffer.delta), reported as a band: `sampled` logs one change of 50–150 B drawn from buffer.delta_bytes_min..max (IPL's measured TPC-C range) within the host's byte range; `full-page` takes the whole host range, so a whole-page rewrite is written out of place like the baseline. Addresses beyond the device wrap around, page by page.".into(),
                 "DiskSim's device numbers are separate disks: each gets its own address range and its requests move back by the device's most common misalignment (`nvmdb ssd replay --disksim-devices separate`, the default), so its 4 KB requests are mostly whole pages. Each configuration's SSD is aged before the trace as the synthetic experiments age theirs (every logical page written once, then as many uniformly random whole-page overwrites, out of place in every configuration: `nvmdb ssd replay --age`), so the trace's writes update existing data and garbage collection runs under them; the counters cover the trace alone. Lifetime is the ratio of erases, baseline over this configuration, n/a where an erase count is zero (wsrch-small writes 8 pages a pass). The first table's response times include the garbage collection of the aged device; the second table's runs, on a fresh device, leave it out. IPL's write amplification counts its 512 B log programs as an eighth of a page each.".into(),
                 steady_note,
                 queueing_note(&queueing_runs, program_ns),
+                forms_note,
                 "The thesis reports no response times. Its Table 2.2 (10 µs per word) and Table 2.1 (a 64 B PCM page written in 1 µs, 50–100 MB/s) disagree by about two orders of magnitude in PCM write bandwidth; the preset follows Table 2.2, the table the thesis compares flash and PCM with, and the figures report service time (write time), which queueing does not change.".into(),
             ],
             ..Default::default()
         })
     }
+}
+
+/// One of IPL's runs, in either form, for the table of both.
+struct IplRun {
+    trace: &'static str,
+    name: &'static str,
+    kind: BufferKind,
+    delta: DeltaKind,
+    run: TraceRun,
+}
+
+/// Flash service time of `s`'s device operations at `timing`, ns: page reads, whole and
+/// partial programs (a partial program takes a program's time), erases.
+fn flash_service_ns(s: &StoreStats, timing: &FlashTiming) -> u64 {
+    s.flash_page_reads * timing.read_ns
+        + (s.flash_page_programs + s.flash_sector_programs) * timing.program_ns
+        + s.block_erases * timing.erase_ns
+}
+
+/// The table of IPL's two forms on the traces, per pass over the measured `window`, the
+/// first pass's merges and erases beside.
+fn ipl_forms_table(runs: &[IplRun], timing: &FlashTiming, window: &str) -> Table {
+    let mut table = Table::new(
+        format!("IPL's two forms on the traces: log pages in the page-mapped FTL (IPL) and log sectors at the end of each erase unit with no FTL (IPL, native layout); per pass over {window}, the first pass beside; flash service time is the device's operations at Table 5.1's times"),
+        &[
+            "trace",
+            "configuration",
+            "delta policy",
+            "logged",
+            "out of place",
+            "merges",
+            "GC page copies",
+            "flash page programs",
+            "flash sector programs",
+            "flash page reads",
+            "erases",
+            "flash service time (ms)",
+            "energy (mJ)",
+            "merges, first pass",
+            "erases, first pass",
+        ],
+    );
+    for r in runs {
+        let (s, per_pass) = (&r.run.window.stats, |n: u64| Cell::from(r.run.per_pass(n)));
+        table.row(vec![
+            r.trace.into(),
+            r.name.into(),
+            (if r.delta == DeltaKind::Sampled { "sampled" } else { "full-page" }).into(),
+            per_pass(s.logged_writes),
+            per_pass(s.out_of_place_writes),
+            per_pass(s.merges),
+            per_pass(s.gc_page_copies),
+            per_pass(s.flash_page_programs),
+            per_pass(s.flash_sector_programs),
+            per_pass(s.flash_page_reads),
+            per_pass(s.block_erases),
+            (r.run.per_pass(flash_service_ns(s, timing)) / 1e6).into(),
+            (r.run.energy_per_pass() / 1e9).into(),
+            r.run.first.stats.merges.into(),
+            r.run.first.stats.block_erases.into(),
+        ]);
+    }
+    table
+}
+
+/// The mean over `requests` of the time to read each one's pages (of `page_bytes`) one
+/// after another, µs.
+fn serial_read_us(requests: &[Request], page_bytes: u32, timing: &FlashTiming) -> f64 {
+    let page = u64::from(page_bytes);
+    let pages = |r: &Request| (r.offset_bytes + r.len_bytes).div_ceil(page) - r.offset_bytes / page;
+    let total: u64 = requests.iter().map(|r| pages(r) * timing.read_ns).sum();
+    total as f64 / 1e3 / requests.len().max(1) as f64
+}
+
+/// The note on IPL's two forms, per pass of the window: tpcc-small's runs of each form and
+/// delta policy; on wsrch-small the native form's mean response against `wsrch_baseline`'s
+/// and against `serial_us`, what reading each request's pages in sequence predicts.
+fn ipl_forms_note(runs: &[IplRun], wsrch_baseline: &TraceRun, serial_us: f64) -> String {
+    let find = |trace: &str, kind, delta| {
+        &runs.iter().find(|r| (r.trace, r.kind, r.delta) == (trace, kind, delta)).expect("a run of each form").run
+    };
+    let (tpcc, wsrch) = (TRACES[0].0, TRACES[1].0);
+    let ftl = find(tpcc, BufferKind::Ipl, DeltaKind::Sampled);
+    let native = find(tpcc, BufferKind::IplNative, DeltaKind::Sampled);
+    let full = find(tpcc, BufferKind::IplNative, DeltaKind::FullPage);
+    let wsrch_native = find(wsrch, BufferKind::IplNative, DeltaKind::Sampled);
+    let (f, n, fp) = (&ftl.window.stats, &native.window.stats, &full.window.stats);
+    format!(
+        "IPL's two forms on tpcc-small (third table, per pass of the window): with sampled deltas the FTL-layered IPL logs {:.0} updates and merges {:.1} times, IPL in its own layout {:.0} and {:.1}; the FTL-layered IPL programs {:.0} pages, of which its FTL's garbage collector, on the aged SSD, copies {:.0}, and erases {:.1} blocks, while IPL in its own layout programs the {:.0} pages of its merges ({:.1} a merge, a unit's live data pages) and erases {:.1} units, one per merge: its merges are its only reclamation. With full-page deltas no change fits a 512 B sector; the FTL-layered IPL writes each out of place, but in its own layout a data page is written only by a merge, so its {:.0} updates a pass make {:.0} merges ({:.0} page programs, {:.0} erases). On wsrch-small, almost all reads of 8 to 32 KB, IPL in its own layout answers in {:.1} µs on average against the baseline's {:.1} µs: a logical unit's pages lie in one erase unit, on one plane, so a request's pages are read one after another, where the FTL stripes consecutive pages over the planes; reading each request's pages in sequence, one flash read each, predicts {:.1} µs.",
+        ftl.per_pass(f.logged_writes),
+        ftl.per_pass(f.merges),
+        native.per_pass(n.logged_writes),
+        native.per_pass(n.merges),
+        ftl.per_pass(f.flash_page_programs),
+        ftl.per_pass(f.gc_page_copies),
+        ftl.per_pass(f.block_erases),
+        native.per_pass(n.flash_page_programs),
+        n.flash_page_programs as f64 / n.merges.max(1) as f64,
+        native.per_pass(n.block_erases),
+        full.per_pass(fp.host_page_writes),
+        full.per_pass(fp.merges),
+        full.per_pass(fp.flash_page_programs),
+        full.per_pass(fp.block_erases),
+        wsrch_native.window.mean_response_ns as f64 / 1e3,
+        wsrch_baseline.window.mean_response_ns as f64 / 1e3,
+        serial_us,
+    )
 }
 
 /// One run of the queueing table.
