@@ -112,6 +112,17 @@ pub struct Replacements {
     pub of_newest: u64,
 }
 
+/// How a PCM log region's writes and replacements fell on its P-blocks.
+#[derive(Debug)]
+struct Tally {
+    /// Sector writes since the region was made, per P-block: how evenly the replacement
+    /// policy spreads the log's writes (and so the PCM's wear) over the P-blocks.
+    sector_writes: Vec<u64>,
+    /// The P-block last taken from the free list by a write.
+    newest: Option<u32>,
+    replacements: Replacements,
+}
+
 /// The PCM log region.
 #[derive(Debug)]
 pub struct PcmLogArea {
@@ -131,13 +142,9 @@ pub struct PcmLogArea {
     sector_len: Vec<u16>,
     /// Sectors holding a record, per P-block.
     logged: Vec<u32>,
-    /// Sector writes since the region was made, per P-block: how evenly the replacement
-    /// policy spreads the log's writes (and so the PCM's wear) over the P-blocks.
-    sector_writes: Vec<u64>,
-    /// The P-block last taken from the free list by a write, and how many replacements
-    /// chose it as their victim out of how many replacements there were.
-    newest: Option<u32>,
-    replacements: Replacements,
+    /// How the replacement policy spreads the log's writes (boxed: a `Scheme` of the
+    /// experiments holds the region by value beside smaller stores).
+    tally: Box<Tally>,
     policy: ReplacementKind,
     use_seq: u64,
     /// Set by [`PcmLogStore::set_offline_future`]: Belady's bound replaces the policy.
@@ -220,9 +227,11 @@ impl PcmLogArea {
             free: (0..n as u32).collect(),
             sector_len: vec![0; (n * u64::from(m)) as usize],
             logged: vec![0; n as usize],
-            sector_writes: vec![0; n as usize],
-            newest: None,
-            replacements: Replacements::default(),
+            tally: Box::new(Tally {
+                sector_writes: vec![0; n as usize],
+                newest: None,
+                replacements: Replacements::default(),
+            }),
             policy: params.config.buffer.replacement,
             use_seq: 0,
             oracle: None,
@@ -241,12 +250,12 @@ impl PcmLogArea {
 
     /// Sector writes since the region was made, per P-block.
     pub fn sector_writes(&self) -> &[u64] {
-        &self.sector_writes
+        &self.tally.sector_writes
     }
 
     /// The replacements since the region was made.
     pub fn replacements(&self) -> Replacements {
-        self.replacements
+        self.tally.replacements
     }
 
     /// The F-blocks that have a P-block now, ascending.
@@ -367,7 +376,7 @@ impl PcmLogArea {
         }
         if let Some(&p) = self.free.first() {
             self.assign(lbn, p);
-            self.newest = Some(p);
+            self.tally.newest = Some(p);
             return Ok(p);
         }
         let victim = match &self.oracle {
@@ -379,8 +388,9 @@ impl PcmLogArea {
             None => choose_victim(self.policy, &self.rows),
         }
         .expect("at least one P-block");
-        self.replacements.total += 1;
-        self.replacements.of_newest += u64::from(self.newest == Some(victim as u32));
+        let tally = &mut self.tally;
+        tally.replacements.total += 1;
+        tally.replacements.of_newest += u64::from(tally.newest == Some(victim as u32));
         Err(self.pblocks[victim].fblock.expect("no free P-block means all are assigned"))
     }
 }
@@ -460,7 +470,7 @@ impl PcmLogArea {
         let ns = self.pcm.storage_write_known(addr, &record, unchanged)?;
         let len = record.len();
         self.set_sector_len(pblock, update.offset, len as u16);
-        self.sector_writes[pblock as usize] += 1;
+        self.tally.sector_writes[pblock as usize] += 1;
         self.sector_buf = record;
         let done = self.pcm_op(ready_ns, ns);
         self.use_seq += 1;
