@@ -71,14 +71,20 @@ def _run(
     extra: Sequence[str] = (),
     positional: Sequence[str] = (),
     progress: Callable[[int, int], None] | None = None,
+    steps: bool | None = False,
 ) -> str:
     """Runs the command of ``function`` with its keywords as flags (``renamed``: keyword
-    -> the CLI's flag name, where they differ) and returns its stdout."""
+    -> the CLI's flag name, where they differ) and returns its stdout. ``progress`` is
+    called with (done, total) as the command counts; without it, ``steps`` (a function's
+    ``progress`` keyword) shows a bar of the command's steps."""
     renamed = renamed or {}
     cli_flags = {renamed.get(name, name): value for name, value in flags.items()}
     keywords = {renamed.get(name, name).replace("_", "-"): name for name in flags}
     args = _cli.command(words, cli_flags) + list(extra) + (["--", *positional] if positional else [])
-    return _cli.run(args, keywords, function, progress)
+    if progress is not None or not _cli.show_progress(steps):
+        return _cli.run(args, keywords, function, progress)
+    with _cli.step_bar(function) as update:
+        return _cli.run(args, keywords, function, update)
 
 
 def _json(function: str, words: Sequence[str], flags: Mapping[str, Any], **options: Any) -> Any:
@@ -87,18 +93,27 @@ def _json(function: str, words: Sequence[str], flags: Mapping[str, Any], **optio
 
 
 @checked
-def pcm_replay(trace: str | os.PathLike[str], flip_n_write: bool = False, flip_bits: int = 64) -> dict[str, Any]:
+def pcm_replay(
+    trace: str | os.PathLike[str],
+    flip_n_write: bool = False,
+    flip_bits: int = 64,
+    progress: bool | None = None,
+) -> dict[str, Any]:
     """``nvmdb pcm replay``: replay a PCM access trace at device level.
 
     Keywords (the CLI's flags):
       trace: the trace file (``R addr len`` / ``W addr hexbytes`` lines).
       flip_n_write: enable Flip-N-Write (``--flip-n-write``).
       flip_bits: data bits per flip cell with flip_n_write: 8, 16, 32 or 64.
+      progress: a progress bar of the call's steps on stderr (tqdm; a widget in Jupyter):
+        requests, operations, transactions or statements done and their rate (the total
+        is not known ahead); ``None``: only on a terminal or in Jupyter.
 
     Returns the CLI's ``--json`` object: operations, lines, words and bits written,
     energy_pj, latency_cycles, max_cell_writes.
     """
-    return _json("pcm_replay", ["pcm", "replay"], dict(trace=trace, flip_n_write=flip_n_write, flip_bits=flip_bits))
+    flags = dict(trace=trace, flip_n_write=flip_n_write, flip_bits=flip_bits)
+    return _json("pcm_replay", ["pcm", "replay"], flags, steps=progress)
 
 
 @checked
@@ -109,6 +124,7 @@ def trace_gen(
     seed: int = 1,
     footprint_mb: int = 1024,
     buffer_pool_mb: int = 60,
+    progress: bool | None = None,
 ) -> str:
     """``nvmdb trace gen``: write a synthetic trace modelled on the thesis's workloads (FIU
     format, one line per 4 KB block; replay it with ``ssd_replay(path, "fiu")``).
@@ -121,6 +137,9 @@ def trace_gen(
       seed: the generator's seed; the same seed gives the same trace.
       footprint_mb: database size (t1–t3) or desktop footprint (d1, d2), MB, at least 4.
       buffer_pool_mb: the DBMS buffer pool (t1–t3), MB, at most a quarter of footprint_mb.
+      progress: a progress bar of the call's steps on stderr (tqdm; a widget in Jupyter):
+        requests, operations, transactions or statements done and their rate (the total
+        is not known ahead); ``None``: only on a terminal or in Jupyter.
 
     Returns ``out`` as a str.
     """
@@ -132,7 +151,7 @@ def trace_gen(
         footprint_mb=footprint_mb,
         buffer_pool_mb=buffer_pool_mb,
     )
-    _run("trace_gen", ["trace", "gen"], flags)
+    _run("trace_gen", ["trace", "gen"], flags, steps=progress)
     return os.fspath(out)
 
 
@@ -161,6 +180,7 @@ def ssd_replay(
     age: bool = False,
     passes: int = 1,
     drain: bool = False,
+    progress: bool | None = None,
 ) -> dict[str, Any]:
     """``nvmdb ssd replay``: replay a block trace on a simulated SSD stack.
 
@@ -180,6 +200,9 @@ def ssd_replay(
       age: age the device first (fill, then random whole-page overwrites), not measured.
       passes: replay the trace this many times; ``"last_pass"`` holds the last alone.
       drain: merge every pending log record (and write the DRAM buffer down) at the end.
+      progress: a progress bar of the call's steps on stderr (tqdm; a widget in Jupyter):
+        requests, operations, transactions or statements done and their rate (the total
+        is not known ahead); ``None``: only on a terminal or in Jupyter.
 
     Returns the CLI's ``--json`` object: the trace, the figures (among them
     ``flash_page_reads``, ``flash_sector_programs``, ``gc_page_copies``,
@@ -200,7 +223,7 @@ def ssd_replay(
         config=None,
     )
     renamed = {"config_file": "config", "config": "set"}
-    return _json("ssd_replay", ["ssd", "replay", *sets], flags, renamed=renamed)
+    return _json("ssd_replay", ["ssd", "replay", *sets], flags, renamed=renamed, steps=progress)
 
 
 @checked
@@ -217,6 +240,7 @@ def btree_run(
     op: str | None = None,
     count: int | None = None,
     seed: int = 1,
+    progress: bool | None = None,
 ) -> dict[str, Any]:
     """``nvmdb btree run``: a B+-tree workload on simulated PCM.
 
@@ -231,6 +255,9 @@ def btree_run(
         operations to run.
       fill: bulk-load fill factor, in (0, 1].
       seed: the generator keys and the shuffling of unsorted nodes.
+      progress: a progress bar of the call's steps on stderr (tqdm; a widget in Jupyter):
+        requests, operations, transactions or statements done and their rate (the total
+        is not known ahead); ``None``: only on a terminal or in Jupyter.
 
     Returns the CLI's ``--json`` object.
     """
@@ -248,7 +275,7 @@ def btree_run(
         count=count,
         seed=seed,
     )
-    return _json("btree_run", ["btree", "run"], flags)
+    return _json("btree_run", ["btree", "run"], flags, steps=progress)
 
 
 @checked
@@ -267,6 +294,7 @@ def join_run(
     seed: int = 1,
     memory: str = "cached",
     id_encoding: str = "delta16",
+    progress: bool | None = None,
 ) -> dict[str, Any] | list[dict[str, Any]]:
     """``nvmdb join run``: a hash join on simulated PCM.
 
@@ -282,6 +310,9 @@ def join_run(
       seed: with generate, the seed of the synthetic data.
       memory: the memory model (cached or flat).
       id_encoding: the encoding of virtual partitioning's record-ID lists.
+      progress: a progress bar of the call's steps on stderr (tqdm; a widget in Jupyter):
+        requests, operations, transactions or statements done and their rate (the total
+        is not known ahead); ``None``: only on a terminal or in Jupyter.
 
     Returns the CLI's ``--json``: one object, or a list of them when record_bytes or
     match_per_r is a range.
@@ -302,7 +333,7 @@ def join_run(
         memory=memory,
         id_encoding=id_encoding,
     )
-    return _json("join_run", ["join", "run"], flags)
+    return _json("join_run", ["join", "run"], flags, steps=progress)
 
 
 @checked
@@ -359,6 +390,7 @@ def kv_run(
     load: str | os.PathLike[str] | None = None,
     ops: str | os.PathLike[str] | None = None,
     results: str | os.PathLike[str] | None = None,
+    progress: bool | None = None,
 ) -> dict[str, Any]:
     """``nvmdb kv run``: the IPL-P key-value engine.
 
@@ -377,6 +409,9 @@ def kv_run(
       seed: the benchmark's key order, update and search keys and values.
       load, ops, results: file mode: the records to load, the operations, and where to
         write the answers of G and S operations.
+      progress: a progress bar of the call's steps on stderr (tqdm; a widget in Jupyter):
+        requests, operations, transactions or statements done and their rate (the total
+        is not known ahead); ``None``: only on a terminal or in Jupyter.
 
     Returns the CLI's ``--json`` object.
     """
@@ -396,7 +431,7 @@ def kv_run(
         ops=ops,
         results=results,
     )
-    return _json("kv_run", ["kv", "run"], flags)
+    return _json("kv_run", ["kv", "run"], flags, steps=progress)
 
 
 @checked
@@ -418,7 +453,8 @@ def kv_demo(records: int = 50_000, seed: int = 1) -> list[dict[str, Any]]:
 
 @checked
 def journal_run(
-    config: str, workload: str, length: int = 1, seed: int = 1, pcm_write_time: str = "chunks"
+    config: str, workload: str, length: int = 1, seed: int = 1, pcm_write_time: str = "chunks",
+    progress: bool | None = None,
 ) -> dict[str, Any]:
     """``nvmdb journal run``: real SQLite with its rollback journal in simulated PCM.
 
@@ -429,11 +465,14 @@ def journal_run(
       seed: the workload's seed and SQLite's randomness.
       pcm_write_time: chunks (7.1 µs per changed 128 B step) or cells (by the cells each
         write programs, 64 per 444 ns iteration).
+      progress: a progress bar of the call's steps on stderr (tqdm; a widget in Jupyter):
+        requests, operations, transactions or statements done and their rate (the total
+        is not known ahead); ``None``: only on a terminal or in Jupyter.
 
     Returns the CLI's ``--json`` object.
     """
     flags = dict(config=config, workload=workload, length=length, seed=seed, pcm_write_time=pcm_write_time)
-    return _json("journal_run", ["journal", "run"], flags)
+    return _json("journal_run", ["journal", "run"], flags, steps=progress)
 
 
 @checked
@@ -446,6 +485,7 @@ def journal_sql(
     journal_mode: str = "delete",
     seed: int = 1,
     pcm_write_time: str = "chunks",
+    progress: bool | None = None,
 ) -> dict[str, Any]:
     """``nvmdb journal sql``: run an SQL script on real SQLite with its rollback journal in
     simulated PCM.
@@ -462,6 +502,9 @@ def journal_sql(
       seed: the seed of SQLite's randomness (journal nonces).
       pcm_write_time: chunks (7.1 µs per changed 128 B step) or cells (by the cells each
         write programs, 64 per 444 ns iteration).
+      progress: a progress bar of the call's steps on stderr (tqdm; a widget in Jupyter):
+        requests, operations, transactions or statements done and their rate (the total
+        is not known ahead); ``None``: only on a terminal or in Jupyter.
 
     Returns the CLI's ``--json`` object (the SELECT rows under ``rows``).
     """
@@ -475,7 +518,7 @@ def journal_sql(
         seed=seed,
         pcm_write_time=pcm_write_time,
     )
-    return _json("journal_sql", ["journal", "sql"], flags)
+    return _json("journal_sql", ["journal", "sql"], flags, steps=progress)
 
 
 @checked
@@ -493,7 +536,16 @@ def envy_run(
     sram_mb: float | None = None,
     spare_segments: int = 1,
     no_page_bytes: bool = False,
+    erase_ms: float | None = None,
+    program_us: float | None = None,
+    banks: int | None = None,
+    parallel_banks: bool = False,
+    redistribution_divisor: int | None = None,
+    converge: bool = False,
+    tolerance: float | None = None,
+    max_turnovers: float | None = None,
     seed: int = 1,
+    progress: bool | None = None,
 ) -> dict[str, Any]:
     """``nvmdb envy run``: eNVy, flash as persistent byte-addressable memory.
 
@@ -511,7 +563,21 @@ def envy_run(
       spare_segments: erased segments kept in reserve for cleaning.
       no_page_bytes: uniform and bimodal: keep no page bytes in flash (``--no-page-bytes``;
         the same results, less host memory, faster on large arrays).
+      erase_ms, program_us: the segment erase time, ms, and the page program time, µs
+        (None: the 28F008SA's 1600 ms and 9 µs).
+      banks, parallel_banks: banks the segments are spread over, and program and erase
+        in different banks at once (banks only with parallel_banks).
+      redistribution_divisor: locality and hybrid: a clean moves its victim's live pages
+        divided by it between partitions; 0 turns it off (None: 8).
+      converge: TPC-A: measure until the throughput has converged, after
+        ``transactions`` of warm-up.
+      tolerance, max_turnovers: with converge: the largest difference of two successive
+        windows' throughputs (None: 0.02), and the flash turnovers after which an
+        unconverged run stops (None: 4).
       seed: the run's seed.
+      progress: a progress bar of the call's steps on stderr (tqdm; a widget in Jupyter):
+        requests, operations, transactions or statements done and their rate (the total
+        is not known ahead); ``None``: only on a terminal or in Jupyter.
 
     Returns the CLI's ``--json`` object.
     """
@@ -529,9 +595,17 @@ def envy_run(
         sram_mb=sram_mb,
         spare_segments=spare_segments,
         no_page_bytes=no_page_bytes,
+        erase_ms=erase_ms,
+        program_us=program_us,
+        banks=banks,
+        parallel_banks=parallel_banks,
+        redistribution_divisor=redistribution_divisor,
+        converge=converge,
+        tolerance=tolerance,
+        max_turnovers=max_turnovers,
         seed=seed,
     )
-    return _json("envy_run", ["envy", "run"], flags)
+    return _json("envy_run", ["envy", "run"], flags, steps=progress)
 
 
 @checked
@@ -545,6 +619,7 @@ def envy_replay(
     partition_segments: int = 8,
     sram_mb: float | None = None,
     spare_segments: int = 1,
+    progress: bool | None = None,
 ) -> dict[str, Any]:
     """``nvmdb envy replay``: replay a byte-level trace (with transactions) on eNVy.
 
@@ -555,6 +630,9 @@ def envy_replay(
       reads: write the reads' hex lines to this file. When None, the lines the CLI prints
         on stdout are returned under the key ``"reads"`` (a list of hex strings).
       utilization, cleaning, partition_segments, sram_mb, spare_segments: as envy_run.
+      progress: a progress bar of the call's steps on stderr (tqdm; a widget in Jupyter):
+        requests, operations, transactions or statements done and their rate (the total
+        is not known ahead); ``None``: only on a terminal or in Jupyter.
 
     Returns the CLI's ``--json`` object (plus ``"reads"`` when reads is None).
     """
@@ -569,7 +647,7 @@ def envy_replay(
         sram_mb=sram_mb,
         spare_segments=spare_segments,
     )
-    text = _run("envy_replay", ["envy", "replay"], flags, extra=["--json"])
+    text = _run("envy_replay", ["envy", "replay"], flags, extra=["--json"], steps=progress)
     # The read lines (hex digits) come first, then the JSON object.
     start = text.find("{")
     report: dict[str, Any] = json.loads(text[start:])
@@ -585,6 +663,7 @@ def bench(
     ops: int = 5_000_000,
     mib: int = 64,
     kv_records: int = 100_000,
+    progress: bool | None = None,
 ) -> pd.DataFrame:
     """``nvmdb bench``: the simulator's own speed (BENCHMARKS.md says how its figures are
     taken: on a quiet machine, as ratios to a baseline measured in the same run).
@@ -595,12 +674,15 @@ def bench(
       ops: operations per measurement.
       mib: working-set size of the memory benchmarks, MiB.
       kv_records: records of the kv benchmarks.
+      progress: a progress bar of the call's steps on stderr (tqdm; a widget in Jupyter):
+        requests, operations, transactions or statements done and their rate (the total
+        is not known ahead); ``None``: only on a terminal or in Jupyter.
 
     Returns one row per benchmark: the CLI's ``--json`` fields (name, ns_per_op,
     ops_per_second, ratio to its baseline where it has one, peak_memory_bytes, ...).
     """
     flags = dict(filter=filter, exact=exact, ops=ops, mib=mib, kv_records=kv_records)
-    return pd.DataFrame(_json("bench", ["bench"], flags))
+    return pd.DataFrame(_json("bench", ["bench"], flags, steps=progress))
 
 
 def experiments() -> list[str]:

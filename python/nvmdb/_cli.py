@@ -13,6 +13,7 @@ names the keyword (``records``), not the CLI's flag (``--records <RECORDS>``).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
 import inspect
@@ -22,7 +23,7 @@ import re
 import sys
 import types
 import typing
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 from . import _native
@@ -159,6 +160,23 @@ def progress_bar(total: int, description: str, progress: bool | None) -> Any:
 
     bar = tqdm.auto.tqdm if importlib.util.find_spec("ipywidgets") is not None else tqdm.std.tqdm
     return bar(total=total, desc=description, disable=not show_progress(progress), file=sys.stderr)
+
+
+@contextlib.contextmanager
+def step_bar(description: str) -> Iterator[Callable[[int, int], None]]:
+    """A bar of a single call's steps (requests, operations, ...): the count and its rate,
+    a total only if the command knows one; yields the ``(done, total)`` callback."""
+    bar = progress_bar(0, description, True)
+    bar.total = None
+    bar.unit = " steps"
+
+    def update(done: int, total: int) -> None:
+        bar.total = total or None
+        bar.n = done
+        bar.refresh()
+
+    with bar:
+        yield update
 
 
 def run(

@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import hashlib
+import inspect
 import itertools
 import numbers
 import os
@@ -235,6 +236,10 @@ def _dask_task(fn: Callable[..., Any], point: Point, sent: dict[str, Sent]) -> O
 
 def _evaluate(fn: Callable[..., Any], point: Point) -> Outcome:
     """Runs one point where the executor runs it and reduces the result to its fields."""
+    # The sweep shows its own bar of points: a function's bar of its steps is left off,
+    # unless the point sets it.
+    if "progress" not in point and _takes_progress(fn):
+        point = {**point, "progress": False}
     try:
         fields = result_fields(fn(**point))
     except Exception as error:  # reported to the caller with the point named
@@ -249,6 +254,14 @@ def _evaluate(fn: Callable[..., Any], point: Point) -> Outcome:
             return ("error", message, None)
         del fields[name]
     return ("ok", fields)
+
+
+def _takes_progress(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn`` has a ``progress`` keyword (nvmdb's functions of one simulation)."""
+    try:
+        return "progress" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):  # a callable with no signature to read
+        return False
 
 
 # The sweep's function in a worker of the default process pool, set once per process.

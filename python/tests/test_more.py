@@ -8,6 +8,7 @@ import _thread
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -153,6 +154,22 @@ def test_progress_shows_only_when_asked(capfd):
     assert "100%" not in capfd.readouterr().err
     nvmdb.run_experiment("cidr-fig5", progress=True)
     assert "cidr-fig5: 100%" in capfd.readouterr().err
+
+
+def test_a_single_call_counts_its_steps_and_shows_them_only_when_asked(capfd):
+    from nvmdb import _native
+
+    seen: list[tuple[int, int]] = []
+    args = ["kv", "run", "--engine", "ipl-p", "--workload", "insert", "--records", "3000", "--json"]
+    _native.run(args, lambda done, total: seen.append((done, total)))
+    # One step per operation (3,000 inserts and the syncs), the total not known ahead.
+    assert seen and seen[-1][0] >= 3000 and all(total == 0 for _, total in seen)
+    assert [done for done, _ in seen] == sorted(done for done, _ in seen)
+    nvmdb.kv_run("ipl-p", workload="insert", records=3000, progress=False)
+    assert "steps" not in capfd.readouterr().err
+    nvmdb.kv_run("ipl-p", workload="insert", records=3000, progress=True)
+    shown = re.findall(r"kv_run: (\d+) steps", capfd.readouterr().err)
+    assert shown and int(shown[-1]) == seen[-1][0]
 
 
 def test_a_failing_progress_callback_stops_the_call(tmp_path):

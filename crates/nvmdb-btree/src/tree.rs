@@ -186,6 +186,13 @@ impl<M: Memory> BTree<M> {
         Ok(BTree { mem, variant, node_lines, cap, root: 0, height: 1, len: 0 })
     }
 
+    /// This tree in `mem`, a memory that holds the same bytes as this tree's (a copy of
+    /// it): the same root, height and entries, read and written through `mem`.
+    pub fn with_memory<N: Memory>(&self, mem: N) -> BTree<N> {
+        let BTree { variant, node_lines, cap, root, height, len, .. } = *self;
+        BTree { mem, variant, node_lines, cap, root, height, len }
+    }
+
     /// Writes one bulk-loaded node in a single store; returns `(separator, address)`.
     fn load_node(
         &mut self,

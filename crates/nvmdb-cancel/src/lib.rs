@@ -6,8 +6,15 @@
 //! driver can see it without an upward dependency.
 //!
 //! A check is one relaxed atomic load: cheap enough for a loop per operation.
+//!
+//! Beside the flag, each [`check`] counts one step of its loop in the calling thread's
+//! [`Progress`] when a program watches it ([`counting`]: the Python package's progress
+//! bar of a single call). The total stays unknown (0): a trace streams, and setup
+//! (ageing, pre-fill) shares the count. With no [`Progress`] installed on the thread (the
+//! binary, the experiments' parts) the count is a thread-local read and nothing else.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// The flag, shared with the binary's signal handler (which sets an `Arc<AtomicBool>`).
@@ -37,13 +44,71 @@ pub fn is_cancelled() -> bool {
     flag().load(Ordering::Relaxed)
 }
 
-/// `Err(Interrupted)` once a stop was asked for: the check a driver's loop makes.
+/// `Err(Interrupted)` once a stop was asked for: the check a driver's loop makes once per
+/// step (request, operation, transaction, statement, phase), so it also counts the step
+/// in this thread's [`Progress`] when a program watches ([`counting`]).
 pub fn check() -> Result<(), Interrupted> {
     if is_cancelled() {
         Err(Interrupted)
     } else {
+        work_done(1);
         Ok(())
     }
+}
+
+/// How far a run is, for a program that shows it from another thread: the steps known so
+/// far (`total`, which may grow, and stays 0 when a loop cannot know its length, such as a
+/// trace read as it streams) and those finished (`done`). The Python package reads it
+/// while a call runs; `nvmdb run` and `reproduce` count experiments and parts in one.
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Steps finished.
+    pub done: AtomicU64,
+    /// Steps known so far.
+    pub total: AtomicU64,
+}
+
+impl Progress {
+    /// `n` more steps to do.
+    pub fn add_total(&self, n: u64) {
+        self.total.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// `n` more steps done.
+    pub fn advance(&self, n: u64) {
+        self.done.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// `(done, total)`.
+    pub fn get(&self) -> (u64, u64) {
+        (self.done.load(Ordering::Relaxed), self.total.load(Ordering::Relaxed))
+    }
+}
+
+thread_local! {
+    /// Where the loops on this thread count their steps ([`counting`]).
+    static WATCHED: RefCell<Option<Arc<Progress>>> = const { RefCell::new(None) };
+}
+
+/// Runs `work` with the loops on this thread counting their steps in `progress`.
+pub fn counting<T>(progress: Arc<Progress>, work: impl FnOnce() -> T) -> T {
+    let earlier = WATCHED.with(|w| w.replace(Some(progress)));
+    let result = work();
+    WATCHED.with(|w| w.replace(earlier));
+    result
+}
+
+fn watched(count: impl FnOnce(&Progress)) {
+    WATCHED.with(|w| {
+        if let Some(progress) = w.borrow().as_deref() {
+            count(progress);
+        }
+    });
+}
+
+/// `n` steps finished on this thread (counted when a program watches).
+fn work_done(n: u64) {
+    watched(|p| p.advance(n));
 }
 
 /// A run stopped because a stop was asked for ([`cancel`]).
@@ -62,8 +127,12 @@ impl std::error::Error for Interrupted {}
 mod tests {
     use super::*;
 
+    /// The flag is process-wide: the tests that raise it or rely on it take turns.
+    static FLAG_USERS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
     #[test]
     fn the_flag_is_raised_seen_by_check_and_lowered() {
+        let _turn = FLAG_USERS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         clear();
         assert_eq!(check(), Ok(()));
         cancel();
@@ -72,5 +141,31 @@ mod tests {
         assert_eq!(Interrupted.to_string(), "interrupted");
         clear();
         assert_eq!(check(), Ok(()));
+    }
+
+    #[test]
+    fn checks_are_counted_as_steps_only_on_a_watched_thread_and_only_while_watched() {
+        let _turn = FLAG_USERS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        clear();
+        check().unwrap();
+        let progress = Arc::new(Progress::default());
+        let inner = counting(Arc::clone(&progress), || {
+            for _ in 0..3 {
+                check().unwrap();
+            }
+            // Another thread's loops are not this call's.
+            std::thread::spawn(|| check().unwrap()).join().unwrap();
+            // A check that stops the loop is not a step.
+            cancel();
+            assert_eq!(check(), Err(Interrupted));
+            clear();
+            7
+        });
+        check().unwrap();
+        assert_eq!(inner, 7);
+        assert_eq!(progress.get(), (3, 0));
+        progress.add_total(2);
+        progress.advance(1);
+        assert_eq!(progress.get(), (4, 2));
     }
 }

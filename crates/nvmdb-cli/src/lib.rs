@@ -127,9 +127,11 @@ pub fn run_captured(args: &[String]) -> Result<String, CliError> {
     run_counted(args, std::sync::Arc::default())
 }
 
-/// [`run_captured`], with `nvmdb run` and `nvmdb reproduce` counting their experiments
-/// and parts in `tally` as they start and finish (for a progress bar: the Python package
-/// reads it from another thread while the command runs).
+/// [`run_captured`], counting in `tally` as the command goes (for a progress bar: the
+/// Python package reads it from another thread while the command runs): `nvmdb run` and
+/// `nvmdb reproduce` count their experiments and parts as they start and finish, every
+/// other command its main loop's steps (requests, operations, transactions, statements;
+/// see [`nvmdb_cancel::counting`]), with a total of 0 while it is not known.
 pub fn run_counted(args: &[String], tally: std::sync::Arc<Tally>) -> Result<String, CliError> {
     let argv = std::iter::once("nvmdb").chain(args.iter().map(String::as_str));
     let cli = match Cli::try_parse_from(argv) {
@@ -140,7 +142,11 @@ pub fn run_counted(args: &[String], tally: std::sync::Arc<Tally>) -> Result<Stri
     // Runs of real SQLite share its process-wide PRNG (seeded at each run's start): in one
     // process they run one at a time, so that each gives the same numbers as the binary.
     let _sqlite = uses_sqlite(&cli.command).then(|| SQLITE.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
-    commands::lab::counting(tally, || output::capture(|| run_command(cli.command)))
+    if matches!(cli.command, Command::Run(_) | Command::Reproduce(_)) {
+        commands::lab::counting(tally, || output::capture(|| run_command(cli.command)))
+    } else {
+        nvmdb_cancel::counting(tally, || output::capture(|| run_command(cli.command)))
+    }
 }
 
 /// Ctrl-C (SIGINT) raises the cancellation flag; when it is already raised, the process

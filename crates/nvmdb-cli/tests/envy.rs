@@ -289,3 +289,90 @@ fn a_cut_inside_a_transaction_while_cleaning_rolls_it_back() {
         assert_eq!(t["committed_transactions"], 1_999, "{cleaning}: {report}");
     }
 }
+
+#[test]
+fn the_flash_and_convergence_flags_are_validated() {
+    let base = ["envy", "run", "--workload", "tpca", "--flash-mb", "2", "--transactions", "100"];
+    for (args, flags) in [
+        (vec!["--erase-ms", "-1"], vec!["--erase-ms"]),
+        (vec!["--erase-ms", "NaN"], vec!["--erase-ms"]),
+        (vec!["--erase-ms", "1e300"], vec!["--erase-ms"]),
+        (vec!["--program-us", "-0.5"], vec!["--program-us"]),
+        (vec!["--program-us", "inf"], vec!["--program-us"]),
+        (vec!["--banks", "0", "--parallel-banks"], vec!["--banks"]),
+        (vec!["--banks", "3", "--parallel-banks"], vec!["--banks"]),
+        (vec!["--banks", "128", "--parallel-banks"], vec!["--banks"]),
+        (vec!["--banks", "8"], vec!["--banks", "--parallel-banks"]),
+        (vec!["--parallel-banks"], vec!["--parallel-banks", "--banks"]),
+        (vec!["--redistribution-divisor", "70000"], vec!["--redistribution-divisor"]),
+        (vec!["--redistribution-divisor", "4", "--cleaning", "greedy"], vec!["--redistribution-divisor", "--cleaning"]),
+        (vec!["--tolerance", "0.1"], vec!["--tolerance", "--converge"]),
+        (vec!["--max-turnovers", "2"], vec!["--max-turnovers", "--converge"]),
+        (vec!["--converge", "--tolerance", "0"], vec!["--tolerance"]),
+        (vec!["--converge", "--tolerance", "-inf"], vec!["--tolerance"]),
+        (vec!["--converge", "--tolerance", "0.9"], vec!["--tolerance"]),
+        (vec!["--converge", "--max-turnovers", "NaN"], vec!["--max-turnovers"]),
+        (vec!["--converge", "--max-turnovers", "1e9"], vec!["--max-turnovers"]),
+        (vec!["--transactions", "100000000000"], vec!["--transactions"]),
+    ] {
+        let out = nvmdb(&[&base[..], &args].concat());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        for flag in flags {
+            assert!(err.contains(flag), "{args:?} names {flag}: {err}");
+        }
+    }
+    // A run whose turnovers cap is more than 2^28 flash programs is refused before it starts.
+    let out =
+        nvmdb(&["envy", "run", "--workload", "tpca", "--flash-mb", "4096", "--converge", "--max-turnovers", "64"]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    // --converge is TPC-A's.
+    let out = nvmdb(&["envy", "run", "--workload", "uniform", "--flash-mb", "2", "--converge"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--converge") && err.contains("--workload"), "{err}");
+}
+
+#[test]
+fn the_flash_flags_change_what_they_should() {
+    let run = |extra: &[&str]| {
+        let base = ["envy", "run", "--workload", "tpca", "--flash-mb", "16", "--tps", "1e6", "--transactions", "4000"];
+        let out = nvmdb(&[&base[..], extra, &["--json"]].concat());
+        assert!(out.status.success(), "{extra:?}: {}", String::from_utf8_lossy(&out.stderr));
+        json(&out)
+    };
+    let tps = |r: &serde_json::Value| r["throughput_tps"].as_f64().unwrap();
+    let preset = run(&[]);
+    assert_eq!((preset["erase_ms"].as_f64(), preset["program_us"].as_f64()), (Some(1600.0), Some(9.0)));
+    assert_eq!((preset["banks"].as_u64(), preset["redistribution_divisor"].as_u64()), (Some(1), Some(8)));
+    // Saturated TPC-A waits for its cleans' erases: a shorter erase is faster, and more so
+    // with the banks erasing and programming at once.
+    let fast = run(&["--erase-ms", "10"]);
+    assert_eq!(fast["erase_ms"].as_f64(), Some(10.0));
+    assert!(tps(&fast) > 5.0 * tps(&preset), "{fast} {preset}");
+    let parallel = run(&["--erase-ms", "10", "--banks", "8", "--parallel-banks"]);
+    assert_eq!((parallel["banks"].as_u64(), parallel["parallel_banks"].as_bool()), (Some(8), Some(true)));
+    assert!(tps(&parallel) > tps(&fast), "{parallel} {fast}");
+    let slow_programs = run(&["--erase-ms", "10", "--program-us", "90"]);
+    assert!(tps(&slow_programs) < tps(&fast), "{slow_programs} {fast}");
+    // The same operations whatever the timing: only the times move.
+    for key in ["flash_programs", "erases", "cleaning_cost"] {
+        assert_eq!(fast[key], preset[key], "{key}");
+        assert_eq!(parallel[key], preset[key], "{key}");
+    }
+    // Without redistribution the cleans copy other pages.
+    let plain = run(&["--redistribution-divisor", "0"]);
+    assert_eq!(plain["redistribution_divisor"].as_u64(), Some(0));
+    assert_ne!(plain["clean_programs"], preset["clean_programs"]);
+    // Converging: the report says what ended the run.
+    let converged = run(&["--converge", "--max-turnovers", "2"]);
+    let c = &converged["convergence"];
+    let ended = c["ended_by"].as_str().unwrap();
+    assert!(ended == "converged" || ended == "turnovers", "{c}");
+    assert!(c["windows"].as_u64().unwrap() >= 1 && c["window_transactions"].as_u64().unwrap() >= 2_000, "{c}");
+    assert_eq!(
+        converged["operations"].as_u64(),
+        Some(c["windows"].as_u64().unwrap() * c["window_transactions"].as_u64().unwrap())
+    );
+}

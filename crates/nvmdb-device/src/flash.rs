@@ -343,6 +343,33 @@ impl FlashArray {
     pub fn timing(&self) -> &FlashTiming {
         &self.timing
     }
+    /// Gives the array another timing and groups its blocks into `packages` × `planes_per_package`
+    /// planes (block `b` in plane `b` mod planes, as always): the pages, their contents,
+    /// erase counts and counters stay, and every plane is free from when the busiest one of
+    /// before was. What the array would be had it been built with this timing and these
+    /// planes and run the same operations, for a caller whose operations do not depend on
+    /// time (eNVy's sensitivity runs, which copy one aged array). Fails, changing nothing,
+    /// when the blocks do not divide evenly into the planes.
+    pub fn retime(&mut self, timing: FlashTiming, packages: u32, planes_per_package: u32) -> Result<(), DeviceError> {
+        let planes = u64::from(packages) * u64::from(planes_per_package);
+        let blocks = self.geometry.blocks();
+        if planes == 0 || !blocks.is_multiple_of(planes) {
+            return Err(DeviceError::Config(format!("{blocks} blocks do not divide into {planes} planes")));
+        }
+        let geometry = FlashGeometry {
+            packages,
+            planes_per_package,
+            blocks_per_plane: u32::try_from(blocks / planes).expect("a quotient of a valid geometry's blocks"),
+            ..self.geometry
+        };
+        geometry.validate()?;
+        let free_ns = self.all_idle_at_ns();
+        self.geometry = geometry;
+        self.timing = timing;
+        self.plane_busy_until_ns = vec![free_ns; index(planes)];
+        self.plane_mask = planes.is_power_of_two().then(|| planes - 1);
+        Ok(())
+    }
     /// The content mode.
     #[inline]
     pub fn content_mode(&self) -> PageContent {

@@ -271,3 +271,43 @@ fn a_read_into_a_buffer_is_read_page_without_the_allocation() {
     assert!(matches!(metadata.read_page_into(0, 0, &mut buffer), Err(DeviceError::Config(_))));
     assert_eq!(metadata.stats().page_reads, 0, "a refused read counts nothing");
 }
+
+#[test]
+fn a_retimed_array_runs_as_one_built_with_its_timing_and_planes() {
+    let slow = FlashTiming { erase_ns: 50_000_000, ..FlashTiming::THESIS_TABLE_5_1 };
+    let fast = FlashTiming { program_ns: 100_000, erase_ns: 1_000_000, ..FlashTiming::THESIS_TABLE_5_1 };
+    let four_planes = FlashGeometry { packages: 2, blocks_per_plane: 2, ..geometry() };
+    let mut retimed = array(PageContent::Bytes);
+    let mut built = FlashArray::new(four_planes, fast, PageContent::Bytes).unwrap();
+    // The same operations on both; their times differ.
+    let history = |f: &mut FlashArray| {
+        f.program_page(0, &bytes(1), 0).unwrap();
+        f.program_page(4, &bytes(2), 0).unwrap();
+        f.erase_block(3, 0).unwrap();
+    };
+    history(&mut retimed);
+    history(&mut built);
+    assert_eq!(retimed.timing(), &FlashTiming::THESIS_TABLE_5_1);
+    let idle = retimed.all_idle_at_ns();
+    assert!(idle > built.all_idle_at_ns(), "the slow erase is still running in the built array's time");
+    retimed.retime(fast, 2, 2).unwrap();
+    assert_eq!(retimed.geometry(), &four_planes);
+    assert_eq!(retimed.timing(), &fast);
+    assert!((0..4).all(|plane| retimed.plane_busy_until_ns(plane) == idle), "every plane free from the busiest");
+    assert_eq!(retimed.erase_count(3), 1);
+    assert_eq!(retimed.read_page(0, idle).unwrap().0, bytes(1), "the pages stay");
+    // From a common start, each operation takes the built array's time on the built array's plane.
+    let start = idle;
+    for (block, page) in [(2u64, 0u64), (5, 0), (2, 1), (7, 0)] {
+        let ppn = block * 4 + page;
+        let a = retimed.program_page(ppn, &bytes(7), start).unwrap();
+        let b = built.program_page(ppn, &bytes(7), start).unwrap();
+        assert_eq!(a, b, "block {block}");
+        assert_eq!(retimed.geometry().plane_of_block(block), block % 4);
+    }
+    assert_eq!(retimed.erase_block(6, start).unwrap(), built.erase_block(6, start).unwrap());
+    // Blocks that do not divide into the planes are refused, and nothing changes.
+    assert!(matches!(retimed.retime(slow, 3, 1), Err(DeviceError::Config(_))));
+    assert_eq!(retimed.geometry(), &four_planes);
+    assert_eq!(retimed.timing(), &fast);
+}

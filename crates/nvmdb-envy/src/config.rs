@@ -89,7 +89,8 @@ pub struct EnvyConfig {
     #[serde(default = "default_spare_segments")]
     pub spare_segments: u32,
     /// Banks; segment `b` lies in bank `b % banks`. 2 GB of 1 MB chips in banks of 256
-    /// is 8 banks.
+    /// is 8 banks. Without `parallel_banks` one long operation runs at a time, and the
+    /// bank count changes no time.
     pub banks: u32,
     /// Logical pages of the linear address space.
     pub logical_pages: u64,
@@ -107,9 +108,12 @@ pub struct EnvyConfig {
     /// Wear levelling: when the most-erased segment has this many more erases than the
     /// least-erased one, their data are swapped. `None` disables it.
     pub wear_threshold_erases: Option<u64>,
-    /// Flash timing per page-wide operation. Read 100 ns (1994 flash reads at DRAM-like
-    /// speed, 85–150 ns); program 9 µs (Intel 28F008SA typical byte program, every chip of
-    /// the bank in parallel); erase 1.6 s (28F008SA typical 64 KB block erase).
+    /// Flash timing per page-wide operation, a parameter (the seed's figures are lost).
+    /// Read 100 ns (1994 flash reads at DRAM-like speed; the 28F008SA's maximum access is
+    /// 85 ns); program 9 µs (the Intel 28F008SA's typical 64 KB block write of 0.6 s, about
+    /// 9 µs a byte, every chip of the bank programming its byte at once); erase 1.6 s (its
+    /// typical 64 KB block erase; 10 s maximum). Sources and what is assumed in the crate
+    /// README; `envy-sensitivity` measures the throughput and lifetime against them.
     pub flash: FlashTiming,
     /// SRAM access cost (nvmdb's battery-backed SRAM preset: 100 ns).
     pub sram: VolatileParams,
@@ -125,9 +129,10 @@ pub struct EnvyConfig {
     pub endurance_cycles: u64,
     /// Most pages one transaction may shadow (bounds the persistent shadow list).
     pub max_transaction_pages: u32,
-    /// Locality gathering's redistribution step: a clean moves the victim's live pages
-    /// divided by this (at least one) between neighbouring partitions; 0 turns the
-    /// redistribution off. 8 is nvmdb's choice (the paper gives no step).
+    /// Locality gathering's redistribution step, an option: a clean moves the victim's
+    /// live pages divided by this (at least one) between neighbouring partitions; 0 turns
+    /// the redistribution off. 8 is nvmdb's choice (the paper gives no step), and
+    /// hybrid's cost against greedy's turns on it (`envy-cleaning-locality`).
     #[serde(default = "default_redistribution_divisor")]
     pub redistribution_divisor: u32,
     /// Whether the flash array keeps its pages' bytes. On in the presets. Off, the system

@@ -10,7 +10,8 @@ use crate::error::EnvyError;
 use crate::layout::Layout;
 
 /// The flash array and the battery-backed SRAM: everything that survives a power loss.
-#[derive(Debug)]
+/// A clone is the devices in the same state.
+#[derive(Debug, Clone)]
 pub struct Devices {
     flash: FlashArray,
     sram: Volatile,
@@ -47,6 +48,14 @@ impl Devices {
         let sram = Volatile::new(VolatileKind::BatterySram, config.sram, bytes);
         let bank_busy_ns = vec![0; config.banks as usize];
         Ok(Devices { flash, sram, power: PowerSwitch::new(), bank_busy_ns, page: Vec::new() })
+    }
+
+    /// Gives the flash `config`'s timing and banks (see [`FlashArray::retime`]); the
+    /// banks' busy times restart from zero.
+    pub(crate) fn retime(&mut self, config: &EnvyConfig) -> Result<(), EnvyError> {
+        self.flash.retime(config.flash, config.banks, 1)?;
+        self.bank_busy_ns = vec![0; config.banks as usize];
+        Ok(())
     }
 
     /// Device writes (SRAM writes, flash programs and erases) so far.

@@ -8,7 +8,8 @@ use crate::engine::Envy;
 /// An eNVy system with a simulated heap over its address space. Operations run back to
 /// back in simulated time: each starts when the previous one's latency has passed. The
 /// heap is a volatile allocator, like any process's; the bytes it hands out are eNVy's.
-#[derive(Debug)]
+/// A clone is another memory in the same state, system and heap.
+#[derive(Debug, Clone)]
 pub struct EnvyMemory {
     envy: Envy,
     heap: Heap,

@@ -96,6 +96,172 @@ pub struct TpcaReport {
     pub programs_per_s: f64,
 }
 
+/// When a TPC-A run's throughput has converged ([`Tpca::run_converged`]). The measured
+/// part is cut into windows of equal transactions: the first ends once it holds
+/// `window_cleans` cleans and `window_transactions` transactions, and sets the length
+/// of every window. Each time the windows run so far are a power of two (2, 4, 8, …),
+/// the throughputs of their first and second halves (two successive windows, each
+/// doubling) are compared: the run has converged when they differ by at most
+/// `tolerance` of the larger. Otherwise it stops, unconverged, at the first window end
+/// after its flash programs (flushes and cleaning copies) reach `max_turnovers`
+/// turnovers of the flash, or after `max_transactions` transactions (for a run whose
+/// flash never turns over, e.g. a buffer that holds the whole database). A window needs
+/// cleans because a saturated run's time is mostly its cleans' erases: a window of one
+/// or two cleans has a throughput of a few quantised values, and two such windows agree
+/// by chance.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Convergence {
+    /// Cleans the first window holds at least.
+    pub window_cleans: u64,
+    /// Transactions the first window holds at least.
+    pub window_transactions: u64,
+    /// Largest difference of the two halves' throughputs, as a share of the larger.
+    pub tolerance: f64,
+    /// Flash turnovers (flash programs / flash pages) after which an unconverged run stops.
+    pub max_turnovers: f64,
+    /// Transactions after which an unconverged run stops.
+    pub max_transactions: u64,
+}
+
+impl Convergence {
+    /// Checks that the rule can end a run: a tolerance in (0, 1), positive caps.
+    pub fn validate(&self) -> Result<(), EnvyError> {
+        let bad = |m: &str| Err(EnvyError::Config(format!("convergence rule: {m}")));
+        if !(self.tolerance > 0.0 && self.tolerance < 1.0) {
+            return bad("the tolerance must lie in (0, 1)");
+        }
+        if !(self.max_turnovers > 0.0 && self.max_turnovers.is_finite()) {
+            return bad("the turnovers cap must be positive and finite");
+        }
+        if self.max_transactions == 0 || self.window_transactions == 0 {
+            return bad("the window and the transactions cap must be positive");
+        }
+        Ok(())
+    }
+}
+
+/// What ended a converged run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Ending {
+    /// Two successive windows agreed within the tolerance.
+    Converged,
+    /// The flash turnovers reached the cap first.
+    Turnovers,
+    /// The transactions reached the cap first.
+    Transactions,
+}
+
+impl Ending {
+    /// `converged`, `turnovers` or `transactions`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Ending::Converged => "converged",
+            Ending::Turnovers => "turnovers",
+            Ending::Transactions => "transactions",
+        }
+    }
+}
+
+/// A run of [`Tpca::run_converged`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ConvergedRun {
+    /// The whole measured part: its throughput is the converged figure.
+    pub report: TpcaReport,
+    /// What ended the run.
+    pub ended_by: Ending,
+    /// Transactions per window (0 if the first window never ended).
+    pub window_transactions: u64,
+    /// Each window's throughput, per second.
+    pub window_tps: Vec<f64>,
+    /// Flash turnovers of the measured part: flash programs / flash pages.
+    pub turnovers: f64,
+}
+
+impl ConvergedRun {
+    /// The throughputs of the two successive windows compared last: the halves of the
+    /// windows run (of the last even number of them when the run stopped between
+    /// checks); `None` with fewer than two windows.
+    pub fn halves(&self) -> Option<(f64, f64)> {
+        let n = self.window_tps.len();
+        let m = n / 2;
+        if m == 0 {
+            return None;
+        }
+        // Halves of equal transactions: their throughput is the harmonic mean of the windows'.
+        let half = |w: &[f64]| w.len() as f64 / w.iter().map(|t| 1.0 / t).sum::<f64>();
+        Some((half(&self.window_tps[n - 2 * m..n - m]), half(&self.window_tps[n - m..])))
+    }
+}
+
+/// The measured part of a run so far, as [`Tpca::run_converged`]'s rule sees it after
+/// each transaction.
+#[derive(Debug, Clone, Copy)]
+struct Progress {
+    transactions: u64,
+    elapsed_ns: u64,
+    cleans: u64,
+    flash_programs: u64,
+}
+
+/// [`Convergence`]'s windows as a run goes.
+#[derive(Debug, Default)]
+struct Windows {
+    /// Transactions per window, once the first has ended.
+    length: Option<u64>,
+    /// The elapsed time at each window's end, ns.
+    ends_ns: Vec<u64>,
+    ended_by: Option<Ending>,
+}
+
+impl Windows {
+    /// After a transaction: whether the run stops.
+    fn step(&mut self, rule: &Convergence, p: &Progress, flash_pages: f64) -> bool {
+        let turned_over = p.flash_programs as f64 >= rule.max_turnovers * flash_pages;
+        let window_end = match self.length {
+            None if p.cleans >= rule.window_cleans && p.transactions >= rule.window_transactions => {
+                self.length = Some(p.transactions);
+                true
+            }
+            None => false,
+            Some(length) => p.transactions.is_multiple_of(length),
+        };
+        if window_end {
+            self.ends_ns.push(p.elapsed_ns);
+            let n = self.ends_ns.len();
+            if n >= 2 && n.is_power_of_two() {
+                let (mid, end) = (self.ends_ns[n / 2 - 1], self.ends_ns[n - 1]);
+                let (first, second) = (1.0 / mid as f64, 1.0 / (end - mid) as f64);
+                if (first - second).abs() <= rule.tolerance * first.max(second) {
+                    self.ended_by = Some(Ending::Converged);
+                    return true;
+                }
+            }
+        }
+        let stop = if turned_over && (window_end || self.length.is_none()) {
+            Some(Ending::Turnovers)
+        } else if p.transactions >= rule.max_transactions {
+            Some(Ending::Transactions)
+        } else {
+            None
+        };
+        self.ended_by = stop;
+        stop.is_some()
+    }
+
+    /// Each window's throughput, the window length and what ended the run.
+    fn finish(self) -> (Vec<f64>, u64, Ending) {
+        let length = self.length.unwrap_or(0);
+        let tps = std::iter::once(0)
+            .chain(self.ends_ns.iter().copied())
+            .collect::<Vec<u64>>()
+            .windows(2)
+            .map(|w| length as f64 / ((w[1] - w[0]) as f64 * 1e-9))
+            .collect();
+        (tps, length, self.ended_by.expect("the run ended"))
+    }
+}
+
 /// Accounts that fill `share` of a `logical_bytes` address space (records, history of
 /// `history_records`, and trees).
 pub fn accounts_to_fill(logical_bytes: u64, share: f64, template: &TpcaConfig) -> u64 {
@@ -196,6 +362,46 @@ impl Tpca {
         transactions: u64,
         rng: &mut impl Rng,
     ) -> Result<TpcaReport, EnvyError> {
+        if transactions == 0 {
+            return Err(EnvyError::Config("TPC-A: no transaction to measure".into()));
+        }
+        self.run_until(tps, warmup, rng, |p| p.transactions == transactions)
+    }
+
+    /// Runs `warmup` transactions arriving as a Poisson process at `tps` per second, then
+    /// measures until the throughput has converged by `rule` ([`Convergence`]).
+    pub fn run_converged(
+        &mut self,
+        tps: f64,
+        warmup: u64,
+        rule: &Convergence,
+        rng: &mut impl Rng,
+    ) -> Result<ConvergedRun, EnvyError> {
+        rule.validate()?;
+        let flash_pages = self.with_envy(|e| e.config().flash_pages()) as f64;
+        let mut windows = Windows::default();
+        let report = self.run_until(tps, warmup, rng, |p| windows.step(rule, p, flash_pages))?;
+        let (throughputs, window_transactions, ended_by) = windows.finish();
+        let programs = self.with_envy(|e| e.stats().flush_programs + e.stats().clean_programs);
+        Ok(ConvergedRun {
+            report,
+            ended_by,
+            window_transactions,
+            window_tps: throughputs,
+            turnovers: programs as f64 / flash_pages,
+        })
+    }
+
+    /// Runs `warmup` transactions arriving as a Poisson process at `tps` per second, resets
+    /// the counters, then measures transactions until `done` says so after one (it sees
+    /// the measured part so far).
+    fn run_until(
+        &mut self,
+        tps: f64,
+        warmup: u64,
+        rng: &mut impl Rng,
+        mut done: impl FnMut(&Progress) -> bool,
+    ) -> Result<TpcaReport, EnvyError> {
         let arrivals = Exp::new(tps).map_err(|e| EnvyError::Config(format!("TPC-A rate {tps}: {e}")))?;
         let mut arrival_ns = self.now_ns();
         let gap = |rng: &mut dyn rand::RngCore| (arrivals.sample(rng) * 1e9) as u64;
@@ -209,10 +415,24 @@ impl Tpca {
         // the warm-up's last one, which under saturation finishes long after it arrived.
         let start_ns = self.now_ns().max(arrival_ns);
         let mut response_ns = 0;
-        for _ in 0..transactions {
+        let mut transactions = 0;
+        loop {
             nvmdb_cancel::check()?;
             arrival_ns += gap(rng);
             response_ns += self.transaction(arrival_ns, rng) - arrival_ns;
+            transactions += 1;
+            let progress = self.with_envy(|e| {
+                let s = e.stats();
+                Progress {
+                    transactions,
+                    elapsed_ns: e.now_ns() - start_ns,
+                    cleans: s.cleans,
+                    flash_programs: s.flush_programs + s.clean_programs,
+                }
+            });
+            if done(&progress) {
+                break;
+            }
         }
         let elapsed_s = (self.now_ns() - start_ns) as f64 * 1e-9;
         let memory = self.memory.0.borrow();
@@ -247,6 +467,21 @@ impl Tpca {
     /// The system, for its counters.
     pub fn with_envy<T>(&self, f: impl FnOnce(&Envy) -> T) -> T {
         f(self.memory.0.borrow().envy())
+    }
+
+    /// The system, mutably (to change its hardware with [`Envy::retime`]).
+    pub fn with_envy_mut<T>(&mut self, f: impl FnOnce(&mut Envy) -> T) -> T {
+        f(self.memory.0.borrow_mut().envy_mut())
+    }
+
+    /// Another database in the same state: a copy of the system (devices, clock,
+    /// counters and volatile tables) and of the heap, with the trees over the copy. Runs
+    /// on the copy change nothing here. For runs that start from one loaded and aged
+    /// database.
+    pub fn fork(&self) -> Tpca {
+        let memory = SharedEnvy(Rc::new(RefCell::new(self.memory.0.borrow().clone())));
+        let tables = self.tables.iter().map(|(tree, rows)| (tree.with_memory(memory.clone()), *rows)).collect();
+        Tpca { memory, tables, ..*self }
     }
 
     /// Drops the database and returns the system.

@@ -21,7 +21,6 @@ pub use scorecard::{claim, scorecard, Claim, ClaimKind, Measured, ScoreRow, Stat
 pub use stored::{PaperStore, StoredRun};
 
 use std::io::IsTerminal;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use rand::SeedableRng;
@@ -112,24 +111,9 @@ pub struct RunContext {
 
 /// How far a run is, for a program that shows its progress (the Python package): the
 /// experiments and independent parts started so far (`total`, which grows as experiments
-/// announce their parts) and those finished (`done`).
-#[derive(Debug, Default)]
-pub struct Tally {
-    /// Experiments and parts finished.
-    pub done: AtomicU64,
-    /// Experiments and parts known so far.
-    pub total: AtomicU64,
-}
-
-impl Tally {
-    fn add(&self, total: usize) {
-        self.total.fetch_add(total as u64, Ordering::Relaxed);
-    }
-
-    fn finish_one(&self) {
-        self.done.fetch_add(1, Ordering::Relaxed);
-    }
-}
+/// announce their parts) and those finished (`done`). The same counter as a single
+/// command's steps ([`nvmdb_cancel::Progress`]).
+pub use nvmdb_cancel::Progress as Tally;
 
 impl RunContext {
     /// A context; progress bars are shown only when stderr is a terminal.
@@ -187,10 +171,10 @@ impl RunContext {
         memory_bytes: impl Fn(&P) -> u64 + Sync,
         run: impl Fn(&P) -> Result<T, LabError> + Sync,
     ) -> Result<Vec<T>, LabError> {
-        self.tally.add(parts.len());
+        self.tally.add_total(parts.len() as u64);
         let run = |part: &P| {
             let result = run(part);
-            self.tally.finish_one();
+            self.tally.advance(1);
             result
         };
         runner::run_parts(&self.slots, parts, &memory_bytes, &run)

@@ -207,7 +207,7 @@ pub fn run_experiments(
     events: &dyn RunEvents,
 ) -> Result<Vec<Finished>, LabError> {
     let slots = &ctx.slots;
-    ctx.tally.add(experiments.len());
+    ctx.tally.add_total(experiments.len() as u64);
     let memory: Vec<u64> = experiments.iter().map(|e| e.footprint(ctx.scale).memory_bytes).collect();
     let queue = Mutex::new(Queue { pending: start_order(experiments, ctx.scale), failed: false });
     let results: Mutex<Vec<Option<Result<Finished, LabError>>>> =
@@ -217,7 +217,7 @@ pub fn run_experiments(
             scope.spawn(|| {
                 while let Some(i) = next(slots, &queue, experiments, &memory) {
                     let result = run_one(experiments[i], ctx, events);
-                    ctx.tally.finish_one();
+                    ctx.tally.advance(1);
                     let failed = result.is_err();
                     results.lock().expect("no panics while locked")[i] = Some(result);
                     slots.give_back(memory[i], |taken| {

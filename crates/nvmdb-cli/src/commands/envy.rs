@@ -5,7 +5,7 @@ use std::io::{BufReader, Write};
 
 use clap::{Args, Subcommand, ValueEnum};
 use nvmdb_device::index;
-use nvmdb_envy::tpca::{accounts_to_fill, Tpca, TpcaConfig};
+use nvmdb_envy::tpca::{accounts_to_fill, ConvergedRun, Convergence, Tpca, TpcaConfig};
 use nvmdb_envy::workload::{self, Bimodal};
 use nvmdb_envy::{CleaningPolicy, Envy, EnvyConfig, EnvyError};
 use nvmdb_workload::lines::{quote, Lines};
@@ -76,7 +76,8 @@ pub struct RunArgs {
     /// TPC-A transaction arrival rate, per second.
     #[arg(long, default_value_t = 50.0)]
     pub tps: f64,
-    /// TPC-A transactions measured (as many again run first as warm-up).
+    /// TPC-A transactions measured (as many again run first as warm-up), at most
+    /// 50,000,000.
     #[arg(long, default_value_t = 5_000)]
     pub transactions: u64,
     /// Page updates measured by uniform and bimodal, in turnovers of the flash.
@@ -99,12 +100,64 @@ pub struct RunArgs {
     /// 12 MB instead of 77 MB), and large arrays run several times faster.
     #[arg(long)]
     pub no_page_bytes: bool,
+    #[command(flatten)]
+    pub flash: FlashArgs,
+    /// Cleaning policy's redistribution between partitions (locality and hybrid with at
+    /// least two partitions): a clean moves its victim's live pages divided by N (at least
+    /// one) between neighbouring partitions; 0 turns it off. Default 8 (an eighth; the
+    /// paper gives no step).
+    #[arg(long, value_name = "N")]
+    pub redistribution_divisor: Option<u32>,
+    #[command(flatten)]
+    pub converge: ConvergeArgs,
     /// The run's seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
+}
+
+/// The flash's timing and banks (`nvmdb envy run`).
+#[derive(Debug, Args)]
+pub struct FlashArgs {
+    /// Segment erase time, ms, in 0..=10000 (default 1600: the Intel 28F008SA's typical
+    /// 64 KB block erase; 10 s is its maximum).
+    #[arg(long, value_name = "MS", allow_hyphen_values = true)]
+    pub erase_ms: Option<f64>,
+    /// Page program time, µs, in 0..=1000 (default 9: the 28F008SA's typical byte write,
+    /// every chip of a bank programming its byte of the page at once).
+    #[arg(long, value_name = "US", allow_hyphen_values = true)]
+    pub program_us: Option<f64>,
+    /// Banks the array's 64 segments are spread over (segment s in bank s mod N): 1, 2,
+    /// 4, …, 64. Only with --parallel-banks: one long operation at a time does not see
+    /// them.
+    #[arg(long, value_name = "N")]
+    pub banks: Option<u32>,
+    /// Program and erase in different banks at once (the paper's extension).
+    #[arg(long)]
+    pub parallel_banks: bool,
+}
+
+/// Running TPC-A until its throughput has converged (`nvmdb envy run`).
+#[derive(Debug, Args)]
+pub struct ConvergeArgs {
+    /// TPC-A: after --transactions of warm-up, measure until the throughput has
+    /// converged instead of measuring --transactions: windows of equal transactions (the
+    /// first of at least 16 cleans and 2,000 transactions) are compared each time their
+    /// number doubles, until their two halves agree within --tolerance, or the first
+    /// window end after --max-turnovers flash turnovers.
+    #[arg(long)]
+    pub converge: bool,
+    /// With --converge: the largest difference of two successive windows' throughputs, as
+    /// a share of the larger, in (0, 0.5] (default 0.02).
+    #[arg(long, value_name = "F", allow_hyphen_values = true)]
+    pub tolerance: Option<f64>,
+    /// With --converge: flash turnovers (flash programs / flash pages) after which an
+    /// unconverged run stops, in (0, 64] and at most 2^28 flash programs in all (default
+    /// 4).
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub max_turnovers: Option<f64>,
 }
 
 /// The workloads of `nvmdb envy run`.
@@ -241,6 +294,106 @@ fn envy_failed(e: EnvyError) -> CliError {
     CliError::failed(e.to_string())
 }
 
+/// `value` of `flag` if it is finite and in `lo..=hi` (or above `lo` when `open_lo`).
+fn in_range(flag: &str, value: f64, lo: f64, hi: f64, open_lo: bool) -> Result<f64, CliError> {
+    let above_lo = if open_lo { value > lo } else { value >= lo };
+    if value.is_finite() && above_lo && value <= hi {
+        Ok(value)
+    } else {
+        let left = if open_lo { "(" } else { "[" };
+        let shown = if value.abs() >= 1e6 { format!("{value:e}") } else { value.to_string() };
+        Err(CliError::input(format!("{flag} {shown} is outside {left}{lo}, {hi}]")))
+    }
+}
+
+/// A time checked by [`in_range`] (at most 10^10 ns), rounded to whole nanoseconds.
+fn nanoseconds(ns: f64) -> u64 {
+    #[expect(clippy::cast_possible_truncation, reason = "checked to lie in [0, 10^10] by in_range")]
+    let whole = ns.round() as u64;
+    whole
+}
+
+/// The most TPC-A transactions a run measures (and as many warm up): about 10 minutes.
+const MAX_TRANSACTIONS: u64 = 50_000_000;
+
+/// The most flash programs a converged run's turnovers cap allows: about 10 minutes.
+const MAX_CONVERGE_PROGRAMS: f64 = (1u64 << 28) as f64;
+
+/// Applies `nvmdb envy run`'s flash and redistribution flags to `config`.
+fn apply_flash(config: &mut EnvyConfig, args: &RunArgs) -> Result<(), CliError> {
+    let flash = &args.flash;
+    if let Some(ms) = flash.erase_ms {
+        config.flash.erase_ns = nanoseconds(in_range("--erase-ms", ms, 0.0, 10_000.0, false)? * 1e6);
+    }
+    if let Some(us) = flash.program_us {
+        config.flash.program_ns = nanoseconds(in_range("--program-us", us, 0.0, 1_000.0, false)? * 1e3);
+    }
+    match (flash.banks, flash.parallel_banks) {
+        (Some(banks), _) if banks == 0 || banks > SEGMENTS || !SEGMENTS.is_multiple_of(banks) => {
+            return Err(CliError::input(format!(
+                "--banks {banks} must divide the {SEGMENTS} segments (1, 2, 4, …, 64)"
+            )));
+        }
+        (Some(banks), false) if banks > 1 => {
+            return Err(CliError::input(format!(
+                "--banks {banks} has no effect without --parallel-banks (one long operation at a time)"
+            )));
+        }
+        (None | Some(1), true) => {
+            return Err(CliError::input("--parallel-banks has no effect with one bank: add --banks N (N > 1)"));
+        }
+        (banks, parallel) => {
+            config.banks = banks.unwrap_or(1);
+            config.parallel_banks = parallel;
+        }
+    }
+    if let Some(divisor) = args.redistribution_divisor {
+        if divisor > 1 << 16 {
+            return Err(CliError::input(format!("--redistribution-divisor {divisor} is outside 0..=65536")));
+        }
+        if !config.redistributes() {
+            return Err(CliError::input(format!(
+                "--redistribution-divisor has no effect with --cleaning {} (only locality, and hybrid with at least \
+                 two partitions: see --partition-segments)",
+                config.cleaning.name()
+            )));
+        }
+        config.redistribution_divisor = divisor;
+    }
+    Ok(())
+}
+
+/// `nvmdb envy run`'s convergence rule, or `None` without `--converge`.
+fn convergence(args: &RunArgs, config: &EnvyConfig) -> Result<Option<Convergence>, CliError> {
+    let c = &args.converge;
+    if !c.converge {
+        for (flag, given) in [("--tolerance", c.tolerance.is_some()), ("--max-turnovers", c.max_turnovers.is_some())] {
+            if given {
+                return Err(CliError::input(format!("{flag} has no effect without --converge")));
+            }
+        }
+        return Ok(None);
+    }
+    if !matches!(args.workload, Workload::Tpca) {
+        return Err(CliError::input("--converge: only --workload tpca runs until it converges"));
+    }
+    let tolerance = in_range("--tolerance", c.tolerance.unwrap_or(0.02), 0.0, 0.5, true)?;
+    let max_turnovers = in_range("--max-turnovers", c.max_turnovers.unwrap_or(4.0), 0.0, 64.0, true)?;
+    if max_turnovers * config.flash_pages() as f64 > MAX_CONVERGE_PROGRAMS {
+        return Err(CliError::input(format!(
+            "--max-turnovers {max_turnovers} of {} flash pages is more than 2^28 flash programs (hours)",
+            config.flash_pages()
+        )));
+    }
+    Ok(Some(Convergence {
+        window_cleans: 16,
+        window_transactions: 2_000,
+        tolerance,
+        max_turnovers,
+        max_transactions: MAX_TRANSACTIONS,
+    }))
+}
+
 /// Counters of a run or replay.
 #[derive(Debug, Serialize)]
 struct Report {
@@ -259,6 +412,14 @@ struct Report {
     transactions: Option<TransactionCounts>,
     #[serde(skip_serializing_if = "Option::is_none")]
     energy: Option<EnergyReport>,
+    erase_ms: f64,
+    program_us: f64,
+    banks: u32,
+    parallel_banks: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    redistribution_divisor: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    convergence: Option<ConvergenceReport>,
     cleaning_cost: f64,
     flash_programs: u64,
     flush_programs: u64,
@@ -270,6 +431,31 @@ struct Report {
     throughput_tps: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     offered_tps: Option<f64>,
+}
+
+/// How a converged TPC-A run ended.
+#[derive(Debug, Serialize)]
+struct ConvergenceReport {
+    /// `converged`, `turnovers` or `transactions`.
+    ended_by: &'static str,
+    windows: usize,
+    window_transactions: u64,
+    /// The last two successive windows' throughputs, per second.
+    last_halves_tps: Option<(f64, f64)>,
+    /// Flash programs of the measured part / flash pages.
+    turnovers: f64,
+}
+
+impl ConvergenceReport {
+    fn new(run: &ConvergedRun) -> ConvergenceReport {
+        ConvergenceReport {
+            ended_by: run.ended_by.name(),
+            windows: run.window_tps.len(),
+            window_transactions: run.window_transactions,
+            last_halves_tps: run.halves(),
+            turnovers: run.turnovers,
+        }
+    }
 }
 
 /// Device energy of the measured part of a run.
@@ -316,6 +502,12 @@ impl Report {
             power_loss_at: None,
             transactions: None,
             energy: None,
+            erase_ms: c.flash.erase_ns as f64 / 1e6,
+            program_us: c.flash.program_ns as f64 / 1e3,
+            banks: c.banks,
+            parallel_banks: c.parallel_banks,
+            redistribution_divisor: c.redistributes().then_some(c.redistribution_divisor),
+            convergence: None,
             cleaning_cost: s.cleaning_cost(),
             flash_programs: s.flush_programs.saturating_add(s.clean_programs),
             flush_programs: s.flush_programs,
@@ -339,7 +531,9 @@ fn run_workload(args: &RunArgs) -> Result<(), CliError> {
     if args.no_page_bytes && matches!(args.workload, Workload::Tpca) {
         return Err(CliError::input("--no-page-bytes: TPC-A reads its pages back; use --workload uniform or bimodal"));
     }
-    let config = system_config(logical, &args.system, "--flash-mb", !args.no_page_bytes)?;
+    let mut config = system_config(logical, &args.system, "--flash-mb", !args.no_page_bytes)?;
+    apply_flash(&mut config, args)?;
+    let rule = convergence(args, &config)?;
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(args.seed);
     let mut envy = Envy::format(config).map_err(envy_failed)?;
     let report = match args.workload {
@@ -347,8 +541,11 @@ fn run_workload(args: &RunArgs) -> Result<(), CliError> {
             if !(0.001..=1e9).contains(&args.tps) {
                 return Err(CliError::input(format!("--tps {} is outside 0.001..=1e9", args.tps)));
             }
-            if args.transactions == 0 {
-                return Err(CliError::input("--transactions must be positive"));
+            if args.transactions == 0 || args.transactions > MAX_TRANSACTIONS {
+                return Err(CliError::input(format!(
+                    "--transactions {} is outside 1..={MAX_TRANSACTIONS}",
+                    args.transactions
+                )));
             }
             let template = TpcaConfig {
                 accounts: 1,
@@ -364,9 +561,16 @@ fn run_workload(args: &RunArgs) -> Result<(), CliError> {
             let tpca = TpcaConfig { accounts: accounts_to_fill(config.logical_bytes(), 0.95, &template), ..template };
             let mut db = Tpca::load(envy, &tpca, &mut rng).map_err(envy_failed)?;
             db.age(config.flash_pages().saturating_mul(2), &mut rng);
-            let r = db.run(args.tps, args.transactions, args.transactions, &mut rng).map_err(envy_failed)?;
-            let mut report = db.with_envy(|e| Report::new("tpca", e, args.transactions));
-            report.energy = Some(db.with_envy(|e| EnergyReport::new(e, args.transactions)));
+            let (r, converged) = match &rule {
+                Some(rule) => {
+                    let run = db.run_converged(args.tps, args.transactions, rule, &mut rng).map_err(envy_failed)?;
+                    (run.report, Some(ConvergenceReport::new(&run)))
+                }
+                None => (db.run(args.tps, args.transactions, args.transactions, &mut rng).map_err(envy_failed)?, None),
+            };
+            let mut report = db.with_envy(|e| Report::new("tpca", e, r.transactions));
+            report.energy = Some(db.with_envy(|e| EnergyReport::new(e, r.transactions)));
+            report.convergence = converged;
             report.throughput_tps = Some(r.throughput_tps);
             report.offered_tps = Some(args.tps);
             report

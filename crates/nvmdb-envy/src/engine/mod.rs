@@ -9,6 +9,7 @@ use std::collections::BTreeSet;
 mod clean;
 mod transaction;
 
+use nvmdb_device::FlashTiming;
 use nvmdb_memory::Scalar;
 
 use crate::config::EnvyConfig;
@@ -52,8 +53,8 @@ struct Plan {
     room: Room,
 }
 
-/// An eNVy system.
-#[derive(Debug)]
+/// An eNVy system. A clone is another system in the same state, devices included.
+#[derive(Debug, Clone)]
 pub struct Envy {
     config: EnvyConfig,
     layout: Layout,
@@ -350,6 +351,27 @@ impl Envy {
     #[inline]
     pub fn advance_to(&mut self, t_ns: u64) {
         self.now_ns = self.now_ns.max(t_ns);
+    }
+
+    /// Changes the flash's speed and parallelism: its timing (`flash`), its banks and
+    /// whether they work in parallel, for the next operations. Only an idle system
+    /// (its flash done with the work issued, [`Envy::flash_idle_at_ns`] not after
+    /// [`Envy::now_ns`]) may change, and the banks must divide the segments. Nothing
+    /// else changes: no cleaning, placement or wear-levelling decision reads a time, so a
+    /// system changed so runs from here as one built with this timing and these banks
+    /// that took the same operations (`tests/retime.rs`); the banks' busy times and the
+    /// counters restart from zero. For runs that copy one aged system ([`Clone`]) and
+    /// vary the hardware's speed.
+    pub fn retime(&mut self, flash: FlashTiming, banks: u32, parallel_banks: bool) -> Result<(), EnvyError> {
+        if self.flash_idle_at_ns() > self.now_ns {
+            return Err(EnvyError::Config("retime of a system whose flash is still busy".into()));
+        }
+        let config = EnvyConfig { flash, banks, parallel_banks, ..self.config };
+        config.validate()?;
+        self.dev.retime(&config)?;
+        self.config = config;
+        self.reset_stats();
+        Ok(())
     }
 
     /// When the flash controller finishes the work issued so far, ns.
