@@ -362,7 +362,7 @@ fn outcome(ctx: &RunContext, entries: usize, count: usize, machine: &CacheConfig
     );
     let mut unsorted_search = (f64::MAX, 0.0f64);
     let mut unsorted_search_cpu = (f64::MAX, 0.0f64);
-    let mut leaf_search = 0.0f64;
+    let mut leaf_search = 1.0f64;
     for n in NODE_LINES {
         let s = get(n, Variant::Sorted, OpKind::Search);
         for v in &Variant::ALL[1..] {
@@ -377,7 +377,10 @@ fn outcome(ctx: &RunContext, entries: usize, count: usize, machine: &CacheConfig
                 }
                 Variant::NvmdbLeaf => Cell::Missing,
                 _ => {
-                    leaf_search = leaf_search.max(x);
+                    // "Similar" holds for each: the ratio furthest from 1 is compared.
+                    if (x - 1.0).abs() > (leaf_search - 1.0).abs() {
+                        leaf_search = x;
+                    }
                     papers::stated("cidr-fig6-leaf-search-similar")
                 }
             };
@@ -442,7 +445,10 @@ fn outcome(ctx: &RunContext, entries: usize, count: usize, machine: &CacheConfig
     );
     // Bitmap leaves against unsorted leaves, at every node size.
     let (mut bitmap_deletes_better, mut bitmap_inserts_slower) = (true, true);
-    let mut bitmap_delete_bits = 0.0f64;
+    // The total wear the paper states, per operation: the node size furthest from it is
+    // compared, as the sentence gives one value for all.
+    let stated_delete_bits = papers::stated_value("cidr-fig6-bitmap-delete-wear") / PAPER_OPERATIONS as f64;
+    let mut bitmap_delete_bits = stated_delete_bits;
     // The best of the three unsorted schemes in wear, energy and time at every node size.
     let best_of_unsorted = |v: Variant, op: OpKind| {
         NODE_LINES.iter().all(|&n| {
@@ -461,7 +467,9 @@ fn outcome(ctx: &RunContext, entries: usize, count: usize, machine: &CacheConfig
         bitmap_deletes_better &= b.pcm.bits_written < u.pcm.bits_written
             && b.energy_pj < u.energy_pj
             && b.estimated_cycles < u.estimated_cycles;
-        bitmap_delete_bits = bitmap_delete_bits.max(b.bits_per_op);
+        if (b.bits_per_op - stated_delete_bits).abs() > (bitmap_delete_bits - stated_delete_bits).abs() {
+            bitmap_delete_bits = b.bits_per_op;
+        }
         bitmap_inserts_slower &= get(n, Variant::UnsortedLeafBitmap, OpKind::Insert).estimated_cycles
             > get(n, Variant::UnsortedLeaf, OpKind::Insert).estimated_cycles;
     }
@@ -507,6 +515,18 @@ fn outcome(ctx: &RunContext, entries: usize, count: usize, machine: &CacheConfig
     );
     outcome.holds("cidr-fig6-bitmap-best-deletes", best_of_unsorted(Variant::UnsortedLeafBitmap, OpKind::Delete));
     outcome.measure("cidr-fig6-bitmap-delete-wear", bitmap_delete_bits * PAPER_OPERATIONS as f64);
+    let searches_writing: Vec<String> = NODE_LINES
+        .iter()
+        .flat_map(|&n| Variant::ALL.map(move |v| (n, v)))
+        .filter(|&(n, v)| get(n, v, OpKind::Search).pcm.bits_written > 0)
+        .map(|(n, v)| format!("{} at {n}-line nodes: {} bits", v.name(), get(n, v, OpKind::Search).pcm.bits_written))
+        .collect();
+    papers::holds_explained(
+        &mut outcome,
+        "cidr-fig6-search-no-wear",
+        searches_writing.is_empty(),
+        &format!("Searches that programmed PCM bits: {}.", searches_writing.join("; ")),
+    );
     papers::holds_explained(
         &mut outcome,
         "cidr-fig6-bitmap-inserts-slower",
@@ -845,6 +865,9 @@ impl Experiment for Fig8Btree {
         );
         let mut plots = Vec::new();
         let mut leaf_better = true;
+        // At the smallest E_wb, the share of each configuration's energy that programs bits
+        // (the rest is the line term, fetches and comparison reads).
+        let mut low_e_wb_bit_shares = Vec::new();
         for n in NODE_LINES {
             for op in SWEEP_OPS {
                 let mut plot = Plot::new(
@@ -862,6 +885,12 @@ impl Experiment for Fig8Btree {
                     // E_wb changes no decision of the simulator: energy is the formula
                     // over the same counters.
                     let energy = |v: Variant| get(&results, n, v, op).pcm.energy_pj(&metrics);
+                    if e_wb == E_WB_PJ[0] {
+                        for v in SWEEP_VARIANTS {
+                            let bits_pj = get(&results, n, v, op).pcm.bits_written * e_wb;
+                            low_e_wb_bit_shares.push((n, v, op, ratio(bits_pj, energy(v))));
+                        }
+                    }
                     let sorted = energy(Variant::Sorted);
                     let worst_leaf = LEAF_SCHEMES.iter().map(|&v| energy(v)).max().expect("two schemes");
                     leaf_better &= worst_leaf < sorted;
@@ -899,6 +928,18 @@ impl Experiment for Fig8Btree {
             ..Default::default()
         };
         outcome.holds("cidr-fig8-btree-leaf-better", leaf_better);
+        let (n, v, op, largest) =
+            low_e_wb_bit_shares.iter().copied().max_by(|a, b| a.3.total_cmp(&b.3)).expect("a share per configuration");
+        let lines_note = format!(
+            "At E_wb = {} pJ/bit the bits programmed are at most {:.0}% of a configuration's energy ({} {}s at \
+             {n}-line nodes), the line term the rest.",
+            E_WB_PJ[0],
+            100.0 * largest,
+            v.name(),
+            op.name()
+        );
+        outcome.notes.push(lines_note.clone());
+        papers::holds_explained(&mut outcome, "cidr-fig8-btree-low-e-wb-lines-dominate", largest < 0.5, &lines_note);
         Ok(outcome)
     }
 }
@@ -950,6 +991,8 @@ impl Experiment for Fig9Btree {
         );
         let mut plots = Vec::new();
         let mut leaf_faster = true;
+        // Where sorted ÷ an unsorted scheme does not rise from one T_w to the next.
+        let mut gaps_not_growing = Vec::new();
         // The part of sorted's extra insert time over unsorted-leaf that grows with T_w.
         let mut write_share = Vec::new();
         for n in FIG9_NODE_LINES {
@@ -981,6 +1024,20 @@ impl Experiment for Fig9Btree {
                     plot.series(v.name(), points);
                 }
                 plots.push(plot);
+                for v in &SWEEP_VARIANTS[1..] {
+                    let gaps: Vec<f64> = T_W_CYCLES
+                        .iter()
+                        .map(|&t_w| ratio(cycles(t_w, n, Variant::Sorted, op), cycles(t_w, n, *v, op)))
+                        .collect();
+                    if !gaps.windows(2).all(|w| w[1] > w[0]) {
+                        gaps_not_growing.push(format!(
+                            "{} {}s at {n}-line nodes: sorted ÷ it {}",
+                            v.name(),
+                            op.name(),
+                            gaps.iter().map(|g| format!("{g:.3}")).collect::<Vec<_>>().join(", ")
+                        ));
+                    }
+                }
                 if op == OpKind::Insert {
                     write_share.push((
                         n,
@@ -1025,6 +1082,16 @@ impl Experiment for Fig9Btree {
             ..Default::default()
         };
         outcome.holds("cidr-fig9-btree-conclusions", leaf_faster);
+        papers::holds_explained(
+            &mut outcome,
+            "cidr-fig9-btree-gaps-grow",
+            gaps_not_growing.is_empty(),
+            &format!(
+                "Gaps that do not rise with every step of T_w ({} cycles): {}.",
+                T_W_CYCLES.map(|t| t.to_string()).join(", "),
+                gaps_not_growing.join("; ")
+            ),
+        );
         Ok(outcome)
     }
 }

@@ -1,5 +1,6 @@
-//! docs/papers.md lists every paper's claims, generated from the claim tables between
-//! `<!-- claims:SEED -->` and `<!-- end claims -->` markers. `NVMDB_BLESS=1` rewrites the
+//! docs/papers.md lists every paper's claims and its statements not measured here,
+//! generated from the tables in `papers/` between `<!-- claims:SEED -->` and
+//! `<!-- end claims -->` markers. `NVMDB_BLESS=1` rewrites the
 //! file instead of comparing.
 
 use nvmdb_experiments::papers;
@@ -14,7 +15,14 @@ fn regenerate(doc: &str) -> String {
         let begin = out.find(&start).unwrap_or_else(|| panic!("docs/papers.md lacks the marker {start}"));
         let body = begin + start.len();
         let end = body + out[body..].find(END).unwrap_or_else(|| panic!("{start} has no {END} after it"));
-        out.replace_range(body..end, &format!("\n{}", papers::markdown(seed)));
+        out.replace_range(
+            body..end,
+            &format!(
+                "\n{}\nNot measured here, and why:\n\n{}",
+                papers::markdown(seed),
+                papers::unmeasured_markdown(seed)
+            ),
+        );
     }
     out
 }

@@ -143,7 +143,7 @@ impl<A: LogArea> LogStore<A> {
         })
     }
 
-    /// The log area (tests, invariants).
+    /// The log area (tests, invariants, the experiments' counts of the area's own).
     pub fn area(&self) -> &A {
         &self.area
     }

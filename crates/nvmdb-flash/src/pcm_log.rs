@@ -102,6 +102,27 @@ struct PBlock {
     last_use: u64,
 }
 
+/// P-block replacements of a PCM log region.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Replacements {
+    /// Replacements (each merges its victim's F-block).
+    pub total: u64,
+    /// Of those, the ones whose victim was the P-block a write last took from the free
+    /// list: the F-block given a P-block most recently loses it first.
+    pub of_newest: u64,
+}
+
+/// How a PCM log region's writes and replacements fell on its P-blocks.
+#[derive(Debug)]
+struct Tally {
+    /// Sector writes since the region was made, per P-block: how evenly the replacement
+    /// policy spreads the log's writes (and so the PCM's wear) over the P-blocks.
+    sector_writes: Vec<u64>,
+    /// The P-block last taken from the free list by a write.
+    newest: Option<u32>,
+    replacements: Replacements,
+}
+
 /// The PCM log region.
 #[derive(Debug)]
 pub struct PcmLogArea {
@@ -121,6 +142,9 @@ pub struct PcmLogArea {
     sector_len: Vec<u16>,
     /// Sectors holding a record, per P-block.
     logged: Vec<u32>,
+    /// How the replacement policy spreads the log's writes (boxed: a `Scheme` of the
+    /// experiments holds the region by value beside smaller stores).
+    tally: Box<Tally>,
     policy: ReplacementKind,
     use_seq: u64,
     /// Set by [`PcmLogStore::set_offline_future`]: Belady's bound replaces the policy.
@@ -203,6 +227,11 @@ impl PcmLogArea {
             free: (0..n as u32).collect(),
             sector_len: vec![0; (n * u64::from(m)) as usize],
             logged: vec![0; n as usize],
+            tally: Box::new(Tally {
+                sector_writes: vec![0; n as usize],
+                newest: None,
+                replacements: Replacements::default(),
+            }),
             policy: params.config.buffer.replacement,
             use_seq: 0,
             oracle: None,
@@ -217,6 +246,16 @@ impl PcmLogArea {
     /// P-blocks in the log region.
     pub fn pblocks(&self) -> usize {
         self.pblocks.len()
+    }
+
+    /// Sector writes since the region was made, per P-block.
+    pub fn sector_writes(&self) -> &[u64] {
+        &self.tally.sector_writes
+    }
+
+    /// The replacements since the region was made.
+    pub fn replacements(&self) -> Replacements {
+        self.tally.replacements
     }
 
     /// The F-blocks that have a P-block now, ascending.
@@ -337,6 +376,7 @@ impl PcmLogArea {
         }
         if let Some(&p) = self.free.first() {
             self.assign(lbn, p);
+            self.tally.newest = Some(p);
             return Ok(p);
         }
         let victim = match &self.oracle {
@@ -348,6 +388,9 @@ impl PcmLogArea {
             None => choose_victim(self.policy, &self.rows),
         }
         .expect("at least one P-block");
+        let tally = &mut self.tally;
+        tally.replacements.total += 1;
+        tally.replacements.of_newest += u64::from(tally.newest == Some(victim as u32));
         Err(self.pblocks[victim].fblock.expect("no free P-block means all are assigned"))
     }
 }
@@ -427,6 +470,7 @@ impl PcmLogArea {
         let ns = self.pcm.storage_write_known(addr, &record, unchanged)?;
         let len = record.len();
         self.set_sector_len(pblock, update.offset, len as u16);
+        self.tally.sector_writes[pblock as usize] += 1;
         self.sector_buf = record;
         let done = self.pcm_op(ready_ns, ns);
         self.use_seq += 1;
@@ -750,6 +794,10 @@ mod tests {
         assert_eq!(st.merges, 1);
         assert_eq!(st.merge_page_writes, 4, "the merge writes block 1's four live pages");
         assert_eq!(s.area().fblocks(), vec![0, 2]);
+        // P-block 0 took block 0's three updates; P-block 1, the one taken last, block 1's
+        // update and, replaced, block 2's.
+        assert_eq!(s.area().sector_writes(), &[3, 2]);
+        assert_eq!(s.area().replacements(), Replacements { total: 1, of_newest: 1 });
         for (lpn, id) in [(5, 300), (0, 202), (1, 201), (9, 400), (4, 104)] {
             assert_eq!(s.read(lpn, 0).unwrap().0, PageData::Fingerprint(id), "page {lpn}");
         }

@@ -187,13 +187,31 @@ impl Devices {
 /// write of one PCM unit of [`EngineConfig::pcm_write_bytes`]. The other engines write
 /// no log.
 pub fn one_log_write_ns(config: &EngineConfig) -> Result<u64, KvError> {
+    Ok(one_log_write(config)?.log_write_ns)
+}
+
+/// Simulated time of one log read on fresh devices of `config`, ns, after the write of
+/// [`one_log_write_ns`], through the engine's own device path: `ipl`'s read of the flash
+/// log page holding the 512 B sector, or `ipl-p`'s read of the PCM unit.
+pub fn one_log_read_ns(config: &EngineConfig) -> Result<u64, KvError> {
+    let mut store = one_log_write(config)?;
+    if config.kind == EngineKind::Ipl {
+        store.flash_log_read(0, 0)?.ok_or_else(|| KvError::Corrupt("the log page just written is gone".into()))?;
+    } else {
+        store.pcm_log_read(0, 0, config.pcm_write_bytes as usize)?;
+    }
+    Ok(store.log_read_ns)
+}
+
+/// A fresh store of `config` after one log write.
+fn one_log_write(config: &EngineConfig) -> Result<Store, KvError> {
     let mut store = Store::new(config, Devices::new(config)?);
     match config.kind {
         EngineKind::Ipl => store.flash_log_program(0, 0, vec![0xA5; SECTOR_BYTES as usize])?,
         EngineKind::IplP => store.pcm_log_write(0, 0, &vec![0xA5; config.pcm_write_bytes as usize])?,
         other => return Err(KvError::Config(format!("engine {} writes no log", other.name()))),
     }
-    Ok(store.now_ns)
+    Ok(store)
 }
 
 fn ssd_config(config: &EngineConfig, layout: &Layout) -> SsdConfig {
@@ -229,6 +247,12 @@ pub(crate) struct Store {
     pub image_writes: u64,
     /// Simulated time spent writing page images, ns.
     pub image_write_ns: u64,
+    /// Log writes (`ipl`'s sector programs, `ipl-p`'s PCM writes) and their time, ns.
+    pub log_writes: u64,
+    pub log_write_ns: u64,
+    /// Log reads (`ipl`'s log page reads, `ipl-p`'s PCM reads) and their time, ns.
+    pub log_reads: u64,
+    pub log_read_ns: u64,
 }
 
 impl Store {
@@ -243,6 +267,10 @@ impl Store {
             pcm_bytes_written: 0,
             image_writes: 0,
             image_write_ns: 0,
+            log_writes: 0,
+            log_write_ns: 0,
+            log_reads: 0,
+            log_read_ns: 0,
         }
     }
 
@@ -363,13 +391,29 @@ impl Store {
     /// `ipl-p`: writes bytes at `offset` of a block's PCM log area.
     pub fn pcm_log_write(&mut self, block: u32, offset: u64, bytes: &[u8]) -> Result<(), KvError> {
         let addr = u64::from(block) * self.layout.log_area_bytes + offset;
-        self.pcm_write(addr, bytes)
+        let start_ns = self.now_ns;
+        self.pcm_write(addr, bytes)?;
+        self.count_log_write(start_ns);
+        Ok(())
+    }
+
+    fn count_log_write(&mut self, start_ns: u64) {
+        self.log_writes += 1;
+        self.log_write_ns += self.now_ns - start_ns;
+    }
+
+    fn count_log_read(&mut self, start_ns: u64) {
+        self.log_reads += 1;
+        self.log_read_ns += self.now_ns - start_ns;
     }
 
     /// `ipl-p`: reads `len` bytes at `offset` of a block's PCM log area.
     pub fn pcm_log_read(&mut self, block: u32, offset: u64, len: usize) -> Result<Vec<u8>, KvError> {
         let addr = u64::from(block) * self.layout.log_area_bytes + offset;
-        self.pcm_read(addr, len)
+        let start_ns = self.now_ns;
+        let bytes = self.pcm_read(addr, len)?;
+        self.count_log_read(start_ns);
+        Ok(bytes)
     }
 
     /// `ipl`: programs log sector `sector` of a block (512 B, partial programming).
@@ -380,6 +424,7 @@ impl Store {
         let now = self.now_ns;
         self.now_ns =
             self.ftl().program_sector(lpn, sector % spp, &PageData::Bytes(bytes), now)? + self.charges.sector_ns;
+        self.count_log_write(now);
         Ok(())
     }
 
@@ -391,7 +436,10 @@ impl Store {
             // A page written whole (never, for log pages) or unmapped.
             return Ok(None);
         };
-        Ok(self.flash_read(lpn)?.map(|bytes| (bytes, mask)))
+        let start_ns = self.now_ns;
+        let bytes = self.flash_read(lpn)?;
+        self.count_log_read(start_ns);
+        Ok(bytes.map(|bytes| (bytes, mask)))
     }
 
     /// `ipl`: drops a block's log pages after a merge (new sectors go to fresh pages).

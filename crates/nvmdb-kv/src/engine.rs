@@ -124,6 +124,16 @@ pub struct Stats {
     pub flash_erases_max: u64,
     /// Wear: the most-programmed PCM cell's program count.
     pub pcm_cell_writes_max: u64,
+    /// Log writes: `ipl`'s 512 B sector programs, `ipl-p`'s PCM writes of a page's
+    /// records (a flush).
+    pub log_writes: u64,
+    /// Simulated time spent in log writes, ns.
+    pub log_write_ns: u64,
+    /// Log reads: `ipl`'s reads of a flash log page, `ipl-p`'s PCM reads of a flush's
+    /// records (page fetches, merges and recovery).
+    pub log_reads: u64,
+    /// Simulated time spent in log reads, ns.
+    pub log_read_ns: u64,
 }
 
 impl Stats {
@@ -147,6 +157,10 @@ impl Stats {
             pcm_energy_pj: self.pcm_energy_pj - earlier.pcm_energy_pj,
             flash_erases_max: self.flash_erases_max,
             pcm_cell_writes_max: self.pcm_cell_writes_max,
+            log_writes: self.log_writes - earlier.log_writes,
+            log_write_ns: self.log_write_ns - earlier.log_write_ns,
+            log_reads: self.log_reads - earlier.log_reads,
+            log_read_ns: self.log_read_ns - earlier.log_read_ns,
         }
     }
 
@@ -171,6 +185,10 @@ impl Stats {
             pcm_energy_pj: self.pcm_energy_pj + other.pcm_energy_pj,
             flash_erases_max: self.flash_erases_max.max(other.flash_erases_max),
             pcm_cell_writes_max: self.pcm_cell_writes_max.max(other.pcm_cell_writes_max),
+            log_writes: self.log_writes + other.log_writes,
+            log_write_ns: self.log_write_ns + other.log_write_ns,
+            log_reads: self.log_reads + other.log_reads,
+            log_read_ns: self.log_read_ns + other.log_read_ns,
         }
     }
 
@@ -1082,6 +1100,10 @@ impl Engine {
             pcm_bytes_written: self.store.pcm_bytes_written,
             page_image_writes: self.store.image_writes,
             page_image_write_ns: self.store.image_write_ns,
+            log_writes: self.store.log_writes,
+            log_write_ns: self.store.log_write_ns,
+            log_reads: self.store.log_reads,
+            log_read_ns: self.store.log_read_ns,
             ..Stats::default()
         };
         if let Some(ftl) = &self.store.dev.flash {

@@ -116,6 +116,8 @@ pub struct RunReport {
     pub stats: Stats,
     /// Measured operations per simulated second.
     pub ops_per_s: f64,
+    /// The tree's size at the end of the phase: its pages × the page size, bytes.
+    pub db_bytes: u64,
 }
 
 /// A benchmark run in progress. A clone is the run at that point: run on an engine in
@@ -309,7 +311,8 @@ impl Run {
 /// The report of `benchmark` over `records` records measured from the counters `start`.
 fn report_since(engine: &Engine, benchmark: Benchmark, records: u64, start: &Stats) -> RunReport {
     let stats = engine.stats().since(start);
-    RunReport { engine: engine.config().kind, benchmark, records, ops_per_s: stats.ops_per_s(), stats }
+    let db_bytes = u64::from(engine.pages()) * u64::from(engine.config().page_bytes);
+    RunReport { engine: engine.config().kind, benchmark, records, ops_per_s: stats.ops_per_s(), stats, db_bytes }
 }
 
 /// The seed's `benchmarks` ([`WorkloadSpec::seed_benchmark`] over `records` records with

@@ -18,8 +18,8 @@ pub use memo::Memo;
 pub use outcome::{AxisScale, Cell, Outcome, Plot, Series, Table};
 pub use runner::{run_experiments, Exclusive, Footprint, Pool, RunEvents};
 pub use scorecard::{
-    claim, scorecard, Claim, ClaimKind, FoundWouldHold, Measured, Relation, ScoreRow, Stated, Tolerance, Verdict,
-    WouldHold, WouldHoldWhen,
+    claim, scorecard, Claim, ClaimKind, FoundWouldHold, Measured, Relation, ScoreRow, Stated, Tolerance, Unmeasured,
+    Verdict, WouldHold, WouldHoldWhen,
 };
 pub use stored::{PaperStore, StoredRun};
 

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::outcome::{Cell, Outcome, Table};
-use crate::scorecard::{checks, scorecard, tally, tally_line, Claim, ClaimKind, ScoreRow, Verdict};
+use crate::scorecard::{checks, scorecard, tally, tally_line, Claim, ClaimKind, ScoreRow, Unmeasured, Verdict};
 use crate::stored::{PaperStore, StoredRun, NOT_STORED};
 use crate::{Experiment, LabError, Scale};
 
@@ -163,9 +163,9 @@ fn scorecard_csv(rows: &[ScoreRow]) -> String {
     out
 }
 
-/// `scorecard.json`: the run, the tally, the rows and the stored paper-scale runs they
-/// cite.
-fn scorecard_json(rows: &[ScoreRow], meta: &RunMeta, store: &PaperStore) -> String {
+/// `scorecard.json`: the run, the tally, the rows, the stored paper-scale runs they cite,
+/// and the papers' statements not measured here (`not_measured_here`).
+fn scorecard_json(rows: &[ScoreRow], meta: &RunMeta, store: &PaperStore, unmeasured: &[Unmeasured]) -> String {
     /// The verdicts of the measured rows, and how many rows are checks of the set-up.
     #[derive(Serialize)]
     struct Tally {
@@ -186,13 +186,14 @@ fn scorecard_json(rows: &[ScoreRow], meta: &RunMeta, store: &PaperStore) -> Stri
         tally: Tally,
         rows: &'a [ScoreRow],
         paper_scale_runs: Vec<&'a StoredRun>,
+        not_measured_here: &'a [Unmeasured],
     }
     let (reproduces, differs, not_measured) = tally(rows);
     let (input, constant) = checks(rows);
     let measured = reproduces + differs + not_measured;
     let paper_scale_runs = store.iter().collect();
     let tally = Tally { measured, reproduces, differs, not_measured, checks: Checks { input, constant } };
-    let json = Json { meta, tally, rows, paper_scale_runs };
+    let json = Json { meta, tally, rows, paper_scale_runs, not_measured_here: unmeasured };
     serde_json::to_string_pretty(&json).expect("scorecard serialises")
 }
 
@@ -220,7 +221,7 @@ pub fn write_experiment(
         write_file(&exp_dir.join(format!("plot-{}.svg", i + 1)), &plot.to_svg())?;
     }
     if !rows.is_empty() {
-        write_file(&exp_dir.join("scorecard.json"), &scorecard_json(&rows, meta, &PaperStore::default()))?;
+        write_file(&exp_dir.join("scorecard.json"), &scorecard_json(&rows, meta, &PaperStore::default(), &[]))?;
     }
     Ok(exp_dir)
 }
@@ -394,10 +395,40 @@ fn markdown_scorecard(rows: &[ScoreRow], store: &PaperStore) -> String {
     out
 }
 
+/// The papers' statements not measured here, and why, as a Markdown section; empty when
+/// there are none.
+fn markdown_unmeasured(unmeasured: &[Unmeasured]) -> String {
+    if unmeasured.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "## Not measured here, and why\n\nStatements and comparisons of the papers' evaluations that no row of the \
+         scorecard measures.\n\n| seed | where | statement | why not measured here |\n|---|---|---|---|\n",
+    );
+    for u in unmeasured {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} |",
+            md_cell(u.seed),
+            md_cell(u.figure),
+            md_cell(u.statement),
+            md_cell(u.why)
+        );
+    }
+    out.push('\n');
+    out
+}
+
 /// The Markdown report over all finished experiments, opened by the scorecard (whose
 /// rows carry their stored paper-scale values, see [`PaperStore::attach`]; `store` lists
-/// the runs cited).
-pub fn markdown(finished: &[Finished], meta: &RunMeta, scorecard: &[ScoreRow], store: &PaperStore) -> String {
+/// the runs cited), then the papers' statements not measured here (`unmeasured`).
+pub fn markdown(
+    finished: &[Finished],
+    meta: &RunMeta,
+    scorecard: &[ScoreRow],
+    unmeasured: &[Unmeasured],
+    store: &PaperStore,
+) -> String {
     let mut out = String::from("# nvmdb reproduction report\n\n");
     let _ = writeln!(
         out,
@@ -410,6 +441,7 @@ pub fn markdown(finished: &[Finished], meta: &RunMeta, scorecard: &[ScoreRow], s
         meta.seed
     );
     out.push_str(&markdown_scorecard(scorecard, store));
+    out.push_str(&markdown_unmeasured(unmeasured));
     out.push_str("## Experiments\n\n| experiment | reproduces |\n|---|---|\n");
     for f in finished {
         let _ = writeln!(out, "| [{}](#exp-{}) | {} |", f.id, f.id, md_cell(&f.source));
@@ -584,9 +616,43 @@ fn html_scorecard(rows: &[ScoreRow], store: &PaperStore) -> String {
     out
 }
 
+/// The papers' statements not measured here, and why, as an HTML section; empty when
+/// there are none.
+fn html_unmeasured(unmeasured: &[Unmeasured]) -> String {
+    if unmeasured.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "<h2 id=\"not-measured-here\">Not measured here, and why</h2>\n<p>Statements and comparisons of the papers' \
+         evaluations that no row of the scorecard measures.</p>\n<table class=\"scorecard\"><tr>",
+    );
+    for c in ["seed", "where", "statement", "why not measured here"] {
+        let _ = write!(out, "<th>{c}</th>");
+    }
+    out.push_str("</tr>\n");
+    for u in unmeasured {
+        let _ = writeln!(
+            out,
+            "<tr><td class=\"nowrap\">{}</td><td class=\"nowrap\">{}</td><td>{}</td><td>{}</td></tr>",
+            html_escape(u.seed),
+            html_escape(u.figure),
+            html_escape(u.statement),
+            html_escape(u.why)
+        );
+    }
+    out.push_str("</table>\n");
+    out
+}
+
 /// The HTML report, opened by the scorecard (with its stored paper-scale values, as in
-/// [`markdown`]), plots inlined.
-pub fn html(finished: &[Finished], meta: &RunMeta, scorecard: &[ScoreRow], store: &PaperStore) -> String {
+/// [`markdown`]) and the papers' statements not measured here, plots inlined.
+pub fn html(
+    finished: &[Finished],
+    meta: &RunMeta,
+    scorecard: &[ScoreRow],
+    unmeasured: &[Unmeasured],
+    store: &PaperStore,
+) -> String {
     let mut out = format!(
         "<!doctype html><html><head><meta charset=\"utf-8\"><title>nvmdb report</title><style>{STYLE}</style></head><body>\n"
     );
@@ -600,6 +666,7 @@ pub fn html(finished: &[Finished], meta: &RunMeta, scorecard: &[ScoreRow], store
         html_escape(&meta.version)
     );
     out.push_str(&html_scorecard(scorecard, store));
+    out.push_str(&html_unmeasured(unmeasured));
     for f in finished {
         let id = html_escape(&f.id);
         let _ = writeln!(
@@ -642,22 +709,24 @@ pub fn html(finished: &[Finished], meta: &RunMeta, scorecard: &[ScoreRow], store
 
 /// Writes `DIR/REPORT.md` and `DIR/index.html`, both opened by the scorecard of `claims`
 /// over the finished experiments with the stored paper-scale values of `store` beside
-/// ours, and the scorecard alone as `DIR/scorecard.json` and `DIR/scorecard.csv`. Fails
-/// when a measurement names no claim of its experiment or measures one twice.
+/// ours and the statements of the papers not measured here (`unmeasured`), and the
+/// scorecard alone as `DIR/scorecard.json` and `DIR/scorecard.csv`. Fails when a
+/// measurement names no claim of its experiment or measures one twice.
 pub fn write_report(
     dir: &Path,
     finished: &[Finished],
     meta: &RunMeta,
     claims: &[Claim],
+    unmeasured: &[Unmeasured],
     store: &PaperStore,
 ) -> Result<(), LabError> {
     let mut rows = scorecard(claims, finished)?;
     store.attach(&mut rows, claims);
     std::fs::create_dir_all(dir).map_err(io_err(dir))?;
-    write_file(&dir.join("scorecard.json"), &scorecard_json(&rows, meta, store))?;
+    write_file(&dir.join("scorecard.json"), &scorecard_json(&rows, meta, store, unmeasured))?;
     write_file(&dir.join("scorecard.csv"), &scorecard_csv(&rows))?;
-    write_file(&dir.join("REPORT.md"), &markdown(finished, meta, &rows, store))?;
-    write_file(&dir.join("index.html"), &html(finished, meta, &rows, store))
+    write_file(&dir.join("REPORT.md"), &markdown(finished, meta, &rows, unmeasured, store))?;
+    write_file(&dir.join("index.html"), &html(finished, meta, &rows, unmeasured, store))
 }
 
 #[cfg(test)]
@@ -733,6 +802,8 @@ mod tests {
             relation: Relation::AtLeast,
         }
     }
+    const UNMEASURED: &[Unmeasured] =
+        &[Unmeasured { seed: "CIDR 2011", figure: "Section 2", statement: "PCM is | denser", why: "no density model" }];
 
     fn meta() -> RunMeta {
         RunMeta { seed: 7, scale: Scale::Quick, git_commit: "abc".into(), version: "0.1.0".into() }
@@ -779,7 +850,7 @@ mod tests {
         let dir = temp_dir("report");
         let store = alpha_store(&temp_dir("report-store"));
         let finished = sample();
-        write_report(&dir, &finished, &meta(), CLAIMS, &store).unwrap();
+        write_report(&dir, &finished, &meta(), CLAIMS, UNMEASURED, &store).unwrap();
         let mut expected = scorecard(CLAIMS, &finished).unwrap();
         store.attach(&mut expected, CLAIMS);
         let ids: Vec<&str> = expected.iter().map(|r| r.claim_id.as_str()).collect();
@@ -809,6 +880,11 @@ mod tests {
         assert_eq!(json["rows"][1]["paper_scale_would_hold_when"]["value"], 48.0);
         assert_eq!(json["rows"][0]["would_hold_when"], serde_json::Value::Null);
         assert_eq!(json["paper_scale_runs"][0]["date"], "2026-11-22T20:11:05Z");
+        assert_eq!(
+            json["not_measured_here"],
+            serde_json::json!([{"seed": "CIDR 2011", "figure": "Section 2", "statement": "PCM is | denser",
+                                "why": "no density model"}])
+        );
 
         let csv = std::fs::read_to_string(dir.join("scorecard.csv")).unwrap();
         let lines: Vec<&str> = csv.lines().collect();
@@ -831,7 +907,11 @@ mod tests {
 
         let md = std::fs::read_to_string(dir.join("REPORT.md")).unwrap();
         let headings: Vec<&str> = md.lines().filter(|l| l.starts_with('#')).collect();
-        assert_eq!(headings[..3], ["# nvmdb reproduction report", "## Scorecard", "## Experiments"]);
+        assert_eq!(
+            headings[..4],
+            ["# nvmdb reproduction report", "## Scorecard", "## Not measured here, and why", "## Experiments"]
+        );
+        assert!(md.contains("| CIDR 2011 | Section 2 | PCM is \\| denser | no density model |"), "{md}");
         assert!(md.contains("**3 measured claims: 2 reproduce, 1 differs, 0 not measured** (4 claims)"), "{md}");
         assert!(md.contains(
             "| CIDR 2011 | Figure 6(a) | wear falls by at least 2×, \\| in text | ≥ 2× | 2.5× | 1.5× differs \
@@ -871,6 +951,8 @@ mod tests {
         );
         assert!(html.contains("<td class=\"nowrap\">constant</td>"));
         assert!(html.contains("<table id=\"paper-scale-runs\""));
+        assert!(html.contains("<h2 id=\"not-measured-here\">"));
+        assert!(html.contains("<td>PCM is | denser</td><td>no density model</td>"));
         // Every note link lands on an anchor, in both formats.
         for r in &expected {
             let target = r.note_link.strip_prefix('#').unwrap();
@@ -888,15 +970,16 @@ mod tests {
     fn report_without_stored_runs_says_so() {
         let store = PaperStore { dir: PathBuf::from("data/paper-scale"), ..PaperStore::default() };
         let rows = scorecard(CLAIMS, &sample()).unwrap();
-        let md = markdown(&sample(), &meta(), &rows, &store);
+        let md = markdown(&sample(), &meta(), &rows, &[], &store);
+        assert!(!md.contains("Not measured here"), "an empty list has no section");
         assert!(md.contains("No paper-scale runs are stored in `data/paper-scale`."), "{md}");
         assert_eq!(md.matches("| not stored |").count(), 4, "{md}");
-        assert!(html(&sample(), &meta(), &rows, &store).contains("No paper-scale runs are stored in"));
+        assert!(html(&sample(), &meta(), &rows, &[], &store).contains("No paper-scale runs are stored in"));
     }
 
     #[test]
     fn report_without_claims_says_so() {
-        let md = markdown(&sample(), &meta(), &[], &PaperStore::default());
+        let md = markdown(&sample(), &meta(), &[], &[], &PaperStore::default());
         assert!(md.contains("## Scorecard\n\nNo claims"), "{md}");
     }
 
@@ -905,7 +988,7 @@ mod tests {
         let mut finished = sample();
         finished[1].outcome.measure("beta-shaer", 1.0);
         let dir = temp_dir("typo");
-        let err = write_report(&dir, &finished, &meta(), CLAIMS, &PaperStore::default()).unwrap_err();
+        let err = write_report(&dir, &finished, &meta(), CLAIMS, &[], &PaperStore::default()).unwrap_err();
         assert!(
             matches!(&err, LabError::UnknownClaim { claim, experiment } if claim == "beta-shaer" && experiment == "beta")
         );

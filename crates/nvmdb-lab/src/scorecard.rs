@@ -178,6 +178,21 @@ pub struct Claim {
     pub kind: ClaimKind,
 }
 
+/// A quantitative statement or comparison of a paper's evaluation that no experiment here
+/// measures, and why: the report lists these under the scorecard, so that every statement
+/// of a paper's evaluation has a row or a reason.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Unmeasured {
+    /// The paper, as in [`Claim::seed`].
+    pub seed: &'static str,
+    /// Where the paper says it, e.g. `Section 4.4`.
+    pub figure: &'static str,
+    /// What the paper states, one line.
+    pub statement: &'static str,
+    /// Why no experiment here measures it, one line.
+    pub why: &'static str,
+}
+
 /// Whether a measurement reproduces its claim.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

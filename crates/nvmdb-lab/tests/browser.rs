@@ -134,7 +134,7 @@ fn report_renders_scorecard_and_plots_in_chromium() {
     let _ = std::fs::remove_dir_all(&dir);
     let finished = sample();
     let meta = RunMeta { seed: 1, scale: Scale::Quick, git_commit: "test".into(), version: "0.1.0".into() };
-    write_report(&dir, &finished, &meta, CLAIMS, &nvmdb_lab::PaperStore::default()).unwrap();
+    write_report(&dir, &finished, &meta, CLAIMS, &[], &nvmdb_lab::PaperStore::default()).unwrap();
     let layout = chromium::render(&chromium, &dir).unwrap();
 
     // The measured claims, then the checks of the set-up.

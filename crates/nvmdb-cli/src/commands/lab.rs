@@ -317,7 +317,7 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
         eprintln!("wrote {}", dir.display());
     }
     let mut out = Output::new();
-    out.line(nvmdb_lab::report::markdown(&finished, &meta, &rows, &stored))?;
+    out.line(nvmdb_lab::report::markdown(&finished, &meta, &rows, &[], &stored))?;
     out.finish()
 }
 
@@ -343,7 +343,7 @@ pub fn reproduce(args: &ReproduceArgs) -> Result<(), CliError> {
     };
     let finished = reporter.run(&experiments)?;
     let stored = if options.store { PaperStore::load(&options.paper_results, &claims)? } else { stored };
-    write_report(&options.out, &finished, &meta, &claims, &stored)?;
+    write_report(&options.out, &finished, &meta, &claims, &registry::papers::unmeasured(), &stored)?;
     if counted() {
         return Ok(());
     }

@@ -189,6 +189,11 @@ struct RunResult {
     /// What the store held that was not yet in flash at the end (after the drain of
     /// [`Warmup::AgedDrained`]: nothing).
     pending: Pending,
+    /// The PCM log's sector writes per P-block over the whole run, load and warm-up
+    /// included (the PCM's wear is cumulative); empty for the other schemes.
+    pblock_sector_writes: Vec<u64>,
+    /// The PCM log's P-block replacements over the whole run (default for the other schemes).
+    replacements: nvmdb_flash::pcm_log::Replacements,
 }
 
 impl RunResult {
@@ -397,6 +402,10 @@ fn run_passes(
     result.stats = store.stats();
     result.health = store.health();
     result.pending = store.pending();
+    if let Scheme::PcmLog(s) = scheme {
+        result.pblock_sector_writes = s.area().sector_writes().to_vec();
+        result.replacements = s.area().replacements();
+    }
     Ok(result)
 }
 

@@ -94,6 +94,12 @@ fn mean(values: &[f64]) -> f64 {
     values.iter().sum::<f64>() / values.len().max(1) as f64
 }
 
+/// The geometric mean of `values` (Figure 16's points are geometric means over traces);
+/// a zero counts as the smallest positive value.
+fn geometric_mean(values: &[f64]) -> f64 {
+    (values.iter().map(|x| x.max(f64::MIN_POSITIVE).ln()).sum::<f64>() / values.len() as f64).exp()
+}
+
 /// The smallest, median (of an even count, the mean of the middle two) and largest of
 /// `values`; zeros when there are none.
 fn spread(values: &[f64]) -> (f64, f64, f64) {
@@ -353,6 +359,11 @@ impl Experiment for Fig9Total {
             normalised("Total bit updates ÷ RR-S2X", &runs, ctx, &["RR-S2X", "RU20-S2X-WH64"], "RR-S2X", total);
         let ru_below_rr = by["RU"].iter().all(|&v| v < 1.0);
         let cut = reduction_percent(&by_s2x["RU20-S2X-WH64"]);
+        let of = |config: &str| mean(&by[config]);
+        let s2_below_s2x = of("RR-S2") < of("RR-S2X");
+        let ru_cut = 1.0 - of("RU");
+        let (s2_step, x_step) = (of("RU") - of("RU-S2"), of("RU-S2") - of("RU-S2X"));
+        let slight_extra = s2_step > 0.0 && x_step > 0.0 && s2_step < ru_cut && x_step < ru_cut;
         let mut headline = Table::new("Beside the paper", &["claim", "paper", "ours"]);
         headline.row(vec![
             "RU20-S2X-WH64 cuts total bit updates against RR-S2X, % (mean over traces)".into(),
@@ -381,6 +392,23 @@ impl Experiment for Fig9Total {
             ru_below_rr,
             "RU did not stay below RR on every trace; see the table.",
         );
+        outcome.tables.push(strategy_split(&runs, ctx));
+        let xor_note = step_note(&runs, ctx, "RR-S2", "RR-S2X");
+        let reuse_notes =
+            format!("{} {}", step_note(&runs, ctx, "RU", "RU-S2"), step_note(&runs, ctx, "RU-S2", "RU-S2X"));
+        outcome.notes.push(format!("Strategy 2 and the XOR flags, one at a time: {xor_note} {reuse_notes}"));
+        holds_explained(&mut outcome, "journal-fig9-rr-s2-below-rr-s2x", s2_below_s2x, &xor_note);
+        let steps_note = format!(
+            "Total ÷ RR, mean over traces: RU {:.3}, RU-S2 {:.3}, RU-S2X {:.3} (RU cuts {:.3} of RR's; S2 then {:+.3}, \
+             X {:+.3}). {reuse_notes}",
+            of("RU"),
+            of("RU-S2"),
+            of("RU-S2X"),
+            ru_cut,
+            -s2_step,
+            -x_step
+        );
+        holds_explained(&mut outcome, "journal-fig9-s2-x-slight-extra", slight_extra, &steps_note);
         let (split, split_note) = bits_by_field(&runs, ctx);
         let tx_cut = transactions_cut(&runs, ctx);
         let mut sensitivity = Table::new(
@@ -437,6 +465,58 @@ impl Experiment for Fig9Total {
 /// Message-body length factors of the workload sensitivity points.
 const BODY_FACTORS: [u32; 3] = [1, 2, 4];
 
+/// The configurations of Figure 9's strategy steps: S2 and the XOR flags with and
+/// without reuse.
+const STEP_CONFIGS: [&str; 5] = ["RR-S2", "RR-S2X", "RU", "RU-S2", "RU-S2X"];
+
+/// The bit updates of the measured transactions per journal structure for the strategy
+/// steps of Figure 9 ([`STEP_CONFIGS`]), summed over traces: the isolating split behind
+/// its S2 and XOR-flag claims.
+fn strategy_split(runs: &Runs, ctx: &RunContext) -> Table {
+    let mut table = Table::new(
+        "Bit updates of the measured transactions by journal structure, summed over traces: Strategy 2 and the \
+         XOR flags, each step the one factor changed",
+        &["structure", "RR-S2", "RR-S2X", "RU", "RU-S2", "RU-S2X"],
+    );
+    for field in Field::ALL {
+        let row = STEP_CONFIGS.map(|c| field_bits(runs, ctx, c, field));
+        if row.iter().any(|&b| b > 0) {
+            let mut cells: Vec<Cell> = vec![field.name().into()];
+            cells.extend(row.map(|b| Cell::from(b as i64)));
+            table.row(cells);
+        }
+    }
+    table
+}
+
+/// How the measured transactions' bit updates change from `from` to `to`, summed over
+/// traces: the total change and the three structures that change most.
+fn step_note(runs: &Runs, ctx: &RunContext, from: &str, to: &str) -> String {
+    let mut changes: Vec<(i64, &str)> = Field::ALL
+        .iter()
+        .map(|&f| (field_bits(runs, ctx, to, f) as i64 - field_bits(runs, ctx, from, f) as i64, f.name()))
+        .filter(|(d, _)| *d != 0)
+        .collect();
+    changes.sort_by_key(|(d, _)| -d.abs());
+    let total = |c: &str| Field::ALL.iter().map(|&f| field_bits(runs, ctx, c, f)).sum::<u64>();
+    format!(
+        "{from} → {to} (measured transactions, summed over traces): {:+} bit updates of {from}'s {}{}{}.",
+        total(to) as i64 - total(from) as i64,
+        total(from),
+        if changes.is_empty() { "" } else { ", most in " },
+        changes.iter().take(3).map(|(d, f)| format!("{f} {d:+}")).collect::<Vec<_>>().join(", ")
+    )
+}
+
+/// The bit updates of `config`'s measured transactions in journal structure `field`,
+/// summed over traces.
+fn field_bits(runs: &Runs, ctx: &RunContext, config: &str, field: Field) -> u64 {
+    traces(ctx)
+        .iter()
+        .map(|(a, l)| runs[&(config.to_string(), *a, *l)].transactions_pcm_by_field[field.index()].bits_written)
+        .sum()
+}
+
 /// RU20-S2X-WH64's cut of total bit updates against RR-S2X counting the measured
 /// transactions only (no setup), % (mean over traces).
 fn transactions_cut(runs: &Runs, ctx: &RunContext) -> f64 {
@@ -448,12 +528,7 @@ fn transactions_cut(runs: &Runs, ctx: &RunContext) -> f64 {
 /// The bit updates of the measured transactions per journal structure, RR-S2X against
 /// RU20-S2X-WH64 summed over traces, and a note naming the largest shares.
 fn bits_by_field(runs: &Runs, ctx: &RunContext) -> (Table, String) {
-    let sum = |config: &str, field: Field| -> u64 {
-        traces(ctx)
-            .iter()
-            .map(|(a, l)| runs[&(config.to_string(), *a, *l)].transactions_pcm_by_field[field.index()].bits_written)
-            .sum()
-    };
+    let sum = |config: &str, field: Field| field_bits(runs, ctx, config, field);
     let rr_total: u64 = Field::ALL.iter().map(|&f| sum("RR-S2X", f)).sum();
     let ru_total: u64 = Field::ALL.iter().map(|&f| sum("RU20-S2X-WH64", f)).sum();
     let mut table = Table::new(
@@ -1145,8 +1220,8 @@ impl Experiment for Fig16Sweep {
         let (_, total_by) = normalised("total", &runs, ctx, &all_names, "RR-S2X", |r| BitMetric::Total.of(r));
         let (_, max_by) = normalised("max", &runs, ctx, &all_names, "RR-S2X", |r| BitMetric::Max.of(r));
         // Figure 16 plots geometric means over the traces.
-        let geo = |v: &[f64]| (v.iter().map(|x| x.max(f64::MIN_POSITIVE).ln()).sum::<f64>() / v.len() as f64).exp();
-        let points: Vec<(f64, f64)> = names.iter().map(|c| (geo(&max_by[c]), geo(&total_by[c]))).collect();
+        let points: Vec<(f64, f64)> =
+            names.iter().map(|c| (geometric_mean(&max_by[c]), geometric_mean(&total_by[c]))).collect();
         let point = |n: u32, m: u32| {
             let name = sweep_name(n, m);
             points[names.iter().position(|c| *c == name).expect("in the sweep")]

@@ -22,7 +22,11 @@
 //!   "every size", "rises" and the like mean is spelt out in the claim's text.
 //!
 //! Where a paper gives one value for a quantity we measure over several configurations,
-//! the claim's text says which of ours is compared (e.g. the largest over sizes).
+//! the claim's text says which of ours is compared (e.g. the largest over sizes), and
+//! where that is a largest or smallest, why the paper's sentence reduces them so.
+//!
+//! Beside each paper's claims, its statements that no experiment here measures, each
+//! with the reason ([`Unmeasured`]); the report lists them under the scorecard.
 
 #![warn(clippy::cast_possible_truncation, clippy::unwrap_used)]
 
@@ -32,13 +36,13 @@ mod iplp;
 mod journal;
 mod thesis;
 
-use nvmdb_lab::{Cell, Claim, ClaimKind, Outcome, Stated, Tolerance, Verdict};
+use nvmdb_lab::{Cell, Claim, ClaimKind, Outcome, Stated, Tolerance, Unmeasured, Verdict};
 
-pub use cidr2011::CIDR2011;
-pub use envy::ENVY;
-pub use iplp::IPLP;
-pub use journal::JOURNAL;
-pub use thesis::THESIS;
+pub use cidr2011::{CIDR2011, CIDR2011_UNMEASURED};
+pub use envy::{ENVY, ENVY_UNMEASURED};
+pub use iplp::{IPLP, IPLP_UNMEASURED};
+pub use journal::{JOURNAL, JOURNAL_UNMEASURED};
+pub use thesis::{THESIS, THESIS_UNMEASURED};
 
 /// A single stated value from a simulation or measurement: ±20 %.
 pub const VALUE: Tolerance = Tolerance::Relative(0.2);
@@ -58,9 +62,23 @@ pub const PAPERS: [(&str, &[Claim]); 5] = [
     ("eNVy 1994", ENVY),
 ];
 
+/// Each paper's statements not measured here, by seed name, in report order.
+pub const NOT_MEASURED_HERE: [(&str, &[Unmeasured]); 5] = [
+    ("CIDR 2011", CIDR2011_UNMEASURED),
+    ("Thesis 2011", THESIS_UNMEASURED),
+    ("IPL-P 2011", IPLP_UNMEASURED),
+    ("SQLite journal 2016", JOURNAL_UNMEASURED),
+    ("eNVy 1994", ENVY_UNMEASURED),
+];
+
 /// Every paper's claims, in report order.
 pub fn all() -> Vec<Claim> {
     PAPERS.iter().flat_map(|(_, claims)| claims.iter().copied()).collect()
+}
+
+/// Every paper's statements not measured here, in report order.
+pub fn unmeasured() -> Vec<Unmeasured> {
+    NOT_MEASURED_HERE.iter().flat_map(|(_, list)| list.iter().copied()).collect()
 }
 
 /// The claim with this id; a missing id is a programming error.
@@ -136,6 +154,17 @@ pub fn markdown(seed: &str) -> String {
     out
 }
 
+/// A paper's statements not measured here (by seed name) as a Markdown table: where,
+/// statement, why. An unknown seed gives the header alone.
+pub fn unmeasured_markdown(seed: &str) -> String {
+    let mut out = String::from("| where | not measured here | why |\n|---|---|---|\n");
+    for u in unmeasured().iter().filter(|u| u.seed == seed) {
+        let cell = |s: &str| s.replace('|', "\\|");
+        out.push_str(&format!("| {} | {} | {} |\n", cell(u.figure), cell(u.statement), cell(u.why)));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeSet;
@@ -167,6 +196,21 @@ mod tests {
             for c in claims {
                 assert_eq!(c.seed, seed, "claim '{}'", c.id);
             }
+        }
+    }
+
+    #[test]
+    fn unmeasured_statements_carry_their_papers_seed_name_and_are_one_line() {
+        assert_eq!(NOT_MEASURED_HERE.map(|(seed, _)| seed), PAPERS.map(|(seed, _)| seed));
+        for (seed, list) in NOT_MEASURED_HERE {
+            assert!(!list.is_empty(), "{seed} lists nothing not measured here");
+            for u in list {
+                assert_eq!(u.seed, seed, "{}", u.statement);
+                for text in [u.figure, u.statement, u.why] {
+                    assert!(!text.is_empty() && !text.contains('\n'), "'{}' must be one line", u.statement);
+                }
+            }
+            assert_eq!(unmeasured_markdown(seed).lines().count(), 2 + list.len(), "{seed}");
         }
     }
 
