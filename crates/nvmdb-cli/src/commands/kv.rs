@@ -71,8 +71,8 @@ pub struct RunArgs {
     pub sync_every: Option<u64>,
     /// Cut the power before the N-th device write (from 1) of the operations (file mode)
     /// or of the measured phase (benchmark mode), recover from the devices, and finish from
-    /// the last completed sync; the JSON reports lost_synced_ops (synced writes recovery
-    /// lost; must be 0) and recovery_ns. The other figures cover the run before the cut
+    /// the last completed sync; the JSON reports lost_synced_ops (keys on which the
+    /// recovered state differs from the exact state at the last completed sync; must be 0) and recovery_ns. The other figures cover the run before the cut
     /// and after recovery. Past the end of the run, exit 2.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub power_loss_at: Option<u64>,
@@ -440,7 +440,7 @@ fn file_run(args: &RunArgs) -> Result<Report, CliError> {
                 recovery_ns = Some(engine.recovery_ns());
                 let m = model.as_mut().expect("a power cut is only set with a model");
                 let recovered = engine.scan(0, u32::MAX).map_err(engine_error)?;
-                lost_synced_ops = Some(workload::lost_synced(&m.synced, &m.unsynced, &recovered));
+                lost_synced_ops = Some(workload::lost_synced(&m.synced, &recovered));
                 m.unsynced.clear();
                 before = engine.stats();
                 results.pending.clear();
