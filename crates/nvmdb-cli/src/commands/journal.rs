@@ -64,7 +64,7 @@ pub struct SqlArgs {
     #[arg(long)]
     pub power_loss_at: Option<u64>,
     /// Write the final database here: per table in name order, `-- NAME`, then its rows
-    /// by rowid, values joined by `|`.
+    /// by rowid, values joined by `|`, each an SQL literal (blobs as `X'FF00'`).
     #[arg(long)]
     pub dump: Option<String>,
     /// SQLite's rollback-journal mode: delete (the commit deletes the journal),
@@ -299,15 +299,41 @@ fn list_value(conn: &Connection, value: ValueRef<'_>) -> String {
     }
 }
 
+/// A value as an SQL literal that gives it back exactly (sqlite3's quote mode, but a
+/// real with every digit it needs): `NULL`, an integer, a real (`1.0`, not `1`), text
+/// quoted with `''` (`CAST(X'..' AS TEXT)` when not UTF-8), a blob as `X'FF00'`.
+fn sql_literal(value: ValueRef<'_>) -> String {
+    let hex = |bytes: &[u8]| bytes.iter().map(|b| format!("{b:02X}")).collect::<String>();
+    match value {
+        ValueRef::Null => "NULL".into(),
+        ValueRef::Integer(v) => v.to_string(),
+        ValueRef::Real(v) => format!("{v:?}"),
+        ValueRef::Text(t) => match std::str::from_utf8(t) {
+            Ok(text) => format!("'{}'", text.replace('\'', "''")),
+            Err(_) => format!("CAST(X'{}' AS TEXT)", hex(t)),
+        },
+        ValueRef::Blob(b) => format!("X'{}'", hex(b)),
+    }
+}
+
 /// Runs one statement, returning its rows in list format.
 fn execute(conn: &Connection, sql: &str) -> Result<Vec<String>, nvmdb_journal::rusqlite::Error> {
+    execute_as(conn, sql, &|v| list_value(conn, v))
+}
+
+/// Runs one statement, returning its rows with each value as `format` writes it, joined
+/// by `|`.
+fn execute_as(
+    conn: &Connection,
+    sql: &str,
+    format: &dyn Fn(ValueRef<'_>) -> String,
+) -> Result<Vec<String>, nvmdb_journal::rusqlite::Error> {
     let mut stmt = conn.prepare(sql)?;
     let columns = stmt.column_count();
     let mut rows = stmt.query([])?;
     let mut out = Vec::new();
     while let Some(row) = rows.next()? {
-        let values: Vec<String> =
-            (0..columns).map(|i| row.get_ref(i).map(|v| list_value(conn, v))).collect::<Result<_, _>>()?;
+        let values: Vec<String> = (0..columns).map(|i| row.get_ref(i).map(format)).collect::<Result<_, _>>()?;
         if columns > 0 {
             out.push(values.join("|"));
         }
@@ -324,8 +350,8 @@ fn dump(conn: &Connection) -> Result<String, nvmdb_journal::rusqlite::Error> {
     for table in tables {
         text += &format!("-- {table}\n");
         let quoted = table.replace('"', "\"\"");
-        let rows = execute(conn, &format!("SELECT * FROM \"{quoted}\" ORDER BY rowid"))
-            .or_else(|_| execute(conn, &format!("SELECT * FROM \"{quoted}\"")))?;
+        let rows = execute_as(conn, &format!("SELECT * FROM \"{quoted}\" ORDER BY rowid"), &sql_literal)
+            .or_else(|_| execute_as(conn, &format!("SELECT * FROM \"{quoted}\""), &sql_literal))?;
         for row in rows {
             text += &row;
             text.push('\n');
@@ -341,7 +367,8 @@ struct SqlReport {
     statements_run: usize,
     committed_transactions: u64,
     crashed: bool,
-    integrity_check: String,
+    /// Every row `PRAGMA integrity_check` returned (`["ok"]` for a sound database).
+    integrity_check: Vec<String>,
     total_bit_updates: u64,
     max_bit_updates: u64,
     energy_pj: u64,
@@ -463,9 +490,8 @@ fn sql_report(args: &SqlArgs) -> Result<SqlReport, CliError> {
     };
     let (integrity, dumped) = {
         let db = sim.open_in_mode(DB_NAME, args.journal_mode.mode()).map_err(failed)?;
-        let check: String = db
-            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-            .map_err(|e| CliError::failed(format!("integrity_check: {e}")))?;
+        let check =
+            execute(&db, "PRAGMA integrity_check").map_err(|e| CliError::failed(format!("integrity_check: {e}")))?;
         let dumped = match &args.dump {
             Some(_) => Some(dump(&db).map_err(|e| CliError::failed(format!("--dump: {e}")))?),
             None => None,
@@ -513,7 +539,7 @@ mod tests {
         )
         .unwrap();
         let path = |name: &str| dir.join(name).to_string_lossy().into_owned();
-        let states = ["-- t\n", "-- t\n1|a\n", "-- t\n1|b\n2|\n"];
+        let states = ["-- t\n", "-- t\n1|'a'\n", "-- t\n1|'b'\n2|NULL\n"];
         let mut cuts = 0;
         for cut in 1..40 {
             let _ = std::fs::remove_file(dir.join(DB_NAME));
@@ -575,7 +601,7 @@ mod tests {
             json: true,
         };
         let full = sql_report(&args(None)).unwrap();
-        assert!(!full.crashed && full.integrity_check == "ok", "{config} {mode:?}: {full:?}");
+        assert!(!full.crashed && full.integrity_check == ["ok"], "{config} {mode:?}: {full:?}");
         assert_eq!(usize::try_from(full.committed_transactions).unwrap(), states.len().saturating_sub(1));
         assert_eq!(full.journal_mode, mode.mode().name());
         let total = full.device_writes;
@@ -590,7 +616,7 @@ mod tests {
             // A cut just past the last write can still refuse the final sync.
             assert!(report.crashed && cut <= total.saturating_add(1), "{config} {mode:?}: cut {cut} of {total}");
             tried = tried.saturating_add(1);
-            assert_eq!(report.integrity_check, "ok", "{config} {mode:?}: cut at write {cut}");
+            assert_eq!(report.integrity_check, ["ok"], "{config} {mode:?}: cut at write {cut}");
             let committed = usize::try_from(report.committed_transactions).unwrap();
             let dumped = std::fs::read_to_string(dir.join("dump.txt")).unwrap();
             let (before, after) = (states.get(committed), states.get(committed.saturating_add(1)));
