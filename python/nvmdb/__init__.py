@@ -509,7 +509,8 @@ def journal_sql(
       script: the SQL script: statements separated by ``;``, run in order.
       power_loss_at: cut the power at this device write (1-based); the script stops
         there, and the database is reopened and recovered.
-      dump: write the final database here (per table, ``-- NAME`` then its rows).
+      dump: write the final database here (per table, ``-- NAME`` then its rows, each
+        value an SQL literal: blobs as ``X'FF00'``).
       journal_mode: SQLite's journal mode: delete, truncate or persist.
       seed: the seed of SQLite's randomness (journal nonces).
       pcm_write_time: chunks (7.1 µs per changed 128 B step) or cells (by the cells each

@@ -155,3 +155,69 @@ fn bench_filter_is_a_substring_and_exact_selects_one_name() {
     assert!(stderr.contains("--filter"), "{stderr}");
     assert_eq!(nvmdb(&["bench", "--exact"]).status.code(), Some(2));
 }
+
+/// `journal sql --power-loss-at` past the script's device writes never cuts: one line
+/// naming the flag, exit 2, and no database image written.
+#[test]
+fn journal_sql_cut_past_the_end_exits_2_naming_the_flag() {
+    let dir = temp_path("journal-past");
+    let script = write_trace("journal-past.sql", "CREATE TABLE t(x);\nINSERT INTO t VALUES(1);\n");
+    let run = |cut: Option<&str>| {
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut args = vec!["journal", "sql", "--config", "RR-S2X", "--db-dir", dir.to_str().unwrap()];
+        args.extend(["--script", &script, "--json"]);
+        args.extend(cut.map(|c| ["--power-loss-at", c]).into_iter().flatten());
+        nvmdb(&args)
+    };
+    let full = json(&run(None));
+    assert_eq!(full["crashed"], false);
+    let writes = full["device_writes"].as_u64().unwrap();
+    assert!(writes > 0);
+    assert_eq!(json(&run(Some(&writes.to_string())))["crashed"], true);
+    let past = (writes + 1).to_string();
+    let out = run(Some(&past));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!((out.status.code(), out.stdout.len(), err.trim().lines().count()), (Some(2), 0, 1), "{err}");
+    assert_eq!(
+        err.trim(),
+        format!("--power-loss-at: device write {past} is past the end of the script ({writes} device writes in all)")
+    );
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "no database image written");
+}
+
+/// `journal sql` reports every row of `PRAGMA integrity_check` (an index whose schema
+/// was rewritten misses five rows), and `--dump` writes each value as an SQL literal:
+/// blobs as hex, text quoted, reals with their point, NULL by name.
+#[test]
+fn journal_sql_reports_the_whole_integrity_check_and_dumps_losslessly() {
+    let dir = temp_path("journal-integrity");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = write_trace(
+        "journal-integrity.sql",
+        "CREATE TABLE t(a, b);\nCREATE INDEX i ON t(a);\n\
+         INSERT INTO t VALUES(1, X'FF00'), (2, X'FE00'), (3, 'it''s|x'), (4, 1.0), (5, 1), (NULL, NULL);\n\
+         PRAGMA writable_schema = ON;\nUPDATE sqlite_master SET sql = 'CREATE INDEX i ON t(b)' WHERE name = 'i';\n",
+    );
+    let dump = temp_path("journal-integrity.dump");
+    let report = json(&nvmdb(&[
+        "journal",
+        "sql",
+        "--config",
+        "RR-S2X",
+        "--db-dir",
+        dir.to_str().unwrap(),
+        "--script",
+        &script,
+        "--dump",
+        dump.to_str().unwrap(),
+        "--json",
+    ]));
+    let missing: Vec<String> = (1..=5).map(|row| format!("row {row} missing from index i")).collect();
+    assert_eq!(report["integrity_check"], serde_json::json!(missing));
+    assert_eq!(
+        std::fs::read_to_string(&dump).unwrap(),
+        "-- t\n1|X'FF00'\n2|X'FE00'\n3|'it''s|x'\n4|1.0\n5|1\nNULL|NULL\n"
+    );
+}

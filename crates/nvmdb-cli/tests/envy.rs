@@ -93,6 +93,36 @@ fn power_loss_loses_nothing_at_every_policy() {
     }
 }
 
+/// A cut past the last operation never happens: one line naming the flag, exit 2.
+#[test]
+fn a_cut_past_the_end_of_the_trace_exits_2_naming_the_flag() {
+    let trace = temp("past.trace", "W 0 01\nB\nW 1 02\nC\nR 0 2\n");
+    let run = |at: &str| {
+        nvmdb(&[
+            "envy",
+            "replay",
+            "--trace",
+            trace.to_str().unwrap(),
+            "--size-mb",
+            "1",
+            "--power-loss-at",
+            at,
+            "--json",
+        ])
+    };
+    let out = run("5");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!((json(&out)["power_loss_at"].clone(), json(&out)["lost_bytes"].clone()), (5.into(), 0.into()));
+    let out = run("6");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!((out.status.code(), err.trim().lines().count()), (Some(2), 1), "{err}");
+    assert_eq!(err.trim(), "--power-loss-at: operation 6 is past the end of the trace (5 operations in all)");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains('{'), "no report without the cut");
+    // Without the flag the report has no lost_bytes at all.
+    let out = nvmdb(&["envy", "replay", "--trace", trace.to_str().unwrap(), "--size-mb", "1", "--json"]);
+    assert!(json(&out).get("lost_bytes").is_none());
+}
+
 #[test]
 fn bad_input_is_one_line_and_exit_2() {
     let cases = [

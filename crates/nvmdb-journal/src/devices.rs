@@ -313,6 +313,8 @@ pub struct Devices {
     pub storage: BlockStore,
     /// Every PCM and storage write passes this one switch.
     power: PowerSwitch,
+    /// Whether a sync was refused after the cut.
+    refused_sync: bool,
     by_field: [PcmStats; Field::ALL.len()],
 }
 
@@ -327,6 +329,7 @@ impl Devices {
             pcm: Pcm::new(config)?,
             storage: BlockStore::new(params.block),
             power: PowerSwitch::new(),
+            refused_sync: false,
             by_field: Default::default(),
         })
     }
@@ -350,6 +353,22 @@ impl Devices {
     /// True once the cut is reached: the next write would be refused.
     pub fn is_cut(&self) -> bool {
         self.power.is_cut()
+    }
+
+    /// A sync: writes reach the persistent devices at once, so it succeeds unless the
+    /// power is cut.
+    pub fn sync(&mut self) -> Result<(), JournalError> {
+        if self.is_cut() {
+            self.refused_sync = true;
+            return Err(JournalError::PowerCut(self.writes().saturating_add(1)));
+        }
+        Ok(())
+    }
+
+    /// Whether a cut refused a write or a sync (false for a cut reached just as the run
+    /// ended, which interrupted nothing).
+    pub fn cut_interrupted(&self) -> bool {
+        self.refused_sync || !self.power.cuts().is_empty()
     }
 
     fn admit(&mut self) -> Result<(), JournalError> {

@@ -196,6 +196,11 @@ impl Simulation {
         self.with_shared(|s| s.devices.is_cut())
     }
 
+    /// Whether a cut interrupted anything ([`Devices::cut_interrupted`]).
+    pub fn cut_interrupted(&self) -> bool {
+        self.with_shared(|s| s.devices.cut_interrupted())
+    }
+
     /// The counters so far.
     pub fn stats(&self) -> RunStats {
         self.with_shared(|s| RunStats {

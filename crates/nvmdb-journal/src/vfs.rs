@@ -526,11 +526,9 @@ unsafe extern "C" fn x_truncate(file: *mut ffi::sqlite3_file, size: i64) -> c_in
 unsafe extern "C" fn x_sync(file: *mut ffi::sqlite3_file, _flags: c_int) -> c_int {
     // SAFETY: an open file of ours.
     let state = unsafe { state_of(file) };
-    // Writes reach the persistent devices at once; after a cut, nothing does.
-    if lock(&state.shared).devices.is_cut() {
-        ffi::SQLITE_IOERR_FSYNC
-    } else {
-        ffi::SQLITE_OK
+    match lock(&state.shared).devices.sync() {
+        Ok(()) => ffi::SQLITE_OK,
+        Err(_) => ffi::SQLITE_IOERR_FSYNC,
     }
 }
 

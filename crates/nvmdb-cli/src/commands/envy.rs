@@ -183,7 +183,8 @@ pub struct ReplayArgs {
     #[command(flatten)]
     pub system: SystemArgs,
     /// Cut the power after the N-th operation (every R, W, B, C and A line counts), then
-    /// recover and continue; an open transaction rolls back.
+    /// recover and continue; an open transaction rolls back. Past the end of the trace,
+    /// exit 2.
     #[arg(long)]
     pub power_loss_at: Option<u64>,
     /// Write the reads' hex lines to FILE instead of stdout.
@@ -750,12 +751,17 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
             envy.restore_stats(stats);
         }
     }
+    if let Some(at) = args.power_loss_at.filter(|&at| at > operations) {
+        return Err(CliError::input(format!(
+            "--power-loss-at: operation {at} is past the end of the trace ({operations} operations in all)"
+        )));
+    }
     out.flush().map_err(|e| CliError::failed(format!("reads: {e}")))?;
     if let Some(file) = reads {
         file.finish()?;
     }
     let mut report = Report::new("replay", &envy, operations);
-    report.lost_bytes = Some(lost_bytes.unwrap_or(0));
+    report.lost_bytes = lost_bytes;
     report.power_loss_at = args.power_loss_at;
     report.transactions = Some(counts);
     Output::new().report(&report, args.json)

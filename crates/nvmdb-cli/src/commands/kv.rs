@@ -71,9 +71,9 @@ pub struct RunArgs {
     pub sync_every: Option<u64>,
     /// Cut the power before the N-th device write (from 1) of the operations (file mode)
     /// or of the measured phase (benchmark mode), recover from the devices, and finish from
-    /// the last completed sync; the JSON reports power_lost (whether the run reached the
-    /// cut), lost_synced_ops (synced writes recovery lost; must be 0) and recovery_ns. The
-    /// other figures cover the run before the cut and after recovery.
+    /// the last completed sync; the JSON reports lost_synced_ops (keys on which the
+    /// recovered state differs from the exact state at the last completed sync; must be 0) and recovery_ns. The other figures cover the run before the cut
+    /// and after recovery. Past the end of the run, exit 2.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub power_loss_at: Option<u64>,
     /// Device timing: board (IPL-P Table 2) or chips (IPL-P Table 1).
@@ -141,9 +141,6 @@ struct Report {
     ops_per_s: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     power_loss_at: Option<u64>,
-    /// Whether the run reached the cut (false when it made fewer device writes).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    power_lost: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     lost_synced_ops: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -240,9 +237,11 @@ fn benchmark_run(args: &RunArgs) -> Result<Report, CliError> {
         return Ok(report(args, &config, benchmark.name(), records, result.stats));
     };
     let (_, outcome) = workload::run_with_power_loss(engine, &spec, at).map_err(engine_error)?;
+    if !outcome.power_lost {
+        return Err(cut_past_end(at));
+    }
     let mut report = report(args, &config, benchmark.name(), records, outcome.stats);
     report.power_loss_at = Some(at);
-    report.power_lost = Some(outcome.power_lost);
     report.lost_synced_ops = Some(outcome.lost_synced_ops);
     report.recovery_ns = Some(outcome.recovery_ns);
     Ok(report)
@@ -261,7 +260,6 @@ fn report(args: &RunArgs, config: &EngineConfig, mode: &'static str, records: u6
         records,
         ops_per_s: stats.ops_per_s(),
         power_loss_at: None,
-        power_lost: None,
         lost_synced_ops: None,
         recovery_ns: None,
         stats,
@@ -442,7 +440,7 @@ fn file_run(args: &RunArgs) -> Result<Report, CliError> {
                 recovery_ns = Some(engine.recovery_ns());
                 let m = model.as_mut().expect("a power cut is only set with a model");
                 let recovered = engine.scan(0, u32::MAX).map_err(engine_error)?;
-                lost_synced_ops = Some(workload::lost_synced(&m.synced, &m.unsynced, &recovered));
+                lost_synced_ops = Some(workload::lost_synced(&m.synced, &recovered));
                 m.unsynced.clear();
                 before = engine.stats();
                 results.pending.clear();
@@ -455,11 +453,18 @@ fn file_run(args: &RunArgs) -> Result<Report, CliError> {
     results.finish()?;
     measured = measured.plus(&engine.stats().since(&before));
     let mut report = report(args, &config, "file", records, measured);
-    if args.power_loss_at.is_some() {
-        report.power_loss_at = args.power_loss_at;
-        report.power_lost = Some(recovery_ns.is_some());
-        report.lost_synced_ops = Some(lost_synced_ops.unwrap_or(0));
-        report.recovery_ns = Some(recovery_ns.unwrap_or(0));
+    if let Some(at) = args.power_loss_at {
+        if recovery_ns.is_none() {
+            return Err(cut_past_end(at));
+        }
+        report.power_loss_at = Some(at);
+        report.lost_synced_ops = lost_synced_ops;
+        report.recovery_ns = recovery_ns;
     }
     Ok(report)
+}
+
+/// `--power-loss-at` beyond the device writes the run made: no cut happened.
+fn cut_past_end(at: u64) -> CliError {
+    CliError::input(format!("--power-loss-at: device write {at} is past the end of the run"))
 }
