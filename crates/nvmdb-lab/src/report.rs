@@ -479,7 +479,7 @@ fn html_escape(s: &str) -> String {
 const STYLE: &str = "body{font-family:sans-serif;max-width:1100px;margin:auto;padding:0 1em}\
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}\
 th{background:#f4f4f4}caption{font-weight:bold;text-align:left;padding:4px 0}\
-table.scorecard td,table.scorecard th,table.runs td,table.runs th{text-align:left;vertical-align:top}td.nowrap{white-space:nowrap}table.scorecard td.num,table.runs td.num{text-align:right;white-space:nowrap}\
+table.scorecard td,table.scorecard th,table.runs td,table.runs th,table.unmeasured td,table.unmeasured th{text-align:left;vertical-align:top}td.nowrap{white-space:nowrap}table.scorecard td.num,table.runs td.num{text-align:right;white-space:nowrap}\
 td.verdict{font-weight:bold;white-space:nowrap}td.reproduces{background:#d7f0d8;color:#14532d}\
 td.differs{background:#fde8b8;color:#713f12}td.would-hold{min-width:9em}td.not-measured{background:#e5e7eb;color:#374151}\
 p.tally{font-size:1.1em}svg{max-width:100%;height:auto;display:block;margin:1em 0}";
@@ -624,7 +624,7 @@ fn html_unmeasured(unmeasured: &[Unmeasured]) -> String {
     }
     let mut out = String::from(
         "<h2 id=\"not-measured-here\">Not measured here, and why</h2>\n<p>Statements and comparisons of the papers' \
-         evaluations that no row of the scorecard measures.</p>\n<table class=\"scorecard\"><tr>",
+         evaluations that no row of the scorecard measures.</p>\n<table class=\"unmeasured\"><tr>",
     );
     for c in ["seed", "where", "statement", "why not measured here"] {
         let _ = write!(out, "<th>{c}</th>");
@@ -952,6 +952,9 @@ mod tests {
         assert!(html.contains("<td class=\"nowrap\">constant</td>"));
         assert!(html.contains("<table id=\"paper-scale-runs\""));
         assert!(html.contains("<h2 id=\"not-measured-here\">"));
+        // Its list is a table of its own kind: the scorecard's tables hold claims only.
+        assert_eq!(html.matches("<table class=\"scorecard").count(), 2);
+        assert!(html.contains("<table class=\"unmeasured\">"));
         assert!(html.contains("<td>PCM is | denser</td><td>no density model</td>"));
         // Every note link lands on an anchor, in both formats.
         for r in &expected {
