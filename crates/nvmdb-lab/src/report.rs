@@ -352,19 +352,9 @@ fn markdown_scorecard(rows: &[ScoreRow], store: &PaperStore) -> String {
         } else {
             parts.iter().map(|(text, at)| format!("[{}](#exp-{at})", md_cell(text))).collect::<Vec<_>>().join("; ")
         };
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {would_hold} | {} |",
-            md_cell(&r.seed),
-            md_cell(&r.figure),
-            md_cell(&r.claim),
-            md_cell(&r.paper),
-            md_cell(&r.ours),
-            md_cell(&paper_scale_display(r)),
-            md_cell(&r.tolerance),
-            r.verdict.label(),
-            note_cell(r)
-        );
+        let stored = paper_scale_display(r);
+        let cells = [&r.seed, &r.figure, &r.claim, &r.paper, &r.ours, &stored, &r.tolerance];
+        let _ = writeln!(out, "{} | {} | {would_hold} | {} |", md_row(&cells), r.verdict.label(), note_cell(r));
     }
     out.push('\n');
     if let Some(line) = checks_line(rows) {
@@ -374,20 +364,9 @@ fn markdown_scorecard(rows: &[ScoreRow], store: &PaperStore) -> String {
         );
         out.push_str("|---|---|---|---|---|---|---|---|---|---|\n");
         for r in rows.iter().filter(|r| r.kind != ClaimKind::Measured) {
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-                md_cell(&r.seed),
-                md_cell(&r.figure),
-                md_cell(&r.claim),
-                r.kind.label(),
-                md_cell(&r.paper),
-                md_cell(&r.ours),
-                md_cell(&paper_scale_display(r)),
-                md_cell(&r.tolerance),
-                r.verdict.label(),
-                note_cell(r)
-            );
+            let (kind, stored) = (r.kind.label().to_string(), paper_scale_display(r));
+            let cells = [&r.seed, &r.figure, &r.claim, &kind, &r.paper, &r.ours, &stored, &r.tolerance];
+            let _ = writeln!(out, "{} | {} | {} |", md_row(&cells), r.verdict.label(), note_cell(r));
         }
         out.push('\n');
     }
@@ -397,6 +376,13 @@ fn markdown_scorecard(rows: &[ScoreRow], store: &PaperStore) -> String {
 
 /// The papers' statements not measured here, and why, as a Markdown section; empty when
 /// there are none.
+/// The first cells of a scorecard row in Markdown, each escaped: `| a | b | c` (the
+/// caller writes the rest and the closing `|`).
+fn md_row(cells: &[&String]) -> String {
+    let cells: Vec<String> = cells.iter().map(|c| md_cell(c)).collect();
+    format!("| {}", cells.join(" | "))
+}
+
 fn markdown_unmeasured(unmeasured: &[Unmeasured]) -> String {
     if unmeasured.is_empty() {
         return String::new();
