@@ -203,17 +203,20 @@ impl Experiment for Lifetime {
             ]);
             factor_years.push((*label, flushed, years, writes, cows, cost));
         }
-        let mut outcome = Outcome::default();
-        outcome.summary = format!(
-            "Pages flushed per transaction ({flushed_per_txn:.2}) and the cleaning cost ({:.2}) are measured on TPC-A \
-             ({} accounts, 80 % utilisation, hybrid cleaning, {} MB of flash) at {LIGHT_TPS} TPS, run until its \
-             throughput converged; the 2 GB array's lifetime at 10,000 TPS then follows: {years:.2} years.",
-            r.cleaning_cost,
-            tpca.accounts,
-            (config.flash_pages() * u64::from(config.page_bytes)) >> 20
-        );
-        outcome.config = json!({"envy": config, "tpca": tpca, "convergence": rule, "factor_array": base,
-            "measured_tps": r.throughput_tps, "seed": ctx.seed});
+        let mut outcome = Outcome {
+            summary: format!(
+                "Pages flushed per transaction ({flushed_per_txn:.2}) and the cleaning cost ({:.2}) are measured on \
+                 TPC-A ({} accounts, 80 % utilisation, hybrid cleaning, {} MB of flash) at {LIGHT_TPS} TPS, run \
+                 until its throughput converged; the 2 GB array's lifetime at 10,000 TPS then follows: {years:.2} \
+                 years.",
+                r.cleaning_cost,
+                tpca.accounts,
+                (config.flash_pages() * u64::from(config.page_bytes)) >> 20
+            ),
+            config: json!({"envy": config, "tpca": tpca, "convergence": rule, "factor_array": base,
+                "measured_tps": r.throughput_tps, "seed": ctx.seed}),
+            ..Default::default()
+        };
         outcome.tables.extend([table, factors]);
         let factor = |label: &str| factor_years.iter().find(|f| f.0.starts_with(label)).copied();
         let as_measured = factor("as measured").expect("the baseline runs");
