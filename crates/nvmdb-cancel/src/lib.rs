@@ -10,11 +10,12 @@
 //! Beside the flag, each [`check`] counts one step of its loop in the calling thread's
 //! [`Progress`] when a program watches it ([`counting`]: the Python package's progress
 //! bar of a single call). The total stays unknown (0): a trace streams, and setup
-//! (ageing, pre-fill) shares the count. With no [`Progress`] installed on the thread (the
-//! binary, the experiments' parts) the count is a thread-local read and nothing else.
+//! (ageing, pre-fill) shares the count. While no thread of the process watches (the
+//! binary) the count is one relaxed load; a thread that is not watched while another is
+//! (an experiment's parts beside a Python call) reads a thread-local and counts nothing.
 
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// The flag, shared with the binary's signal handler (which sets an `Arc<AtomicBool>`).
@@ -90,25 +91,35 @@ thread_local! {
     static WATCHED: RefCell<Option<Arc<Progress>>> = const { RefCell::new(None) };
 }
 
+/// How many threads run [`counting`] now: while none does, a check counts nothing and
+/// reads no thread-local (one relaxed load, as for the flag).
+static WATCHERS: AtomicUsize = AtomicUsize::new(0);
+
 /// Runs `work` with the loops on this thread counting their steps in `progress`.
 pub fn counting<T>(progress: Arc<Progress>, work: impl FnOnce() -> T) -> T {
-    let earlier = WATCHED.with(|w| w.replace(Some(progress)));
-    let result = work();
-    WATCHED.with(|w| w.replace(earlier));
-    result
-}
-
-fn watched(count: impl FnOnce(&Progress)) {
-    WATCHED.with(|w| {
-        if let Some(progress) = w.borrow().as_deref() {
-            count(progress);
+    /// Puts back the thread's earlier watcher, also when `work` panics.
+    struct Restore(Option<Arc<Progress>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            WATCHED.with(|w| w.replace(self.0.take()));
+            WATCHERS.fetch_sub(1, Ordering::Relaxed);
         }
-    });
+    }
+    WATCHERS.fetch_add(1, Ordering::Relaxed);
+    let _restore = Restore(WATCHED.with(|w| w.replace(Some(progress))));
+    work()
 }
 
 /// `n` steps finished on this thread (counted when a program watches).
 fn work_done(n: u64) {
-    watched(|p| p.advance(n));
+    if WATCHERS.load(Ordering::Relaxed) == 0 {
+        return;
+    }
+    WATCHED.with(|w| {
+        if let Some(progress) = w.borrow().as_deref() {
+            progress.advance(n);
+        }
+    });
 }
 
 /// A run stopped because a stop was asked for ([`cancel`]).
