@@ -46,9 +46,11 @@ fn same_seed_same_trace_in_fiu_format() {
 
 #[test]
 fn bad_flags_exit_2_with_one_line() {
+    let out = std::env::temp_dir().join(format!("nvmdb-trace-gen-bad-{}.fiu", std::process::id()));
+    let out = out.to_str().expect("a UTF-8 temporary path");
     for (args, needle) in [
-        (vec!["trace", "gen", "--workload", "t9", "--out", "/tmp/x.fiu"], "--workload"),
-        (vec!["trace", "gen", "--workload", "d1", "--requests", "0", "--out", "/tmp/x.fiu"], "--requests"),
+        (vec!["trace", "gen", "--workload", "t9", "--out", out], "--workload"),
+        (vec!["trace", "gen", "--workload", "d1", "--requests", "0", "--out", out], "--requests"),
         (vec!["trace", "gen", "--workload", "d1", "--out", "/nonexistent-dir/x.fiu"], "--out"),
     ] {
         let o = nvmdb(&args);
