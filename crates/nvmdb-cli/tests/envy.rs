@@ -511,7 +511,10 @@ fn cut_flags_that_do_nothing_together_exit_2_naming_both() {
     let trace = trace.to_str().unwrap();
     let base = ["envy", "replay", "--trace", trace, "--size-mb", "1"];
     for (extra, names) in [
-        (&["--power-loss-at", "1", "--power-loss-at-write", "1"][..], &["--power-loss-at ", "--power-loss-at-write"][..]),
+        (
+            &["--power-loss-at", "1", "--power-loss-at-write", "1"][..],
+            &["--power-loss-at ", "--power-loss-at-write"][..],
+        ),
         (&["--power-loss-during-recovery", "1"], &["--power-loss-during-recovery", "--power-loss-at-write"]),
         (&["--power-loss-at-write", "0"], &["--power-loss-at-write"]),
         (&["--power-loss-at", "1", "--power-loss-during-recovery", "0"], &["--power-loss-during-recovery"]),

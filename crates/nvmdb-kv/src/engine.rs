@@ -497,7 +497,11 @@ impl Engine {
 
     /// Runs `work` with the devices' writes reported as `activity`, then sets back what the
     /// engine was doing.
-    fn doing<T>(&mut self, activity: Activity, work: impl FnOnce(&mut Engine) -> Result<T, KvError>) -> Result<T, KvError> {
+    fn doing<T>(
+        &mut self,
+        activity: Activity,
+        work: impl FnOnce(&mut Engine) -> Result<T, KvError>,
+    ) -> Result<T, KvError> {
         let was = self.store.dev.set_activity(activity);
         let out = work(self);
         self.store.dev.set_activity(was);

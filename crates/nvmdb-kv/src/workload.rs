@@ -585,7 +585,8 @@ mod tests {
                 }
                 let writes = clean.device_writes() - load_writes;
                 let want = clean.scan(0, u32::MAX).unwrap();
-                let (mut engine, report) = run_with_power_loss(Engine::new(config.clone()).unwrap(), &spec, 1, None).unwrap();
+                let (mut engine, report) =
+                    run_with_power_loss(Engine::new(config.clone()).unwrap(), &spec, 1, None).unwrap();
                 assert!(report.cut.is_some(), "{kind:?} {benchmark:?}: the first write was not cut");
                 for at in [2, 37, writes / 3, writes - 1, writes] {
                     let (mut cut, report) =

@@ -5,10 +5,10 @@ use std::io::{BufReader, Write};
 
 use clap::{Args, Subcommand, ValueEnum};
 use nvmdb_device::index;
-use nvmdb_envy::tpca::{accounts_to_fill, ConvergedRun, Convergence, Tpca, TpcaConfig};
-use nvmdb_envy::workload::{self, Bimodal};
 use nvmdb_device::Activity;
+use nvmdb_envy::tpca::{accounts_to_fill, ConvergedRun, Convergence, Tpca, TpcaConfig};
 use nvmdb_envy::verify::{AckModel, Check};
+use nvmdb_envy::workload::{self, Bimodal};
 use nvmdb_envy::{CleaningPolicy, Envy, EnvyConfig, EnvyError};
 use nvmdb_workload::lines::{quote, Lines};
 use nvmdb_workload::pcm_trace::{self, PcmOp};
@@ -722,10 +722,11 @@ fn check_cut_flags(args: &ReplayArgs) -> Result<(), CliError> {
         return Err(CliError::input("--power-loss-at counts operations from 1"));
     }
     if args.power_loss_at.is_some() && args.power_loss_at_write.is_some() {
-        return Err(CliError::input("--power-loss-at and --power-loss-at-write: a replay cuts the power once; give one"));
+        return Err(CliError::input(
+            "--power-loss-at and --power-loss-at-write: a replay cuts the power once; give one",
+        ));
     }
-    if args.power_loss_during_recovery.is_some() && args.power_loss_at.is_none() && args.power_loss_at_write.is_none()
-    {
+    if args.power_loss_during_recovery.is_some() && args.power_loss_at.is_none() && args.power_loss_at_write.is_none() {
         return Err(CliError::input(
             "--power-loss-during-recovery does nothing without --power-loss-at or --power-loss-at-write: there is no \
              recovery",

@@ -8,10 +8,10 @@ use clap::{Args, Subcommand};
 use serde::Serialize;
 
 use nvmdb_kv::file_format::{self, FileOp, ParseError};
+use nvmdb_kv::workload::CutReport;
 use nvmdb_kv::{
     workload, Benchmark, DevicePreset, Engine, EngineConfig, EngineKind, FlashTime, KvError, Stats, WorkloadSpec,
 };
-use nvmdb_kv::workload::CutReport;
 
 use crate::commands::kv_demo;
 use crate::error::CliError;
@@ -505,8 +505,7 @@ fn file_run(args: &RunArgs) -> Result<Report, CliError> {
             Err(KvError::PowerCut) => {
                 measured = measured.plus(&engine.stats().since(&before));
                 let at = engine.last_cut().expect("a refused write is a cut");
-                let recovered =
-                    workload::recover(engine, args.power_loss_during_recovery).map_err(engine_error)?;
+                let recovered = workload::recover(engine, args.power_loss_during_recovery).map_err(engine_error)?;
                 engine = recovered.engine;
                 cut_report = Some(CutReport {
                     operation: next as u64 + 1,

@@ -159,7 +159,11 @@ impl Envy {
     /// Runs `work` with the devices' writes reported as `activity`, then sets back what
     /// the controller was doing.
     #[inline]
-    fn doing<T>(&mut self, activity: Activity, work: impl FnOnce(&mut Envy) -> Result<T, EnvyError>) -> Result<T, EnvyError> {
+    fn doing<T>(
+        &mut self,
+        activity: Activity,
+        work: impl FnOnce(&mut Envy) -> Result<T, EnvyError>,
+    ) -> Result<T, EnvyError> {
         let was = self.dev.set_activity(activity);
         let out = work(self);
         self.dev.set_activity(was);
