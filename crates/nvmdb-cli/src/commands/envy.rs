@@ -690,14 +690,14 @@ fn recover(envy: Envy, second: Option<u64>) -> Result<Recovered, CliError> {
     let mut devices = envy.into_devices();
     devices.power_cycle();
     if let Some(m) = second {
-        devices.cut_power_before(devices.device_writes().saturating_add(m - 1));
+        devices.cut_power_before(devices.device_writes().saturating_add(m.saturating_sub(1)));
     }
     let mut recovery_cut = None;
     loop {
         let start = devices.device_writes();
         match Envy::recover(config, devices) {
             Ok(envy) => {
-                let recovery_device_writes = envy.devices().device_writes() - start;
+                let recovery_device_writes = envy.devices().device_writes().saturating_sub(start);
                 if let Some(m) = second.filter(|_| recovery_cut.is_none()) {
                     return Err(CliError::input(format!(
                         "--power-loss-during-recovery: device write {m} is past the end of the recovery \
@@ -708,7 +708,7 @@ fn recover(envy: Envy, second: Option<u64>) -> Result<Recovered, CliError> {
             }
             Err(failure) if matches!(failure.error, EnvyError::PowerCut { .. }) && recovery_cut.is_none() => {
                 devices = failure.devices;
-                recovery_cut = Some(devices.device_writes() - start + 1);
+                recovery_cut = Some(devices.device_writes().saturating_sub(start).saturating_add(1));
                 devices.power_cycle();
             }
             Err(failure) => return Err(envy_failed(failure.error)),
@@ -770,7 +770,7 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
     // Device writes are counted from the trace's start, after the format.
     let trace_start = envy.devices().device_writes();
     if let Some(n) = args.power_loss_at_write {
-        envy.cut_power_before(trace_start.saturating_add(n - 1));
+        envy.cut_power_before(trace_start.saturating_add(n.saturating_sub(1)));
     }
     // The model the recovery is checked against (the size was checked above); it also
     // knows whether the trace has a transaction open.
@@ -851,8 +851,9 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
         let device_write = match activity {
             Some(_) => envy.devices().last_cut().expect("a refused write is a cut").device_write,
             None => envy.devices().device_writes(),
-        } - trace_start
-            + 1;
+        }
+        .saturating_sub(trace_start)
+        .saturating_add(1);
         // Keep counting from before the cut: the run is one experiment.
         let stats = *envy.stats();
         let recovered = recover(envy, args.power_loss_during_recovery)?;
@@ -881,7 +882,7 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
     if let Some(n) = args.power_loss_at_write.filter(|_| power_loss.is_none()) {
         return Err(CliError::input(format!(
             "--power-loss-at-write: device write {n} is past the end of the trace ({} device writes in all)",
-            envy.devices().device_writes() - trace_start
+            envy.devices().device_writes().saturating_sub(trace_start)
         )));
     }
     out.flush().map_err(|e| CliError::failed(format!("reads: {e}")))?;

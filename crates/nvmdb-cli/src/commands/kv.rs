@@ -508,8 +508,8 @@ fn file_run(args: &RunArgs) -> Result<Report, CliError> {
                 let recovered = workload::recover(engine, args.power_loss_during_recovery).map_err(engine_error)?;
                 engine = recovered.engine;
                 cut_report = Some(CutReport {
-                    operation: next as u64 + 1,
-                    device_write: at.device_write - first + 1,
+                    operation: (next as u64).saturating_add(1),
+                    device_write: at.device_write.saturating_sub(first).saturating_add(1),
                     activity: at.activity,
                     recovery_cut: recovered.recovery_cut,
                     recovery_device_writes: recovered.recovery_device_writes,
