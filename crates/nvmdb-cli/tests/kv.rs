@@ -238,6 +238,26 @@ fn bad_files_and_flags_exit_2_naming_the_line_or_the_flag() {
     bad(&[&gen[..], &["--buffer-kb", "16"]].concat(), &["--buffer-kb"]);
     bad(&[&gen[..], &["--pcm-write-bytes", "100"]].concat(), &["--pcm-write-bytes"]);
     bad(&[&gen[..], &["--power-loss-at", "0"]].concat(), &["--power-loss-at"]);
+    bad(
+        &[&gen[..], &["--power-loss-at", "1", "--power-loss-at-write", "1"]].concat(),
+        &["--power-loss-at ", "--power-loss-at-write"],
+    );
+    bad(
+        &[&gen[..], &["--power-loss-during-recovery", "1"]].concat(),
+        &["--power-loss-during-recovery", "--power-loss-at-write"],
+    );
+    bad(
+        &[&gen[..], &["--power-loss-at-write", "1", "--power-loss-during-recovery", "0"]].concat(),
+        &["--power-loss-during-recovery"],
+    );
+    bad(
+        &[&gen[..], &["--power-loss-at-write", "1", "--power-loss-during-recovery", "1000"]].concat(),
+        &["--power-loss-during-recovery: device write 1000 is past the end of the recovery"],
+    );
+    bad(
+        &[&gen[..], &["--power-loss-at-write", "100000"]].concat(),
+        &["--power-loss-at-write: device write 100000 is past the end of the run"],
+    );
     bad(&[&gen[..], &["--flash-time", "fast"]].concat(), &["--flash-time"]);
     bad(&[&gen[..], &["--preset", "chips", "--flash-time", "measured"]].concat(), &["--preset", "--flash-time"]);
     let pcm = ["kv", "run", "--engine", "pcm-only", "--workload", "insert", "--records", "10"];

@@ -273,15 +273,15 @@ fn report_cut(
 }
 
 fn run_kv(args: &RunArgs) -> Result<(), CliError> {
-    power_cut(args)?;
+    let cut = power_cut(args)?;
     let file_mode = args.load.is_some() || args.ops.is_some() || args.results.is_some();
     let benchmark_mode = args.workload.is_some() || args.records.is_some();
     let report = match (file_mode, benchmark_mode) {
         (true, true) => {
             return Err(CliError::input("use either --load/--ops/--results or --workload/--records, not both"))
         }
-        (true, false) => file_run(args)?,
-        (false, true) => benchmark_run(args)?,
+        (true, false) => file_run(args, cut)?,
+        (false, true) => benchmark_run(args, cut)?,
         (false, false) => return Err(CliError::input("give --workload and --records, or --load and --ops")),
     };
     Output::new().report(&report, args.json)
@@ -291,7 +291,8 @@ fn engine_error(e: KvError) -> CliError {
     CliError::failed(e.to_string())
 }
 
-fn benchmark_run(args: &RunArgs) -> Result<Report, CliError> {
+/// Benchmark mode, with the power cut `cut` ([`power_cut`]).
+fn benchmark_run(args: &RunArgs, cut: Option<(u64, &'static str)>) -> Result<Report, CliError> {
     let (Some(benchmark), Some(records)) = (args.workload, args.records) else {
         return Err(CliError::input("benchmark mode needs --workload and --records"));
     };
@@ -300,7 +301,7 @@ fn benchmark_run(args: &RunArgs) -> Result<Report, CliError> {
     let mut engine = Engine::new(config.clone()).map_err(engine_error)?;
     let spec =
         WorkloadSpec { sync_every: args.sync_every, ..WorkloadSpec::seed_benchmark(benchmark, records, args.seed) };
-    let Some(cut) = power_cut(args)? else {
+    let Some(cut) = cut else {
         let result = workload::run(&mut engine, &spec, 4096, &mut |_| {}).map_err(engine_error)?;
         return Ok(report(args, &config, benchmark.name(), records, result.stats));
     };
@@ -433,7 +434,8 @@ fn apply(engine: &mut Engine, op: &FileOp, results: &mut Results, model: Option<
     Ok(())
 }
 
-fn file_run(args: &RunArgs) -> Result<Report, CliError> {
+/// File mode, with the power cut `cut` ([`power_cut`]).
+fn file_run(args: &RunArgs, cut: Option<(u64, &'static str)>) -> Result<Report, CliError> {
     let (Some(load), Some(ops_path)) = (&args.load, &args.ops) else {
         return Err(CliError::input("file mode needs both --load and --ops"));
     };
@@ -448,7 +450,6 @@ fn file_run(args: &RunArgs) -> Result<Report, CliError> {
     let config = config(args, records.saturating_add(inserts))?;
     let mut engine = Engine::new(config.clone()).map_err(engine_error)?;
     let mut loaded = Ok(());
-    let cut = power_cut(args)?;
     let mut model = cut.map(|_| Model::default());
     file_format::for_each_line(BufReader::new(crate::input::open(load)?), |_, line| {
         if let (Ok(()), Some((key, value))) = (&loaded, file_format::parse_load_line(line)?) {
