@@ -402,6 +402,8 @@ def kv_run(
     load: str | os.PathLike[str] | None = None,
     ops: str | os.PathLike[str] | None = None,
     results: str | os.PathLike[str] | None = None,
+    power_loss_at_write: int | None = None,
+    power_loss_during_recovery: int | None = None,
     progress: bool | None = None,
 ) -> dict[str, Any]:
     """``nvmdb kv run``: the IPL-P key-value engine.
@@ -421,6 +423,9 @@ def kv_run(
       seed: the benchmark's key order, update and search keys and values.
       load, ops, results: file mode: the records to load, the operations, and where to
         write the answers of G and S operations.
+      power_loss_at_write: the same cut as power_loss_at (not with it).
+      power_loss_during_recovery: a second cut, before the M-th device write of the
+        recovery.
       progress: a progress bar of the call's steps on stderr (tqdm; a widget in Jupyter):
         requests, operations, transactions or statements done and their rate (the total
         is not known ahead); ``None``: only on a terminal or in Jupyter.
@@ -442,6 +447,8 @@ def kv_run(
         load=load,
         ops=ops,
         results=results,
+        power_loss_at_write=power_loss_at_write,
+        power_loss_during_recovery=power_loss_during_recovery,
     )
     return _json("kv_run", ["kv", "run"], flags, steps=progress)
 
@@ -632,6 +639,8 @@ def envy_replay(
     partition_segments: int = 8,
     sram_mb: float | None = None,
     spare_segments: int = 1,
+    power_loss_at_write: int | None = None,
+    power_loss_during_recovery: int | None = None,
     progress: bool | None = None,
 ) -> dict[str, Any]:
     """``nvmdb envy replay``: replay a byte-level trace (with transactions) on eNVy.
@@ -643,6 +652,11 @@ def envy_replay(
       reads: write the reads' hex lines to this file. When None, the lines the CLI prints
         on stdout are returned under the key ``"reads"`` (a list of hex strings).
       utilization, cleaning, partition_segments, sram_mb, spare_segments: as envy_run.
+      power_loss_at_write: cut the power before the N-th device write of the trace
+        (inside whatever the controller is doing), recover and check; not with
+        power_loss_at.
+      power_loss_during_recovery: a second cut, before the M-th device write of the
+        recovery.
       progress: a progress bar of the call's steps on stderr (tqdm; a widget in Jupyter):
         requests, operations, transactions or statements done and their rate (the total
         is not known ahead); ``None``: only on a terminal or in Jupyter.
@@ -659,6 +673,8 @@ def envy_replay(
         partition_segments=partition_segments,
         sram_mb=sram_mb,
         spare_segments=spare_segments,
+        power_loss_at_write=power_loss_at_write,
+        power_loss_during_recovery=power_loss_during_recovery,
     )
     text = _run("envy_replay", ["envy", "replay"], flags, extra=["--json"], steps=progress)
     # The read lines (hex digits) come first, then the JSON object.

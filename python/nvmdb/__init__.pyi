@@ -29,7 +29,7 @@ def join_run(algo: str, layout: str='row', r: str | os.PathLike[str] | None=None
 def join_model(r_mb: float=50.0, record_bytes: str | int='20..100', match_per_r: str | int='1', n_h: float=1.8, hash_table_lw: float=1.5, hash_table_w: float=5.0, gamma: float=32.0) -> dict[str, Any]:
     ...
 
-def kv_run(engine: str, workload: str | None=None, records: int | None=None, buffer_kb: int=1024, page_kb: int=8, sync_every: int | None=None, power_loss_at: int | None=None, preset: str='board', flash_time: str | None=None, pcm_write_bytes: int=128, seed: int=1, load: str | os.PathLike[str] | None=None, ops: str | os.PathLike[str] | None=None, results: str | os.PathLike[str] | None=None, progress: bool | None=None) -> dict[str, Any]:
+def kv_run(engine: str, workload: str | None=None, records: int | None=None, buffer_kb: int=1024, page_kb: int=8, sync_every: int | None=None, power_loss_at: int | None=None, preset: str='board', flash_time: str | None=None, pcm_write_bytes: int=128, seed: int=1, load: str | os.PathLike[str] | None=None, ops: str | os.PathLike[str] | None=None, results: str | os.PathLike[str] | None=None, power_loss_at_write: int | None=None, power_loss_during_recovery: int | None=None, progress: bool | None=None) -> dict[str, Any]:
     ...
 
 def kv_demo(records: int=50000, seed: int=1) -> list[dict[str, Any]]:
@@ -44,7 +44,7 @@ def journal_sql(config: str, db_dir: str | os.PathLike[str], script: str | os.Pa
 def envy_run(workload: str, tps: float=50.0, transactions: int=5000, turnovers: int=4, hot_access: float=0.9, hot_data: float=0.1, flash_mb: int=32, utilization: float=0.8, cleaning: str='hybrid', partition_segments: int=8, sram_mb: float | None=None, spare_segments: int=1, no_page_bytes: bool=False, erase_ms: float | None=None, program_us: float | None=None, banks: int | None=None, parallel_banks: bool=False, redistribution_divisor: int | None=None, converge: bool=False, tolerance: float | None=None, max_turnovers: float | None=None, seed: int=1, progress: bool | None=None) -> dict[str, Any]:
     ...
 
-def envy_replay(trace: str | os.PathLike[str], size_mb: int=16, power_loss_at: int | None=None, reads: str | os.PathLike[str] | None=None, utilization: float=0.8, cleaning: str='hybrid', partition_segments: int=8, sram_mb: float | None=None, spare_segments: int=1, progress: bool | None=None) -> dict[str, Any]:
+def envy_replay(trace: str | os.PathLike[str], size_mb: int=16, power_loss_at: int | None=None, reads: str | os.PathLike[str] | None=None, utilization: float=0.8, cleaning: str='hybrid', partition_segments: int=8, sram_mb: float | None=None, spare_segments: int=1, power_loss_at_write: int | None=None, power_loss_during_recovery: int | None=None, progress: bool | None=None) -> dict[str, Any]:
     ...
 
 def bench(filter: str | None=None, exact: bool=False, ops: int=5000000, mib: int=64, kv_records: int=100000, progress: bool | None=None) -> pd.DataFrame:

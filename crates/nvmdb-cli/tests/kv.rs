@@ -238,6 +238,26 @@ fn bad_files_and_flags_exit_2_naming_the_line_or_the_flag() {
     bad(&[&gen[..], &["--buffer-kb", "16"]].concat(), &["--buffer-kb"]);
     bad(&[&gen[..], &["--pcm-write-bytes", "100"]].concat(), &["--pcm-write-bytes"]);
     bad(&[&gen[..], &["--power-loss-at", "0"]].concat(), &["--power-loss-at"]);
+    bad(
+        &[&gen[..], &["--power-loss-at", "1", "--power-loss-at-write", "1"]].concat(),
+        &["--power-loss-at ", "--power-loss-at-write"],
+    );
+    bad(
+        &[&gen[..], &["--power-loss-during-recovery", "1"]].concat(),
+        &["--power-loss-during-recovery", "--power-loss-at-write"],
+    );
+    bad(
+        &[&gen[..], &["--power-loss-at-write", "1", "--power-loss-during-recovery", "0"]].concat(),
+        &["--power-loss-during-recovery"],
+    );
+    bad(
+        &[&gen[..], &["--power-loss-at-write", "1", "--power-loss-during-recovery", "1000"]].concat(),
+        &["--power-loss-during-recovery: device write 1000 is past the end of the recovery"],
+    );
+    bad(
+        &[&gen[..], &["--power-loss-at-write", "100000"]].concat(),
+        &["--power-loss-at-write: device write 100000 is past the end of the run"],
+    );
     bad(&[&gen[..], &["--flash-time", "fast"]].concat(), &["--flash-time"]);
     bad(&[&gen[..], &["--preset", "chips", "--flash-time", "measured"]].concat(), &["--preset", "--flash-time"]);
     let pcm = ["kv", "run", "--engine", "pcm-only", "--workload", "insert", "--records", "10"];
@@ -246,41 +266,89 @@ fn bad_files_and_flags_exit_2_naming_the_line_or_the_flag() {
     bad(&["kv", "run", "--engine", "btree", "--workload", "insert", "--records", "1"], &["--engine"]);
 }
 
+/// `kv run --power-loss-at-write N` at every device write of a small file run (the final
+/// sync included), on every engine, and `--power-loss-during-recovery M` at every device
+/// write of each recovery that writes (`ipl` merges a block whose log holds sectors
+/// written after the last commit): the recovered state is exactly the state at the last
+/// completed sync (`lost_synced_ops`), the end is the model's final state
+/// (`lost_synced_ops_at_end`), and the answers are those of the uncut run. Prints the
+/// crash points tried.
 #[test]
-fn a_cut_at_every_device_write_of_a_small_file_including_the_final_sync_loses_nothing() {
-    let load = file("small-load.txt", &(0..40).map(|k| format!("{k} v{k}\n")).collect::<String>());
-    let ops: String = (0..60)
-        .map(|i| match i % 6 {
-            0 => format!("I {} n{i}\n", 100 + i),
-            1 => format!("U {} u{i}\n", i % 40),
-            2 => format!("D {}\n", i % 50),
-            3 => format!("G {}\n", i % 45),
-            4 => format!("S {} {}\n", i % 30, i % 30 + 12),
-            _ => "C\n".to_string(),
+fn a_cut_at_every_device_write_of_a_small_file_and_in_its_recoveries_loses_nothing() {
+    // 300 records of 40 B over 1 KB pages: about 15 leaves, in a pool of 3 pages.
+    let pad = "x".repeat(36);
+    let load = file("small-load.txt", &(0..300).map(|k| format!("{k} v{k:03}{pad}\n")).collect::<String>());
+    let ops: String = (0..150)
+        .map(|i| match i % 10 {
+            0 | 6 => format!("I {} n{i}{pad}\n", 1000 + i * 7),
+            1 | 7 => format!("U {} u{i}{pad}\n", (i * 37) % 300),
+            2 => format!("D {}\n", (i * 53) % 300),
+            3 => format!("G {}\n", (i * 31) % 320),
+            4 => format!("S {} {}\n", (i * 13) % 300, (i * 13) % 300 + 12),
+            5 if i % 20 == 5 => "C\n".to_string(),
+            _ => format!("U {} w{i}{pad}\n", (i * 11) % 300),
         })
         .collect();
     let ops = file("small-ops.txt", &ops);
-    for engine in ["flash-only", "ipl", "ipl-p"] {
+    let mut total = 0;
+    for engine in ["flash-only", "pcm-only", "ipl", "ipl-p"] {
         let reference = dir().join(format!("small-{engine}.txt")).display().to_string();
         let base =
             ["kv", "run", "--engine", engine, "--load", &load, "--ops", &ops, "--page-kb", "1", "--buffer-kb", "3"];
         let (code, _, stderr) = nvmdb(&[&base[..], &["--results", &reference]].concat());
         assert_eq!(code, 0, "{stderr}");
         let answers = std::fs::read_to_string(&reference).unwrap();
-        let mut cuts = 0;
-        for n in 1.. {
-            let results = dir().join(format!("small-{engine}-{n}.txt")).display().to_string();
-            let n = n.to_string();
-            let (code, stdout, stderr) =
-                nvmdb(&[&base[..], &["--results", &results, "--power-loss-at", &n, "--json"]].concat());
-            if code == 2 && stderr.contains("--power-loss-at: device write") && stderr.contains("past the end") {
-                break;
+        let run = |n: u64, m: Option<u64>, what: &str| {
+            let results = dir().join(format!("small-{engine}-{n}-{m:?}.txt")).display().to_string();
+            let (n, m) = (n.to_string(), m.map(|m| m.to_string()));
+            let mut args = [&base[..], &["--results", &results, "--power-loss-at-write", &n, "--json"]].concat();
+            if let Some(m) = &m {
+                args.extend(["--power-loss-during-recovery", m]);
             }
-            assert_eq!(code, 0, "{engine} cut {n}: {stderr}");
+            let (code, stdout, stderr) = nvmdb(&args);
+            if code == 2 && stderr.contains("past the end") {
+                return None;
+            }
+            assert_eq!(code, 0, "{what}: {stderr}");
+            assert_eq!(json_field(&stdout, "lost_synced_ops"), 0, "{what}");
+            assert_eq!(json_field(&stdout, "lost_synced_ops_at_end"), 0, "{what}");
+            assert_eq!(std::fs::read_to_string(&results).unwrap(), answers, "{what}");
+            Some(json_field(&stdout, "power_loss"))
+        };
+        let (mut cuts, mut recovery_cuts, mut activities) = (0u64, 0u64, std::collections::BTreeSet::new());
+        for n in 1.. {
+            let what = format!("{engine} cut {n}");
+            let Some(loss) = run(n, None, &what) else { break };
+            assert_eq!(loss["device_write"], n, "{what}");
+            activities.insert(loss["activity"].as_str().unwrap().to_string());
             cuts += 1;
-            assert_eq!(json_field(&stdout, "lost_synced_ops"), 0, "{engine} cut {n}");
-            assert_eq!(std::fs::read_to_string(&results).unwrap(), answers, "{engine} cut {n}");
+            let writes = loss["recovery_device_writes"].as_u64().unwrap();
+            for m in 1..=writes {
+                let what = format!("{engine} cut {n}, then recovery write {m}");
+                let loss = run(n, Some(m), &what).unwrap_or_else(|| panic!("{what}: past the end"));
+                assert_eq!(loss["recovery_cut"], m, "{what}");
+                recovery_cuts += 1;
+            }
+            if writes > 0 || n == 1 {
+                assert!(run(n, Some(writes + 1), &what).is_none(), "{what}: a second cut past the recovery's end");
+            }
         }
+        eprintln!(
+            "kv run --engine {engine}: {} crash points: a cut at each of {cuts} device writes ({activities:?}), and at \
+             {recovery_cuts} device writes of their recoveries",
+            cuts + recovery_cuts
+        );
         assert!(cuts > 10, "{engine}: only {cuts} device writes");
+        for activity in ["flush", "commit"] {
+            assert!(activities.contains(activity), "{engine}: no cut fell in {activity}: {activities:?}");
+        }
+        if engine.starts_with("ipl") {
+            assert!(activities.contains("merge"), "{engine}: no cut fell in a merge: {activities:?}");
+        }
+        if engine == "ipl" {
+            assert!(recovery_cuts > 0, "no ipl recovery wrote, so no second cut fell in one");
+        }
+        total += cuts + recovery_cuts;
     }
+    assert!(total > 0);
 }

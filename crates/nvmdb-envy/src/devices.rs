@@ -2,7 +2,8 @@
 //! power before any device write.
 
 use nvmdb_device::{
-    flash::OpTiming, FlashArray, FlashGeometry, PageContent, PowerLoss, PowerSwitch, Volatile, VolatileKind,
+    flash::OpTiming, Activity, Cut, FlashArray, FlashGeometry, PageContent, PowerLoss, PowerSwitch, Volatile,
+    VolatileKind,
 };
 
 use crate::config::EnvyConfig;
@@ -67,6 +68,18 @@ impl Devices {
     /// devices' life): that write and every later one fail with [`EnvyError::PowerCut`].
     pub fn cut_power_before(&mut self, index: u64) {
         self.power.cut_before(index);
+    }
+
+    /// Sets what the controller is doing from now on (a cut reports it); returns what it
+    /// was doing.
+    pub fn set_activity(&mut self, activity: Activity) -> Activity {
+        self.power.set_activity(activity)
+    }
+
+    /// The last cut reached: the device write it refused and what the controller was
+    /// doing.
+    pub fn last_cut(&self) -> Option<Cut> {
+        self.power.cuts().last().copied()
     }
 
     /// Loses power and restores it: the SRAM is battery-backed and flash is

@@ -35,6 +35,10 @@
 //!   pre-image.
 //! - The cleaning heuristics' recent-cost counters and the timing state are volatile:
 //!   recovery restarts them from zero, which changes later decisions but never data.
+//! - **Checked against a model**: [`verify::AckModel`] keeps the acknowledged bytes,
+//!   written only from what the host wrote and eNVy acknowledged, and compares a
+//!   recovered system's whole space with it (`nvmdb envy replay` right after recovery and
+//!   at the end; `tests/verify.rs` shows it catching a lost write and a changed byte).
 
 pub mod analytic;
 pub mod config;
@@ -46,6 +50,7 @@ pub mod memory;
 pub mod policy;
 pub mod stats;
 pub mod tpca;
+pub mod verify;
 pub mod workload;
 
 pub use config::{CleaningPolicy, EnvyConfig, FLASH_1994};

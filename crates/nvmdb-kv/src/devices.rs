@@ -14,7 +14,7 @@
 //! `b · log_area_bytes`), then the two metadata slots of those engines.
 
 use nvmdb_device::flash::SECTOR_BYTES;
-use nvmdb_device::{FlashArray, PageContent, PageData, Pcm, PcmConfig, PowerSwitch};
+use nvmdb_device::{Activity, Cut, FlashArray, PageContent, PageData, Pcm, PcmConfig, PowerSwitch};
 use nvmdb_flash::ftl::PageFtl;
 use nvmdb_flash::{PageStore, SsdConfig};
 
@@ -168,6 +168,17 @@ impl Devices {
     /// devices' life): that write and every later one are refused.
     pub fn cut_power_before(&mut self, index: u64) {
         self.switch().cut_before(index);
+    }
+
+    /// Sets what the engine is doing from now on (a cut reports it); returns what it was
+    /// doing. The FTL sets [`Activity::Gc`] itself while it collects garbage.
+    pub fn set_activity(&mut self, activity: Activity) -> Activity {
+        self.switch().set_activity(activity)
+    }
+
+    /// The last cut reached: the device write it refused and what the engine was doing.
+    pub fn last_cut(&mut self) -> Option<Cut> {
+        self.switch().cuts().last().copied()
     }
 
     /// A power loss and the power back: the cut is cleared and the FTL, whose tables are

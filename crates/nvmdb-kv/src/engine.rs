@@ -3,6 +3,7 @@
 //! `ipl-p`), merges, group commit and recovery. `docs/kv.md` describes the design.
 
 use nvmdb_device::flash::SECTOR_BYTES;
+use nvmdb_device::{Activity, Cut};
 use nvmdb_flash::PageStore;
 use serde::Serialize;
 
@@ -274,6 +275,14 @@ impl Engine {
         self.store.dev.cut_power_before(index);
     }
 
+    /// The last power cut reached: the device write it refused (0-based, as
+    /// [`Engine::cut_power_before`] counts) and what the engine was doing (`host`,
+    /// `flush`: writing pages back, `merge`, `commit`: a sync's metadata write, `gc`: the
+    /// FTL's garbage collection, `recovery`).
+    pub fn last_cut(&mut self) -> Option<Cut> {
+        self.store.dev.last_cut()
+    }
+
     /// Device writes made so far (the index the next write would have), counting the
     /// FTL's garbage-collection copies and erases.
     pub fn device_writes(&mut self) -> u64 {
@@ -322,8 +331,12 @@ impl Engine {
             cut: false,
             config,
         };
+        engine.store.dev.set_activity(Activity::Recovery);
         match engine.recover_state() {
-            Ok(()) => Ok(engine),
+            Ok(()) => {
+                engine.store.dev.set_activity(Activity::Host);
+                Ok(engine)
+            }
             Err(error) => Err(Box::new(RecoveryFailure { error, devices: engine.crash() })),
         }
     }
@@ -482,6 +495,19 @@ impl Engine {
         }
     }
 
+    /// Runs `work` with the devices' writes reported as `activity`, then sets back what the
+    /// engine was doing.
+    fn doing<T>(
+        &mut self,
+        activity: Activity,
+        work: impl FnOnce(&mut Engine) -> Result<T, KvError>,
+    ) -> Result<T, KvError> {
+        let was = self.store.dev.set_activity(activity);
+        let out = work(self);
+        self.store.dev.set_activity(was);
+        out
+    }
+
     /// Runs `f`, marking the engine cut if the power was.
     fn guarded<T>(&mut self, f: impl FnOnce(&mut Engine) -> Result<T, KvError>) -> Result<T, KvError> {
         self.check_live()?;
@@ -498,7 +524,7 @@ impl Engine {
     fn make_room(&mut self) -> Result<(), KvError> {
         while self.frames.len() as u64 >= self.config.buffer_pages() {
             let victim = self.frames.oldest().expect("a full pool has frames");
-            self.write_back(victim)?;
+            self.doing(Activity::Flush, |e| e.write_back(victim))?;
             self.frames.remove(victim);
         }
         Ok(())
@@ -684,8 +710,13 @@ impl Engine {
     /// Merges a block: each page with records gets a new image of its committed state
     /// (when it has committed records) and of its current state, the metadata commits the
     /// new committed images with the block's log emptied, and the log area is reused.
-    /// The committed state does not change, so a merge may run at any point.
+    /// The committed state does not change, so a merge may run at any point. Its device
+    /// writes are reported as [`Activity::Merge`].
     fn merge(&mut self, block: usize) -> Result<(), KvError> {
+        self.doing(Activity::Merge, |e| e.merge_block(block))
+    }
+
+    fn merge_block(&mut self, block: usize) -> Result<(), KvError> {
         self.merges += 1;
         let committed_len = self.committed.logs.get(block).map_or(0, |l| l.1);
         let mut pages: Vec<u32> = self.logs[block].units.iter().map(|u| u.page).collect();
@@ -1067,9 +1098,12 @@ impl Engine {
     /// committed state named only discards them in the FTL, which writes nothing.
     pub fn sync(&mut self) -> Result<(), KvError> {
         self.guarded(|e| {
-            for id in e.frames.dirty_pages() {
-                e.write_back(id)?;
-            }
+            e.doing(Activity::Flush, |e| {
+                for id in e.frames.dirty_pages() {
+                    e.write_back(id)?;
+                }
+                Ok(())
+            })?;
             let meta = Meta {
                 root: e.root,
                 next_page: e.next_page,
@@ -1077,7 +1111,7 @@ impl Engine {
                 table: e.table.clone(),
                 logs: e.logs.iter().map(|l| (l.generation, l.used)).collect(),
             };
-            e.write_meta(&meta)?;
+            e.doing(Activity::Commit, |e| e.write_meta(&meta))?;
             e.syncs += 1;
             let old = std::mem::replace(&mut e.committed, meta);
             for (id, &slot) in old.table.iter().enumerate() {

@@ -16,6 +16,8 @@ use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
 
+use nvmdb_device::Activity;
+
 use crate::config::EngineKind;
 use crate::engine::{Engine, Stats};
 use crate::KvError;
@@ -381,29 +383,97 @@ pub fn lost_synced(synced: &BTreeMap<u32, Vec<u8>>, recovered: &[(u32, Vec<u8>)]
     (changed + stray) as u64
 }
 
+/// Where a power cut fell, and what the recovery after it did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct CutReport {
+    /// The operation the cut fell in, from 1 (file mode: the operations file's
+    /// operation, one past the last for the final sync; benchmark mode: the measured
+    /// operations completed before the cut, plus 1).
+    pub operation: u64,
+    /// The device write refused, from 1, counted as the cut's index is.
+    pub device_write: u64,
+    /// What the engine was doing: `host`, `flush` (writing pages back), `merge`, `commit`
+    /// (a sync's metadata write) or `gc` (the FTL's garbage collection).
+    pub activity: Activity,
+    /// The second cut: the recovery's device write refused, from 1.
+    pub recovery_cut: Option<u64>,
+    /// Device writes of the recovery that completed.
+    pub recovery_device_writes: u64,
+}
+
+/// An engine reopened after a power cut, and what its recovery did.
+#[derive(Debug)]
+pub struct Recovered {
+    /// The engine, recovered.
+    pub engine: Engine,
+    /// The second cut, when one was asked for and fell in the recovery: the recovery's
+    /// device write refused, from 1.
+    pub recovery_cut: Option<u64>,
+    /// Device writes of the recovery that completed.
+    pub recovery_device_writes: u64,
+}
+
+/// Drops a cut engine and reopens it from its devices; with `second`, cuts the power
+/// again before the recovery's `second`-th device write (from 1) and reopens once more
+/// (`recovery_cut` is `None` when the recovery made fewer writes).
+pub fn recover(engine: Engine, second: Option<u64>) -> Result<Recovered, KvError> {
+    let config = engine.config().clone();
+    let mut devices = engine.crash();
+    if let Some(m) = second {
+        let at = devices.device_writes().saturating_add(m.saturating_sub(1));
+        devices.cut_power_before(at);
+    }
+    let mut recovery_cut = None;
+    loop {
+        let start = devices.device_writes();
+        match Engine::recover(config.clone(), devices) {
+            Ok(mut engine) => {
+                let recovery_device_writes = engine.device_writes() - start;
+                if recovery_cut.is_none() {
+                    // A second cut the recovery never reached is not left armed.
+                    engine.cut_power_before(u64::MAX);
+                }
+                return Ok(Recovered { engine, recovery_cut, recovery_device_writes });
+            }
+            Err(failure) if failure.error == KvError::PowerCut && recovery_cut.is_none() => {
+                // The failed recovery handed its devices back with the power restored.
+                devices = failure.devices;
+                recovery_cut = Some(devices.device_writes() - start + 1);
+            }
+            Err(failure) => return Err(failure.error),
+        }
+    }
+}
+
 /// What [`run_with_power_loss`] measured.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PowerLossReport {
     /// The measured operations' counters, before the cut and after recovery (operations
     /// the cut made the run repeat count twice); recovery itself is left out.
     pub stats: Stats,
-    /// Whether the run reached the cut (false when it made fewer device writes).
-    pub power_lost: bool,
+    /// Where the cut fell, and what recovery did (`None`: the run made fewer device
+    /// writes and was never cut).
+    pub cut: Option<CutReport>,
     /// Keys whose value at the last completed sync recovery lost, or keys it holds that
     /// the synced state does not (0 when the engine keeps its contract).
     pub lost_synced_ops: u64,
+    /// The same check at the end of the run, after its last sync.
+    pub lost_synced_ops_at_end: u64,
     /// Simulated time recovery took, ns (0 without a cut).
     pub recovery_ns: u64,
 }
 
 /// Runs `spec` on a fresh `engine` with the power cut before the `power_loss_at`-th device
-/// write (from 1) of the measured phase: the engine is dropped and reopened from its
-/// devices, its contents are checked against the state at the last completed sync, and
-/// the run goes on from that sync to the end. Returns the engine at the end.
+/// write (from 1) of the measured phase (and, with `second`, again before the recovery's
+/// `second`-th device write): the engine is dropped and reopened from its devices, its
+/// contents are checked against the state at the last completed sync, and the run goes on
+/// from that sync to the end, where they are checked again. Returns the engine at the
+/// end.
 pub fn run_with_power_loss(
     mut engine: Engine,
     spec: &WorkloadSpec,
     power_loss_at: u64,
+    second: Option<u64>,
 ) -> Result<(Engine, PowerLossReport), KvError> {
     let mut run = Run::new(spec, &engine);
     run.writes = Some(Vec::new());
@@ -418,13 +488,18 @@ pub fn run_with_power_loss(
         run.step(&mut engine, 1)?;
     }
     fold(&mut run, &mut synced);
-    let at = engine.device_writes().saturating_add(power_loss_at).saturating_sub(1);
-    engine.cut_power_before(at);
+    let first = engine.device_writes();
+    engine.cut_power_before(first.saturating_add(power_loss_at).saturating_sub(1));
     let mut at_sync = run.clone();
     let mut before = engine.stats();
     let mut measured = Stats::default();
-    let mut outcome =
-        PowerLossReport { stats: Stats::default(), power_lost: false, lost_synced_ops: 0, recovery_ns: 0 };
+    let mut outcome = PowerLossReport {
+        stats: Stats::default(),
+        cut: None,
+        lost_synced_ops: 0,
+        lost_synced_ops_at_end: 0,
+        recovery_ns: 0,
+    };
     while !run.is_done() {
         match run.step(&mut engine, 1) {
             Ok(_) => {
@@ -434,6 +509,7 @@ pub fn run_with_power_loss(
                 }
             }
             Err(KvError::PowerCut) => {
+                let operation = if run.phase == Phase::Measure { run.done + 1 } else { 1 };
                 // A step syncs only after its operation, so a sync it completed before
                 // the cut made all its writes durable, and the run stands just after it.
                 if run.syncs > at_sync.syncs {
@@ -441,9 +517,16 @@ pub fn run_with_power_loss(
                     at_sync = run.clone();
                 }
                 measured = measured.plus(&engine.stats().since(&before));
-                let config = engine.config().clone();
-                engine = Engine::open(config, engine.crash())?;
-                outcome.power_lost = true;
+                let cut = engine.last_cut().expect("a refused write is a cut");
+                let recovered = recover(engine, second)?;
+                engine = recovered.engine;
+                outcome.cut = Some(CutReport {
+                    operation,
+                    device_write: cut.device_write - first + 1,
+                    activity: cut.activity,
+                    recovery_cut: recovered.recovery_cut,
+                    recovery_device_writes: recovered.recovery_device_writes,
+                });
                 outcome.recovery_ns = engine.recovery_ns();
                 let recovered = engine.scan(0, u32::MAX)?;
                 outcome.lost_synced_ops = lost_synced(&synced, &recovered);
@@ -454,6 +537,11 @@ pub fn run_with_power_loss(
         }
     }
     outcome.stats = measured.plus(&engine.stats().since(&before));
+    if outcome.cut.is_some() {
+        // The run ended with a sync, which made every write durable.
+        fold(&mut run, &mut synced);
+        outcome.lost_synced_ops_at_end = lost_synced(&synced, &engine.scan(0, u32::MAX)?);
+    }
     Ok((engine, outcome))
 }
 
@@ -497,21 +585,23 @@ mod tests {
                 }
                 let writes = clean.device_writes() - load_writes;
                 let want = clean.scan(0, u32::MAX).unwrap();
-                let (mut engine, report) = run_with_power_loss(Engine::new(config.clone()).unwrap(), &spec, 1).unwrap();
-                assert!(report.power_lost, "{kind:?} {benchmark:?}: the first write was not cut");
+                let (mut engine, report) =
+                    run_with_power_loss(Engine::new(config.clone()).unwrap(), &spec, 1, None).unwrap();
+                assert!(report.cut.is_some(), "{kind:?} {benchmark:?}: the first write was not cut");
                 for at in [2, 37, writes / 3, writes - 1, writes] {
                     let (mut cut, report) =
-                        run_with_power_loss(Engine::new(config.clone()).unwrap(), &spec, at).unwrap();
+                        run_with_power_loss(Engine::new(config.clone()).unwrap(), &spec, at, None).unwrap();
                     assert_eq!(report.lost_synced_ops, 0, "{kind:?} {benchmark:?} cut at {at}");
-                    assert!(report.power_lost, "{kind:?} {benchmark:?} cut at {at}");
+                    assert_eq!(report.lost_synced_ops_at_end, 0, "{kind:?} {benchmark:?} cut at {at}");
+                    assert_eq!(report.cut.map(|c| c.device_write), Some(at), "{kind:?} {benchmark:?} cut at {at}");
                     // Once something was committed, recovery reads it.
                     assert!(at < writes / 3 || report.recovery_ns > 0, "{kind:?} {benchmark:?} cut at {at}");
                     cut.check().unwrap();
                     assert_eq!(cut.scan(0, u32::MAX).unwrap(), want, "{kind:?} {benchmark:?} cut at {at}");
                 }
                 assert_eq!(engine.scan(0, u32::MAX).unwrap(), want);
-                let (_, report) = run_with_power_loss(Engine::new(config).unwrap(), &spec, u64::MAX).unwrap();
-                assert!(!report.power_lost && report.recovery_ns == 0);
+                let (_, report) = run_with_power_loss(Engine::new(config).unwrap(), &spec, u64::MAX, None).unwrap();
+                assert!(report.cut.is_none() && report.recovery_ns == 0);
             }
         }
     }

@@ -5,7 +5,9 @@ use std::io::{BufReader, Write};
 
 use clap::{Args, Subcommand, ValueEnum};
 use nvmdb_device::index;
+use nvmdb_device::Activity;
 use nvmdb_envy::tpca::{accounts_to_fill, ConvergedRun, Convergence, Tpca, TpcaConfig};
+use nvmdb_envy::verify::{AckModel, Check};
 use nvmdb_envy::workload::{self, Bimodal};
 use nvmdb_envy::{CleaningPolicy, Envy, EnvyConfig, EnvyError};
 use nvmdb_workload::lines::{quote, Lines};
@@ -183,10 +185,26 @@ pub struct ReplayArgs {
     #[command(flatten)]
     pub system: SystemArgs,
     /// Cut the power after the N-th operation (every R, W, B, C and A line counts), then
-    /// recover and continue; an open transaction rolls back. Past the end of the trace,
-    /// exit 2.
+    /// recover and continue; an open transaction rolls back. The whole space is checked
+    /// against the replay's own model of acknowledged bytes right after the recovery and
+    /// at the end. Past the end of the trace, exit 2.
     #[arg(long)]
     pub power_loss_at: Option<u64>,
+    /// Cut the power before the N-th device write (SRAM write, flash program or erase;
+    /// from 1, counted from the trace's start), inside whatever the controller is doing (a
+    /// host write, a flush, a clean, a commit); the operation it falls in is not
+    /// acknowledged (each page a write touches may read as before or after it; an open
+    /// transaction rolls back). Then as --power-loss-at (not with it); the JSON's
+    /// power_loss gives the operation, the device write and the activity. Past the end of
+    /// the trace, exit 2.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub power_loss_at_write: Option<u64>,
+    /// A second cut, before the M-th device write (from 1) of the recovery after the first
+    /// cut: eNVy recovers again from its devices alone. Needs --power-loss-at or
+    /// --power-loss-at-write; past the recovery's device writes (power_loss's
+    /// recovery_device_writes without it), exit 2.
+    #[arg(long, value_name = "M", value_parser = clap::value_parser!(u64).range(1..))]
+    pub power_loss_during_recovery: Option<u64>,
     /// Write the reads' hex lines to FILE instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub reads: Option<String>,
@@ -405,10 +423,13 @@ struct Report {
     logical_mib: f64,
     sram_buffer_pages: u32,
     operations: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    lost_bytes: Option<u64>,
+    /// After a power cut: the check of the whole space at the end of the trace.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    at_end: Option<Check>,
     #[serde(skip_serializing_if = "Option::is_none")]
     power_loss_at: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    power_loss: Option<PowerLossReport>,
     #[serde(skip_serializing_if = "Option::is_none")]
     transactions: Option<TransactionCounts>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -499,8 +520,9 @@ impl Report {
             logical_mib: c.logical_bytes() as f64 / MIB as f64,
             sram_buffer_pages: c.buffer_pages,
             operations,
-            lost_bytes: None,
+            at_end: None,
             power_loss_at: None,
+            power_loss: None,
             transactions: None,
             energy: None,
             erase_ms: c.flash.erase_ns as f64 / 1e6,
@@ -633,17 +655,96 @@ fn parse_replay_line(line: &str, capacity_bytes: u64) -> Result<Option<ReplayOp>
     }
 }
 
-/// Undoes a transaction's writes to the model, newest first.
-fn roll_back(model: &mut [u8], undo: Vec<(usize, Vec<u8>)>) {
-    for (start, old) in undo.into_iter().rev() {
-        model[start..start.saturating_add(old.len())].copy_from_slice(&old);
+/// Where `envy replay` cut the power, what recovery did, and what the check right after
+/// it found.
+#[derive(Debug, Serialize)]
+struct PowerLossReport {
+    /// The operation the cut fell in (a cut at a device write: the operation is not
+    /// acknowledged) or after (`--power-loss-at`), from 1.
+    operation: u64,
+    /// The device write refused, from 1, counted from the trace's start (a cut between
+    /// operations: the next device write the replay would have made).
+    device_write: u64,
+    /// What the controller was doing (`host`, `flush`, `clean`, `commit`); `None` for a
+    /// cut between operations.
+    activity: Option<Activity>,
+    /// The second cut: the recovery's device write refused, from 1.
+    recovery_cut: Option<u64>,
+    /// Device writes of the recovery that completed.
+    recovery_device_writes: u64,
+    /// The check of the whole space right after recovery.
+    after_recovery: Check,
+}
+
+/// A recovered system, and where a second cut fell in its recovery.
+struct Recovered {
+    envy: Envy,
+    recovery_cut: Option<u64>,
+    recovery_device_writes: u64,
+}
+
+/// Loses the power of `envy` (its devices alone survive) and recovers, cutting the power
+/// again before the recovery's `second`-th device write and recovering once more.
+fn recover(envy: Envy, second: Option<u64>) -> Result<Recovered, CliError> {
+    let config = *envy.config();
+    let mut devices = envy.into_devices();
+    devices.power_cycle();
+    if let Some(m) = second {
+        devices.cut_power_before(devices.device_writes().saturating_add(m.saturating_sub(1)));
+    }
+    let mut recovery_cut = None;
+    loop {
+        let start = devices.device_writes();
+        match Envy::recover(config, devices) {
+            Ok(envy) => {
+                let recovery_device_writes = envy.devices().device_writes().saturating_sub(start);
+                if let Some(m) = second.filter(|_| recovery_cut.is_none()) {
+                    return Err(CliError::input(format!(
+                        "--power-loss-during-recovery: device write {m} is past the end of the recovery \
+                         ({recovery_device_writes} device writes in all)"
+                    )));
+                }
+                return Ok(Recovered { envy, recovery_cut, recovery_device_writes });
+            }
+            Err(failure) if matches!(failure.error, EnvyError::PowerCut { .. }) && recovery_cut.is_none() => {
+                devices = failure.devices;
+                recovery_cut = Some(devices.device_writes().saturating_sub(start).saturating_add(1));
+                devices.power_cycle();
+            }
+            Err(failure) => return Err(envy_failed(failure.error)),
+        }
     }
 }
 
-fn replay(args: &ReplayArgs) -> Result<(), CliError> {
+/// The power cut flags' combinations: one cut, and a second only after a first.
+fn check_cut_flags(args: &ReplayArgs) -> Result<(), CliError> {
     if args.power_loss_at == Some(0) {
         return Err(CliError::input("--power-loss-at counts operations from 1"));
     }
+    if args.power_loss_at.is_some() && args.power_loss_at_write.is_some() {
+        return Err(CliError::input(
+            "--power-loss-at and --power-loss-at-write: a replay cuts the power once; give one",
+        ));
+    }
+    if args.power_loss_during_recovery.is_some() && args.power_loss_at.is_none() && args.power_loss_at_write.is_none() {
+        return Err(CliError::input(
+            "--power-loss-during-recovery does nothing without --power-loss-at or --power-loss-at-write: there is no \
+             recovery",
+        ));
+    }
+    Ok(())
+}
+
+/// Checks `envy` against `model`, leaving the check's reads out of its counters.
+fn check_against(model: &AckModel, envy: &mut Envy) -> Result<Check, CliError> {
+    let stats = *envy.stats();
+    let check = model.check(envy).map_err(envy_failed)?;
+    envy.restore_stats(stats);
+    Ok(check)
+}
+
+fn replay(args: &ReplayArgs) -> Result<(), CliError> {
+    check_cut_flags(args)?;
     if let Some(reads) = &args.reads {
         crate::input::check_output_is_not_an_input(("--reads", reads), &[("--trace", &args.trace)])?;
     }
@@ -666,15 +767,19 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
         None => &mut stdout,
     };
     let mut envy = Envy::format(config).map_err(envy_failed)?;
-    // The model the recovery is checked against (the size was checked above), and the
-    // open transaction's pre-images in it, newest last.
-    let mut model = vec![0u8; index(capacity)];
-    let mut undo: Option<Vec<(usize, Vec<u8>)>> = None;
+    // Device writes are counted from the trace's start, after the format.
+    let trace_start = envy.devices().device_writes();
+    if let Some(n) = args.power_loss_at_write {
+        envy.cut_power_before(trace_start.saturating_add(n.saturating_sub(1)));
+    }
+    // The model the recovery is checked against (the size was checked above); it also
+    // knows whether the trace has a transaction open.
+    let mut model = AckModel::new(index(capacity), index(PAGE_BYTES));
     let mut counts = TransactionCounts::default();
     // Skipping the rest of a transaction the cut rolled back.
     let mut skipping = false;
     let mut operations = 0u64;
-    let mut lost_bytes = None;
+    let mut power_loss = None;
     while let Some(text) = lines.next_line() {
         nvmdb_cancel::check()?;
         let parsed = match text {
@@ -687,73 +792,97 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
         if skipping {
             counts.skipped_operations = counts.skipped_operations.saturating_add(1);
             skipping = !matches!(op, ReplayOp::Commit | ReplayOp::Abort);
-        } else {
-            match op {
-                ReplayOp::Plain(PcmOp::Read { addr, len }) => {
-                    let mut buf = vec![0u8; index(len)];
-                    let ns = envy.read(addr, &mut buf).map_err(envy_failed)?;
-                    envy.advance_to(envy.now_ns().saturating_add(ns));
-                    crate::output::write_hex(out, &buf)
-                        .and_then(|()| out.write_all(b"\n"))
-                        .map_err(|e| CliError::failed(format!("reads: {e}")))?;
+            continue;
+        }
+        let done = match &op {
+            ReplayOp::Plain(PcmOp::Read { addr, len }) => {
+                let mut buf = vec![0u8; index(*len)];
+                let ns = envy.read(*addr, &mut buf).map_err(envy_failed)?;
+                envy.advance_to(envy.now_ns().saturating_add(ns));
+                crate::output::write_hex(out, &buf)
+                    .and_then(|()| out.write_all(b"\n"))
+                    .map_err(|e| CliError::failed(format!("reads: {e}")))?;
+                Ok(())
+            }
+            ReplayOp::Plain(PcmOp::Write { addr, data }) => envy.write(*addr, data).map(|ns| {
+                envy.advance_to(envy.now_ns().saturating_add(ns));
+                // The parser checked that the write ends inside the space the model spans.
+                model.write(*addr, data);
+            }),
+            ReplayOp::Begin => {
+                if model.in_transaction() {
+                    return Err(at_line("B inside an open transaction".into()));
                 }
-                ReplayOp::Plain(PcmOp::Write { addr, data }) => {
-                    let ns = envy.write(addr, &data).map_err(|e| match e {
-                        EnvyError::Transaction(why) => at_line(why.to_string()),
-                        e => envy_failed(e),
-                    })?;
-                    envy.advance_to(envy.now_ns().saturating_add(ns));
-                    // The parser checked that the write ends inside the space the model spans.
-                    let range = index(addr)..index(addr).saturating_add(data.len());
-                    if let Some(undo) = &mut undo {
-                        undo.push((range.start, model[range.clone()].to_vec()));
-                    }
-                    model[range].copy_from_slice(&data);
+                // Open in the model first: a cut in the begin rolls the transaction back.
+                model.begin();
+                envy.begin()
+            }
+            ReplayOp::Commit => {
+                if !model.in_transaction() {
+                    return Err(at_line("C without an open transaction".into()));
                 }
-                ReplayOp::Begin => {
-                    if undo.is_some() {
-                        return Err(at_line("B inside an open transaction".into()));
-                    }
-                    envy.begin().map_err(envy_failed)?;
-                    undo = Some(Vec::new());
-                }
-                ReplayOp::Commit => {
-                    if undo.take().is_none() {
-                        return Err(at_line("C without an open transaction".into()));
-                    }
-                    envy.commit().map_err(envy_failed)?;
+                envy.commit().map(|()| {
+                    model.commit();
                     counts.committed_transactions = counts.committed_transactions.saturating_add(1);
+                })
+            }
+            ReplayOp::Abort => {
+                if !model.in_transaction() {
+                    return Err(at_line("A without an open transaction".into()));
                 }
-                ReplayOp::Abort => {
-                    let Some(undo) = undo.take() else {
-                        return Err(at_line("A without an open transaction".into()));
-                    };
-                    envy.abort().map_err(envy_failed)?;
-                    roll_back(&mut model, undo);
+                envy.abort().map(|()| {
+                    model.roll_back();
                     counts.aborted_transactions = counts.aborted_transactions.saturating_add(1);
+                })
+            }
+        };
+        let activity = match done {
+            Ok(()) if args.power_loss_at == Some(operations) => None,
+            Ok(()) => continue,
+            Err(EnvyError::PowerCut { .. }) if power_loss.is_none() => {
+                if let (ReplayOp::Plain(PcmOp::Write { addr, data }), false) = (&op, model.in_transaction()) {
+                    model.interrupted_write(*addr, data);
                 }
+                Some(envy.devices().last_cut().expect("a refused write is a cut").activity)
             }
+            Err(EnvyError::Transaction(why)) => return Err(at_line(why.to_string())),
+            Err(e) => return Err(envy_failed(e)),
+        };
+        let device_write = match activity {
+            Some(_) => envy.devices().last_cut().expect("a refused write is a cut").device_write,
+            None => envy.devices().device_writes(),
         }
-        if args.power_loss_at == Some(operations) {
-            let stats = *envy.stats();
-            let mut devices = envy.into_devices();
-            devices.power_cycle();
-            envy = Envy::open(config, devices).map_err(envy_failed)?;
-            if let Some(undo) = undo.take() {
-                roll_back(&mut model, undo);
-                counts.rolled_back_transactions = counts.rolled_back_transactions.saturating_add(1);
-                skipping = true;
-            }
-            let mut now = vec![0u8; index(capacity)];
-            envy.read(0, &mut now).map_err(envy_failed)?;
-            lost_bytes = Some(now.iter().zip(&model).filter(|(a, b)| a != b).count() as u64);
-            // Keep counting from before the cut: the run is one experiment.
-            envy.restore_stats(stats);
+        .saturating_sub(trace_start)
+        .saturating_add(1);
+        // Keep counting from before the cut: the run is one experiment.
+        let stats = *envy.stats();
+        let recovered = recover(envy, args.power_loss_during_recovery)?;
+        envy = recovered.envy;
+        if model.in_transaction() {
+            model.roll_back();
+            counts.rolled_back_transactions = counts.rolled_back_transactions.saturating_add(1);
+            skipping = !matches!(op, ReplayOp::Commit | ReplayOp::Abort);
         }
+        let after_recovery = check_against(&model, &mut envy)?;
+        envy.restore_stats(stats);
+        power_loss = Some(PowerLossReport {
+            operation: operations,
+            device_write,
+            activity,
+            recovery_cut: recovered.recovery_cut,
+            recovery_device_writes: recovered.recovery_device_writes,
+            after_recovery,
+        });
     }
     if let Some(at) = args.power_loss_at.filter(|&at| at > operations) {
         return Err(CliError::input(format!(
             "--power-loss-at: operation {at} is past the end of the trace ({operations} operations in all)"
+        )));
+    }
+    if let Some(n) = args.power_loss_at_write.filter(|_| power_loss.is_none()) {
+        return Err(CliError::input(format!(
+            "--power-loss-at-write: device write {n} is past the end of the trace ({} device writes in all)",
+            envy.devices().device_writes().saturating_sub(trace_start)
         )));
     }
     out.flush().map_err(|e| CliError::failed(format!("reads: {e}")))?;
@@ -761,8 +890,11 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
         file.finish()?;
     }
     let mut report = Report::new("replay", &envy, operations);
-    report.lost_bytes = lost_bytes;
+    if power_loss.is_some() {
+        report.at_end = Some(check_against(&model, &mut envy)?);
+    }
     report.power_loss_at = args.power_loss_at;
+    report.power_loss = power_loss;
     report.transactions = Some(counts);
     Output::new().report(&report, args.json)
 }

@@ -8,6 +8,7 @@ use clap::{Args, Subcommand};
 use serde::Serialize;
 
 use nvmdb_kv::file_format::{self, FileOp, ParseError};
+use nvmdb_kv::workload::CutReport;
 use nvmdb_kv::{
     workload, Benchmark, DevicePreset, Engine, EngineConfig, EngineKind, FlashTime, KvError, Stats, WorkloadSpec,
 };
@@ -76,6 +77,18 @@ pub struct RunArgs {
     /// and after recovery. Past the end of the run, exit 2.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub power_loss_at: Option<u64>,
+    /// The same cut as --power-loss-at, whose N already counts device writes, under the
+    /// name `ssd replay` and `envy replay` give a cut inside an operation (not with it).
+    /// The JSON's power_loss gives the operation, the device write and what the engine was
+    /// doing (host, flush, merge, commit, gc).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub power_loss_at_write: Option<u64>,
+    /// A second cut, before the M-th device write (from 1) of the recovery after the first
+    /// cut: the engine recovers again from its devices alone. Needs --power-loss-at or
+    /// --power-loss-at-write; past the recovery's device writes (power_loss's
+    /// recovery_device_writes without it), exit 2.
+    #[arg(long, value_name = "M", value_parser = clap::value_parser!(u64).range(1..))]
+    pub power_loss_during_recovery: Option<u64>,
     /// Device timing: board (IPL-P Table 2) or chips (IPL-P Table 1).
     #[arg(long, default_value = "board", value_parser = clap::builder::TypedValueParser::map(
         clap::builder::PossibleValuesParser::new(["board", "chips"]),
@@ -143,8 +156,13 @@ struct Report {
     power_loss_at: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     lost_synced_ops: Option<u64>,
+    /// The same check at the end of the run, after its last sync.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lost_synced_ops_at_end: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     recovery_ns: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    power_loss: Option<CutReport>,
     #[serde(flatten)]
     stats: Stats,
 }
@@ -205,15 +223,65 @@ fn flash_time(args: &RunArgs) -> Result<FlashTime, CliError> {
     Ok(time)
 }
 
+/// The power cut a run asks for (device write N, from 1) and the flag that gives it;
+/// refuses both flags, and a second cut without a first, naming both.
+fn power_cut(args: &RunArgs) -> Result<Option<(u64, &'static str)>, CliError> {
+    let cut = match (args.power_loss_at, args.power_loss_at_write) {
+        (Some(_), Some(_)) => {
+            return Err(CliError::input(
+                "--power-loss-at and --power-loss-at-write: both name the same cut (a device write); give one",
+            ))
+        }
+        (Some(n), None) => Some((n, "--power-loss-at")),
+        (None, Some(n)) => Some((n, "--power-loss-at-write")),
+        (None, None) => None,
+    };
+    if cut.is_none() && args.power_loss_during_recovery.is_some() {
+        return Err(CliError::input(
+            "--power-loss-during-recovery does nothing without --power-loss-at or --power-loss-at-write: there is no \
+             recovery",
+        ));
+    }
+    Ok(cut)
+}
+
+/// Fills `report`'s power-loss fields; a cut past the end of the run, or a second cut
+/// past the end of the recovery, is refused naming its flag.
+fn report_cut(
+    report: &mut Report,
+    args: &RunArgs,
+    (at, flag): (u64, &str),
+    cut: Option<CutReport>,
+    lost: (u64, u64),
+    recovery_ns: u64,
+) -> Result<(), CliError> {
+    let Some(cut) = cut else {
+        return Err(CliError::input(format!("{flag}: device write {at} is past the end of the run")));
+    };
+    if let (Some(m), None) = (args.power_loss_during_recovery, cut.recovery_cut) {
+        return Err(CliError::input(format!(
+            "--power-loss-during-recovery: device write {m} is past the end of the recovery ({} device writes in all)",
+            cut.recovery_device_writes
+        )));
+    }
+    report.power_loss_at = Some(at);
+    report.lost_synced_ops = Some(lost.0);
+    report.lost_synced_ops_at_end = Some(lost.1);
+    report.recovery_ns = Some(recovery_ns);
+    report.power_loss = Some(cut);
+    Ok(())
+}
+
 fn run_kv(args: &RunArgs) -> Result<(), CliError> {
+    let cut = power_cut(args)?;
     let file_mode = args.load.is_some() || args.ops.is_some() || args.results.is_some();
     let benchmark_mode = args.workload.is_some() || args.records.is_some();
     let report = match (file_mode, benchmark_mode) {
         (true, true) => {
             return Err(CliError::input("use either --load/--ops/--results or --workload/--records, not both"))
         }
-        (true, false) => file_run(args)?,
-        (false, true) => benchmark_run(args)?,
+        (true, false) => file_run(args, cut)?,
+        (false, true) => benchmark_run(args, cut)?,
         (false, false) => return Err(CliError::input("give --workload and --records, or --load and --ops")),
     };
     Output::new().report(&report, args.json)
@@ -223,7 +291,8 @@ fn engine_error(e: KvError) -> CliError {
     CliError::failed(e.to_string())
 }
 
-fn benchmark_run(args: &RunArgs) -> Result<Report, CliError> {
+/// Benchmark mode, with the power cut `cut` ([`power_cut`]).
+fn benchmark_run(args: &RunArgs, cut: Option<(u64, &'static str)>) -> Result<Report, CliError> {
     let (Some(benchmark), Some(records)) = (args.workload, args.records) else {
         return Err(CliError::input("benchmark mode needs --workload and --records"));
     };
@@ -232,18 +301,15 @@ fn benchmark_run(args: &RunArgs) -> Result<Report, CliError> {
     let mut engine = Engine::new(config.clone()).map_err(engine_error)?;
     let spec =
         WorkloadSpec { sync_every: args.sync_every, ..WorkloadSpec::seed_benchmark(benchmark, records, args.seed) };
-    let Some(at) = args.power_loss_at else {
+    let Some(cut) = cut else {
         let result = workload::run(&mut engine, &spec, 4096, &mut |_| {}).map_err(engine_error)?;
         return Ok(report(args, &config, benchmark.name(), records, result.stats));
     };
-    let (_, outcome) = workload::run_with_power_loss(engine, &spec, at).map_err(engine_error)?;
-    if !outcome.power_lost {
-        return Err(cut_past_end(at));
-    }
+    let (_, outcome) =
+        workload::run_with_power_loss(engine, &spec, cut.0, args.power_loss_during_recovery).map_err(engine_error)?;
     let mut report = report(args, &config, benchmark.name(), records, outcome.stats);
-    report.power_loss_at = Some(at);
-    report.lost_synced_ops = Some(outcome.lost_synced_ops);
-    report.recovery_ns = Some(outcome.recovery_ns);
+    let lost = (outcome.lost_synced_ops, outcome.lost_synced_ops_at_end);
+    report_cut(&mut report, args, cut, outcome.cut, lost, outcome.recovery_ns)?;
     Ok(report)
 }
 
@@ -261,7 +327,9 @@ fn report(args: &RunArgs, config: &EngineConfig, mode: &'static str, records: u6
         ops_per_s: stats.ops_per_s(),
         power_loss_at: None,
         lost_synced_ops: None,
+        lost_synced_ops_at_end: None,
         recovery_ns: None,
+        power_loss: None,
         stats,
     }
 }
@@ -366,7 +434,8 @@ fn apply(engine: &mut Engine, op: &FileOp, results: &mut Results, model: Option<
     Ok(())
 }
 
-fn file_run(args: &RunArgs) -> Result<Report, CliError> {
+/// File mode, with the power cut `cut` ([`power_cut`]).
+fn file_run(args: &RunArgs, cut: Option<(u64, &'static str)>) -> Result<Report, CliError> {
     let (Some(load), Some(ops_path)) = (&args.load, &args.ops) else {
         return Err(CliError::input("file mode needs both --load and --ops"));
     };
@@ -381,7 +450,7 @@ fn file_run(args: &RunArgs) -> Result<Report, CliError> {
     let config = config(args, records.saturating_add(inserts))?;
     let mut engine = Engine::new(config.clone()).map_err(engine_error)?;
     let mut loaded = Ok(());
-    let mut model = args.power_loss_at.map(|_| Model::default());
+    let mut model = cut.map(|_| Model::default());
     file_format::for_each_line(BufReader::new(crate::input::open(load)?), |_, line| {
         if let (Ok(()), Some((key, value))) = (&loaded, file_format::parse_load_line(line)?) {
             loaded = engine.insert(key, &value).map(|_| ());
@@ -401,11 +470,11 @@ fn file_run(args: &RunArgs) -> Result<Report, CliError> {
     let mut results = Results { path: args.results.clone().unwrap_or_default(), out, pending: Vec::new() };
     let mut before = engine.stats();
     let mut measured = Stats::default();
-    if let Some(n) = args.power_loss_at {
-        let at = engine.device_writes().saturating_add(n).saturating_sub(1);
-        engine.cut_power_before(at);
+    let first = engine.device_writes();
+    if let Some((n, _)) = cut {
+        engine.cut_power_before(first.saturating_add(n).saturating_sub(1));
     }
-    let (mut lost_synced_ops, mut recovery_ns) = (None, None);
+    let (mut lost_synced_ops, mut recovery_ns, mut cut_report) = (0, 0, None);
     let mut last_sync = 0;
     let mut next = 0;
     let mut since_sync = 0u64;
@@ -436,11 +505,20 @@ fn file_run(args: &RunArgs) -> Result<Report, CliError> {
             }
             Err(KvError::PowerCut) => {
                 measured = measured.plus(&engine.stats().since(&before));
-                engine = Engine::open(config.clone(), engine.crash()).map_err(engine_error)?;
-                recovery_ns = Some(engine.recovery_ns());
+                let at = engine.last_cut().expect("a refused write is a cut");
+                let recovered = workload::recover(engine, args.power_loss_during_recovery).map_err(engine_error)?;
+                engine = recovered.engine;
+                cut_report = Some(CutReport {
+                    operation: (next as u64).saturating_add(1),
+                    device_write: at.device_write.saturating_sub(first).saturating_add(1),
+                    activity: at.activity,
+                    recovery_cut: recovered.recovery_cut,
+                    recovery_device_writes: recovered.recovery_device_writes,
+                });
+                recovery_ns = engine.recovery_ns();
                 let m = model.as_mut().expect("a power cut is only set with a model");
                 let recovered = engine.scan(0, u32::MAX).map_err(engine_error)?;
-                lost_synced_ops = Some(workload::lost_synced(&m.synced, &recovered));
+                lost_synced_ops = workload::lost_synced(&m.synced, &recovered);
                 m.unsynced.clear();
                 before = engine.stats();
                 results.pending.clear();
@@ -453,18 +531,13 @@ fn file_run(args: &RunArgs) -> Result<Report, CliError> {
     results.finish()?;
     measured = measured.plus(&engine.stats().since(&before));
     let mut report = report(args, &config, "file", records, measured);
-    if let Some(at) = args.power_loss_at {
-        if recovery_ns.is_none() {
-            return Err(cut_past_end(at));
-        }
-        report.power_loss_at = Some(at);
-        report.lost_synced_ops = lost_synced_ops;
-        report.recovery_ns = recovery_ns;
+    if let (Some(cut), Some(m)) = (cut, &model) {
+        // The run ended with a sync: the engine holds the model's synced state exactly.
+        let at_end = match cut_report {
+            Some(_) => workload::lost_synced(&m.synced, &engine.scan(0, u32::MAX).map_err(engine_error)?),
+            None => 0,
+        };
+        report_cut(&mut report, args, cut, cut_report, (lost_synced_ops, at_end), recovery_ns)?;
     }
     Ok(report)
-}
-
-/// `--power-loss-at` beyond the device writes the run made: no cut happened.
-fn cut_past_end(at: u64) -> CliError {
-    CliError::input(format!("--power-loss-at: device write {at} is past the end of the run"))
 }

@@ -1,6 +1,8 @@
 //! Placement of flushed pages and cleaning: victims, redistribution between
 //! partitions, the copy-out and erase steps recovery can repeat, and wear levelling.
 
+use nvmdb_device::Activity;
+
 use super::{Envy, Plan, COST_WINDOW_PER_PARTITION, SPARE_POSITION};
 use crate::config::CleaningPolicy;
 use crate::error::EnvyError;
@@ -62,9 +64,17 @@ impl Envy {
         };
         let Some(victim) = victim else { return Ok(None) };
         let victim = victim as u32;
-        let plan = self.plan_redistribution(q, live[victim as usize]);
+        let victim_live = live[victim as usize];
+        self.doing(Activity::Clean, |e| e.clean_for_room(q, victim, victim_live)).map(Some)
+    }
+
+    /// [`Envy::make_room`]'s clean of position `victim` (holding `live` live pages) for
+    /// partition `q`, with its redistribution and any wear-levelling clean; returns the
+    /// position, which has room. Its device writes are reported as [`Activity::Clean`].
+    fn clean_for_room(&mut self, q: usize, victim: u32, live: u32) -> Result<u32, EnvyError> {
+        let plan = self.plan_redistribution(q, live);
         if plan.down.is_some() || plan.up.is_some() {
-            self.count_redistribution(q, live[victim as usize], &plan);
+            self.count_redistribution(q, live, &plan);
         }
         self.clean(victim, plan.red, plan.down, plan.up)?;
         if let Some(source) = plan.down_source {
@@ -77,7 +87,7 @@ impl Envy {
         self.actives[q] = victim;
         self.maybe_wear_level()?;
         assert!(self.free_pages(victim) > 0, "a clean freed nothing");
-        Ok(Some(victim))
+        Ok(victim)
     }
 
     fn plan_redistribution(&self, q: usize, live: u32) -> Plan {

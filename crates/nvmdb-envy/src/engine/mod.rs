@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 mod clean;
 mod transaction;
 
-use nvmdb_device::FlashTiming;
+use nvmdb_device::{Activity, FlashTiming};
 use nvmdb_memory::Scalar;
 
 use crate::config::EnvyConfig;
@@ -139,7 +139,9 @@ impl Envy {
 
     /// [`Envy::open`], giving the devices back when it fails (a cut during recovery
     /// leaves them to be recovered again).
-    pub fn recover(config: EnvyConfig, dev: Devices) -> Result<Envy, Box<RecoveryFailure>> {
+    /// Its device writes are reported as [`Activity::Recovery`].
+    pub fn recover(config: EnvyConfig, mut dev: Devices) -> Result<Envy, Box<RecoveryFailure>> {
+        dev.set_activity(Activity::Recovery);
         let mut envy = Envy::load(config, dev)?;
         if let Err(error) = envy.resume_clean() {
             return Err(RecoveryFailure::boxed(error, envy.dev));
@@ -150,7 +152,22 @@ impl Envy {
             }
         }
         envy.check_invariants();
+        envy.dev.set_activity(Activity::Host);
         Ok(envy)
+    }
+
+    /// Runs `work` with the devices' writes reported as `activity`, then sets back what
+    /// the controller was doing.
+    #[inline]
+    fn doing<T>(
+        &mut self,
+        activity: Activity,
+        work: impl FnOnce(&mut Envy) -> Result<T, EnvyError>,
+    ) -> Result<T, EnvyError> {
+        let was = self.dev.set_activity(activity);
+        let out = work(self);
+        self.dev.set_activity(was);
+        out
     }
 
     /// Checks the SRAM's format and rebuilds the volatile tables.
@@ -746,8 +763,13 @@ impl Envy {
 
     // ----- flushing -----
 
-    /// Flushes the buffer's tail page to flash (or drops it if superseded).
+    /// Flushes the buffer's tail page to flash (or drops it if superseded), its device
+    /// writes reported as [`Activity::Flush`] (a clean it needs as [`Activity::Clean`]).
     fn flush_one(&mut self) -> Result<(), EnvyError> {
+        self.doing(Activity::Flush, Envy::flush_tail)
+    }
+
+    fn flush_tail(&mut self) -> Result<(), EnvyError> {
         assert!(self.head > self.tail, "flush of an empty buffer");
         let slot = self.slot_of(self.tail);
         let (lpn, home) = self.slot_meta(slot);

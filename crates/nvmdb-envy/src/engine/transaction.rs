@@ -2,6 +2,8 @@
 
 use std::collections::BTreeSet;
 
+use nvmdb_device::Activity;
+
 use super::Envy;
 use crate::error::EnvyError;
 use crate::layout::{header, Entry};
@@ -52,7 +54,7 @@ impl Envy {
         if self.txn_pages.is_none() {
             return Err(EnvyError::Transaction("commit without begin"));
         }
-        self.dev.set_u64(header::TXN, 0)?;
+        self.doing(Activity::Commit, |e| e.dev.set_u64(header::TXN, 0))?;
         for k in 0..self.txn_count {
             let (_, old) = self.shadow_entry(k);
             match old {
