@@ -17,6 +17,10 @@ use crate::error::JournalError;
 use crate::journal::{CopyStats, PcmJournal, Recovery};
 use crate::vfs::{CutActivity, Registration, Shared};
 
+/// Why [`Simulation::try_recover`] failed, and the devices when the journal's recovery
+/// was what failed.
+pub type RecoveryFailure = (JournalError, Option<Box<Devices>>);
+
 /// The DB page size the runs use (Section 6.1: 1 KB).
 pub const PAGE_SIZE: u32 = 1024;
 
@@ -121,11 +125,11 @@ impl Simulation {
         config: JournalConfig,
         mut devices: Devices,
         seed: u64,
-    ) -> Result<(Simulation, Recovery), (JournalError, Option<Devices>)> {
+    ) -> Result<(Simulation, Recovery), RecoveryFailure> {
         devices.restore_power();
         let (journal, recovery) = match PcmJournal::recover(config, &mut devices) {
             Ok(recovered) => recovered,
-            Err(e) => return Err((e, Some(devices))),
+            Err(e) => return Err((e, Some(Box::new(devices)))),
         };
         let sim = Self::assemble(config, devices, journal, seed).map_err(|e| (e, None))?;
         Ok((sim, recovery))

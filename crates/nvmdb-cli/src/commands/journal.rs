@@ -16,10 +16,12 @@ use crate::output::Output;
 #[derive(Debug, Subcommand)]
 pub enum JournalCommand {
     /// Run a generated mobile-app workload (fb, tw, kt, gm) through SQLite on the PCM
-    /// journal and print its bit updates, energy and time.
+    /// journal and print its bit updates, energy and time; optionally cut the power,
+    /// recover, and check every DB file against a model of the acknowledged state.
     Run(RunArgs),
-    /// Run an SQL script through SQLite on the PCM journal, optionally cutting the power
-    /// at a device write and recovering.
+    /// Run an SQL script through SQLite on the PCM journal, optionally cutting the power,
+    /// recovering, and checking the database against a model of the acknowledged state
+    /// (exit 1 on a difference).
     Sql(SqlArgs),
 }
 
@@ -338,7 +340,7 @@ fn cut_run(
     let recovered = recover(config, sim.into_devices(), &names, JournalMode::Delete, args.seed, second)?;
     let mut report = run_report(args, config, app, workload, &run);
     let dumps: Vec<_> = names.iter().map(|name| dump_of(&recovered.sim, name, JournalMode::Delete)).collect();
-    report.acknowledged = Some(Acknowledged::check(&names, &models, &driven, &dumps));
+    report.acknowledged = Some(Acknowledged::check(&names, &models, &driven, &dumps)?);
     report.integrity_check = Some(names.iter().map(|n| n.to_string()).zip(recovered.integrity.clone()).collect());
     report.power_loss = Some(PowerLoss {
         statement: None,
@@ -562,41 +564,46 @@ struct Step<'a> {
 }
 
 /// The harness's own model of what SQLite acknowledged on one DB file: plain SQLite in
-/// memory that runs every statement the simulated SQLite returned from, and the dump as
-/// of the last commit the VFS saw. Nothing in it is read from the simulated devices.
+/// memory that runs every statement the simulated SQLite returned from, so with the same
+/// transactions; its state as of its last commit is the acknowledged state. Nothing in it
+/// is read from the simulated devices.
 struct Model {
     conn: Connection,
-    committed: String,
 }
 
 impl Model {
     /// A model starting from the database image at `image` (read only), or empty.
     fn new(image: Option<&std::path::Path>) -> Result<Model, CliError> {
-        let failed = |e: nvmdb_journal::rusqlite::Error| CliError::failed(format!("the check's model: {e}"));
-        let mut conn = Connection::open_in_memory().map_err(failed)?;
+        let mut conn = Connection::open_in_memory().map_err(model_failed)?;
         // The model touches no file: ATTACH (and VACUUM INTO, which attaches) is refused.
         conn.set_limit(nvmdb_journal::rusqlite::limits::Limit::SQLITE_LIMIT_ATTACHED, 0);
         if let Some(path) = image {
             let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-            let source = Connection::open_with_flags(path, flags).map_err(failed)?;
-            let backup = nvmdb_journal::rusqlite::backup::Backup::new(&source, &mut conn).map_err(failed)?;
-            backup.run_to_completion(-1, std::time::Duration::ZERO, None).map_err(failed)?;
+            let source = Connection::open_with_flags(path, flags).map_err(model_failed)?;
+            let backup = nvmdb_journal::rusqlite::backup::Backup::new(&source, &mut conn).map_err(model_failed)?;
+            backup.run_to_completion(-1, std::time::Duration::ZERO, None).map_err(model_failed)?;
         }
-        let committed = dump(&conn).map_err(failed)?;
-        Ok(Model { conn, committed })
+        Ok(Model { conn })
     }
 
-    /// Runs `step` on the model; returns its dump afterwards when `dump_after`.
-    fn run(
-        &self,
-        step: &Step<'_>,
-        dump_after: bool,
-        blame: &dyn Fn(&Step<'_>, String) -> CliError,
-    ) -> Result<Option<String>, CliError> {
-        let refused = |e: nvmdb_journal::rusqlite::Error| blame(step, format!("the check's model cannot run it: {e}"));
-        execute(&self.conn, step.sql).map_err(refused)?;
-        dump_after.then(|| dump(&self.conn)).transpose().map_err(refused)
+    /// Runs `step` on the model.
+    fn run(&self, step: &Step<'_>, blame: &dyn Fn(&Step<'_>, String) -> CliError) -> Result<(), CliError> {
+        execute(&self.conn, step.sql).map_err(|e| blame(step, format!("the check's model cannot run it: {e}")))?;
+        Ok(())
     }
+
+    /// The dump of the model as of its last commit: a transaction left open is rolled
+    /// back.
+    fn committed(&self) -> Result<String, CliError> {
+        if !self.conn.is_autocommit() {
+            self.conn.execute_batch("ROLLBACK").map_err(model_failed)?;
+        }
+        dump(&self.conn).map_err(model_failed)
+    }
+}
+
+fn model_failed(e: nvmdb_journal::rusqlite::Error) -> CliError {
+    CliError::failed(format!("the check's model: {e}"))
 }
 
 /// Where the power was cut, as the harness saw it.
@@ -646,13 +653,11 @@ fn drive(
             Ok(out) => {
                 driven.rows.extend(out);
                 driven.statements_run = driven.statements_run.saturating_add(1);
-                let committed = sim.commits() - commits;
-                driven.acknowledged_commits = driven.acknowledged_commits.saturating_add(committed);
-                let model = &mut models[step.db];
-                if let Some(state) = model.run(step, committed > 0, blame)? {
-                    model.committed = state;
-                }
-                let last_of_operation = steps.get(i + 1).is_none_or(|next| next.operation != step.operation);
+                driven.acknowledged_commits =
+                    driven.acknowledged_commits.saturating_add(sim.commits().saturating_sub(commits));
+                models[step.db].run(step, blame)?;
+                let last_of_operation =
+                    steps.get(i.saturating_add(1)).is_none_or(|next| next.operation != step.operation);
                 if last_of_operation && cuts.power_loss_at == Some(step.operation) {
                     let next = sim.stats().device_writes.saturating_add(1);
                     sim.cut_power_at(next);
@@ -665,7 +670,12 @@ fn drive(
             Err(_) if sim.is_cut() => {
                 // The commit point passed before the cut: the recovered state is the one
                 // this statement commits.
-                let in_flight = if sim.commits() > commits { models[step.db].run(step, true, blame)? } else { None };
+                let in_flight = if sim.commits() > commits {
+                    models[step.db].run(step, blame)?;
+                    Some(models[step.db].committed()?)
+                } else {
+                    None
+                };
                 let device_write = cuts.power_loss_at_write.unwrap_or_default();
                 let activity = sim.cut_activity();
                 driven.cut = Some(CutPoint { step: i, db: step.db, inside: true, device_write, activity, in_flight });
@@ -759,7 +769,7 @@ fn recover(
         let (sim, recovery) = match Simulation::try_recover(config, devices, seed) {
             Ok(recovered) => recovered,
             Err((JournalError::PowerCut(_), Some(cut))) if recovery_cut.is_none() => {
-                (recovery_cut, devices) = (second, cut);
+                (recovery_cut, devices) = (second, *cut);
                 continue;
             }
             Err((e, _)) => return Err(failed(e)),
@@ -769,7 +779,7 @@ fn recover(
             (recovery_cut, devices) = (second, sim.into_devices());
             continue;
         }
-        let recovery_device_writes = sim.stats().device_writes - start;
+        let recovery_device_writes = sim.stats().device_writes.saturating_sub(start);
         if let Some(m) = second.filter(|_| recovery_cut.is_none()) {
             return Err(CliError::input(format!(
                 "--power-loss-during-recovery: device write {m} is past the end of the recovery \
@@ -851,16 +861,21 @@ impl Acknowledged {
     /// Compares each DB file's `dumps` with its model's state as of its last commit, or,
     /// for the file the cut fell in after its commit point, with the interrupted commit's.
     /// A DB file that cannot be read differs.
-    fn check(names: &[&str], models: &[Model], driven: &Driven, dumps: &[Result<String, String>]) -> Acknowledged {
+    fn check(
+        names: &[&str],
+        models: &[Model],
+        driven: &Driven,
+        dumps: &[Result<String, String>],
+    ) -> Result<Acknowledged, CliError> {
         let in_flight = driven.cut.as_ref().and_then(|cut| cut.in_flight.as_ref().map(|state| (cut.db, state)));
         let mut first_difference = None;
         for (i, (model, got)) in models.iter().zip(dumps).enumerate() {
             let expected = match in_flight {
-                Some((db, state)) if db == i => state,
-                _ => &model.committed,
+                Some((db, state)) if db == i => state.clone(),
+                _ => model.committed()?,
             };
             let difference = match got {
-                Ok(got) => first_difference_of(expected, got),
+                Ok(got) => first_difference_of(&expected, got),
                 Err(e) => Some(format!("cannot be read: {e}")),
             };
             if let Some(at) = difference {
@@ -873,12 +888,8 @@ impl Acknowledged {
             (None, Some(_)) => RecoveredState::InFlightCommit,
             (None, None) => RecoveredState::LastCommit,
         };
-        Acknowledged {
-            commits: driven.acknowledged_commits,
-            recovered_state,
-            files_checked: dumps.len(),
-            first_difference,
-        }
+        let commits = driven.acknowledged_commits;
+        Ok(Acknowledged { commits, recovered_state, files_checked: dumps.len(), first_difference })
     }
 
     /// Exit 1 with one line when acknowledged state was lost.
@@ -1022,7 +1033,7 @@ fn sql_report_with(args: &SqlArgs, lose: &dyn Fn(&mut nvmdb_journal::Devices)) -
     if let Some(bytes) = sim.file(DB_NAME) {
         crate::output::write_bytes(&image, &bytes)?;
     }
-    let acknowledged = Acknowledged::check(&[DB_NAME], &models, &driven, std::slice::from_ref(&dumped));
+    let acknowledged = Acknowledged::check(&[DB_NAME], &models, &driven, std::slice::from_ref(&dumped))?;
     let expect = expected.map(|text| {
         let first_difference = match &dumped {
             Ok(got) => first_difference_of(&text, got),
@@ -1238,10 +1249,10 @@ mod tests {
                 Err(e) if e.message.contains("past the end of the script") => break,
                 report => report.unwrap(),
             };
-            tried += 1;
+            tried = tried.saturating_add(1);
             if report.acknowledged.recovered_state == RecoveredState::Mismatch {
                 assert!(report.acknowledged.verdict().is_err());
-                caught += 1;
+                caught = caught.saturating_add(1);
             }
         }
         std::fs::remove_dir_all(&dir).unwrap();
@@ -1262,7 +1273,7 @@ mod tests {
         // is found, so nothing is rolled back, and a cut between a transaction's first
         // database write and its commit point leaves part of it in the database.
         let zero = |d: &mut nvmdb_journal::Devices| {
-            d.pcm.storage_write(0, &[0; nvmdb_journal::layout::FRAME_BYTES as usize]).unwrap();
+            d.pcm.storage_write(0, &vec![0; usize::try_from(nvmdb_journal::layout::FRAME_BYTES).unwrap()]).unwrap();
         };
         let (tried, caught) = lossy_campaign("skip-rollback", &zero);
         println!("rollback skipped: {caught} of {tried} crash points caught");
