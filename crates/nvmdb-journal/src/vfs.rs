@@ -44,7 +44,8 @@ pub struct Shared {
     /// Transactions committed, as the VFS sees the commit point: a journal SQLite began
     /// (its header sector written at offset 0) and did not read back from its start was
     /// finalized: deleted, truncated to 0 bytes, or (`journal_mode=PERSIST`) its header
-    /// zeroed, and the write completed. Autocommit statements count as the transactions
+    /// zeroed, and the first device write of that completed (the commit point: the hot
+    /// flag cleared, or the zeroed header written). Autocommit statements count as the transactions
     /// they are; a rollback (a `ROLLBACK`, a hot journal's) reads the journal from its
     /// start first and does not count.
     pub commits: u64,

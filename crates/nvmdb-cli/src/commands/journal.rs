@@ -327,7 +327,7 @@ fn cut_run(
                 start = Some(Mark::now(&sim));
             }
         };
-        let driven = drive(&sim, &dbs, &mut models, &steps, &args.cuts, &mut mark, &blame)?;
+        let driven = drive(&sim, &dbs, &mut models, &steps, &args.cuts, args.seed, &mut mark, &blame)?;
         let commands = steps[..driven.statements_run].iter().filter(|s| s.operation > 0).count() as u64;
         let run = WorkloadRun::measure(&sim, &start.unwrap_or_else(|| Mark::now(&sim)), commands);
         (driven, run)
@@ -581,7 +581,7 @@ impl Model {
             let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
             let source = Connection::open_with_flags(path, flags).map_err(model_failed)?;
             let backup = nvmdb_journal::rusqlite::backup::Backup::new(&source, &mut conn).map_err(model_failed)?;
-            backup.run_to_completion(-1, std::time::Duration::ZERO, None).map_err(model_failed)?;
+            backup.run_to_completion(1024, std::time::Duration::ZERO, None).map_err(model_failed)?;
         }
         Ok(Model { conn })
     }
@@ -604,6 +604,38 @@ impl Model {
 
 fn model_failed(e: nvmdb_journal::rusqlite::Error) -> CliError {
     CliError::failed(format!("the check's model: {e}"))
+}
+
+/// Gives `conn` its own `random()` and `randomblob(N)`, drawing from one stream seeded by
+/// `seed`: SQLite's own draw from its process-wide generator, which the journal's nonces
+/// and every connection share, so the simulated run and the check's model would draw
+/// different values.
+fn seed_random(conn: &Connection, seed: u64) -> Result<(), nvmdb_journal::rusqlite::Error> {
+    use nvmdb_journal::rusqlite::functions::FunctionFlags;
+    use nvmdb_journal::rusqlite::limits::Limit;
+    use rand::{RngCore, SeedableRng};
+    let rng = std::sync::Arc::new(std::sync::Mutex::new(rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed)));
+    let lock = |rng: &std::sync::Mutex<rand_xoshiro::Xoshiro256PlusPlus>| {
+        rng.lock().unwrap_or_else(std::sync::PoisonError::into_inner).next_u64()
+    };
+    let (draw, flags) = (std::sync::Arc::clone(&rng), FunctionFlags::SQLITE_UTF8);
+    conn.create_scalar_function("random", 0, flags, move |_| Ok(lock(&draw) as i64))?;
+    // As SQLite's: at least 1 byte, at most the connection's length limit.
+    let limit = i64::from(conn.limit(Limit::SQLITE_LIMIT_LENGTH));
+    conn.create_scalar_function("randomblob", 1, flags, move |ctx| {
+        #[allow(clippy::cast_possible_truncation, reason = "SQLite's own length of a real truncates it")]
+        let n = match ctx.get_raw(0) {
+            ValueRef::Integer(n) => n,
+            ValueRef::Real(r) => r as i64,
+            _ => 1,
+        };
+        if n > limit {
+            return Err(nvmdb_journal::rusqlite::Error::UserFunctionError("string or blob too big".into()));
+        }
+        let mut bytes = vec![0u8; usize::try_from(n.max(1)).unwrap_or(1)];
+        rng.lock().unwrap_or_else(std::sync::PoisonError::into_inner).fill_bytes(&mut bytes);
+        Ok(bytes)
+    })
 }
 
 /// Where the power was cut, as the harness saw it.
@@ -631,17 +663,26 @@ struct Driven {
 
 /// Runs `steps` on `dbs` and, for each statement SQLite returns from, on `models`, until
 /// the end or a cut (`cuts`: after an operation, or at the device write the simulation
-/// was set to refuse). `before` is called before each step.
+/// was set to refuse). `before` is called before each step. `random()` and
+/// `randomblob()` draw from a stream seeded by `seed` (and the DB file's index), the
+/// same on a DB file and its model.
+#[allow(clippy::too_many_arguments, reason = "the run's parts, each used once")]
 fn drive(
     sim: &Simulation,
     dbs: &[Db<'_>],
     models: &mut [Model],
     steps: &[Step<'_>],
     cuts: &CutArgs,
+    seed: u64,
     before: &mut dyn FnMut(&Step<'_>),
     blame: &dyn Fn(&Step<'_>, String) -> CliError,
 ) -> Result<Driven, CliError> {
     use std::sync::atomic::Ordering;
+    for ((db, model), i) in dbs.iter().zip(models.iter()).zip(0u64..) {
+        let seeded =
+            seed_random(db, seed.wrapping_add(i)).and_then(|()| seed_random(&model.conn, seed.wrapping_add(i)));
+        seeded.map_err(|e| CliError::failed(format!("random(): {e}")))?;
+    }
     let counters: Vec<_> = dbs.iter().map(|db| limit_steps(db)).collect();
     let mut driven = Driven { rows: Vec::new(), statements_run: 0, acknowledged_commits: 0, cut: None };
     for (i, step) in steps.iter().enumerate() {
@@ -1000,7 +1041,7 @@ fn sql_report_with(args: &SqlArgs, lose: &dyn Fn(&mut nvmdb_journal::Devices)) -
     let blame = |step: &Step<'_>, e: String| CliError::at_line(&args.script, step.line, e);
     let mut driven = {
         let db = sim.open_in_mode(DB_NAME, mode).map_err(failed)?;
-        drive(&sim, std::slice::from_ref(&db), &mut models, &steps, &args.cuts, &mut |_| {}, &blame)?
+        drive(&sim, std::slice::from_ref(&db), &mut models, &steps, &args.cuts, args.seed, &mut |_| {}, &blame)?
     };
     driven.closed(&sim, &args.cuts, &steps);
     if cut_asked && driven.cut.is_none() {
@@ -1300,6 +1341,40 @@ mod tests {
         let past = CutArgs { power_loss_at: Some(statements + 1), ..CutArgs::default() };
         let e = sql_report(&sql_args(&dir, "RR-S2X", SqlJournalMode::Persist, past)).unwrap_err();
         assert_eq!((e.code, e.message.starts_with("--power-loss-at: statement")), (2, true), "{}", e.message);
+    }
+
+    #[test]
+    fn random_values_are_the_same_in_the_run_and_its_model() {
+        let script = "CREATE TABLE IF NOT EXISTS r(a, b);\nINSERT INTO r VALUES(random(), randomblob(4));\n\
+                      BEGIN;\nINSERT INTO r SELECT random(), randomblob(3) FROM r;\nCOMMIT;\nSELECT count(*) FROM r;\n";
+        let dir = script_dir("random", script);
+        let run = |cuts| {
+            let _ = std::fs::remove_file(dir.join(DB_NAME));
+            sql_report(&sql_args(&dir, "RR-S2X", SqlJournalMode::Delete, cuts)).unwrap()
+        };
+        let full = run(CutArgs::default());
+        assert_eq!(
+            (full.rows.as_slice(), full.acknowledged.recovered_state),
+            (&["2".to_string()][..], RecoveredState::LastCommit)
+        );
+        let dumped = std::fs::read_to_string(dir.join("dump.txt")).unwrap();
+        assert_ne!(dumped.lines().nth(1), dumped.lines().nth(2), "{dumped}");
+        // The same seed draws the same values.
+        assert_eq!(run(CutArgs::default()).rows, full.rows);
+        assert_eq!(std::fs::read_to_string(dir.join("dump.txt")).unwrap(), dumped);
+        for cut in 1..full.device_writes {
+            let report = run(at_write(cut));
+            assert_ne!(report.acknowledged.recovered_state, RecoveredState::Mismatch, "cut at write {cut}");
+        }
+        // On the image a run saved, the model starts from that image (2 rows): a cut in
+        // the script's transaction leaves the image's rows and the autocommit insert's.
+        let _ = run(CutArgs::default());
+        let cuts = CutArgs { power_loss_at: Some(4), ..CutArgs::default() };
+        let report = sql_report(&sql_args(&dir, "RR-S2X", SqlJournalMode::Delete, cuts)).unwrap();
+        assert_eq!(report.acknowledged.recovered_state, RecoveredState::LastCommit);
+        let again = std::fs::read_to_string(dir.join("dump.txt")).unwrap();
+        assert_eq!(again.lines().count(), 1 + 3, "{again}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
