@@ -203,3 +203,19 @@ fn journal_run_cuts_recover_every_db_file_to_its_acknowledged_state() {
     assert!(past_the_end(&past, "--power-loss-at-write"), "{}", stderr(&past));
     println!("journal run: {tried} crash points tried");
 }
+
+/// A database image that is not a database is bad input, named, and left as it was.
+#[test]
+fn journal_sql_refuses_an_image_that_is_not_a_database() {
+    let dir = dir("garbage");
+    let (image, script) = (dir.join("main.db"), dir.join("s.sql"));
+    let garbage = b"not a database, not even close".repeat(40);
+    std::fs::write(&image, &garbage).unwrap();
+    std::fs::write(&script, SCRIPT).unwrap();
+    let (db_dir, script) = (dir.to_str().unwrap(), script.to_str().unwrap());
+    let out = nvmdb(&["journal", "sql", "--config", "RR-S2X", "--db-dir", db_dir, "--script", script]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).starts_with(&image.display().to_string()), "{}", stderr(&out));
+    assert_eq!(std::fs::read(&image).unwrap(), garbage);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -578,10 +578,12 @@ impl Model {
         // The model touches no file: ATTACH (and VACUUM INTO, which attaches) is refused.
         conn.set_limit(nvmdb_journal::rusqlite::limits::Limit::SQLITE_LIMIT_ATTACHED, 0);
         if let Some(path) = image {
+            // A file that is not a database is bad input.
+            let unreadable = |e: nvmdb_journal::rusqlite::Error| CliError::input(format!("{}: {e}", path.display()));
             let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-            let source = Connection::open_with_flags(path, flags).map_err(model_failed)?;
-            let backup = nvmdb_journal::rusqlite::backup::Backup::new(&source, &mut conn).map_err(model_failed)?;
-            backup.run_to_completion(1024, std::time::Duration::ZERO, None).map_err(model_failed)?;
+            let source = Connection::open_with_flags(path, flags).map_err(unreadable)?;
+            let backup = nvmdb_journal::rusqlite::backup::Backup::new(&source, &mut conn).map_err(unreadable)?;
+            backup.run_to_completion(1024, std::time::Duration::ZERO, None).map_err(unreadable)?;
         }
         Ok(Model { conn })
     }
