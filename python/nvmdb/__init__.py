@@ -473,7 +473,8 @@ def kv_demo(records: int = 50_000, seed: int = 1) -> list[dict[str, Any]]:
 @checked
 def journal_run(
     config: str, workload: str, length: int = 1, seed: int = 1, pcm_write_time: str = "chunks",
-    progress: bool | None = None,
+    power_loss_at: int | None = None, power_loss_at_write: int | None = None,
+    power_loss_during_recovery: int | None = None, progress: bool | None = None,
 ) -> dict[str, Any]:
     """``nvmdb journal run``: real SQLite with its rollback journal in simulated PCM.
 
@@ -484,13 +485,30 @@ def journal_run(
       seed: the workload's seed and SQLite's randomness.
       pcm_write_time: chunks (7.1 µs per changed 128 B step) or cells (by the cells each
         write programs, 64 per 444 ns iteration).
+      power_loss_at: cut power after the N-th transaction of the workload (from 1),
+        recover and check every DB file against the model of acknowledged state.
+      power_loss_at_write: cut power before the N-th device write (from 1, the setup's
+        included), inside whatever SQLite is doing; not with power_loss_at.
+      power_loss_during_recovery: a second cut, before the M-th device write of the
+        recovery.
       progress: a progress bar of the call's steps on stderr (tqdm; a widget in Jupyter):
         requests, operations, transactions or statements done and their rate (the total
         is not known ahead); ``None``: only on a terminal or in Jupyter.
 
-    Returns the CLI's ``--json`` object.
+    Returns the CLI's ``--json`` object (with a cut, also ``power_loss``,
+    ``integrity_check`` and ``acknowledged``). A recovered DB file that differs from the
+    acknowledged state raises (the CLI's exit 1).
     """
-    flags = dict(config=config, workload=workload, length=length, seed=seed, pcm_write_time=pcm_write_time)
+    flags = dict(
+        config=config,
+        workload=workload,
+        length=length,
+        seed=seed,
+        pcm_write_time=pcm_write_time,
+        power_loss_at=power_loss_at,
+        power_loss_at_write=power_loss_at_write,
+        power_loss_during_recovery=power_loss_during_recovery,
+    )
     return _json("journal_run", ["journal", "run"], flags, steps=progress)
 
 
@@ -504,6 +522,9 @@ def journal_sql(
     journal_mode: str = "delete",
     seed: int = 1,
     pcm_write_time: str = "chunks",
+    power_loss_at_write: int | None = None,
+    power_loss_during_recovery: int | None = None,
+    expect: str | os.PathLike[str] | None = None,
     progress: bool | None = None,
 ) -> dict[str, Any]:
     """``nvmdb journal sql``: run an SQL script on real SQLite with its rollback journal in
@@ -514,19 +535,26 @@ def journal_sql(
       db_dir: an existing directory holding the database image ``main.db``: loaded before
         the run if present, saved there after it (after recovery when there was a cut).
       script: the SQL script: statements separated by ``;``, run in order.
-      power_loss_at: cut the power at this device write (1-based); the script stops
-        there, and the database is reopened and recovered.
+      power_loss_at: cut the power after the N-th statement (from 1); the database is
+        reopened, recovered and checked against the model of acknowledged state.
       dump: write the final database here (per table, ``-- NAME`` then its rows, each
         value an SQL literal: blobs as ``X'FF00'``).
       journal_mode: SQLite's journal mode: delete, truncate or persist.
       seed: the seed of SQLite's randomness (journal nonces).
       pcm_write_time: chunks (7.1 µs per changed 128 B step) or cells (by the cells each
         write programs, 64 per 444 ns iteration).
+      power_loss_at_write: cut power before the N-th device write (from 1), inside
+        whatever SQLite is doing; not with power_loss_at.
+      power_loss_during_recovery: a second cut, before the M-th device write of the
+        recovery.
+      expect: a dump (as ``dump`` writes it) the final database must equal.
       progress: a progress bar of the call's steps on stderr (tqdm; a widget in Jupyter):
         requests, operations, transactions or statements done and their rate (the total
         is not known ahead); ``None``: only on a terminal or in Jupyter.
 
-    Returns the CLI's ``--json`` object (the SELECT rows under ``rows``).
+    Returns the CLI's ``--json`` object (the SELECT rows under ``rows``; ``power_loss``,
+    ``acknowledged``, ``expect``). A final database that differs from the acknowledged
+    state or from ``expect`` raises (the CLI's exit 1).
     """
     flags = dict(
         config=config,
@@ -537,6 +565,9 @@ def journal_sql(
         journal_mode=journal_mode,
         seed=seed,
         pcm_write_time=pcm_write_time,
+        power_loss_at_write=power_loss_at_write,
+        power_loss_during_recovery=power_loss_during_recovery,
+        expect=expect,
     )
     return _json("journal_sql", ["journal", "sql"], flags, steps=progress)
 

@@ -35,10 +35,10 @@ def kv_run(engine: str, workload: str | None=None, records: int | None=None, buf
 def kv_demo(records: int=50000, seed: int=1) -> list[dict[str, Any]]:
     ...
 
-def journal_run(config: str, workload: str, length: int=1, seed: int=1, pcm_write_time: str='chunks', progress: bool | None=None) -> dict[str, Any]:
+def journal_run(config: str, workload: str, length: int=1, seed: int=1, pcm_write_time: str='chunks', power_loss_at: int | None=None, power_loss_at_write: int | None=None, power_loss_during_recovery: int | None=None, progress: bool | None=None) -> dict[str, Any]:
     ...
 
-def journal_sql(config: str, db_dir: str | os.PathLike[str], script: str | os.PathLike[str], power_loss_at: int | None=None, dump: str | os.PathLike[str] | None=None, journal_mode: str='delete', seed: int=1, pcm_write_time: str='chunks', progress: bool | None=None) -> dict[str, Any]:
+def journal_sql(config: str, db_dir: str | os.PathLike[str], script: str | os.PathLike[str], power_loss_at: int | None=None, dump: str | os.PathLike[str] | None=None, journal_mode: str='delete', seed: int=1, pcm_write_time: str='chunks', power_loss_at_write: int | None=None, power_loss_during_recovery: int | None=None, expect: str | os.PathLike[str] | None=None, progress: bool | None=None) -> dict[str, Any]:
     ...
 
 def envy_run(workload: str, tps: float=50.0, transactions: int=5000, turnovers: int=4, hot_access: float=0.9, hot_data: float=0.1, flash_mb: int=32, utilization: float=0.8, cleaning: str='hybrid', partition_segments: int=8, sram_mb: float | None=None, spare_segments: int=1, no_page_bytes: bool=False, erase_ms: float | None=None, program_us: float | None=None, banks: int | None=None, parallel_banks: bool=False, redistribution_divisor: int | None=None, converge: bool=False, tolerance: float | None=None, max_turnovers: float | None=None, seed: int=1, progress: bool | None=None) -> dict[str, Any]:

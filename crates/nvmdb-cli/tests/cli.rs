@@ -156,8 +156,8 @@ fn bench_filter_is_a_substring_and_exact_selects_one_name() {
     assert_eq!(nvmdb(&["bench", "--exact"]).status.code(), Some(2));
 }
 
-/// `journal sql --power-loss-at` past the script's device writes never cuts: one line
-/// naming the flag, exit 2, and no database image written.
+/// `journal sql --power-loss-at-write` past the script's device writes never cuts: one
+/// line naming the flag, exit 2, and no database image written.
 #[test]
 fn journal_sql_cut_past_the_end_exits_2_naming_the_flag() {
     let dir = temp_path("journal-past");
@@ -167,7 +167,7 @@ fn journal_sql_cut_past_the_end_exits_2_naming_the_flag() {
         std::fs::create_dir_all(&dir).unwrap();
         let mut args = vec!["journal", "sql", "--config", "RR-S2X", "--db-dir", dir.to_str().unwrap()];
         args.extend(["--script", &script, "--json"]);
-        args.extend(cut.map(|c| ["--power-loss-at", c]).into_iter().flatten());
+        args.extend(cut.map(|c| ["--power-loss-at-write", c]).into_iter().flatten());
         nvmdb(&args)
     };
     let full = json(&run(None));
@@ -181,7 +181,9 @@ fn journal_sql_cut_past_the_end_exits_2_naming_the_flag() {
     assert_eq!((out.status.code(), out.stdout.len(), err.trim().lines().count()), (Some(2), 0, 1), "{err}");
     assert_eq!(
         err.trim(),
-        format!("--power-loss-at: device write {past} is past the end of the script ({writes} device writes in all)")
+        format!(
+            "--power-loss-at-write: device write {past} is past the end of the script ({writes} device writes in all)"
+        )
     );
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "no database image written");
 }

@@ -315,6 +315,8 @@ pub struct Devices {
     power: PowerSwitch,
     /// Whether a sync was refused after the cut.
     refused_sync: bool,
+    /// Cuts the switch had recorded when the power was last restored.
+    cuts_at_restore: usize,
     by_field: [PcmStats; Field::ALL.len()],
 }
 
@@ -330,6 +332,7 @@ impl Devices {
             storage: BlockStore::new(params.block),
             power: PowerSwitch::new(),
             refused_sync: false,
+            cuts_at_restore: 0,
             by_field: Default::default(),
         })
     }
@@ -345,9 +348,18 @@ impl Devices {
         self.power.cut_before(index.saturating_sub(1));
     }
 
-    /// Restores power (after the volatile state was dropped).
+    /// Arms a second cut, at the `index`-th write from the start (1-based), for when the
+    /// power is restored ([`Devices::restore_power`]): a cut during recovery.
+    pub fn cut_power_after_restore(&mut self, index: u64) {
+        self.power.cut_after_restore(index.saturating_sub(1));
+    }
+
+    /// Restores power (after the volatile state was dropped), with the cut
+    /// [`Devices::cut_power_after_restore`] armed, if any.
     pub fn restore_power(&mut self) {
         self.power.restore();
+        self.refused_sync = false;
+        self.cuts_at_restore = self.power.cuts().len();
     }
 
     /// True once the cut is reached: the next write would be refused.
@@ -365,10 +377,10 @@ impl Devices {
         Ok(())
     }
 
-    /// Whether a cut refused a write or a sync (false for a cut reached just as the run
-    /// ended, which interrupted nothing).
+    /// Whether a cut refused a write or a sync since the power was last restored (false
+    /// for a cut reached just as the run ended, which interrupted nothing).
     pub fn cut_interrupted(&self) -> bool {
-        self.refused_sync || !self.power.cuts().is_empty()
+        self.refused_sync || self.power.cuts().len() > self.cuts_at_restore
     }
 
     fn admit(&mut self) -> Result<(), JournalError> {

@@ -45,8 +45,9 @@ pub use devices::{
 pub use error::JournalError;
 pub use journal::{CopyStats, FrameState, PcmJournal, Recovery};
 pub use layout::Field;
-pub use run::{run_workload, WorkloadRun};
+pub use run::{run_workload, Mark, WorkloadRun};
 /// The SQLite binding the VFS runs, for callers that execute statements.
 pub use rusqlite;
-pub use sim::{Db, JournalMode, RunStats, Simulation, PAGE_SIZE};
+pub use sim::{Db, JournalMode, RecoveryFailure, RunStats, Simulation, PAGE_SIZE};
+pub use vfs::CutActivity;
 pub use workload::{generate, generate_with, App, AppModel, Workload};

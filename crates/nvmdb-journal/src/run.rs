@@ -68,29 +68,50 @@ pub fn run_workload(
         nvmdb_cancel::check()?;
         db.execute_batch(sql).map_err(fail)?;
     }
-    let before = sim.stats();
-    let fields_before = sim.with_shared(|s| *s.devices.pcm_by_field());
+    let start = Mark::now(&sim);
     for (i, sql) in &workload.transactions {
         nvmdb_cancel::check()?;
         dbs[*i].execute_batch(sql).map_err(fail)?;
     }
-    let stats = sim.stats();
-    let fields = sim.with_shared(|s| *s.devices.pcm_by_field());
-    drop(dbs);
-    let profile = sim.with_shared(|s| s.devices.storage.profile().clone());
-    let (hottest_field, _) = sim.with_shared(|s| s.journal.hottest_field(&s.devices));
-    Ok(WorkloadRun {
-        stats,
-        commands: workload.commands,
-        transactions_time_ns: stats.time_ns - before.time_ns,
-        transactions_energy_pj: stats.energy_pj - before.energy_pj,
-        transactions_pcm_energy_pj: stats.pcm_energy_pj - before.pcm_energy_pj,
-        transactions_pcm_time_ns: stats.pcm_time_ns - before.pcm_time_ns,
-        transactions_pcm_by_field: std::array::from_fn(|i| fields[i].since(&fields_before[i])),
-        writes_per_page: profile.writes_per_page(),
-        small_overwrite_percent: profile.small_percent(),
-        hottest_field,
-    })
+    Ok(WorkloadRun::measure(&sim, &start, workload.commands))
+}
+
+/// The counters of a simulation when its measured transactions began.
+#[derive(Debug, Clone)]
+pub struct Mark {
+    stats: RunStats,
+    fields: [PcmStats; Field::ALL.len()],
+}
+
+impl Mark {
+    /// The counters of `sim` now.
+    pub fn now(sim: &Simulation) -> Mark {
+        Mark { stats: sim.stats(), fields: sim.with_shared(|s| *s.devices.pcm_by_field()) }
+    }
+}
+
+impl WorkloadRun {
+    /// The figures of a run on `sim` whose measured transactions, `commands` SQLite
+    /// commands, began at `start`.
+    pub fn measure(sim: &Simulation, start: &Mark, commands: u64) -> WorkloadRun {
+        let (before, fields_before) = (&start.stats, &start.fields);
+        let stats = sim.stats();
+        let fields = sim.with_shared(|s| *s.devices.pcm_by_field());
+        let profile = sim.with_shared(|s| s.devices.storage.profile().clone());
+        let (hottest_field, _) = sim.with_shared(|s| s.journal.hottest_field(&s.devices));
+        WorkloadRun {
+            stats,
+            commands,
+            transactions_time_ns: stats.time_ns - before.time_ns,
+            transactions_energy_pj: stats.energy_pj - before.energy_pj,
+            transactions_pcm_energy_pj: stats.pcm_energy_pj - before.pcm_energy_pj,
+            transactions_pcm_time_ns: stats.pcm_time_ns - before.pcm_time_ns,
+            transactions_pcm_by_field: std::array::from_fn(|i| fields[i].since(&fields_before[i])),
+            writes_per_page: profile.writes_per_page(),
+            small_overwrite_percent: profile.small_percent(),
+            hottest_field,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -15,7 +15,11 @@ use crate::config::JournalConfig;
 use crate::devices::{DeviceParams, Devices};
 use crate::error::JournalError;
 use crate::journal::{CopyStats, PcmJournal, Recovery};
-use crate::vfs::{Registration, Shared};
+use crate::vfs::{CutActivity, Registration, Shared};
+
+/// Why [`Simulation::try_recover`] failed, and the devices when the journal's recovery
+/// was what failed.
+pub type RecoveryFailure = (JournalError, Option<Box<Devices>>);
 
 /// The DB page size the runs use (Section 6.1: 1 KB).
 pub const PAGE_SIZE: u32 = 1024;
@@ -110,14 +114,25 @@ impl Simulation {
 
     /// The machine after a power cut: only `devices` survived. Recovery rebuilds the
     /// journal's DRAM state from PCM; SQLite then finds any hot journal and rolls back.
-    pub fn recover(
+    pub fn recover(config: JournalConfig, devices: Devices, seed: u64) -> Result<(Simulation, Recovery), JournalError> {
+        Self::try_recover(config, devices, seed).map_err(|(e, _)| e)
+    }
+
+    /// [`Simulation::recover`], giving the devices back when the journal's recovery
+    /// fails (a power cut armed with [`Devices::cut_power_after_restore`] may fall in
+    /// it); `None` when the failure came later, in registering the new VFS.
+    pub fn try_recover(
         config: JournalConfig,
         mut devices: Devices,
         seed: u64,
-    ) -> Result<(Simulation, Recovery), JournalError> {
+    ) -> Result<(Simulation, Recovery), RecoveryFailure> {
         devices.restore_power();
-        let (journal, recovery) = PcmJournal::recover(config, &mut devices)?;
-        Ok((Self::assemble(config, devices, journal, seed)?, recovery))
+        let (journal, recovery) = match PcmJournal::recover(config, &mut devices) {
+            Ok(recovered) => recovered,
+            Err(e) => return Err((e, Some(Box::new(devices)))),
+        };
+        let sim = Self::assemble(config, devices, journal, seed).map_err(|e| (e, None))?;
+        Ok((sim, recovery))
     }
 
     fn assemble(
@@ -133,6 +148,9 @@ impl Simulation {
             temp_files: BTreeMap::new(),
             error: None,
             shadow: None,
+            commits: 0,
+            cut_activity: None,
+            journals: BTreeMap::new(),
         };
         crate::vfs::seed_sqlite_prng(seed);
         let name = format!("nvmdb-pcm-journal-{}", NEXT_VFS.fetch_add(1, Ordering::Relaxed));
@@ -189,6 +207,24 @@ impl Simulation {
     /// first write ever).
     pub fn cut_power_at(&self, index: u64) {
         self.with_shared(|s| s.devices.cut_power_at(index));
+    }
+
+    /// Arms a second cut for the recovery after this machine's power loss: device write
+    /// `index` (1-based, counted from this machine's first write ever) and every later one
+    /// are refused once the power is restored.
+    pub fn cut_power_after_restore(&self, index: u64) {
+        self.with_shared(|s| s.devices.cut_power_after_restore(index));
+    }
+
+    /// Transactions committed since power-up, as the VFS sees the commit point
+    /// ([`Shared::commits`]).
+    pub fn commits(&self) -> u64 {
+        self.with_shared(|s| s.commits)
+    }
+
+    /// What SQLite was doing at the first device write or sync the power cut refused.
+    pub fn cut_activity(&self) -> Option<CutActivity> {
+        self.with_shared(|s| s.cut_activity)
     }
 
     /// Whether the power is cut.

@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use libsqlite3_sys as ffi;
 use rand::RngCore;
 use rand_xoshiro::Xoshiro256PlusPlus;
+use serde::Serialize;
 
 use crate::devices::Devices;
 use crate::error::JournalError;
@@ -40,6 +41,46 @@ pub struct Shared {
     /// When set, a plain copy of every journal file as SQLite wrote it, against which
     /// every journal read is checked.
     pub shadow: Option<Shadow>,
+    /// Transactions committed, as the VFS sees the commit point: a journal SQLite began
+    /// (its header sector written at offset 0) and did not read back from its start was
+    /// finalized: deleted, truncated to 0 bytes, or (`journal_mode=PERSIST`) its header
+    /// zeroed, and the first device write of that completed (the commit point: the hot
+    /// flag cleared, or the zeroed header written). Autocommit statements count as the transactions
+    /// they are; a rollback (a `ROLLBACK`, a hot journal's) reads the journal from its
+    /// start first and does not count.
+    pub commits: u64,
+    /// What SQLite was doing at the first device write or sync a power cut refused.
+    pub cut_activity: Option<CutActivity>,
+    /// The journals begun since this machine powered up, by database, and whether
+    /// SQLite has read each back from its start (a rollback's playback).
+    pub journals: BTreeMap<String, JournalLife>,
+}
+
+/// What SQLite was doing at a device write or sync, as the VFS sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CutActivity {
+    /// Writing the rollback journal (its header, page numbers, page images, checksums).
+    JournalWrite,
+    /// Writing, truncating or deleting the database file in a transaction.
+    DatabaseWrite,
+    /// A sync of the journal or the database file.
+    Sync,
+    /// The commit point: deleting, truncating or zeroing the header of a journal SQLite
+    /// did not read back.
+    Commit,
+    /// A rollback: the database writes after SQLite read the journal back, and the
+    /// journal's deletion then.
+    Rollback,
+}
+
+/// A journal begun since power-up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JournalLife {
+    /// Written, not read back.
+    Written,
+    /// Read back from its start (a rollback is under way).
+    PlayedBack,
 }
 
 /// Plain copies of the journal files, to check that reads return what was written.
@@ -93,6 +134,44 @@ impl Shared {
     /// Takes the error noted last, if any.
     pub fn take_error(&mut self) -> Option<JournalError> {
         self.error.take()
+    }
+
+    /// Passes `result` on, noting `activity` if it is the first power cut refused.
+    fn track<T>(&mut self, activity: CutActivity, result: Result<T, JournalError>) -> Result<T, JournalError> {
+        if let (Err(JournalError::PowerCut(_)), None) = (&result, self.cut_activity) {
+            self.cut_activity = Some(activity);
+        }
+        result
+    }
+
+    /// What a write to database file `name` is part of: a rollback once its journal was
+    /// read back.
+    fn database_activity(&self, name: &str) -> CutActivity {
+        match self.journals.get(name) {
+            Some(JournalLife::PlayedBack) => CutActivity::Rollback,
+            _ => CutActivity::DatabaseWrite,
+        }
+    }
+
+    /// Finalizes the journal of `db` (`end`: the deletion, truncation or header zeroing),
+    /// counting a commit on a journal not read back once the first device write of its
+    /// finalization completed: clearing the hot flag, or writing the zeroed header, is the
+    /// commit point (the writes after it may be cut; recovery finishes them).
+    fn finalize(
+        &mut self,
+        db: &str,
+        end: impl FnOnce(&mut Shared) -> Result<(), JournalError>,
+    ) -> Result<(), JournalError> {
+        let life = self.journals.get(db).copied();
+        let activity = if life == Some(JournalLife::Written) { CutActivity::Commit } else { CutActivity::Rollback };
+        let writes = self.devices.writes();
+        let result = end(self);
+        let result = self.track(activity, result);
+        if result.is_ok() || self.devices.writes() > writes {
+            self.commits += u64::from(life == Some(JournalLife::Written));
+            self.journals.remove(db);
+        }
+        result
     }
 }
 
@@ -320,7 +399,7 @@ unsafe extern "C" fn x_delete(vfs: *mut ffi::sqlite3_vfs, name: *const c_char, _
     let mut guard = lock(shared);
     let g = &mut *guard;
     let result = if let Some(db) = name.strip_suffix(JOURNAL_SUFFIX) {
-        let r = g.journal.delete(&mut g.devices, db);
+        let r = g.finalize(db, |g| g.journal.delete(&mut g.devices, db));
         if let (Ok(()), Some(shadow)) = (&r, g.shadow.as_mut()) {
             shadow.delete(db);
         }
@@ -328,7 +407,8 @@ unsafe extern "C" fn x_delete(vfs: *mut ffi::sqlite3_vfs, name: *const c_char, _
     } else if g.temp_files.remove(&name).is_some() {
         Ok(())
     } else if g.devices.storage.file(&name).is_some() {
-        g.devices.file_delete(&name)
+        let r = g.devices.file_delete(&name);
+        g.track(g.database_activity(&name), r)
     } else {
         Ok(())
     };
@@ -434,6 +514,11 @@ unsafe extern "C" fn x_read(file: *mut ffi::sqlite3_file, buf: *mut c_void, amt:
             if let (Ok(n), Some(shadow)) = (&r, g.shadow.as_mut()) {
                 shadow.check(db, offset, buf, *n);
             }
+            // A playback reads the journal's magic (8 bytes) at its start; the check for
+            // a hot journal reads 1 byte, and a savepoint's rollback reads on from later.
+            if offset == 0 && buf.len() >= 8 {
+                g.journals.insert(db.clone(), JournalLife::PlayedBack);
+            }
             r
         }
         Kind::Temp(name) => Ok(read_vec(g.temp_files.get(name).map_or(&[][..], Vec::as_slice), offset, buf)),
@@ -463,9 +548,23 @@ unsafe extern "C" fn x_write(file: *mut ffi::sqlite3_file, buf: *const c_void, a
     let mut guard = lock(&state.shared);
     let g = &mut *guard;
     let result = match &state.kind {
-        Kind::Database(name) => g.devices.file_write(name, offset, data),
+        Kind::Database(name) => {
+            let r = g.devices.file_write(name, offset, data);
+            g.track(g.database_activity(name), r)
+        }
         Kind::Journal(db) => {
-            let r = g.journal.write(&mut g.devices, db, offset, data);
+            let header = offset == 0 && data.len() as u64 == JOURNAL_HEADER_BYTES;
+            // Under PERSIST SQLite ends a journal by zeroing the start of its header.
+            let zeroing = offset == 0 && !header && data.iter().all(|&b| b == 0) && g.journals.contains_key(db);
+            let r = if zeroing {
+                g.finalize(db, |g| g.journal.write(&mut g.devices, db, offset, data))
+            } else {
+                let r = g.journal.write(&mut g.devices, db, offset, data);
+                if header && r.is_ok() {
+                    g.journals.insert(db.clone(), JournalLife::Written);
+                }
+                g.track(CutActivity::JournalWrite, r)
+            };
             if let (Ok(()), Some(shadow)) = (&r, g.shadow.as_mut()) {
                 shadow.write(db, offset, data);
             }
@@ -501,9 +600,17 @@ unsafe extern "C" fn x_truncate(file: *mut ffi::sqlite3_file, size: i64) -> c_in
     let mut guard = lock(&state.shared);
     let g = &mut *guard;
     let result = match &state.kind {
-        Kind::Database(name) => g.devices.file_truncate(name, size),
+        Kind::Database(name) => {
+            let r = g.devices.file_truncate(name, size);
+            g.track(g.database_activity(name), r)
+        }
         Kind::Journal(db) => {
-            let r = g.journal.truncate(&mut g.devices, db, size);
+            let r = if size == 0 {
+                g.finalize(db, |g| g.journal.truncate(&mut g.devices, db, size))
+            } else {
+                let r = g.journal.truncate(&mut g.devices, db, size);
+                g.track(CutActivity::JournalWrite, r)
+            };
             if let (Ok(()), Some(shadow), 0) = (&r, g.shadow.as_mut(), size) {
                 shadow.delete(db);
             }
@@ -526,7 +633,9 @@ unsafe extern "C" fn x_truncate(file: *mut ffi::sqlite3_file, size: i64) -> c_in
 unsafe extern "C" fn x_sync(file: *mut ffi::sqlite3_file, _flags: c_int) -> c_int {
     // SAFETY: an open file of ours.
     let state = unsafe { state_of(file) };
-    match lock(&state.shared).devices.sync() {
+    let mut guard = lock(&state.shared);
+    let r = guard.devices.sync();
+    match guard.track(CutActivity::Sync, r) {
         Ok(()) => ffi::SQLITE_OK,
         Err(_) => ffi::SQLITE_IOERR_FSYNC,
     }
