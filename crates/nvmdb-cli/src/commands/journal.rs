@@ -316,26 +316,35 @@ fn sql_literal(value: ValueRef<'_>) -> String {
     }
 }
 
-/// Runs one statement, returning its rows in list format.
-fn execute(conn: &Connection, sql: &str) -> Result<Vec<String>, nvmdb_journal::rusqlite::Error> {
-    execute_as(conn, sql, &|v| list_value(conn, v))
+/// Runs one statement, returning its rows in list format; more than `max_bytes` of them
+/// is an error ("too big").
+fn execute(conn: &Connection, sql: &str, max_bytes: usize) -> Result<Vec<String>, nvmdb_journal::rusqlite::Error> {
+    execute_as(conn, sql, &|v| list_value(conn, v), max_bytes)
 }
 
 /// Runs one statement, returning its rows with each value as `format` writes it, joined
-/// by `|`.
+/// by `|`; stops with SQLITE_TOOBIG once the rows pass `max_bytes`.
 fn execute_as(
     conn: &Connection,
     sql: &str,
     format: &dyn Fn(ValueRef<'_>) -> String,
+    max_bytes: usize,
 ) -> Result<Vec<String>, nvmdb_journal::rusqlite::Error> {
+    use nvmdb_journal::rusqlite::{ffi, Error};
     let mut stmt = conn.prepare(sql)?;
     let columns = stmt.column_count();
     let mut rows = stmt.query([])?;
-    let mut out = Vec::new();
+    let (mut out, mut bytes) = (Vec::new(), 0usize);
     while let Some(row) = rows.next()? {
         let values: Vec<String> = (0..columns).map(|i| row.get_ref(i).map(format)).collect::<Result<_, _>>()?;
         if columns > 0 {
-            out.push(values.join("|"));
+            let row = values.join("|");
+            bytes = bytes.saturating_add(row.len() + 1);
+            if bytes > max_bytes {
+                let what = format!("the rows printed pass the script's {MAX_OUTPUT_BYTES}-byte output limit");
+                return Err(Error::SqliteFailure(ffi::Error::new(ffi::SQLITE_TOOBIG), Some(what)));
+            }
+            out.push(row);
         }
     }
     Ok(out)
@@ -350,8 +359,8 @@ fn dump(conn: &Connection) -> Result<String, nvmdb_journal::rusqlite::Error> {
     for table in tables {
         text += &format!("-- {table}\n");
         let quoted = table.replace('"', "\"\"");
-        let rows = execute_as(conn, &format!("SELECT * FROM \"{quoted}\" ORDER BY rowid"), &sql_literal)
-            .or_else(|_| execute_as(conn, &format!("SELECT * FROM \"{quoted}\""), &sql_literal))?;
+        let rows = execute_as(conn, &format!("SELECT * FROM \"{quoted}\" ORDER BY rowid"), &sql_literal, usize::MAX)
+            .or_else(|_| execute_as(conn, &format!("SELECT * FROM \"{quoted}\""), &sql_literal, usize::MAX))?;
         for row in rows {
             text += &row;
             text.push('\n');
@@ -395,6 +404,15 @@ fn limit_steps(conn: &Connection) -> std::sync::Arc<std::sync::atomic::AtomicU64
     );
     steps
 }
+
+/// SQLite's heap in `journal sql`: at most 1 GiB, and a quarter of the memory available.
+fn sqlite_heap_limit_bytes() -> u64 {
+    (1u64 << 30).min(crate::limits::machine_memory_bytes() / 4)
+}
+
+/// The most output (rows printed) a script may produce, bytes: SQLite bounds each value
+/// and row (at the device file's size) but not how many rows a script prints.
+const MAX_OUTPUT_BYTES: usize = 256 << 20;
 
 /// The database file's name on the simulated device and in `--db-dir`.
 const DB_NAME: &str = "main.db";
@@ -446,20 +464,23 @@ fn sql_report(args: &SqlArgs) -> Result<SqlReport, CliError> {
         sim.cut_power_at(n);
     }
     let mut rows = Vec::new();
+    let mut output_bytes = 0usize;
     let mut committed = 0u64;
     let mut run = 0usize;
+    nvmdb_journal::vfs::limit_sqlite_heap(sqlite_heap_limit_bytes());
     {
         let db = sim.open_in_mode(DB_NAME, args.journal_mode.mode()).map_err(failed)?;
         let steps = limit_steps(&db);
         for statement in &statements {
             nvmdb_cancel::check()?;
             steps.store(0, std::sync::atomic::Ordering::Relaxed);
-            match execute(&db, &statement.sql) {
+            match execute(&db, &statement.sql, MAX_OUTPUT_BYTES - output_bytes) {
                 Ok(out) => {
                     run = run.saturating_add(1);
                     if is_keyword(&statement.sql, &["COMMIT", "END"]) {
                         committed = committed.saturating_add(1);
                     }
+                    output_bytes += out.iter().map(|row| row.len() + 1).sum::<usize>();
                     rows.extend(out);
                 }
                 Err(_) if sim.is_cut() => break,
@@ -490,8 +511,8 @@ fn sql_report(args: &SqlArgs) -> Result<SqlReport, CliError> {
     };
     let (integrity, dumped) = {
         let db = sim.open_in_mode(DB_NAME, args.journal_mode.mode()).map_err(failed)?;
-        let check =
-            execute(&db, "PRAGMA integrity_check").map_err(|e| CliError::failed(format!("integrity_check: {e}")))?;
+        let check = execute(&db, "PRAGMA integrity_check", MAX_OUTPUT_BYTES)
+            .map_err(|e| CliError::failed(format!("integrity_check: {e}")))?;
         let dumped = match &args.dump {
             Some(_) => Some(dump(&db).map_err(|e| CliError::failed(format!("--dump: {e}")))?),
             None => None,
@@ -570,7 +591,7 @@ mod tests {
         let conn = Connection::open_in_memory().unwrap();
         let mut states = vec![dump(&conn).unwrap()];
         for statement in split_statements(script) {
-            execute(&conn, &statement.sql).unwrap();
+            execute(&conn, &statement.sql, MAX_OUTPUT_BYTES).unwrap();
             if is_keyword(&statement.sql, &["COMMIT"]) {
                 states.push(dump(&conn).unwrap());
             }
