@@ -450,7 +450,7 @@ fn file_flags(f: &Fixtures) -> Vec<(Vec<String>, &'static str)> {
 
 fn file_cases(f: &Fixtures, cases: &mut Vec<Case>) {
     let mut long_line = b"W 0 ".to_vec();
-    long_line.extend(std::iter::repeat(b'0').take(2 << 20));
+    long_line.extend(vec![b'0'; 2 << 20]);
     long_line.push(b'\n');
     let contents: [(&str, &str, Vec<u8>); 4] = [
         ("empty files", "empty", Vec::new()),

@@ -339,7 +339,7 @@ fn execute_as(
         let values: Vec<String> = (0..columns).map(|i| row.get_ref(i).map(format)).collect::<Result<_, _>>()?;
         if columns > 0 {
             let row = values.join("|");
-            bytes = bytes.saturating_add(row.len() + 1);
+            bytes = bytes.saturating_add(row.len()).saturating_add(1);
             if bytes > max_bytes {
                 let what = format!("the rows printed pass the script's {MAX_OUTPUT_BYTES}-byte output limit");
                 return Err(Error::SqliteFailure(ffi::Error::new(ffi::SQLITE_TOOBIG), Some(what)));
@@ -474,13 +474,14 @@ fn sql_report(args: &SqlArgs) -> Result<SqlReport, CliError> {
         for statement in &statements {
             nvmdb_cancel::check()?;
             steps.store(0, std::sync::atomic::Ordering::Relaxed);
-            match execute(&db, &statement.sql, MAX_OUTPUT_BYTES - output_bytes) {
+            match execute(&db, &statement.sql, MAX_OUTPUT_BYTES.saturating_sub(output_bytes)) {
                 Ok(out) => {
                     run = run.saturating_add(1);
                     if is_keyword(&statement.sql, &["COMMIT", "END"]) {
                         committed = committed.saturating_add(1);
                     }
-                    output_bytes += out.iter().map(|row| row.len() + 1).sum::<usize>();
+                    output_bytes =
+                        out.iter().fold(output_bytes, |n, row| n.saturating_add(row.len()).saturating_add(1));
                     rows.extend(out);
                 }
                 Err(_) if sim.is_cut() => break,
