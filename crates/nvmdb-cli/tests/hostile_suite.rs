@@ -781,6 +781,7 @@ fn memory_cases(f: &Fixtures, cases: &mut Vec<Case>) {
 /// Runs that would go on for minutes: Ctrl-C stops them with exit 130 and one line.
 fn sigint_cases(f: &Fixtures, cases: &mut Vec<Case>) {
     let out = f.path("sigint.fiu");
+    let tpcc = concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/mqsim/tpcc-small.trace");
     for args in [
         vec!["envy", "run", "--workload", "tpca", "--transactions", "50000000"],
         vec![
@@ -800,6 +801,7 @@ fn sigint_cases(f: &Fixtures, cases: &mut Vec<Case>) {
         vec!["trace", "gen", "--workload", "d1", "--requests", "1000000000", "--out", &out],
         vec!["kv", "run", "--engine", "ipl-p", "--workload", "update", "--records", "2000000"],
         vec!["join", "run", "--algo", "simple", "--generate", "--r-mb", "200"],
+        vec!["ssd", "replay", "--trace", tpcc, "--format", "disksim", "--passes", "10000"],
     ] {
         let mut c = case("SIGINT", &args, STOPPED, &[]);
         c.sigint = true;
