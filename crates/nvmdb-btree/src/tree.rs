@@ -720,7 +720,7 @@ pub fn bulk_loaded_nodes(node_lines: u32, entries: u64, fill: f64) -> u64 {
     let mut nodes = level;
     while level > 1 {
         level = level.div_ceil(inner_per_node);
-        nodes += level;
+        nodes = nodes.saturating_add(level);
     }
     nodes
 }

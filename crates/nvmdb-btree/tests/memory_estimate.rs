@@ -46,6 +46,7 @@ fn the_estimate_holds_the_measured_peak_within_one_and_a_half_times() {
         (MemoryKind::Cached, Variant::Sorted, 8, OpKind::Insert, 5_000),
         (MemoryKind::Cached, Variant::Unsorted, 4, OpKind::Delete, 20_000),
         (MemoryKind::Flat, Variant::Sorted, 1, OpKind::Search, 100_000),
+        (MemoryKind::Native, Variant::Sorted, 2, OpKind::Search, 10),
     ];
     let mut failures = Vec::new();
     for (kind, variant, node_lines, op, count) in cases {
