@@ -696,7 +696,9 @@ mod tests {
         assert!(refused(SynthParams { footprint_mb: 3, ..t1 }).contains("too small"));
         assert!(refused(SynthParams { buffer_pool_pages: 15, ..t1 }).contains("too small"));
         let huge = SynthParams { footprint_mb: MAX_FOOTPRINT_MB, requests: u64::MAX, ..small(SynthWorkload::D1) };
-        assert_eq!(huge.estimated_memory_bytes(), (MAX_FOOTPRINT_MB << 8) * 64);
+        assert_eq!(huge.estimated_memory_bytes(), (MAX_FOOTPRINT_MB << 8) * 128 + (1 << 20));
+        let big_pool = SynthParams { footprint_mb: 1 << 20, buffer_pool_pages: MAX_BUFFER_POOL_PAGES + 1, ..t1 };
+        assert!(refused(big_pool).contains("more than 1048576 (4 GiB)"));
     }
 
     #[test]
