@@ -7,7 +7,7 @@ pub mod insert_wear;
 mod tree;
 pub mod workload;
 
-pub use tree::BTree;
+pub use tree::{bulk_loaded_nodes, BTree};
 
 use std::str::FromStr;
 

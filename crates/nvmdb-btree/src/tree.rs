@@ -181,8 +181,7 @@ impl<M: Memory> BTree<M> {
         if !matches!(node_lines, 1 | 2 | 4 | 8) {
             return Err(BTreeError::NodeLines(node_lines));
         }
-        let bytes = u64::from(node_lines) * LINE_BYTES;
-        let cap = ((bytes - WORD) / (2 * WORD)) as usize;
+        let cap = node_capacity(node_lines);
         Ok(BTree { mem, variant, node_lines, cap, root: 0, height: 1, len: 0 })
     }
 
@@ -699,6 +698,31 @@ struct LoadScratch {
 fn sort_instructions(n: usize) -> u64 {
     let n = n as u64;
     n * u64::from(n.max(1).ilog2() + 1) * instructions::SORT_COMPARE
+}
+
+/// Entries a node of `node_lines` lines holds: a header word, then key and value words.
+fn node_capacity(node_lines: u32) -> usize {
+    ((u64::from(node_lines) * LINE_BYTES - WORD) / (2 * WORD)) as usize
+}
+
+/// A node's capacity at `node_lines` lines, and the entries a bulk load puts in it.
+pub(crate) fn node_fill(node_lines: u32, fill: f64) -> (usize, usize) {
+    let cap = node_capacity(node_lines);
+    (cap, entries_per_node(cap, fill))
+}
+
+/// Nodes of a tree bulk-loaded with `entries` at `fill` ([`BTree::bulk_load`]): the
+/// leaves, then each inner level, up to the root.
+pub fn bulk_loaded_nodes(node_lines: u32, entries: u64, fill: f64) -> u64 {
+    let per_node = node_fill(node_lines, fill).1 as u64;
+    let inner_per_node = per_node.max(2);
+    let mut level = entries.div_ceil(per_node).max(1);
+    let mut nodes = level;
+    while level > 1 {
+        level = level.div_ceil(inner_per_node);
+        nodes = nodes.saturating_add(level);
+    }
+    nodes
 }
 
 /// Entries per node of a bulk load: `fill` of `cap`, rounded, at least 1.

@@ -19,6 +19,80 @@ pub const CAPACITY_BYTES: u64 = 1 << 40;
 /// record heap as large as the table.
 pub const RECORD_BYTES: u64 = 64;
 
+/// Host bytes a simulated memory line costs in `kind`: the PCM's cell record (64 B of
+/// words, the flip cells and the lowest wear plane, 160 B), with the cache model's copy of
+/// the line (64 B) beside it when cached; plain RAM holds the line's 64 B.
+fn host_bytes_per_line(kind: MemoryKind) -> u64 {
+    match kind {
+        MemoryKind::Cached => 160 + 64,
+        MemoryKind::Flat => 160,
+        MemoryKind::Native => 64,
+    }
+}
+
+/// The cache model's own memory whatever it holds: 16 B of tag and stamp per way of the
+/// CIDR 2011 levels (8.3 MB of 64 B lines), and as much again for the upper levels' slot
+/// maps and the write queue (measured: about 3.7 MiB).
+fn cache_model_bytes(kind: MemoryKind) -> u64 {
+    let ways: u64 = CacheConfig::cidr2011().levels.iter().map(|l| l.size_bytes / 64).sum();
+    if kind == MemoryKind::Cached {
+        ways * 32
+    } else {
+        0
+    }
+}
+
+/// Host memory of a generated run (as `nvmdb btree run --entries N --op OP --count C`,
+/// fill `fill`), bytes; checked by the CLI before anything is allocated:
+/// - the loaded keys (8 B each), and the bulk load's separators (16 B a node);
+/// - the tree's lines ([`crate::bulk_loaded_nodes`] of `node_lines` lines), each
+///   [`host_bytes_per_line`], and the cache model's own ([`cache_model_bytes`]);
+/// - per operation its key, the key set that drew it and its answer in a doubling
+///   vector (8 + 24 + 48 B);
+/// - inserts: the nodes their splits add, one per leaf per half-node of inserts (a bulk-
+///   loaded leaf splits once it has taken its free slots, a split one once it has taken
+///   half of them), and as many again above;
+/// - inserts and deletes: the wear planes their rewrites grow (72 B each; a line's
+///   planes grow by one each time its program count doubles, so R rewrites of L lines
+///   add at most L·log2(1 + R/L)), each operation rewriting at most a node's lines.
+///
+/// `tests/memory_estimate.rs` measures the peak of such runs: the estimate is at least
+/// the peak and at most 1.5× it.
+#[expect(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    reason = "the plane bound is a non-negative float at most R, rounded up; saturating"
+)]
+pub fn estimated_memory_bytes(
+    kind: MemoryKind,
+    node_lines: u32,
+    entries: u64,
+    op: OpKind,
+    count: u64,
+    fill: f64,
+) -> u64 {
+    let lines_per_node = u64::from(node_lines);
+    let mut nodes = crate::bulk_loaded_nodes(node_lines, entries, fill);
+    let mut bytes = entries.saturating_mul(8).saturating_add(nodes.saturating_mul(16));
+    bytes = bytes.saturating_add(count.saturating_mul(8 + 24 + 48));
+    if op == OpKind::Insert {
+        let (cap, per_node) = crate::tree::node_fill(node_lines, fill);
+        let inserts_per_split = (cap - per_node + 1).min(cap.div_ceil(2)).max(1) as u64;
+        nodes = nodes.saturating_add(count.div_ceil(inserts_per_split).saturating_mul(2));
+    }
+    let lines = nodes.saturating_mul(lines_per_node);
+    if op != OpKind::Search && lines > 0 {
+        let rewrites = count.saturating_mul(lines_per_node) as f64;
+        let planes = (lines as f64 * (1.0 + rewrites / lines as f64).log2()).min(rewrites).ceil() as u64;
+        bytes = bytes.saturating_add(planes.saturating_mul(nvmdb_device::wear::LANES as u64 * 8));
+    }
+    // The directory's tables and the run's small state (1 MiB).
+    bytes
+        .saturating_add(lines.saturating_mul(host_bytes_per_line(kind)))
+        .saturating_add(cache_model_bytes(kind))
+        .saturating_add(1 << 20)
+}
+
 /// Which memory a run uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]

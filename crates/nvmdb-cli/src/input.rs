@@ -25,6 +25,17 @@ pub fn open(path: &str) -> Result<File, CliError> {
     Ok(file)
 }
 
+/// Refuses a FIFO or socket for an input that is read more than once (a second open of a
+/// FIFO would wait for a writer that has gone), naming it.
+pub fn check_rereadable(path: &str) -> Result<(), CliError> {
+    use std::os::unix::fs::FileTypeExt;
+    let kind = std::fs::metadata(path).map_err(|e| CliError::unreadable(path, &e))?.file_type();
+    if kind.is_fifo() || kind.is_socket() {
+        return Err(CliError::input(format!("{path}: a pipe; it is read more than once, give a file")));
+    }
+    Ok(())
+}
+
 /// Reads a small file whole (at most 1 MiB), naming it on failure.
 pub fn read_small(path: &str) -> Result<String, CliError> {
     let mut bytes = Vec::new();

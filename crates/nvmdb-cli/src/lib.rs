@@ -11,6 +11,7 @@ mod input;
 mod limits;
 mod monitor;
 mod output;
+mod progress;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
@@ -108,7 +109,20 @@ pub fn main() {
             std::process::exit(EXIT_BAD_INPUT);
         }
     };
-    if let Err(e) = run_command(cli.command) {
+    // `run` and `reproduce` show their own progress, `kv demo` its board, and `bench`
+    // measures loops that must not count their steps.
+    let shows_its_own = matches!(
+        cli.command,
+        Command::Run(_) | Command::Reproduce(_) | Command::Bench(_) | Command::Kv(commands::kv::KvCommand::Demo(_))
+    );
+    let result = if shows_its_own {
+        run_command(cli.command)
+    } else {
+        let progress = std::sync::Arc::new(nvmdb_cancel::Progress::default());
+        let _line = progress::ProgressLine::start(std::sync::Arc::clone(&progress));
+        nvmdb_cancel::counting(progress, || run_command(cli.command))
+    };
+    if let Err(e) = result {
         // The message is the whole line: `FILE:LINE: what is wrong` for bad input. A closed
         // stdout pipe has no message.
         if !e.message.is_empty() {

@@ -1,11 +1,26 @@
-//! The machine's memory, and the up-front check that a run's estimated memory fits in it.
+//! The machine's memory (or the process's address-space limit), and the up-front check
+//! that a run's estimated memory fits in it.
 
 /// Assumed memory where /proc/meminfo cannot be read (not Linux, or no /proc): 4 GiB.
 pub const FALLBACK_MEMORY_BYTES: u64 = 4 << 30;
 
-/// The machine's memory: MemTotal of /proc/meminfo, else [`FALLBACK_MEMORY_BYTES`].
+/// The memory this process may use: MemTotal of /proc/meminfo (else
+/// [`FALLBACK_MEMORY_BYTES`]), or the process's address-space limit (`ulimit -v`, the soft
+/// "Max address space" of /proc/self/limits) where that is lower, so a run that would
+/// outgrow the limit is refused by the estimate instead of failing to allocate.
 pub fn machine_memory_bytes() -> u64 {
-    std::fs::read_to_string("/proc/meminfo").ok().and_then(|text| mem_total(&text)).unwrap_or(FALLBACK_MEMORY_BYTES)
+    let total = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|text| mem_total(&text))
+        .unwrap_or(FALLBACK_MEMORY_BYTES);
+    let limit = std::fs::read_to_string("/proc/self/limits").ok().and_then(|text| address_space_limit(&text));
+    limit.map_or(total, |limit| total.min(limit))
+}
+
+/// The soft "Max address space" of a /proc/self/limits text, bytes (`None` if unlimited).
+fn address_space_limit(limits: &str) -> Option<u64> {
+    let line = limits.lines().find(|l| l.starts_with("Max address space"))?;
+    line.trim_start_matches("Max address space").split_whitespace().next()?.parse().ok()
 }
 
 /// MemTotal of a /proc/meminfo text, bytes.
@@ -42,7 +57,7 @@ pub fn check_memory(what: &str, estimate_bytes: u64) -> Result<(), crate::error:
     let limit = machine_memory_bytes();
     if estimate_bytes > limit {
         return Err(crate::error::CliError::input(format!(
-            "{what}: needs about {} MiB of memory, more than this machine's {} MiB",
+            "{what}: needs about {} MiB of memory, more than the {} MiB available (the machine's memory, or ulimit -v if lower)",
             estimate_bytes >> 20,
             limit >> 20
         )));
@@ -60,6 +75,10 @@ mod tests {
         assert_eq!(mem_total("MemTotal: lots\n"), None);
         assert_eq!(mem_total(""), None);
         assert!(machine_memory_bytes() > 0);
+        let limits = "Limit                     Soft Limit           Hard Limit           Units     \n\
+                      Max address space         2147483648           unlimited            bytes     \n";
+        assert_eq!(address_space_limit(limits), Some(2 << 30));
+        assert_eq!(address_space_limit(&limits.replace("2147483648", "unlimited")), None);
         assert_eq!(kib_field("Name: x\nVmRSS:\t  2048 kB\n", "VmRSS:"), Some(2 << 20));
         assert!(check_memory("--x", u64::MAX).unwrap_err().message.starts_with("--x: needs about"));
         assert!(check_memory("--x", 1).is_ok());

@@ -180,6 +180,10 @@ impl Simulation {
     pub fn open_in_mode(&self, name: &str, mode: JournalMode) -> Result<Db<'_>, JournalError> {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags_and_vfs(name, flags, self.registration.name())?;
+        // No string, blob or row longer than a device file could be stored: refuse one
+        // before SQLite builds it in memory ("string or blob too big").
+        let max_len = i32::try_from(crate::devices::MAX_FILE_BYTES).unwrap_or(i32::MAX);
+        conn.set_limit(rusqlite::limits::Limit::SQLITE_LIMIT_LENGTH, max_len);
         conn.pragma_update(None, "page_size", PAGE_SIZE)?;
         conn.pragma_update(None, "journal_mode", mode.name())?;
         conn.pragma_update(None, "synchronous", "FULL")?;

@@ -195,6 +195,18 @@ pub fn seed_sqlite_prng(seed: u64) {
     }
 }
 
+/// Caps the heap SQLite allocates in this process (`sqlite3_hard_heap_limit64`): past
+/// `bytes`, an allocation fails and the statement ends with "out of memory" instead of
+/// growing without bound. Process-wide, like SQLite's own setting.
+pub fn limit_sqlite_heap(bytes: u64) {
+    let bytes = i64::try_from(bytes).unwrap_or(i64::MAX);
+    // SAFETY: sqlite3_hard_heap_limit64 takes a plain integer and sets the limit under
+    // SQLite's own mutex.
+    unsafe {
+        ffi::sqlite3_hard_heap_limit64(bytes);
+    }
+}
+
 /// A registered VFS. Unregistered and freed on drop; connections opened on it must be
 /// closed first (the safe wrapper in `sim.rs` borrows this for each connection).
 #[derive(Debug)]

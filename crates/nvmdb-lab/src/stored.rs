@@ -10,6 +10,7 @@
 //! silently drops a stored run.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -151,11 +152,19 @@ fn line_of(text: &str, needle: &str) -> usize {
 /// Reads and checks one stored file.
 fn read_run(path: &Path, claims: &[Claim]) -> Result<StoredRun, LabError> {
     let io = |source| LabError::Io { path: path.display().to_string(), source };
-    let len = std::fs::metadata(path).map_err(io)?.len();
-    if len > STORED_FILE_MAX_BYTES {
+    // A device or FIFO (a link to /dev/zero, say) is refused before it is opened: its
+    // length says nothing, and opening a FIFO waits for a writer.
+    let meta = std::fs::metadata(path).map_err(io)?;
+    if !meta.is_file() {
+        return Err(stored_err(path, 1, "not a regular file"));
+    }
+    // The read is capped too: the file may grow after the check.
+    let mut bytes = Vec::new();
+    std::fs::File::open(path).and_then(|f| f.take(STORED_FILE_MAX_BYTES + 1).read_to_end(&mut bytes)).map_err(io)?;
+    if bytes.len() as u64 > STORED_FILE_MAX_BYTES {
+        let len = meta.len().max(bytes.len() as u64);
         return Err(stored_err(path, 1, format!("{len} bytes, more than a stored run's {STORED_FILE_MAX_BYTES}")));
     }
-    let bytes = std::fs::read(path).map_err(io)?;
     let text = String::from_utf8(bytes).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
         stored_err(path, 1 + e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count(), "not UTF-8")
@@ -515,5 +524,19 @@ mod tests {
         let message = PaperStore::load(&dir, CLAIMS).unwrap_err().to_string();
         assert!(message.contains("alpha.json:1: ") && message.contains("more than"), "{message}");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A link to an endless device would be read without end (its length is 0): it is
+    /// refused before it is opened.
+    #[cfg(unix)]
+    #[test]
+    fn a_device_is_refused_unread() {
+        for device in ["/dev/zero", "/dev/urandom"] {
+            let dir = temp_dir("device");
+            std::os::unix::fs::symlink(device, dir.join("alpha.json")).unwrap();
+            let message = PaperStore::load(&dir, CLAIMS).unwrap_err().to_string();
+            assert!(message.contains("alpha.json:1: not a regular file"), "{message}");
+            std::fs::remove_dir_all(&dir).unwrap();
+        }
     }
 }

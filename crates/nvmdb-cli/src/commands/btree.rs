@@ -5,7 +5,8 @@ use std::io::BufReader;
 
 use nvmdb_btree::file_format;
 use nvmdb_btree::workload::{
-    loaded_pairs, measure, op_keys, ops_of, random_keys, Answer, AnyMemory, MemoryKind, Op, OpKind, RunReport,
+    estimated_memory_bytes, loaded_pairs, measure, op_keys, ops_of, random_keys, Answer, AnyMemory, MemoryKind, Op,
+    OpKind, RunReport,
 };
 use nvmdb_btree::{BTree, Variant};
 use rand::SeedableRng;
@@ -126,7 +127,7 @@ fn generated_run(args: &RunArgs) -> Result<RunReport, CliError> {
     let (Some(entries), Some(op), Some(count)) = (args.entries, args.op, args.count) else {
         return Err(CliError::input("generator mode needs --entries, --op and --count"));
     };
-    check_generated_memory(entries, count, args.fill)?;
+    check_generated_memory(args, entries, op, count)?;
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(args.seed);
     // A stop asked for ends the run between its phases, and in `measure` per operation.
     let loaded = random_keys(entries, &mut rng);
@@ -141,18 +142,11 @@ fn generated_run(args: &RunArgs) -> Result<RunReport, CliError> {
 }
 
 /// Refuses generator sizes whose keys and tree would not fit in memory, before any key is
-/// drawn: 8 B per generated key plus a tree image of about 48 B per entry at fill 1 (16 B
-/// of pair in simulated PCM cells, plus wear counters and the cache model's copy), and at
-/// most three times the largest node (512 B) per entry however low the fill.
-#[expect(
-    clippy::cast_possible_truncation,
-    reason = "fill is in (0, 1] (checked by run), so 48 / fill capped at 1536 lies in [48, 1536]; \
-              dropping the fraction is intended"
-)]
-fn check_generated_memory(entries: usize, count: usize, fill: f64) -> Result<(), CliError> {
-    let total = (entries as u64).saturating_add(count as u64);
-    let per_entry = (48.0 / fill).min(1536.0) as u64;
-    crate::limits::check_memory("--entries/--count", total.saturating_mul(per_entry.saturating_add(8)))
+/// drawn (the estimate of [`nvmdb_btree::workload::estimated_memory_bytes`], tested
+/// against the measured peak).
+fn check_generated_memory(args: &RunArgs, entries: usize, op: OpKind, count: usize) -> Result<(), CliError> {
+    let estimate = estimated_memory_bytes(args.memory, args.node_lines, entries as u64, op, count as u64, args.fill);
+    crate::limits::check_memory("--entries/--count/--node-lines", estimate)
 }
 
 /// Parses the KEYS.txt at `path` into pairs sorted by key; a failure names `path:line`.

@@ -463,26 +463,35 @@ fn sql_literal(value: ValueRef<'_>) -> String {
     }
 }
 
-/// Runs one statement, returning its rows in list format.
-fn execute(conn: &Connection, sql: &str) -> Result<Vec<String>, nvmdb_journal::rusqlite::Error> {
-    execute_as(conn, sql, &|v| list_value(conn, v))
+/// Runs one statement, returning its rows in list format; more than `max_bytes` of them
+/// is an error ("too big").
+fn execute(conn: &Connection, sql: &str, max_bytes: usize) -> Result<Vec<String>, nvmdb_journal::rusqlite::Error> {
+    execute_as(conn, sql, &|v| list_value(conn, v), max_bytes)
 }
 
 /// Runs one statement, returning its rows with each value as `format` writes it, joined
-/// by `|`.
+/// by `|`; stops with SQLITE_TOOBIG once the rows pass `max_bytes`.
 fn execute_as(
     conn: &Connection,
     sql: &str,
     format: &dyn Fn(ValueRef<'_>) -> String,
+    max_bytes: usize,
 ) -> Result<Vec<String>, nvmdb_journal::rusqlite::Error> {
+    use nvmdb_journal::rusqlite::{ffi, Error};
     let mut stmt = conn.prepare(sql)?;
     let columns = stmt.column_count();
     let mut rows = stmt.query([])?;
-    let mut out = Vec::new();
+    let (mut out, mut bytes) = (Vec::new(), 0usize);
     while let Some(row) = rows.next()? {
         let values: Vec<String> = (0..columns).map(|i| row.get_ref(i).map(format)).collect::<Result<_, _>>()?;
         if columns > 0 {
-            out.push(values.join("|"));
+            let row = values.join("|");
+            bytes = bytes.saturating_add(row.len()).saturating_add(1);
+            if bytes > max_bytes {
+                let what = format!("the rows printed pass the script's {MAX_OUTPUT_BYTES}-byte output limit");
+                return Err(Error::SqliteFailure(ffi::Error::new(ffi::SQLITE_TOOBIG), Some(what)));
+            }
+            out.push(row);
         }
     }
     Ok(out)
@@ -497,8 +506,8 @@ fn dump(conn: &Connection) -> Result<String, nvmdb_journal::rusqlite::Error> {
     for table in tables {
         text += &format!("-- {table}\n");
         let quoted = table.replace('"', "\"\"");
-        let rows = execute_as(conn, &format!("SELECT * FROM \"{quoted}\" ORDER BY rowid"), &sql_literal)
-            .or_else(|_| execute_as(conn, &format!("SELECT * FROM \"{quoted}\""), &sql_literal))?;
+        let rows = execute_as(conn, &format!("SELECT * FROM \"{quoted}\" ORDER BY rowid"), &sql_literal, usize::MAX)
+            .or_else(|_| execute_as(conn, &format!("SELECT * FROM \"{quoted}\""), &sql_literal, usize::MAX))?;
         for row in rows {
             text += &row;
             text.push('\n');
@@ -551,6 +560,15 @@ fn limit_steps(conn: &Connection) -> std::sync::Arc<std::sync::atomic::AtomicU64
     steps
 }
 
+/// SQLite's heap in `journal sql`: at most 1 GiB, and a quarter of the memory available.
+fn sqlite_heap_limit_bytes() -> u64 {
+    (1u64 << 30).min(crate::limits::machine_memory_bytes() / 4)
+}
+
+/// The most output (rows printed) a script may produce, bytes: SQLite bounds each value
+/// and row (at the device file's size) but not how many rows a script prints.
+const MAX_OUTPUT_BYTES: usize = 256 << 20;
+
 /// The database file's name on the simulated device and in `--db-dir`.
 const DB_NAME: &str = "main.db";
 
@@ -590,7 +608,8 @@ impl Model {
 
     /// Runs `step` on the model.
     fn run(&self, step: &Step<'_>, blame: &dyn Fn(&Step<'_>, String) -> CliError) -> Result<(), CliError> {
-        execute(&self.conn, step.sql).map_err(|e| blame(step, format!("the check's model cannot run it: {e}")))?;
+        execute(&self.conn, step.sql, usize::MAX)
+            .map_err(|e| blame(step, format!("the check's model cannot run it: {e}")))?;
         Ok(())
     }
 
@@ -657,6 +676,8 @@ struct CutPoint {
 /// What a run of steps did.
 struct Driven {
     rows: Vec<String>,
+    /// Bytes of `rows`, each with its line end.
+    output_bytes: usize,
     statements_run: usize,
     /// Commits of statements SQLite returned from.
     acknowledged_commits: u64,
@@ -686,14 +707,17 @@ fn drive(
         seeded.map_err(|e| CliError::failed(format!("random(): {e}")))?;
     }
     let counters: Vec<_> = dbs.iter().map(|db| limit_steps(db)).collect();
-    let mut driven = Driven { rows: Vec::new(), statements_run: 0, acknowledged_commits: 0, cut: None };
+    let mut driven =
+        Driven { rows: Vec::new(), output_bytes: 0, statements_run: 0, acknowledged_commits: 0, cut: None };
     for (i, step) in steps.iter().enumerate() {
         nvmdb_cancel::check()?;
         before(step);
         counters[step.db].store(0, Ordering::Relaxed);
         let commits = sim.commits();
-        match execute(&dbs[step.db], step.sql) {
+        match execute(&dbs[step.db], step.sql, MAX_OUTPUT_BYTES.saturating_sub(driven.output_bytes)) {
             Ok(out) => {
+                driven.output_bytes =
+                    out.iter().fold(driven.output_bytes, |n, row| n.saturating_add(row.len()).saturating_add(1));
                 driven.rows.extend(out);
                 driven.statements_run = driven.statements_run.saturating_add(1);
                 driven.acknowledged_commits =
@@ -766,7 +790,7 @@ fn past_the_end(cuts: &CutArgs, what: &str, sim: &Simulation) -> CliError {
 fn integrity(sim: &Simulation, names: &[&str], mode: JournalMode) -> Vec<Vec<String>> {
     let check = |name: &str| {
         let db = sim.open_in_mode(name, mode).map_err(|e| e.to_string())?;
-        execute(&db, "PRAGMA integrity_check").map_err(|e| e.to_string())
+        execute(&db, "PRAGMA integrity_check", MAX_OUTPUT_BYTES).map_err(|e| e.to_string())
     };
     names.iter().map(|name| check(name).unwrap_or_else(|e| vec![format!("error: {e}")])).collect()
 }
@@ -1040,6 +1064,7 @@ fn sql_report_with(args: &SqlArgs, lose: &dyn Fn(&mut nvmdb_journal::Devices)) -
         sim.cut_power_at(n);
     }
     let mode = args.journal_mode.mode();
+    nvmdb_journal::vfs::limit_sqlite_heap(sqlite_heap_limit_bytes());
     let blame = |step: &Step<'_>, e: String| CliError::at_line(&args.script, step.line, e);
     let mut driven = {
         let db = sim.open_in_mode(DB_NAME, mode).map_err(failed)?;
@@ -1171,7 +1196,7 @@ mod tests {
         let conn = Connection::open_in_memory().unwrap();
         let mut states = vec![dump(&conn).unwrap()];
         for statement in split_statements(script) {
-            execute(&conn, &statement.sql).unwrap();
+            execute(&conn, &statement.sql, MAX_OUTPUT_BYTES).unwrap();
             if is_keyword(&statement.sql, &["COMMIT"]) {
                 states.push(dump(&conn).unwrap());
             }

@@ -96,7 +96,7 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
             measured = pcm.heap_bytes() as u64;
             if measured > memory / 2 {
                 let line = reader.line();
-                let what = format!("the cells written up to line {line} need more than half this machine's memory");
+                let what = format!("the cells written up to line {line} need more than half the memory available (the machine's, or ulimit -v if lower)");
                 return Err(CliError::input(format!("{}: {what}", args.trace)));
             }
         }

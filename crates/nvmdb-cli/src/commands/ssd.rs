@@ -167,6 +167,7 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
     check_flags(args, &config)?;
     let prefill = args.prefill.unwrap_or(!args.age);
     crate::input::open(&args.trace)?;
+    crate::input::check_rereadable(&args.trace)?;
     let mut store = nvmdb_flash::build(&config).map_err(config_error)?;
     let options = ReplayOptions {
         warmup_requests: args.warmup_requests,
