@@ -60,7 +60,7 @@ enum Command {
     Run(commands::lab::RunArgs),
     /// Run every experiment and write the report (REPORT.md, index.html).
     Reproduce(commands::lab::ReproduceArgs),
-    /// Measure the simulator's own speed (results go to BENCHMARKS.md by hand).
+    /// Measure the simulator's own speed (`--markdown BENCHMARKS.md` writes its table of today's figures).
     Bench(commands::bench::BenchArgs),
 }
 

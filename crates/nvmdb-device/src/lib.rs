@@ -12,6 +12,7 @@ pub mod flash;
 pub mod params;
 pub mod pcm;
 pub mod power;
+pub mod splitmix;
 pub mod start_gap;
 pub mod volatile;
 pub mod wear;
@@ -21,6 +22,7 @@ pub use flash::{FlashArray, FlashGeometry, FlashStats, PageContent, PageData, Pp
 pub use params::{FlashTiming, PcmMetrics, PcmStorageTiming, ProgramBudget, VolatileParams};
 pub use pcm::{FlipNWrite, LineDevice, LineWrite, Pcm, PcmAccounting, PcmConfig, PcmStats};
 pub use power::{Activity, Cut, PowerLoss, PowerSwitch};
+pub use splitmix::{mix64, splitmix64};
 pub use volatile::{Volatile, VolatileKind};
 pub use wear::WearReport;
 

@@ -9,6 +9,8 @@
 //! pair it with Start-Gap: without it, adjacent hot lines stay adjacent and share the
 //! slots they drift through; with it, they are scattered over the device.
 
+use crate::splitmix::{mix64, splitmix64, GAMMA};
+
 /// Feistel rounds of the randomiser.
 const ROUNDS: usize = 4;
 
@@ -24,13 +26,6 @@ pub struct Randomiser {
     keys: [u64; ROUNDS],
 }
 
-/// SplitMix64's output function: a fixed bijective mixer of 64 bits.
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
 impl Randomiser {
     /// The permutation of `0..lines` chosen by `seed`.
     pub fn new(lines: u64, seed: u64) -> Randomiser {
@@ -40,8 +35,8 @@ impl Randomiser {
         let mut keys = [0u64; ROUNDS];
         let mut state = seed;
         for key in &mut keys {
-            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            *key = mix(state);
+            *key = splitmix64(state);
+            state = state.wrapping_add(GAMMA);
         }
         Randomiser { lines, half_bits, keys }
     }
@@ -51,7 +46,7 @@ impl Randomiser {
         let mask = (1u64 << self.half_bits) - 1;
         let (mut left, mut right) = (x >> self.half_bits, x & mask);
         for key in self.keys {
-            (left, right) = (right, left ^ (mix(right ^ key) & mask));
+            (left, right) = (right, left ^ (mix64(right ^ key) & mask));
         }
         left << self.half_bits | right
     }

@@ -53,15 +53,14 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use nvmdb_device::flash::{Ppn, SECTOR_BYTES, SECTOR_SPARE_BYTES, SPARE_STORED_BYTES};
-use nvmdb_device::{FlashArray, PageContent, PageData, PowerSwitch};
+use nvmdb_device::{splitmix64, FlashArray, PageContent, PageData, PowerSwitch};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::config::{SsdConfig, WearLeveling};
 use crate::ipl::{parse_sector_header, sector_bytes, sector_header, sector_tag, SECTOR_HEADER_BYTES};
 use crate::layer::{FlashError, PageStore, Pending, StoreHealth, StoreStats};
 use crate::log_common::{
-    apply_encoded, apply_record, diff_ranges, encode_record, fingerprint_of, fits, record_len, splitmix64, Record,
-    SchemeParams,
+    apply_encoded, apply_record, diff_ranges, encode_record, fingerprint_of, fits, record_len, Record, SchemeParams,
 };
 use crate::log_store::DeltaPolicy;
 use crate::wear_level;

@@ -10,7 +10,7 @@
 //! the filler of its unchanged ranges, [`encode_rewrite_into`]), and the fingerprint
 //! field carries the page's content identity.
 
-use nvmdb_device::{PageData, Pcm};
+use nvmdb_device::{splitmix64, PageData, Pcm};
 
 use crate::config::{DeltaKind, MergeKind, SsdConfig};
 use crate::ftl::PageFtl;
@@ -401,15 +401,6 @@ pub fn fingerprint_of(data: &PageData) -> u64 {
         PageData::Fingerprint(f) => *f,
         _ => 0,
     }
-}
-
-/// SplitMix64: a well-mixed 64-bit function of its input.
-#[inline]
-pub fn splitmix64(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 /// Whether a record of `ranges` fits a log sector of `sector_bytes`.

@@ -29,13 +29,13 @@
 //! out-of-place write or a trim makes the page's records stale by writing to flash, and
 //! the FTL recovers first, then the area ([`LogArea::recover`]) keeps only what is newer.
 
-use nvmdb_device::{PageContent, PageData};
+use nvmdb_device::{splitmix64, PageContent, PageData};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::ftl::PageFtl;
 use crate::layer::{with_activity, FlashError, PageStore, Pending, StoreHealth, StoreStats};
-use crate::log_common::{diff_ranges, fingerprint_of, splitmix64, Append, LogArea, Update};
+use crate::log_common::{diff_ranges, fingerprint_of, Append, LogArea, Update};
 
 /// Byte ranges `(offset, len)` of a page.
 type Ranges = Vec<(u32, u32)>;

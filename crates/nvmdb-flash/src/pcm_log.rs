@@ -836,7 +836,7 @@ mod tests {
         let mut x = 7u64;
         let mut fill = |bytes: &mut [u8]| {
             for b in bytes {
-                x = crate::log_common::splitmix64(x);
+                x = nvmdb_device::splitmix64(x);
                 *b = x as u8;
             }
         };

@@ -1198,11 +1198,9 @@ impl<'a> Engine<'a> {
 
     fn synthetic(&mut self) -> PageData {
         // SplitMix64: distinct ids for distinct writes.
-        self.synthetic_id = self.synthetic_id.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.synthetic_id;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        PageData::Fingerprint(z ^ (z >> 31))
+        let id = nvmdb_device::splitmix64(self.synthetic_id);
+        self.synthetic_id = self.synthetic_id.wrapping_add(nvmdb_device::splitmix::GAMMA);
+        PageData::Fingerprint(id)
     }
 
     fn finish(&mut self) -> ReplayReport {

@@ -36,6 +36,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::str::FromStr;
 
+use nvmdb_device::mix64;
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
@@ -229,13 +230,6 @@ pub struct SynthRequest {
     pub request: Request,
     /// One entry per page of a write; empty for reads.
     pub pages: Vec<SynthPage>,
-}
-
-/// splitmix64 finaliser: turns counters into well-spread content ids.
-fn mix64(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 /// Adds `(offset, len)` to a sorted disjoint range list, merging overlaps and neighbours.

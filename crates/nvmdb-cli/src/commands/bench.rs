@@ -10,6 +10,7 @@ use nvmdb_btree::Variant;
 use nvmdb_device::pcm::WORDS_PER_LINE;
 use nvmdb_device::{FlipNWrite, Pcm, PcmAccounting, PcmConfig};
 use nvmdb_experiments::bench::btree::insert_ns_per_op;
+use nvmdb_experiments::bench::table;
 use nvmdb_memory::{CachedMemory, Memory, NativeMemory};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -62,6 +63,13 @@ pub struct BenchArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Also rewrite the table of today's figures in FILE (BENCHMARKS.md): the rows of the
+    /// benchmarks run replace their old rows between the file's `nvmdb bench --markdown`
+    /// markers, each with its ratio, its goal and whether it is met, and the run's date,
+    /// machine and command; the rows of other runs stay. The file is read and its markers
+    /// checked before any benchmark runs, and written whole under a temporary name.
+    #[arg(long, value_name = "FILE", conflicts_with = "json")]
+    pub markdown: Option<String>,
 }
 
 /// One measurement.
@@ -461,6 +469,43 @@ fn benchmark_names() -> Vec<String> {
 /// for `--mib 256 --filter memory`, about 7 per byte; 8 leaves a margin.
 const BENCH_BYTES_PER_WORKING_BYTE: u64 = 8;
 
+/// The command line that reproduces a run of `args`, for the table's list of runs.
+fn command_line(args: &BenchArgs) -> String {
+    let mut command = format!("nvmdb bench --ops {} --mib {} --kv-records {}", args.ops, args.mib, args.kv_records);
+    if let Some(filter) = &args.filter {
+        command.push_str(&format!(" --filter {filter}"));
+    }
+    if args.exact {
+        command.push_str(" --exact");
+    }
+    if let Some(file) = &args.markdown {
+        command.push_str(&format!(" --markdown {file}"));
+    }
+    command
+}
+
+/// The machine's load average over the last minute (/proc/loadavg), in words: other work
+/// on the machine moves the figures.
+fn load_average() -> String {
+    let text = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    text.split_whitespace()
+        .next()
+        .map_or_else(|| "load average unknown".into(), |l| format!("load average {l} at the start"))
+}
+
+/// The run's results as the table writer takes them.
+fn measured(results: &[BenchResult]) -> Vec<table::Measured> {
+    results
+        .iter()
+        .map(|r| table::Measured {
+            name: r.name.clone(),
+            ns_per_op: r.ns_per_op,
+            baseline: r.baseline.clone().zip(r.baseline_ns_per_op),
+            peak_memory_bytes: r.peak_memory_bytes,
+        })
+        .collect()
+}
+
 /// Runs the benchmarks.
 pub fn run(args: &BenchArgs) -> Result<(), CliError> {
     if args.ops == 0 || args.mib == 0 {
@@ -477,6 +522,22 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
     };
     // Native and cached memories of twice the working set each, plus the PCM's cells.
     crate::limits::check_memory("--mib", bytes.saturating_mul(BENCH_BYTES_PER_WORKING_BYTE))?;
+    // The table's file is read and its markers checked before anything runs; the run is
+    // named by its start and the machine's load then.
+    let markdown = match &args.markdown {
+        Some(path) => {
+            let text = crate::input::read_small(path)?;
+            table::check_markers(&text).map_err(|e| CliError::input(format!("--markdown {path}: {e}")))?;
+            let run = table::Run {
+                date: super::lab::now_utc(),
+                machine: format!("{}; {}", super::lab::machine_description(), load_average()),
+                command: command_line(args),
+                mib: args.mib,
+            };
+            Some((path, text, run))
+        }
+        None => None,
+    };
     let mut results = Vec::new();
     // A stop asked for ([`nvmdb_cancel`]) ends the run between two groups of benchmarks.
     ssd_benches(args, &mut results)?;
@@ -498,6 +559,11 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
     nvmdb_cancel::check()?;
     pcm_as_disk_benches(args, &mut results);
     nvmdb_cancel::check()?;
+    if let Some((path, text, run)) = markdown {
+        let rewritten = table::rewrite(&text, &measured(&results), &run)
+            .map_err(|e| CliError::input(format!("--markdown {path}: {e}")))?;
+        crate::output::write_file(path, &rewritten)?;
+    }
     let mut out = Output::new();
     if args.json {
         return out.json(&results);
@@ -521,6 +587,15 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
 #[cfg(test)]
 mod tests {
     use super::{benchmark_names, matches};
+    use nvmdb_experiments::bench::table::GOALS;
+
+    #[test]
+    fn every_goal_names_a_result_of_a_listed_benchmark() {
+        let names = benchmark_names();
+        for goal in GOALS {
+            assert!(names.iter().any(|n| goal.name.starts_with(n.as_str())), "{goal:?}");
+        }
+    }
 
     #[test]
     fn exact_matches_the_whole_name_only() {

@@ -113,7 +113,7 @@ impl RunOptions {
 
 /// The machine in words: CPU model, logical cores and memory, from /proc where it can be
 /// read.
-fn machine_description() -> String {
+pub(crate) fn machine_description() -> String {
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let model = cpuinfo
         .lines()
@@ -125,7 +125,7 @@ fn machine_description() -> String {
 }
 
 /// Now, UTC, `YYYY-MM-DDTHH:MM:SSZ`.
-fn now_utc() -> String {
+pub(crate) fn now_utc() -> String {
     let unix_s = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
     nvmdb_lab::stored::utc_timestamp(unix_s)
 }

@@ -131,7 +131,8 @@ pub struct LogFloor {
 /// record; every other request goes as in [`page_remap_replay`]. No flash, merge, time or
 /// energy: what a logged update cannot do without.
 pub fn pcm_log_floor_replay(requests: u64) -> LogFloor {
-    use nvmdb_flash::log_common::{splitmix64, RANGE_HEADER_BYTES, RECORD_HEADER_BYTES};
+    use nvmdb_device::splitmix64;
+    use nvmdb_flash::log_common::{RANGE_HEADER_BYTES, RECORD_HEADER_BYTES};
     use nvmdb_flash::pcm_log::{SECTOR_HEADER_BYTES, TABLE_ROW_BYTES};
     const ROW_BYTES: usize = TABLE_ROW_BYTES as usize;
     let mut config = bench_config();

@@ -6,3 +6,4 @@ pub mod envy;
 pub mod flash;
 pub mod join;
 pub mod kv;
+pub mod table;
