@@ -21,7 +21,8 @@ impl PcmMetrics {
 
     /// `energy = 8·L·(N_l + N_lw)·E_rb + bits_written·E_wb`, in pJ (L = 64 B).
     pub fn energy_pj(&self, lines_read: u64, lines_written: u64, bits_written: u64) -> u64 {
-        8 * crate::pcm::LINE_BYTES as u64 * (lines_read + lines_written) * self.e_rb_pj + bits_written * self.e_wb_pj
+        8 * crate::pcm::line::LINE_BYTES as u64 * (lines_read + lines_written) * self.e_rb_pj
+            + bits_written * self.e_wb_pj
     }
 
     /// `pcm_latency = N_l·T_l + N_w·T_w`, in cycles.

@@ -77,20 +77,23 @@ pub(crate) fn write_file(path: &Path, contents: &str) -> Result<(), LabError> {
     std::fs::rename(&partial, &target).map_err(io_err(path))
 }
 
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
+/// CSV text of `records`, the header first, one line each; a field is quoted where it holds
+/// a comma, a quote or a line break (the `csv` crate's necessary quoting).
+fn csv_text<R: IntoIterator<Item = S>, S: AsRef<[u8]>>(records: impl IntoIterator<Item = R>) -> String {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    for record in records {
+        writer.write_record(record).expect("writing CSV into memory cannot fail");
     }
+    let bytes = writer.into_inner().expect("writing CSV into memory cannot fail");
+    String::from_utf8(bytes).expect("CSV of UTF-8 fields is UTF-8")
 }
 
 /// `results.csv`: one row per table cell, `table,row,column,value`.
 fn results_csv(outcome: &Outcome) -> String {
-    let mut out = String::from("table,row,column,value\n");
-    for table in &outcome.tables {
-        for (r, row) in table.rows.iter().enumerate() {
-            for (column, cell) in table.columns.iter().zip(row) {
+    let header = ["table", "row", "column", "value"].map(String::from);
+    let cells = outcome.tables.iter().flat_map(|table| {
+        table.rows.iter().enumerate().flat_map(move |(r, row)| {
+            table.columns.iter().zip(row).map(move |(column, cell)| {
                 let value = match cell {
                     Cell::Int(v) => v.to_string(),
                     Cell::Float(v) => v.to_string(),
@@ -98,21 +101,20 @@ fn results_csv(outcome: &Outcome) -> String {
                     Cell::Typed(t) => t.text.clone(),
                     Cell::Missing => String::new(),
                 };
-                let _ = writeln!(out, "{},{r},{},{}", csv_field(&table.title), csv_field(column), csv_field(&value));
-            }
-        }
-    }
-    out
+                [table.title.clone(), r.to_string(), column.clone(), value]
+            })
+        })
+    });
+    csv_text(std::iter::once(header).chain(cells))
 }
 
 /// `scorecard.csv`: one row per claim.
 fn scorecard_csv(rows: &[ScoreRow]) -> String {
-    let mut out = String::from(
-        "claim_id,experiment,seed,figure,claim,kind,paper,ours,value,tolerance,verdict,note,paper_scale_ours,\
-         paper_scale_value,paper_scale_verdict,paper_scale_date,paper_scale_commit,would_hold_parameter,\
-         would_hold_relation,would_hold_value,would_hold_unit,would_hold_range_lo,would_hold_range_hi,\
-         would_hold_experiment,paper_scale_would_hold_value\n",
-    );
+    const HEADER: &str = "claim_id,experiment,seed,figure,claim,kind,paper,ours,value,tolerance,verdict,note,\
+        paper_scale_ours,paper_scale_value,paper_scale_verdict,paper_scale_date,paper_scale_commit,\
+        would_hold_parameter,would_hold_relation,would_hold_value,would_hold_unit,would_hold_range_lo,\
+        would_hold_range_hi,would_hold_experiment,paper_scale_would_hold_value";
+    let mut records = vec![HEADER.split(',').map(String::from).collect::<Vec<String>>()];
     let number = |v: Option<f64>| v.map_or_else(String::new, |v| v.to_string());
     for r in rows {
         let value = r.value.map_or_else(String::new, |v| v.to_string());
@@ -157,10 +159,9 @@ fn scorecard_csv(rows: &[ScoreRow]) -> String {
             held_by,
             &stored_held,
         ];
-        let fields: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
-        let _ = writeln!(out, "{}", fields.join(","));
+        records.push(fields.iter().map(|f| f.to_string()).collect());
     }
-    out
+    csv_text(records)
 }
 
 /// `scorecard.json`: the run, the tally, the rows, the stored paper-scale runs they cite,

@@ -1,6 +1,9 @@
 //! The monitor's web server: `GET /` is the page, `GET /events` a server-sent event
 //! stream of the board. Plain `std::net`, one thread per connection, a bounded number of
-//! connections and bounded requests.
+//! connections and bounded requests; `httparse` parses the request head. (Not a server
+//! crate such as `tiny_http`: its responses hold a body back until 8 KiB have gathered,
+//! which would delay every event, and after a stream it keeps the connection for a next
+//! request, so the stream's end would not reach the page.)
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -16,6 +19,8 @@ const PAGE: &str = include_str!("page.html");
 
 /// Longest request head read; a longer one is refused.
 const MAX_REQUEST_BYTES: usize = 8 * 1024;
+/// Most header lines in a request head; more are refused.
+const MAX_HEADERS: usize = 32;
 /// Longest the server reads and drops a refused request's rest.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(1);
 /// Most bytes of a refused request's rest read and dropped.
@@ -76,12 +81,17 @@ pub fn spawn(listener: TcpListener, board: Arc<Board>) {
 fn handle(mut stream: TcpStream, board: &Board) -> std::io::Result<()> {
     stream.set_read_timeout(Some(IO_TIMEOUT))?;
     stream.set_write_timeout(Some(IO_TIMEOUT))?;
-    let Some(head) = read_head(&mut stream)? else {
-        respond(stream.try_clone()?, "400 Bad Request", "text/plain", b"request head too long or incomplete\n")?;
-        return drain(stream);
+    let head = read_head(&mut stream)?;
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut request = httparse::Request::new(&mut headers);
+    let (method, target) = match head.as_deref().map(|head| request.parse(head)) {
+        Some(Ok(httparse::Status::Complete(_))) => (request.method.unwrap_or(""), request.path.unwrap_or("")),
+        _ => {
+            let why: &[u8] = b"request head malformed, too long or incomplete\n";
+            respond(stream.try_clone()?, "400 Bad Request", "text/plain", why)?;
+            return drain(stream);
+        }
     };
-    let mut words = head.lines().next().unwrap_or("").split(' ');
-    let (method, target) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
     let path = target.split('?').next().unwrap_or("");
     match (method, path) {
         ("GET", "/") => respond(stream, "200 OK", "text/html; charset=utf-8", PAGE.as_bytes()),
@@ -92,8 +102,8 @@ fn handle(mut stream: TcpStream, board: &Board) -> std::io::Result<()> {
 }
 
 /// The request head up to its blank line, or `None` when it is longer than
-/// [`MAX_REQUEST_BYTES`] or the client stops before the end.
-fn read_head(stream: &mut TcpStream) -> std::io::Result<Option<String>> {
+/// [`MAX_REQUEST_BYTES`] or the client stops before the end. `httparse` parses it.
+fn read_head(stream: &mut TcpStream) -> std::io::Result<Option<Vec<u8>>> {
     let mut head = Vec::new();
     let mut chunk = [0u8; 1024];
     while !head.windows(4).any(|w| w == b"\r\n\r\n") && !head.windows(2).any(|w| w == b"\n\n") {
@@ -106,7 +116,7 @@ fn read_head(stream: &mut TcpStream) -> std::io::Result<Option<String>> {
         }
         head.extend_from_slice(&chunk[..n]);
     }
-    Ok(Some(String::from_utf8_lossy(&head).into_owned()))
+    Ok(Some(head))
 }
 
 /// Reads and drops what the client still sends (a bounded amount, for a bounded time), so
@@ -216,6 +226,10 @@ mod tests {
         assert!(get(addr, "POST / HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 405 "));
         let huge = format!("GET /{} HTTP/1.1\r\n\r\n", "a".repeat(MAX_REQUEST_BYTES * 2));
         assert!(get(addr, &huge).starts_with("HTTP/1.1 400 "));
+        assert!(get(addr, "NONSENSE\r\n\r\n").starts_with("HTTP/1.1 400 "));
+        let many = format!("GET / HTTP/1.1\r\n{}\r\n", "X: y\r\n".repeat(MAX_HEADERS + 1));
+        assert!(get(addr, &many).starts_with("HTTP/1.1 400 "));
+        assert!(get(addr, "GET /?x=1 HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 200 "));
 
         let mut stream = TcpStream::connect(addr).unwrap();
         stream.write_all(b"GET /events HTTP/1.1\r\n\r\n").unwrap();
