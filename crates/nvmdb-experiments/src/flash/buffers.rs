@@ -11,10 +11,10 @@ use nvmdb_workload::synth::{SynthParams, SynthWorkload};
 use serde_json::json;
 
 use super::mqsim;
-use super::why::working_set;
+
 use super::{
-    failed, part_bytes, run_synth_with, scale_divisor, ssd_config, synth_params, DeltaSource, Kind, RunResult, Warmup,
-    SYNTH_MEASURED_PASSES,
+    failed, part_bytes, run_synth_with, scale_divisor, ssd_config, synth_params, working_set, DeltaSource, Kind,
+    RunResult, Warmup, SYNTH_MEASURED_PASSES,
 };
 use crate::papers;
 
