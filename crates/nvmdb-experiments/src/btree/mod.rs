@@ -20,6 +20,7 @@ use nvmdb_lab::Experiment;
 pub use fig6::Fig6;
 pub use fig8::Fig8Btree;
 pub use fig9::Fig9Btree;
+pub use runs::machine;
 
 /// The B+-tree experiments.
 pub fn all() -> Vec<Box<dyn Experiment>> {

@@ -8,7 +8,7 @@ use nvmdb_memory::CacheConfig;
 
 use super::fig8::E_WB_PJ;
 use super::fig9::FIG9_NODE_LINES;
-use super::runs::{machine, run_job, run_job_on, Inputs, Job, Reports, NODE_LINES, PAPER_ENTRIES, RUN};
+use super::runs::{run_job, run_job_on, Inputs, Job, Reports, NODE_LINES, PAPER_ENTRIES, RUN};
 use super::sweep::{sweep_entries, SWEEP_OPS, SWEEP_VARIANTS, T_W_CYCLES};
 use super::*;
 

@@ -39,6 +39,7 @@ pub use fig19::Fig19Time;
 pub use fig9::Fig9Total;
 pub use recovery::Recovery;
 pub use sensitivity::WorkloadSensitivity;
+pub use sweep::pareto_front;
 pub use workloads::Workloads;
 
 /// The journal experiments.
@@ -260,7 +261,6 @@ fn traces(ctx: &RunContext) -> Vec<(App, u32)> {
 
 #[cfg(test)]
 mod tests {
-    use super::sweep::pareto_front;
     use super::*;
 
     #[test]
