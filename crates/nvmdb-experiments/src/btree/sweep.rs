@@ -25,7 +25,7 @@ pub(super) fn sweep_entries(scale: Scale) -> usize {
 /// Runs inserts then deletes of the sweep's variants at `node_lines`, one tree each, timed
 /// at every T_w of Figure 9 (the default and [`T_W_CYCLES`]): Figure 8 reads the default,
 /// Figure 9 all, and in one reproduction Figure 9 takes Figure 8's 2- and 8-line trees
-/// ([`run_job_once`]).
+/// ([`run_job_once`](super::runs::run_job_once)).
 pub(super) fn run_sweep(ctx: &RunContext, id: &str, node_lines: &[u32]) -> Result<(Inputs, Results), LabError> {
     let failed = |message: String| LabError::Failed { id: id.into(), message };
     let entries = sweep_entries(ctx.scale);
