@@ -18,6 +18,8 @@ mod dedup;
 mod mqsim;
 mod why;
 
+use std::collections::BTreeMap;
+
 use nvmdb_device::{PageContent, PageData};
 use nvmdb_lab::{Experiment, LabError, Memo, Scale};
 use nvmdb_workload::synth::{SynthGenerator, SynthPage, SynthParams, SynthRequest, SynthWorkload};
@@ -492,6 +494,43 @@ fn synth_params(workload: SynthWorkload, scale: Scale, seed: u64, pool_mb: u64) 
     let divisor = scale_divisor(scale);
     let requests = workload.default_requests() / scale.pick(12, 1);
     SynthParams { workload, requests, seed, footprint_mb: 1024 / divisor, buffer_pool_pages: pool_mb * 256 / divisor }
+}
+
+/// How the updates of a synthetic workload's measured window spread over logical blocks.
+#[derive(Debug, Clone, Copy)]
+struct WorkingSet {
+    /// Page writes whose change is neither empty nor the whole page: the writes a log
+    /// layer logs (or writes out of place when the change outgrows a sector).
+    pub updates: u64,
+    /// Distinct logical blocks those updates go to.
+    pub blocks: u64,
+    /// Share of the updates that go to the `pblocks` most updated blocks, %: the most any
+    /// fixed choice of that many blocks could keep in PCM.
+    pub hottest_share_percent: f64,
+}
+
+/// The working set of `params`'s measured window (after the initial load), with
+/// `pages_per_block` pages a logical block and `pblocks` P-blocks.
+fn working_set(params: SynthParams, pages_per_block: u64, pblocks: u64) -> Result<WorkingSet, String> {
+    let mut generator = SynthGenerator::new(params)?;
+    drop(generator.initial_load());
+    let mut per_block: BTreeMap<u64, u64> = BTreeMap::new();
+    for request in generator {
+        for page in &request.pages {
+            if page.changed.as_ref().is_some_and(|c| !c.is_empty()) {
+                *per_block.entry(page.lpn / pages_per_block).or_default() += 1;
+            }
+        }
+    }
+    let mut counts: Vec<u64> = per_block.into_values().collect();
+    counts.sort_unstable_by(|a, b| b.cmp(a));
+    let updates: u64 = counts.iter().sum();
+    let hottest: u64 = counts.iter().take(usize::try_from(pblocks).unwrap_or(usize::MAX)).sum();
+    Ok(WorkingSet {
+        updates,
+        blocks: counts.len() as u64,
+        hottest_share_percent: 100.0 * hottest as f64 / updates.max(1) as f64,
+    })
 }
 
 #[cfg(test)]

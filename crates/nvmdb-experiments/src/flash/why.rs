@@ -4,8 +4,6 @@
 //! capacity under the TPC-C-like `t1` — each with the two merge scopes; and how much of
 //! `t1`'s duplicate writes deduplication finds, by warm-up.
 
-use std::collections::BTreeMap;
-
 use nvmdb_flash::config::{ReplacementKind, SsdConfig};
 use nvmdb_lab::{Cell, Experiment, LabError, Outcome, Plot, RunContext, Table};
 use nvmdb_workload::synth::{SynthGenerator, SynthPage, SynthParams, SynthWorkload};
@@ -17,8 +15,8 @@ use super::buffers::{
     WINDOW_NOTE,
 };
 use super::{
-    failed, part_bytes, run_passes, run_synth_with, scale_divisor, ssd_config, steady_state, synth_params, DeltaSource,
-    Kind, RunResult, SYNTH_PASSES,
+    failed, part_bytes, run_passes, run_synth_with, scale_divisor, ssd_config, steady_state, synth_params, working_set,
+    DeltaSource, Kind, RunResult, SYNTH_PASSES,
 };
 use super::{Scheme, Warmup};
 use crate::papers;
@@ -26,43 +24,6 @@ use crate::papers;
 /// The registered experiment.
 pub fn all() -> Vec<Box<dyn Experiment>> {
     vec![Box::new(CombinedWhy)]
-}
-
-/// How the updates of a synthetic workload's measured window spread over logical blocks.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct WorkingSet {
-    /// Page writes whose change is neither empty nor the whole page: the writes a log
-    /// layer logs (or writes out of place when the change outgrows a sector).
-    pub updates: u64,
-    /// Distinct logical blocks those updates go to.
-    pub blocks: u64,
-    /// Share of the updates that go to the `pblocks` most updated blocks, %: the most any
-    /// fixed choice of that many blocks could keep in PCM.
-    pub hottest_share_percent: f64,
-}
-
-/// The working set of `params`'s measured window (after the initial load), with
-/// `pages_per_block` pages a logical block and `pblocks` P-blocks.
-pub(super) fn working_set(params: SynthParams, pages_per_block: u64, pblocks: u64) -> Result<WorkingSet, String> {
-    let mut generator = SynthGenerator::new(params)?;
-    drop(generator.initial_load());
-    let mut per_block: BTreeMap<u64, u64> = BTreeMap::new();
-    for request in generator {
-        for page in &request.pages {
-            if page.changed.as_ref().is_some_and(|c| !c.is_empty()) {
-                *per_block.entry(page.lpn / pages_per_block).or_default() += 1;
-            }
-        }
-    }
-    let mut counts: Vec<u64> = per_block.into_values().collect();
-    counts.sort_unstable_by(|a, b| b.cmp(a));
-    let updates: u64 = counts.iter().sum();
-    let hottest: u64 = counts.iter().take(usize::try_from(pblocks).unwrap_or(usize::MAX)).sum();
-    Ok(WorkingSet {
-        updates,
-        blocks: counts.len() as u64,
-        hottest_share_percent: 100.0 * hottest as f64 / updates.max(1) as f64,
-    })
 }
 
 /// The hot-set stream's updates at quick scale (× 16 at paper scale).

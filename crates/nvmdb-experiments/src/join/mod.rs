@@ -4,7 +4,6 @@
 #![warn(clippy::cast_possible_truncation, clippy::unwrap_used)]
 
 mod cidr;
-mod cidr_gap;
 mod fig5;
 mod thesis;
 

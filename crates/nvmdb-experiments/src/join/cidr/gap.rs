@@ -12,15 +12,14 @@
 #![warn(clippy::cast_possible_truncation, clippy::unwrap_used)]
 
 use nvmdb_device::PcmMetrics;
-use nvmdb_lab::{Cell, LabError, RunContext, Table};
-
-use super::cidr::{data_seed, is_shared, shared_join, DEFAULT_RECORD_BYTES};
-use super::{ratio, run_synthetic_hinted, Hints, Machine, Measurement};
 use nvmdb_join::join::Algorithm;
 use nvmdb_join::model::{cost, ModelParams, Workload};
 use nvmdb_join::relation::Layout;
 use nvmdb_join::synth::SynthSpec;
+use nvmdb_lab::{Cell, LabError, RunContext, Table};
 
+use super::{data_seed, is_shared, shared_join, DEFAULT_RECORD_BYTES};
+use crate::join::{ratio, run_synthetic_hinted, Hints, Machine, Measurement};
 use crate::papers;
 
 /// The T_w of the claim, cycles (equal to T_l).
