@@ -5,7 +5,7 @@
 
 use std::fs::File;
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::error::CliError;
 
@@ -36,20 +36,71 @@ pub fn read_small(path: &str) -> Result<String, CliError> {
     Ok(text.strip_prefix('\u{feff}').map(str::to_string).unwrap_or(text))
 }
 
-/// Refuses an output path that is one of the inputs (compared canonicalised, so `./a` and
-/// a symlink to `a` count), before anything is written.
-pub fn check_output_is_not_an_input(output: (&str, &str), inputs: &[(&str, &str)]) -> Result<(), CliError> {
-    let (out_flag, out_path) = output;
-    let Ok(out) = Path::new(out_path).canonicalize() else {
-        // A file that does not exist yet is no input.
-        return Ok(());
-    };
-    for (flag, path) in inputs {
-        if Path::new(path).canonicalize().is_ok_and(|p| p == out) {
-            return Err(CliError::input(format!(
-                "{out_flag} {out_path} is the {flag} input; refusing to overwrite it"
-            )));
+/// What a path names, so that two names of one file compare equal: an existing file by its
+/// device and inode (through symbolic links, `/dev/stdout` and hard links alike), a file
+/// that does not exist yet by its directory, canonicalised, and its name.
+#[derive(Debug, PartialEq, Eq)]
+enum FileId {
+    Inode { dev: u64, ino: u64 },
+    Path(PathBuf),
+}
+
+/// The [`FileId`] of `path`, with whether it is something other than a regular file or a
+/// directory (a device or a pipe, where a write replaces nothing); `None` where the path
+/// cannot name a file at all (its directory is missing).
+fn file_id(path: &Path) -> Option<(FileId, bool)> {
+    match std::fs::metadata(path) {
+        Ok(meta) => Some((inode(path, &meta)?, !meta.is_file() && !meta.is_dir())),
+        Err(_) => {
+            let name = path.file_name()?;
+            let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            Some((FileId::Path(dir.canonicalize().ok()?.join(name)), false))
+        }
+    }
+}
+
+#[cfg(unix)]
+fn inode(_: &Path, meta: &std::fs::Metadata) -> Option<FileId> {
+    use std::os::unix::fs::MetadataExt;
+    Some(FileId::Inode { dev: meta.dev(), ino: meta.ino() })
+}
+
+#[cfg(not(unix))]
+fn inode(path: &Path, _: &std::fs::Metadata) -> Option<FileId> {
+    path.canonicalize().ok().map(FileId::Path)
+}
+
+/// Whether `a` and `b` name the same existing file or directory (by any names).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    matches!((file_id(a), file_id(b)), (Some((FileId::Inode { dev, ino }, _)), Some((other, _))) if other == FileId::Inode { dev, ino })
+}
+
+/// Refuses, before anything is written, an output (`(flag, path)`) that names one of the
+/// inputs or another output: the same file by any name (a symbolic or hard link,
+/// `/dev/stdout` redirected to it, `./a`), or, for files that do not exist yet, the same
+/// path. An output that is a device or a pipe (`/dev/null`, `/dev/stdout` on a terminal
+/// or pipe) replaces nothing and is not compared.
+pub fn check_outputs(outputs: &[(&str, &str)], inputs: &[(&str, &str)]) -> Result<(), CliError> {
+    for (i, (out_flag, out_path)) in outputs.iter().enumerate() {
+        let Some((out, false)) = file_id(Path::new(out_path)) else { continue };
+        for (flag, path) in inputs {
+            // An input that does not exist is refused when it is opened, not here.
+            if file_id(Path::new(path)).is_some_and(|(id, _)| matches!(id, FileId::Inode { .. }) && id == out) {
+                return Err(CliError::input(format!(
+                    "{out_flag} {out_path} is the {flag} input {path}; refusing to overwrite it"
+                )));
+            }
+        }
+        for (flag, path) in &outputs[..i] {
+            if file_id(Path::new(path)).is_some_and(|(id, _)| id == out) {
+                return Err(CliError::input(format!("{out_flag} {out_path} is also the {flag} output {path}")));
+            }
         }
     }
     Ok(())
+}
+
+/// [`check_outputs`] of one output.
+pub fn check_output_is_not_an_input(output: (&str, &str), inputs: &[(&str, &str)]) -> Result<(), CliError> {
+    check_outputs(&[output], inputs)
 }

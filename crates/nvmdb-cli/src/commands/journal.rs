@@ -420,14 +420,15 @@ fn sql_report(args: &SqlArgs) -> Result<SqlReport, CliError> {
     }
     let image_path = dir.join(DB_NAME);
     let image = image_path.to_string_lossy().into_owned();
-    // The image is written back after the run: it must not be the script.
-    crate::input::check_output_is_not_an_input(("--db-dir database", &image), &[("--script", &args.script)])?;
+    // The image is written back after the run: it must be neither the script nor the dump.
+    let mut outputs = vec![("--db-dir database", image.as_str())];
     if let Some(dump_path) = &args.dump {
-        crate::input::check_output_is_not_an_input(
-            ("--dump", dump_path),
-            &[("--script", &args.script), ("--db-dir database", &image)],
-        )?;
+        if crate::input::same_file(std::path::Path::new(dump_path), dir) {
+            return Err(CliError::input(format!("--dump {dump_path}: is the --db-dir directory, not a file")));
+        }
+        outputs.push(("--dump", dump_path));
     }
+    crate::input::check_outputs(&outputs, &[("--script", &args.script)])?;
     let script = crate::input::read_small(&args.script)?;
     let statements = split_statements(&script);
     if args.power_loss_at == Some(0) {

@@ -95,8 +95,7 @@ impl RunOptions {
             return Err(CliError::input("--store keeps paper-scale runs only: add --scale paper"));
         }
         // The report's own scorecard.json there would read as a stored run.
-        let same = |a: &Path, b: &Path| matches!((a.canonicalize(), b.canonicalize()), (Ok(a), Ok(b)) if a == b);
-        if same(&self.out, &self.paper_results) {
+        if crate::input::same_file(&self.out, &self.paper_results) {
             return Err(CliError::input(format!(
                 "--out {}: the directory of --paper-results; write the report elsewhere",
                 self.out.display()
