@@ -25,15 +25,30 @@ pub fn open(path: &str) -> Result<File, CliError> {
     Ok(file)
 }
 
-/// Reads a small file whole (at most 1 MiB), naming it on failure.
+/// Reads a small text file whole (at most 1 MiB, UTF-8, no NUL byte), naming it on
+/// failure: `FILE:LINE` for a bad byte.
 pub fn read_small(path: &str) -> Result<String, CliError> {
     let mut bytes = Vec::new();
     open(path)?.take(MAX_SMALL_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(|e| CliError::unreadable(path, &e))?;
     if bytes.len() as u64 > MAX_SMALL_FILE_BYTES {
         return Err(CliError::input(format!("{path}: larger than {MAX_SMALL_FILE_BYTES} bytes")));
     }
-    let text = String::from_utf8(bytes).map_err(|_| CliError::input(format!("{path}: not valid UTF-8")))?;
+    if let Some(at) = bytes.iter().position(|&b| b == 0) {
+        return Err(CliError::at_line(path, line_of(&bytes, at), "a NUL byte (a text file has none)"));
+    }
+    let text = match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => {
+            let line = line_of(e.as_bytes(), e.utf8_error().valid_up_to());
+            return Err(CliError::at_line(path, line, "not valid UTF-8"));
+        }
+    };
     Ok(text.strip_prefix('\u{feff}').map(str::to_string).unwrap_or(text))
+}
+
+/// The line of byte `at` of `bytes`: 1 plus the newlines before it.
+fn line_of(bytes: &[u8], at: usize) -> u64 {
+    1u64.saturating_add(bytes[..at].iter().filter(|&&b| b == b'\n').count() as u64)
 }
 
 /// What a path names, so that two names of one file compare equal: an existing file by its

@@ -695,7 +695,7 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
                     envy.advance_to(envy.now_ns().saturating_add(ns));
                     crate::output::write_hex(out, &buf)
                         .and_then(|()| out.write_all(b"\n"))
-                        .map_err(|e| CliError::failed(format!("reads: {e}")))?;
+                        .map_err(|e| CliError::unwritable(args.reads.as_deref().unwrap_or("stdout"), &e))?;
                 }
                 ReplayOp::Plain(PcmOp::Write { addr, data }) => {
                     let ns = envy.write(addr, &data).map_err(|e| match e {
@@ -756,7 +756,7 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
             "--power-loss-at: operation {at} is past the end of the trace ({operations} operations in all)"
         )));
     }
-    out.flush().map_err(|e| CliError::failed(format!("reads: {e}")))?;
+    out.flush().map_err(|e| CliError::unwritable(args.reads.as_deref().unwrap_or("stdout"), &e))?;
     if let Some(file) = reads {
         file.finish()?;
     }

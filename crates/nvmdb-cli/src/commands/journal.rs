@@ -231,6 +231,8 @@ pub fn split_statements(script: &str) -> Vec<Statement> {
             start_line = Some(line);
         }
         match c {
+            // A trigger's body holds statements of its own: it ends at `; END ;`.
+            ';' if is_trigger(&current) && !ends_trigger_body(&current) => current.push(c),
             ';' => push(&mut current, &mut start_line),
             '\'' | '"' | '`' | '[' => {
                 let close = if c == '[' { ']' } else { c };
@@ -279,6 +281,26 @@ pub fn split_statements(script: &str) -> Vec<Statement> {
     }
     push(&mut current, &mut start_line);
     out
+}
+
+/// Whether `sql` starts `CREATE [TEMP|TEMPORARY] TRIGGER`.
+fn is_trigger(sql: &str) -> bool {
+    let mut words = sql.split_whitespace().map(str::to_ascii_uppercase);
+    words.next().as_deref() == Some("CREATE") && {
+        let next = words.next();
+        let next = if matches!(next.as_deref(), Some("TEMP" | "TEMPORARY")) { words.next() } else { next };
+        next.as_deref() == Some("TRIGGER")
+    }
+}
+
+/// Whether a trigger's text so far ends with its body's `; END` (SQLite's own rule,
+/// `sqlite3_complete`: a `CASE … END` inside the body is not preceded by `;`).
+fn ends_trigger_body(sql: &str) -> bool {
+    let sql = sql.trim_end();
+    let Some(before) = sql.len().checked_sub(3).and_then(|cut| sql.get(..cut)) else { return false };
+    sql[before.len()..].eq_ignore_ascii_case("END")
+        && !before.ends_with(|c: char| c.is_alphanumeric() || c == '_')
+        && before.trim_end().ends_with(';')
 }
 
 fn is_keyword(sql: &str, words: &[&str]) -> bool {
@@ -396,6 +418,12 @@ fn limit_steps(conn: &Connection) -> std::sync::Arc<std::sync::atomic::AtomicU64
     steps
 }
 
+/// Whether SQLite found the database image malformed (not a database, or corrupt).
+fn not_a_database(e: &nvmdb_journal::rusqlite::Error) -> bool {
+    use nvmdb_journal::rusqlite::ErrorCode;
+    matches!(e.sqlite_error_code(), Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt))
+}
+
 /// The database file's name on the simulated device and in `--db-dir`.
 const DB_NAME: &str = "main.db";
 
@@ -436,7 +464,8 @@ fn sql_report(args: &SqlArgs) -> Result<SqlReport, CliError> {
     }
     let failed = |e: nvmdb_journal::JournalError| CliError::failed(e.to_string());
     let sim = Simulation::new(config, &args.pcm_write_time.params(), args.seed).map_err(failed)?;
-    if image_path.is_file() {
+    let loaded = image_path.is_file();
+    if loaded {
         let bytes = std::fs::read(&image_path).map_err(|e| CliError::unreadable(&image, &e))?;
         if bytes.len() as u64 > nvmdb_journal::devices::MAX_FILE_BYTES {
             return Err(CliError::input(format!("{image}: larger than the simulated device's files")));
@@ -450,7 +479,12 @@ fn sql_report(args: &SqlArgs) -> Result<SqlReport, CliError> {
     let mut committed = 0u64;
     let mut run = 0usize;
     {
-        let db = sim.open_in_mode(DB_NAME, args.journal_mode.mode()).map_err(failed)?;
+        // SQLite reads the loaded image when it opens it: SQLite refusing it (not a
+        // database) is the image's fault.
+        let db = sim.open_in_mode(DB_NAME, args.journal_mode.mode()).map_err(|e| match e {
+            e @ nvmdb_journal::JournalError::Sqlite(_) if loaded => CliError::input(format!("{image}: {e}")),
+            e => failed(e),
+        })?;
         let steps = limit_steps(&db);
         for statement in &statements {
             nvmdb_cancel::check()?;
@@ -471,6 +505,7 @@ fn sql_report(args: &SqlArgs) -> Result<SqlReport, CliError> {
                         format!("stopped after {MAX_VM_STEPS} SQLite steps ({e})"),
                     ))
                 }
+                Err(e) if not_a_database(&e) => return Err(CliError::input(format!("{image}: {e}"))),
                 Err(e) => return Err(CliError::at_line(&args.script, statement.line, e)),
             }
         }

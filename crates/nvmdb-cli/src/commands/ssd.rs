@@ -101,15 +101,31 @@ pub struct ReplayArgs {
 }
 
 /// `--reads`: each read request's bytes as one line of lowercase hex.
-struct HexReads(crate::output::OutputFile);
+struct HexReads {
+    file: crate::output::OutputFile,
+    /// The write error the replay was stopped by, for its message and kind.
+    error: Option<std::io::Error>,
+}
+
+impl HexReads {
+    fn keep(&mut self, result: std::io::Result<()>) -> Result<(), String> {
+        result.map_err(|e| {
+            let text = e.to_string();
+            self.error = Some(e);
+            text
+        })
+    }
+}
 
 impl nvmdb_flash::replay::ReadBack for HexReads {
     fn bytes(&mut self, bytes: &[u8]) -> Result<(), String> {
-        crate::output::write_hex(&mut self.0, bytes).map_err(|e| e.to_string())
+        let written = crate::output::write_hex(&mut self.file, bytes);
+        self.keep(written)
     }
 
     fn end(&mut self) -> Result<(), String> {
-        std::io::Write::write_all(&mut self.0, b"\n").map_err(|e| e.to_string())
+        let written = std::io::Write::write_all(&mut self.file, b"\n");
+        self.keep(written)
     }
 }
 
@@ -168,6 +184,17 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
     let prefill = args.prefill.unwrap_or(!args.age);
     crate::input::open(&args.trace)?;
     let mut store = nvmdb_flash::build(&config).map_err(config_error)?;
+    // A store recovers from a power loss where every device write passes one switch.
+    let cut = [
+        ("--power-loss-at", args.power_loss_at.is_some()),
+        ("--power-loss-at-write", args.power_loss_at_write.is_some()),
+    ];
+    if let (Some((flag, _)), None) = (cut.iter().find(|(_, given)| *given), store.power_switch()) {
+        return Err(CliError::input(format!(
+            "{flag}: ftl.mapping = {} cannot recover from a power loss (the page-mapped FTL and ipl-native can)",
+            serde_json::to_value(config.ftl.mapping).expect("serialises")
+        )));
+    }
     let options = ReplayOptions {
         warmup_requests: args.warmup_requests,
         content: config.content,
@@ -218,7 +245,8 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
     };
     let mut reads = match &args.reads {
         Some(path) => {
-            Some(HexReads(crate::output::OutputFile::create(path).map_err(|e| CliError::unwritable(path, &e))?))
+            let file = crate::output::OutputFile::create(path).map_err(|e| CliError::unwritable(path, &e))?;
+            Some(HexReads { file, error: None })
         }
         None => None,
     };
@@ -230,18 +258,28 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
         }
         ReplayError::CutPastEnd(cut) => CliError::input(format!("{}: {cut}", cut_flag(&cut))),
         ReplayError::ReadBack(e) => {
-            CliError::failed(format!("{}: cannot write: {e}", args.reads.as_deref().unwrap_or("--reads")))
+            let path = args.reads.as_deref().unwrap_or("--reads");
+            match reads.as_mut().and_then(|r| r.error.take()) {
+                Some(error) => CliError::unwritable(path, &error),
+                None => CliError::failed(format!("{path}: cannot write: {e}")),
+            }
         }
     });
     if let Some(e) = reopen_error {
         return Err(e);
     }
     let report = report?;
-    if let Some(HexReads(file)) = reads {
+    let summary = report.summary();
+    if summary.requests == 0 && args.warmup_requests > 0 {
+        return Err(CliError::input(format!(
+            "--warmup-requests {}: no request of {} is left to measure",
+            args.warmup_requests, args.trace
+        )));
+    }
+    if let Some(HexReads { file, .. }) = reads {
         file.finish()?;
     }
     store.check_invariants().map_err(|e| CliError::failed(format!("invariant broken after the replay: {e}")))?;
-    let summary = report.summary();
     let out = Output::new();
     if args.json {
         return out.json(&JsonReport {
