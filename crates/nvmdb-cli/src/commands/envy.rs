@@ -123,11 +123,11 @@ pub struct RunArgs {
 pub struct FlashArgs {
     /// Segment erase time, ms, in 0..=10000 (default 1600: the Intel 28F008SA's typical
     /// 64 KB block erase; 10 s is its maximum).
-    #[arg(long, value_name = "MS", allow_hyphen_values = true)]
+    #[arg(long, value_name = "MS")]
     pub erase_ms: Option<f64>,
     /// Page program time, µs, in 0..=1000 (default 9: the 28F008SA's typical byte write,
     /// every chip of a bank programming its byte of the page at once).
-    #[arg(long, value_name = "US", allow_hyphen_values = true)]
+    #[arg(long, value_name = "US")]
     pub program_us: Option<f64>,
     /// Banks the array's 64 segments are spread over (segment s in bank s mod N): 1, 2,
     /// 4, …, 64. Only with --parallel-banks: one long operation at a time does not see
@@ -151,12 +151,12 @@ pub struct ConvergeArgs {
     pub converge: bool,
     /// With --converge: the largest difference of two successive windows' throughputs, as
     /// a share of the larger, in (0, 0.5] (default 0.02).
-    #[arg(long, value_name = "F", allow_hyphen_values = true)]
+    #[arg(long, value_name = "F")]
     pub tolerance: Option<f64>,
     /// With --converge: flash turnovers (flash programs / flash pages) after which an
     /// unconverged run stops, in (0, 64] and at most 2^28 flash programs in all (default
     /// 4).
-    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    #[arg(long, value_name = "N")]
     pub max_turnovers: Option<f64>,
 }
 

@@ -155,8 +155,34 @@ fn config_error(e: FlashError) -> CliError {
 }
 
 /// The defaults, the --config file, then each --set; a key given that the chosen stack
-/// ignores is refused.
+/// ignores is refused, as is a configuration whose memory would not fit the machine
+/// (naming the `--set` without which it would).
 fn load_config(args: &ReplayArgs) -> Result<SsdConfig, CliError> {
+    let (config, given) = assemble_config(args, None)?;
+    config.validate().map_err(config_error)?;
+    config.check_given_keys(given.iter().map(String::as_str)).map_err(config_error)?;
+    let estimate = config.estimated_memory_bytes();
+    if estimate > crate::limits::machine_memory_bytes() {
+        // A valid configuration without it fits.
+        let fits = |skip: usize| {
+            assemble_config(args, Some(skip)).is_ok_and(|(c, given)| {
+                c.validate().is_ok()
+                    && c.check_given_keys(given.iter().map(String::as_str)).is_ok()
+                    && c.estimated_memory_bytes() <= crate::limits::machine_memory_bytes()
+            })
+        };
+        let what = match (0..args.set.len()).find(|&i| fits(i)) {
+            Some(i) => format!("--set {}", args.set[i]),
+            None => "--config/--set (flash geometry, buffer, dedup)".to_string(),
+        };
+        crate::limits::check_memory(&what, estimate)?;
+    }
+    Ok(config)
+}
+
+/// The configuration of the defaults, the --config file and each --set but the
+/// `skip`-th, and the keys given.
+fn assemble_config(args: &ReplayArgs, skip: Option<usize>) -> Result<(SsdConfig, Vec<String>), CliError> {
     let mut given = Vec::new();
     let mut config = match &args.config {
         Some(path) => {
@@ -167,14 +193,11 @@ fn load_config(args: &ReplayArgs) -> Result<SsdConfig, CliError> {
         }
         None => SsdConfig::default(),
     };
-    for assignment in &args.set {
+    for (_, assignment) in args.set.iter().enumerate().filter(|&(i, _)| Some(i) != skip) {
         config.set(assignment).map_err(config_error)?;
         given.extend(assignment.split_once('=').map(|(key, _)| key.trim().to_string()));
     }
-    config.validate().map_err(config_error)?;
-    config.check_given_keys(given.iter().map(String::as_str)).map_err(config_error)?;
-    crate::limits::check_memory("--config/--set (flash geometry, buffer, dedup)", config.estimated_memory_bytes())?;
-    Ok(config)
+    Ok((config, given))
 }
 
 fn replay(args: &ReplayArgs) -> Result<(), CliError> {
