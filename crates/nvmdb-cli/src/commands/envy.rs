@@ -336,12 +336,16 @@ fn apply_flash(config: &mut EnvyConfig, args: &RunArgs) -> Result<(), CliError> 
             )));
         }
         (Some(banks), false) if banks > 1 => {
-            return Err(CliError::input(format!(
-                "--banks {banks} has no effect without --parallel-banks (one long operation at a time)"
+            return Err(CliError::input(crate::effect::no_effect(
+                &format!("--banks {banks}"),
+                "without --parallel-banks (one long operation at a time)",
             )));
         }
         (None | Some(1), true) => {
-            return Err(CliError::input("--parallel-banks has no effect with one bank: add --banks N (N > 1)"));
+            return Err(CliError::input(crate::effect::no_effect(
+                "--parallel-banks",
+                "with one bank: add --banks N (N > 1)",
+            )));
         }
         (banks, parallel) => {
             config.banks = banks.unwrap_or(1);
@@ -353,10 +357,13 @@ fn apply_flash(config: &mut EnvyConfig, args: &RunArgs) -> Result<(), CliError> 
             return Err(CliError::input(format!("--redistribution-divisor {divisor} is outside 0..=65536")));
         }
         if !config.redistributes() {
-            return Err(CliError::input(format!(
-                "--redistribution-divisor has no effect with --cleaning {} (only locality, and hybrid with at least \
-                 two partitions: see --partition-segments)",
-                config.cleaning.name()
+            return Err(CliError::input(crate::effect::no_effect(
+                "--redistribution-divisor",
+                &format!(
+                    "with --cleaning {} (only locality, and hybrid with at least two partitions: see \
+                     --partition-segments)",
+                    config.cleaning.name()
+                ),
             )));
         }
         config.redistribution_divisor = divisor;
@@ -367,16 +374,9 @@ fn apply_flash(config: &mut EnvyConfig, args: &RunArgs) -> Result<(), CliError> 
 /// `nvmdb envy run`'s convergence rule, or `None` without `--converge`.
 fn convergence(args: &RunArgs, config: &EnvyConfig) -> Result<Option<Convergence>, CliError> {
     let c = &args.converge;
+    // --tolerance and --max-turnovers need --converge, which needs TPC-A (`crate::effect`).
     if !c.converge {
-        for (flag, given) in [("--tolerance", c.tolerance.is_some()), ("--max-turnovers", c.max_turnovers.is_some())] {
-            if given {
-                return Err(CliError::input(format!("{flag} has no effect without --converge")));
-            }
-        }
         return Ok(None);
-    }
-    if !matches!(args.workload, Workload::Tpca) {
-        return Err(CliError::input("--converge: only --workload tpca runs until it converges"));
     }
     let tolerance = in_range("--tolerance", c.tolerance.unwrap_or(0.02), 0.0, 0.5, true)?;
     let max_turnovers = in_range("--max-turnovers", c.max_turnovers.unwrap_or(4.0), 0.0, 64.0, true)?;

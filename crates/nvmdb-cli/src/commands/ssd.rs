@@ -348,13 +348,6 @@ fn check_flags(args: &ReplayArgs, config: &SsdConfig) -> Result<(), CliError> {
             "--power-loss-at and --power-loss-at-write: a replay cuts the power once; give one".to_string(),
         ));
     }
-    if args.power_loss_during_recovery.is_some() && args.power_loss_at.is_none() && args.power_loss_at_write.is_none() {
-        return Err(CliError::input(
-            "--power-loss-during-recovery does nothing without --power-loss-at or --power-loss-at-write: there is no \
-             recovery"
-                .to_string(),
-        ));
-    }
     if let Some(reads) = &args.reads {
         if config.content != nvmdb_device::PageContent::Bytes {
             let content = serde_json::to_value(config.content).expect("serialises");
@@ -366,16 +359,12 @@ fn check_flags(args: &ReplayArgs, config: &SsdConfig) -> Result<(), CliError> {
         inputs.extend(args.config.as_deref().map(|c| ("--config", c)));
         crate::input::check_output_is_not_an_input(("--reads", reads), &inputs)?;
     }
-    if args.age && args.prefill.is_some() {
-        return Err(CliError::input(
-            "--prefill does nothing with --age: the ageing pass already writes every logical page".to_string(),
-        ));
-    }
     let buffered = config.buffer.kind != nvmdb_flash::config::BufferKind::None || config.dram.pages > 0;
     if args.drain && !buffered {
-        return Err(CliError::input(
-            "--drain does nothing with buffer.kind = \"none\" and dram.pages = 0: nothing is ever pending".to_string(),
-        ));
+        return Err(CliError::input(crate::effect::no_effect(
+            "--drain",
+            "with buffer.kind = \"none\" and dram.pages = 0: nothing is ever pending",
+        )));
     }
     if args.age {
         let pages = config.host_pages();
