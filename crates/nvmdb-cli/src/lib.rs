@@ -70,10 +70,10 @@ enum Command {
 /// refusing NaN and the infinities ([`finite`]), and every text flag (a path, a name)
 /// refusing an empty value (`--trace ''`).
 fn command() -> clap::Command {
-    numeric_values(Cli::command())
+    checked_values(Cli::command())
 }
 
-fn numeric_values(command: clap::Command) -> clap::Command {
+fn checked_values(command: clap::Command) -> clap::Command {
     use std::any::TypeId;
     let integers = [
         TypeId::of::<u8>(),
@@ -98,7 +98,7 @@ fn numeric_values(command: clap::Command) -> clap::Command {
                 arg
             }
         })
-        .mut_subcommands(numeric_values)
+        .mut_subcommands(checked_values)
 }
 
 /// Whether `arg` takes text with clap's plain `String` parser (a path, a name), not one of
