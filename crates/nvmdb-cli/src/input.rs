@@ -87,7 +87,7 @@ fn inode(path: &Path, _: &std::fs::Metadata) -> Option<FileId> {
 
 /// Whether `a` and `b` name the same existing file or directory (by any names).
 pub fn same_file(a: &Path, b: &Path) -> bool {
-    matches!((file_id(a), file_id(b)), (Some((FileId::Inode { dev, ino }, _)), Some((other, _))) if other == FileId::Inode { dev, ino })
+    matches!((file_id(a), file_id(b)), (Some((x @ FileId::Inode { .. }, _)), Some((y, _))) if x == y)
 }
 
 /// Refuses, before anything is written, an output (`(flag, path)`) that names one of the
