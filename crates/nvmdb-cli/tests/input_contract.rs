@@ -23,7 +23,7 @@ fn nvmdb(args: &[&str]) -> (Option<i32>, String, String) {
     (out.status.code(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
 }
 
-/// Asserts exit 2 and one stderr line holding every needle, and that each of `inputs` is
+/// Asserts exit 2 and one short stderr line holding every needle, and that each of `inputs` is
 /// byte-identical afterwards; returns the line.
 fn refused(args: &[&str], needles: &[&str], inputs: &[&str]) -> String {
     let before: Vec<Vec<u8>> = inputs.iter().map(|p| std::fs::read(p).unwrap()).collect();
@@ -31,6 +31,7 @@ fn refused(args: &[&str], needles: &[&str], inputs: &[&str]) -> String {
     assert!(!stderr.contains("panicked"), "{args:?} panicked: {stderr}");
     assert_eq!(code, Some(2), "{args:?}: {stderr}");
     assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+    assert!(stderr.len() < 400, "{args:?}: a long line: {stderr}");
     for needle in needles {
         assert!(stderr.contains(needle), "{args:?}: {stderr:?} lacks {needle:?}");
     }

@@ -215,7 +215,7 @@ fn parse_sweep(flag: &str, text: &str, default_step: u64, min: u64) -> Result<Ve
 )]
 fn r_bytes(r_mb: f64) -> Result<u64, CliError> {
     if !(r_mb > 0.0 && r_mb <= 20_000.0) {
-        return Err(CliError::input(format!("--r-mb: {r_mb} is not in (0, 20000]")));
+        return Err(CliError::input(format!("--r-mb: {r_mb:?} is not in (0, 20000]")));
     }
     Ok((r_mb * 1e6) as u64)
 }
@@ -484,7 +484,7 @@ fn model(args: &ModelArgs) -> Result<(), CliError> {
         ("--gamma", args.gamma, 64.0),
     ] {
         if !(v > 0.0 && v <= max) {
-            return Err(CliError::input(format!("{flag}: {v} is not in (0, {max}]")));
+            return Err(CliError::input(format!("{flag}: {v:?} is not in (0, {max}]")));
         }
     }
     let p = ModelParams {
