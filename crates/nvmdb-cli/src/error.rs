@@ -58,8 +58,14 @@ impl CliError {
         CliError { code: EXIT_BAD_INPUT, ..CliError::io(path, "cannot read", e) }
     }
 
-    /// An output file that cannot be written (exit 1): `FILE: cannot write: reason`.
+    /// An output file that cannot be written (exit 1): `FILE: cannot write: reason`. A
+    /// closed pipe (stdout, or an output file `/dev/stdout`, read by `head -1`) is the
+    /// reader having all it wanted: [`CliError::closed_pipe`]. Every write of stdout and
+    /// of output files ends here.
     pub fn unwritable(path: &str, e: &std::io::Error) -> CliError {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            return CliError::closed_pipe();
+        }
         CliError::io(path, "cannot write", e)
     }
 

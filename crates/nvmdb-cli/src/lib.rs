@@ -6,6 +6,7 @@
 #![warn(clippy::cast_possible_truncation, clippy::unwrap_used, clippy::arithmetic_side_effects)]
 
 mod commands;
+mod effect;
 mod error;
 mod input;
 mod limits;
@@ -13,7 +14,7 @@ mod monitor;
 mod output;
 mod progress;
 
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 pub use crate::error::{CliError, ErrorKind, OsError};
 use crate::error::{EXIT_BAD_INPUT, EXIT_INTERRUPTED};
@@ -64,6 +65,70 @@ enum Command {
     Bench(commands::bench::BenchArgs),
 }
 
+/// The command line's definition: [`Cli`]'s, with every numeric flag taking a value that
+/// starts with `-` (`--records -1`, `--utilization -inf`) as its value, so that the flag's
+/// own check names it (an unsigned flag: "invalid digit"), every floating-point flag
+/// refusing NaN and the infinities ([`finite`]), and every text flag (a path, a name)
+/// refusing an empty value (`--trace ''`).
+fn command() -> clap::Command {
+    checked_values(Cli::command())
+}
+
+fn checked_values(command: clap::Command) -> clap::Command {
+    use std::any::TypeId;
+    let integers = [
+        TypeId::of::<u8>(),
+        TypeId::of::<u16>(),
+        TypeId::of::<u32>(),
+        TypeId::of::<u64>(),
+        TypeId::of::<usize>(),
+        TypeId::of::<i64>(),
+        TypeId::of::<std::num::NonZeroUsize>(),
+        TypeId::of::<std::num::NonZeroU64>(),
+    ];
+    command
+        .mut_args(|arg| {
+            let parser = arg.get_value_parser().type_id();
+            if parser == TypeId::of::<f64>() {
+                arg.allow_hyphen_values(true).value_parser(finite)
+            } else if integers.iter().any(|&t| parser == t) {
+                arg.allow_hyphen_values(true)
+            } else if plain_text(&arg) {
+                arg.value_parser(clap::builder::NonEmptyStringValueParser::new())
+            } else {
+                arg
+            }
+        })
+        .mut_subcommands(checked_values)
+}
+
+/// Whether `arg` takes text with clap's plain `String` parser (a path, a name), not one of
+/// its own (a list of values, a mapping), whose checks must stay. (A parser of its own
+/// shows in the `Debug` form as `ValueParser::other`; were that to change, empty values
+/// would go unrefused, which the tests notice, not other values refused.)
+fn plain_text(arg: &clap::Arg) -> bool {
+    arg.get_action().takes_values() && format!("{:?}", arg.get_value_parser()) == "ValueParser::string"
+}
+
+/// A floating-point flag's value: a finite number (no flag has a use for NaN or an
+/// infinity; each checks its own range).
+fn finite(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() => Ok(v),
+        Ok(_) => Err("not a finite number".into()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Parses a command line (with the program name first) by [`command`].
+fn parse(argv: impl IntoIterator<Item = impl Into<std::ffi::OsString> + Clone>) -> Result<Cli, clap::Error> {
+    let mut command = command();
+    let matches = command.try_get_matches_from_mut(argv)?;
+    effect::check(&command, &matches)
+        .map_err(|message| command.error(clap::error::ErrorKind::ArgumentConflict, message))?;
+    Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut command))
+}
+
 /// Runs a command. An error after a stop was asked for ([`nvmdb_cancel::cancel`]) is the
 /// interruption (exit 130), whatever the driver that saw the flag called it.
 fn run_command(command: Command) -> Result<(), CliError> {
@@ -97,7 +162,7 @@ fn dispatch(command: Command) -> Result<(), CliError> {
 /// name and renamed when complete); a second Ctrl-C exits at once with 130.
 pub fn main() {
     stop_on_ctrl_c();
-    let cli = match Cli::try_parse() {
+    let cli = match parse(std::env::args_os()) {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => {
             // --help and --version.
@@ -148,7 +213,7 @@ pub fn run_captured(args: &[String]) -> Result<String, CliError> {
 /// see [`nvmdb_cancel::counting`]), with a total of 0 while it is not known.
 pub fn run_counted(args: &[String], tally: std::sync::Arc<Tally>) -> Result<String, CliError> {
     let argv = std::iter::once("nvmdb").chain(args.iter().map(String::as_str));
-    let cli = match Cli::try_parse_from(argv) {
+    let cli = match parse(argv) {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => return Ok(e.render().to_string()),
         Err(e) => return Err(usage_error(&e)),
@@ -205,7 +270,38 @@ fn uses_sqlite(command: &Command) -> bool {
 
 /// A clap parse error as the binary's one line, exit code 2.
 fn usage_error(e: &clap::Error) -> CliError {
-    CliError::input(format!("{} (see --help)", one_line_usage_error(&e.render().to_string())))
+    let rendered = e.render().to_string();
+    let text = if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        missing_command(&rendered)
+    } else {
+        one_line_usage_error(&rendered)
+    };
+    CliError::input(format!("{text} (see --help)"))
+}
+
+/// The usage line of clap's rendered error or help (`nvmdb ssd <COMMAND>`).
+fn usage_of(rendered: &str) -> &str {
+    rendered.lines().map(str::trim).find_map(|l| l.strip_prefix("Usage: ")).unwrap_or("")
+}
+
+/// The (sub)command a usage line names: `nvmdb ssd replay …` is `ssd replay`'s.
+fn command_of(usage: &str) -> clap::Command {
+    let mut command = command();
+    for word in usage.split_whitespace().skip(1) {
+        match command.find_subcommand(word) {
+            Some(sub) => command = sub.clone(),
+            None => break,
+        }
+    }
+    command
+}
+
+/// A command group given without its command (`nvmdb ssd`): its usage and commands.
+fn missing_command(rendered: &str) -> String {
+    let usage = usage_of(rendered);
+    let command = command_of(usage);
+    let names: Vec<&str> = command.get_subcommands().map(|c| c.get_name()).filter(|&n| n != "help").collect();
+    format!("error: a command is required: one of {} (usage: {usage})", names.join(", "))
 }
 
 /// clap's multi-line error as one line: the error and its notes (the flag, the allowed
@@ -213,7 +309,7 @@ fn usage_error(e: &clap::Error) -> CliError {
 /// when clap leaves them out (a missing flag); long quoted values are cut.
 fn one_line_usage_error(rendered: &str) -> String {
     let lines: Vec<&str> = rendered.lines().map(str::trim).collect();
-    let usage = lines.iter().find_map(|l| l.strip_prefix("Usage: ")).unwrap_or("");
+    let usage = usage_of(rendered);
     let mut text = lines
         .iter()
         .take_while(|l| !l.starts_with("Usage: ") && !l.starts_with("For more information"))
@@ -222,13 +318,7 @@ fn one_line_usage_error(rendered: &str) -> String {
         .collect::<Vec<_>>()
         .join(" ");
     if !text.contains("possible values") {
-        let mut command = Cli::command();
-        for word in usage.split_whitespace().skip(1) {
-            match command.find_subcommand(word) {
-                Some(sub) => command = sub.clone(),
-                None => break,
-            }
-        }
+        let command = command_of(usage);
         let flags: Vec<String> = text
             .split(|c: char| c.is_whitespace() || c == '\'')
             .filter_map(|w| w.strip_prefix("--"))
@@ -266,7 +356,7 @@ mod tests {
 
     #[test]
     fn usage_errors_keep_the_flag_and_its_values_on_one_line() {
-        let line = |args: &[&str]| match Cli::try_parse_from(args) {
+        let line = |args: &[&str]| match parse(args) {
             Ok(_) => panic!("{args:?} parses"),
             Err(e) => one_line_usage_error(&e.render().to_string()),
         };

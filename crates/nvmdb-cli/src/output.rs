@@ -1,5 +1,6 @@
-//! Writing to stdout and to output files. A closed stdout pipe (`nvmdb … | head -1`) ends
-//! the program quietly; any other write failure (a full disk) is one error line, exit 1.
+//! Writing to stdout and to output files. A closed pipe (`nvmdb … | head -1`, an output
+//! file `/dev/stdout` so read) ends the program quietly ([`CliError::unwritable`]); any
+//! other write failure (a full disk) is one error line naming the file, exit 1.
 //!
 //! Stdout is this module's [`Stdout`]: the process's stdout, or, inside [`capture`] on the
 //! same thread, a buffer that `capture` returns (how a program runs a command and gets its
@@ -99,11 +100,7 @@ impl Output {
 }
 
 fn stdout_error(e: std::io::Error) -> CliError {
-    if e.kind() == ErrorKind::BrokenPipe {
-        CliError::closed_pipe()
-    } else {
-        CliError::failed(format!("stdout: cannot write: {e}"))
-    }
+    CliError::unwritable("stdout", &e)
 }
 
 /// Writes an output file whole, naming it on failure: see [`OutputFile`].

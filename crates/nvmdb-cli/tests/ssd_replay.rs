@@ -477,8 +477,8 @@ fn a_cut_past_the_end_exits_2_naming_the_flag() {
         ),
         (
             &["--power-loss-during-recovery", "1"][..],
-            "--power-loss-during-recovery does nothing without --power-loss-at or --power-loss-at-write: there is no \
-             recovery",
+            "error: --power-loss-during-recovery has no effect without --power-loss-at or --power-loss-at-write (see \
+             --help)",
         ),
     ] {
         let (code, stdout, stderr) = run(flags);

@@ -463,6 +463,12 @@ impl SsdConfig {
                 b.delta_bytes_min, b.delta_bytes_max
             ));
         }
+        if b.delta_bytes_max > f.page_bytes {
+            return bad(format!(
+                "buffer.delta_bytes_max = {} has no effect beyond flash.page_bytes = {}: a delta lies within one page",
+                b.delta_bytes_max, f.page_bytes
+            ));
+        }
         if b.log_sector_bytes == 0 {
             return bad("buffer.log_sector_bytes must be positive".into());
         }

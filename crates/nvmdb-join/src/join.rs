@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use crate::hash_table::{hash_key, partition_of, HashTable, METADATA_BYTES_PER_RECORD};
 use crate::idlist::{ChunkedStream, IdEncoding, IdList};
 use crate::instructions::{self, words, EMIT, HASH, KEY_COMPARE, LOOP, PARTITION};
-use crate::relation::{fold_bytes, read_uint, Layout, StoredRelation};
+use crate::relation::{fold_bytes, read_uint, with_record_buffer, Layout, StoredRelation};
 
 /// The three algorithms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -344,11 +344,12 @@ impl Partitioned {
         let addr = self.streams[p].addr(i);
         match self.layout {
             Layout::Row => {
-                let mut buf = [0u8; 512];
-                let bytes = &mut buf[..index(self.entry_bytes)];
                 mem.compute(words(self.entry_bytes));
-                mem.read_bytes(addr, bytes);
-                (self.source_rows[p][index(i)], fold_bytes(0, bytes))
+                let sum = with_record_buffer(index(self.entry_bytes), |bytes| {
+                    mem.read_bytes(addr, bytes);
+                    fold_bytes(0, bytes)
+                });
+                (self.source_rows[p][index(i)], sum)
             }
             Layout::Column => {
                 let row = mem.load::<u64>(addr + 8);

@@ -191,15 +191,16 @@ impl StoredRelation {
     pub fn write_row<M: Memory>(&self, mem: &mut M, row: u64, values: &[u64]) {
         assert_eq!(values.len(), self.widths.len(), "one value per column");
         assert!(row < self.capacity_rows, "row {row} beyond a capacity of {}", self.capacity_rows);
-        let mut buf = [0u8; 512];
         for group in &self.groups {
-            let mut len = 0usize;
-            for (value, &w) in values.iter().zip(&self.widths).skip(group.first).take(group.count) {
-                let w = w as usize;
-                buf[len..len + w].copy_from_slice(&value.to_le_bytes()[..w]);
-                len += w;
-            }
-            mem.write_bytes(group.base + row * group.stride, &buf[..len]);
+            with_record_buffer(index(group.stride), |buf| {
+                let mut len = 0usize;
+                for (value, &w) in values.iter().zip(&self.widths).skip(group.first).take(group.count) {
+                    let w = w as usize;
+                    buf[len..len + w].copy_from_slice(&value.to_le_bytes()[..w]);
+                    len += w;
+                }
+                mem.write_bytes(group.base + row * group.stride, &buf[..len]);
+            });
         }
     }
 
@@ -285,15 +286,30 @@ impl StoredRelation {
     /// per word read; its lines are independent of each other, but the caller declares
     /// the group (groups do not nest).
     pub fn read_record<M: Memory>(&self, mem: &mut M, row: u64) -> u64 {
-        let mut buf = [0u8; 512];
         let mut sum = 0u64;
         for group in &self.read_groups {
-            let len = index(group.stride);
             mem.compute(instructions::words(group.stride));
-            mem.read_bytes(group.base + row * group.stride, &mut buf[..len]);
-            sum = fold_bytes(sum, &buf[..len]);
+            with_record_buffer(index(group.stride), |buf| {
+                mem.read_bytes(group.base + row * group.stride, buf);
+                sum = fold_bytes(sum, buf);
+            });
         }
         sum
+    }
+}
+
+/// Records up to this many bytes are copied through a buffer on the stack; longer ones
+/// (up to the 10,000 B of `--record-bytes`, or a CSV relation of many columns) through one
+/// on the heap.
+const STACK_RECORD_BYTES: usize = 512;
+
+/// Runs `f` on a zeroed scratch buffer of `len` bytes: on the stack for a record of at
+/// most [`STACK_RECORD_BYTES`], else on the heap.
+pub(crate) fn with_record_buffer<R>(len: usize, f: impl FnOnce(&mut [u8]) -> R) -> R {
+    if len <= STACK_RECORD_BYTES {
+        f(&mut [0u8; STACK_RECORD_BYTES][..len])
+    } else {
+        f(&mut vec![0u8; len])
     }
 }
 

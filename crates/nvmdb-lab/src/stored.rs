@@ -14,6 +14,8 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+use time::format_description::well_known::Rfc3339;
+use time::OffsetDateTime;
 
 use crate::report::{Finished, RunMeta};
 use crate::scorecard::{Claim, FoundWouldHold, ScoreRow, Verdict, WouldHold};
@@ -175,6 +177,14 @@ fn read_run(path: &Path, claims: &[Claim]) -> Result<StoredRun, LabError> {
         let what = message.rsplit_once(" at line ").map_or(message.as_str(), |(what, _)| what);
         stored_err(path, e.line().max(1), format!("{what} (column {})", e.column()))
     })?;
+    if let Err(e) = parse_utc(&run.date) {
+        let what = format!("date '{}' is not a UTC time such as 2026-11-22T20:11:05Z ({e})", run.date);
+        return Err(stored_err(path, line_of(&text, "\"date\""), what));
+    }
+    if !(run.wall_s.is_finite() && run.wall_s >= 0.0) {
+        let what = format!("wall_s {} is not a number of seconds (0 or more)", run.wall_s);
+        return Err(stored_err(path, line_of(&text, "\"wall_s\""), what));
+    }
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
     if run.experiment != stem {
         return Err(stored_err(
@@ -302,20 +312,20 @@ pub fn store(dir: &Path, run: &StoredRun) -> Result<PathBuf, LabError> {
     Ok(path)
 }
 
-/// `YYYY-MM-DDTHH:MM:SSZ` for seconds since the Unix epoch (the proleptic Gregorian
-/// calendar, by Howard Hinnant's days-to-civil algorithm).
-pub fn utc_timestamp(unix_s: u64) -> String {
-    let (days, rem) = (unix_s / 86_400, unix_s % 86_400);
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + u64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", rem / 3_600, rem / 60 % 60, rem % 60)
+/// `YYYY-MM-DDTHH:MM:SSZ` (RFC 3339, UTC) for seconds since the Unix epoch; `None` past
+/// the year 9999.
+pub fn utc_timestamp(unix_s: u64) -> Option<String> {
+    let time = OffsetDateTime::from_unix_timestamp(i64::try_from(unix_s).ok()?).ok()?;
+    time.format(&Rfc3339).ok()
+}
+
+/// A stored date: an RFC 3339 time in UTC (`2026-11-22T20:11:05Z`).
+fn parse_utc(date: &str) -> Result<OffsetDateTime, String> {
+    let time = OffsetDateTime::parse(date, &Rfc3339).map_err(|e| e.to_string())?;
+    if !time.offset().is_utc() {
+        return Err(format!("offset {} is not UTC (Z)", time.offset()));
+    }
+    Ok(time)
 }
 
 #[cfg(test)]
@@ -378,7 +388,7 @@ mod tests {
     fn provenance() -> Provenance {
         Provenance {
             command: "nvmdb run alpha --scale paper --seed 1 --store".into(),
-            date: utc_timestamp(1_795_378_265),
+            date: utc_timestamp(1_795_378_265).unwrap(),
             machine: "test machine".into(),
             wall_s: 12.5,
         }
@@ -386,10 +396,17 @@ mod tests {
 
     #[test]
     fn timestamps_are_utc_civil_dates() {
-        assert_eq!(utc_timestamp(0), "1970-01-01T00:00:00Z");
-        assert_eq!(utc_timestamp(951_782_400), "2000-02-29T00:00:00Z");
-        assert_eq!(utc_timestamp(1_795_378_265), "2026-11-22T20:11:05Z");
-        assert_eq!(utc_timestamp(4_107_542_399), "2100-02-28T23:59:59Z");
+        let utc = |s| utc_timestamp(s).unwrap();
+        assert_eq!(utc(0), "1970-01-01T00:00:00Z");
+        assert_eq!(utc(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(utc(1_795_378_265), "2026-11-22T20:11:05Z");
+        assert_eq!(utc(4_107_542_399), "2100-02-28T23:59:59Z");
+        assert_eq!(utc_timestamp(u64::MAX), None);
+        for s in [0, 951_782_400, 1_795_378_265] {
+            assert_eq!(parse_utc(&utc(s)).map(OffsetDateTime::unix_timestamp), Ok(i64::try_from(s).unwrap()));
+        }
+        assert!(parse_utc("yesterday").is_err());
+        assert!(parse_utc("2026-11-22T20:11:05+01:00").unwrap_err().contains("not UTC"));
     }
 
     fn beta_gain_when() -> WouldHoldWhen {
@@ -488,7 +505,12 @@ mod tests {
         .unwrap();
         let line_at = |needle: &str| 1 + held[..held.find(needle).unwrap()].matches('\n').count();
         let (held_line, relation_line) = (line_at("beta-gian"), line_at("\"relation\""));
-        let cases: [(&str, String, usize, &str); 8] = [
+        let date = good.replacen("2026-11-22T20:11:05Z", "yesterday", 1);
+        let wall = good.replacen("\"wall_s\": 12.5", "\"wall_s\": -5", 1);
+        assert!(date != good && wall != good);
+        let cases: [(&str, String, usize, &str); 10] = [
+            ("alpha", date, line_at("\"date\""), "date 'yesterday' is not a UTC time"),
+            ("alpha", wall, 8, "wall_s -5 is not a number of seconds"),
             ("alpha", good.replacen("\"seed\": 1", "\"seed\": \"one\"", 1), 7, "invalid type"),
             ("alpha", good.replacen("\"wall_s\"", "\"wall\"", 1), 8, "unknown field `wall`"),
             (

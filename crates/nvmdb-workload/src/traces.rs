@@ -7,7 +7,8 @@
 //! - `disksim` (DiskSim ASCII, the MQSim traces): `time_ns device lba sectors type`,
 //!   sectors of 512 B, type 0 = write, 1 = read.
 //! - `msr` (MSR Cambridge CSV): `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime`,
-//!   Timestamp in Windows 100 ns ticks, Type `Read`/`Write`, Offset and Size in bytes.
+//!   Timestamp in Windows 100 ns ticks, Type `Read`/`Write`, Offset and Size in bytes;
+//!   DiskNumber and ResponseTime (ticks) are checked to be non-negative integers, then unused.
 //! - `spc` (UMass Financial, WebSearch): `ASU,LBA,Size,Opcode,Timestamp[,...]`, LBA in 512 B
 //!   sectors, Size in bytes, Opcode `r`/`w` (either case), Timestamp in seconds. The ASU
 //!   (application storage unit) is ignored: all ASUs share one address space.
@@ -320,6 +321,10 @@ fn msr(text: &str) -> Result<Parsed, String> {
         _ => return Err(format!("type {} is not Read or Write", quote(f[3]))),
     };
     let ticks = number(f[0], "timestamp")?;
+    // Not used, but checked: a line whose disk or response time is not a number is no
+    // MSR line.
+    number(f[2], "disk number")?;
+    number(f[6], "response time")?;
     Ok(Parsed {
         device: 0,
         time_ns: ticks.checked_mul(100).ok_or_else(|| format!("timestamp {ticks} overflows"))?,

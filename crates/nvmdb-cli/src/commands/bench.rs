@@ -42,12 +42,13 @@ use crate::output::Output;
 /// reports it and the ratio of their times per operation, both measured in the same run.
 #[derive(Debug, Args)]
 pub struct BenchArgs {
-    /// Run only benchmarks whose name contains this text (ssd-1tb-rss reports the
-    /// process's peak memory, so run it alone for a clean figure).
+    /// Run only benchmarks whose name contains this text; a text no name contains is an
+    /// error (ssd-1tb-rss reports the process's peak memory, so run it alone for a clean
+    /// figure).
     #[arg(long)]
     pub filter: Option<String>,
-    /// Run only the benchmark whose name is exactly the --filter text (a name from the
-    /// list above, such as memory-random-mix, which then leaves out
+    /// Run only the benchmark whose name is exactly the --filter text (one of the names
+    /// `nvmdb bench --help` lists, such as memory-random-mix, which then leaves out
     /// envy-memory-random-mix); a name no benchmark has is an error.
     #[arg(long, requires = "filter")]
     pub exact: bool,
@@ -457,6 +458,7 @@ fn benchmark_names() -> Vec<String> {
     .map(String::from)
     .into();
     for benchmark in nvmdb_kv::Benchmark::ALL {
+        names.push(format!("kv/btreemap/{}", benchmark.name()));
         for engine in nvmdb_kv::EngineKind::ALL {
             names.push(format!("kv/{}/{}", engine.name(), benchmark.name()));
         }
@@ -511,9 +513,10 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
     if args.ops == 0 || args.mib == 0 {
         return Err(CliError::input("--ops and --mib must be positive"));
     }
-    if let (Some(filter), true) = (&args.filter, args.exact) {
-        if !benchmark_names().contains(filter) {
-            return Err(CliError::input(format!("--filter: no benchmark is named {filter:?} (--exact)")));
+    if let Some(filter) = &args.filter {
+        if !benchmark_names().iter().any(|name| matches(filter, args.exact, name)) {
+            let what = if args.exact { "is named" } else { "has a name containing" };
+            return Err(CliError::input(format!("--filter: no benchmark {what} {filter:?} (see nvmdb bench --help)")));
         }
     }
     // The memory benchmarks allocate twice the working set; refused before any runs.

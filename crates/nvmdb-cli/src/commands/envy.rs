@@ -125,11 +125,11 @@ pub struct RunArgs {
 pub struct FlashArgs {
     /// Segment erase time, ms, in 0..=10000 (default 1600: the Intel 28F008SA's typical
     /// 64 KB block erase; 10 s is its maximum).
-    #[arg(long, value_name = "MS", allow_hyphen_values = true)]
+    #[arg(long, value_name = "MS")]
     pub erase_ms: Option<f64>,
     /// Page program time, µs, in 0..=1000 (default 9: the 28F008SA's typical byte write,
     /// every chip of a bank programming its byte of the page at once).
-    #[arg(long, value_name = "US", allow_hyphen_values = true)]
+    #[arg(long, value_name = "US")]
     pub program_us: Option<f64>,
     /// Banks the array's 64 segments are spread over (segment s in bank s mod N): 1, 2,
     /// 4, …, 64. Only with --parallel-banks: one long operation at a time does not see
@@ -153,12 +153,12 @@ pub struct ConvergeArgs {
     pub converge: bool,
     /// With --converge: the largest difference of two successive windows' throughputs, as
     /// a share of the larger, in (0, 0.5] (default 0.02).
-    #[arg(long, value_name = "F", allow_hyphen_values = true)]
+    #[arg(long, value_name = "F")]
     pub tolerance: Option<f64>,
     /// With --converge: flash turnovers (flash programs / flash pages) after which an
     /// unconverged run stops, in (0, 64] and at most 2^28 flash programs in all (default
     /// 4).
-    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    #[arg(long, value_name = "N")]
     pub max_turnovers: Option<f64>,
 }
 
@@ -354,12 +354,16 @@ fn apply_flash(config: &mut EnvyConfig, args: &RunArgs) -> Result<(), CliError> 
             )));
         }
         (Some(banks), false) if banks > 1 => {
-            return Err(CliError::input(format!(
-                "--banks {banks} has no effect without --parallel-banks (one long operation at a time)"
+            return Err(CliError::input(crate::effect::no_effect(
+                &format!("--banks {banks}"),
+                "without --parallel-banks (one long operation at a time)",
             )));
         }
         (None | Some(1), true) => {
-            return Err(CliError::input("--parallel-banks has no effect with one bank: add --banks N (N > 1)"));
+            return Err(CliError::input(crate::effect::no_effect(
+                "--parallel-banks",
+                "with one bank: add --banks N (N > 1)",
+            )));
         }
         (banks, parallel) => {
             config.banks = banks.unwrap_or(1);
@@ -371,10 +375,13 @@ fn apply_flash(config: &mut EnvyConfig, args: &RunArgs) -> Result<(), CliError> 
             return Err(CliError::input(format!("--redistribution-divisor {divisor} is outside 0..=65536")));
         }
         if !config.redistributes() {
-            return Err(CliError::input(format!(
-                "--redistribution-divisor has no effect with --cleaning {} (only locality, and hybrid with at least \
-                 two partitions: see --partition-segments)",
-                config.cleaning.name()
+            return Err(CliError::input(crate::effect::no_effect(
+                "--redistribution-divisor",
+                &format!(
+                    "with --cleaning {} (only locality, and hybrid with at least two partitions: see \
+                     --partition-segments)",
+                    config.cleaning.name()
+                ),
             )));
         }
         config.redistribution_divisor = divisor;
@@ -385,16 +392,9 @@ fn apply_flash(config: &mut EnvyConfig, args: &RunArgs) -> Result<(), CliError> 
 /// `nvmdb envy run`'s convergence rule, or `None` without `--converge`.
 fn convergence(args: &RunArgs, config: &EnvyConfig) -> Result<Option<Convergence>, CliError> {
     let c = &args.converge;
+    // --tolerance and --max-turnovers need --converge, which needs TPC-A (`crate::effect`).
     if !c.converge {
-        for (flag, given) in [("--tolerance", c.tolerance.is_some()), ("--max-turnovers", c.max_turnovers.is_some())] {
-            if given {
-                return Err(CliError::input(format!("{flag} has no effect without --converge")));
-            }
-        }
         return Ok(None);
-    }
-    if !matches!(args.workload, Workload::Tpca) {
-        return Err(CliError::input("--converge: only --workload tpca runs until it converges"));
     }
     let tolerance = in_range("--tolerance", c.tolerance.unwrap_or(0.02), 0.0, 0.5, true)?;
     let max_turnovers = in_range("--max-turnovers", c.max_turnovers.unwrap_or(4.0), 0.0, 64.0, true)?;
@@ -801,7 +801,7 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
                 envy.advance_to(envy.now_ns().saturating_add(ns));
                 crate::output::write_hex(out, &buf)
                     .and_then(|()| out.write_all(b"\n"))
-                    .map_err(|e| CliError::failed(format!("reads: {e}")))?;
+                    .map_err(|e| CliError::unwritable(args.reads.as_deref().unwrap_or("stdout"), &e))?;
                 Ok(())
             }
             ReplayOp::Plain(PcmOp::Write { addr, data }) => envy.write(*addr, data).map(|ns| {
@@ -885,7 +885,7 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
             envy.devices().device_writes().saturating_sub(trace_start)
         )));
     }
-    out.flush().map_err(|e| CliError::failed(format!("reads: {e}")))?;
+    out.flush().map_err(|e| CliError::unwritable(args.reads.as_deref().unwrap_or("stdout"), &e))?;
     if let Some(file) = reads {
         file.finish()?;
     }

@@ -119,7 +119,7 @@ pub struct RunArgs {
     /// Use synthetic relations (CIDR 2011 Section 4.3) instead of CSV files.
     #[arg(long)]
     pub generate: bool,
-    /// With --generate: size of R, MB (10^6 bytes).
+    /// With --generate: size of R, MB (10^6 bytes), in (0, 20000].
     #[arg(long, default_value_t = 50.0)]
     pub r_mb: f64,
     /// With --generate: bytes per record, N or A..B[:STEP] (default step 20).
@@ -145,7 +145,7 @@ pub struct RunArgs {
 /// Arguments of `nvmdb join model`.
 #[derive(Debug, Args)]
 pub struct ModelArgs {
-    /// Size of R, MB (10^6 bytes).
+    /// Size of R, MB (10^6 bytes), in (0, 20000].
     #[arg(long, default_value_t = 50.0)]
     pub r_mb: f64,
     /// Bytes per record, N or A..B[:STEP] (default step 20).
@@ -154,16 +154,16 @@ pub struct ModelArgs {
     /// S records per R record, N or A..B[:STEP] (default step 1).
     #[arg(long, default_value = "1")]
     pub match_per_r: String,
-    /// N_hR = N_hS: cache lines per hash-table visit.
+    /// N_hR = N_hS: cache lines per hash-table visit, in (0, 1000].
     #[arg(long, default_value_t = 1.8)]
     pub n_h: f64,
-    /// HashTable_lw: line write-backs per hash-table insertion.
+    /// HashTable_lw: line write-backs per hash-table insertion, in (0, 1000].
     #[arg(long, default_value_t = 1.5)]
     pub hash_table_lw: f64,
-    /// HashTable_w: words modified per hash-table insertion.
+    /// HashTable_w: words modified per hash-table insertion, in (0, 1000].
     #[arg(long, default_value_t = 5.0)]
     pub hash_table_w: f64,
-    /// γ: modified bits per modified word. The default, 32, reads Figure 5's γ = 0.5 as
+    /// γ: modified bits per modified word, in (0, 64]. The default, 32, reads Figure 5's γ = 0.5 as
     /// half a 64-bit word; 0.5 reads it as bits (`cidr-fig5` compares the two).
     #[arg(long, default_value_t = ModelParams::CIDR2011.gamma)]
     pub gamma: f64,
@@ -215,7 +215,7 @@ fn parse_sweep(flag: &str, text: &str, default_step: u64, min: u64) -> Result<Ve
 )]
 fn r_bytes(r_mb: f64) -> Result<u64, CliError> {
     if !(r_mb > 0.0 && r_mb <= 20_000.0) {
-        return Err(CliError::input(format!("--r-mb: {r_mb} is not in (0, 20000]")));
+        return Err(CliError::input(format!("--r-mb: {r_mb:?} is not in (0, 20000]")));
     }
     Ok((r_mb * 1e6) as u64)
 }
@@ -474,15 +474,17 @@ fn model(args: &ModelArgs) -> Result<(), CliError> {
     let sizes = parse_sweep("--record-bytes", &args.record_bytes, 20, 1)?;
     let matches = parse_sweep("--match-per-r", &args.match_per_r, 1, 1)?;
     check_combinations(&sizes, &matches)?;
-    for (flag, v) in [
-        ("--r-mb", args.r_mb),
-        ("--n-h", args.n_h),
-        ("--hash-table-lw", args.hash_table_lw),
-        ("--hash-table-w", args.hash_table_w),
-        ("--gamma", args.gamma),
+    r_bytes(args.r_mb)?;
+    // A word has 64 bits; the hash-table counts are per visit or insertion, far below
+    // 1000 for any hash table (CIDR's are 1.8, 1.5 and 5).
+    for (flag, v, max) in [
+        ("--n-h", args.n_h, 1000.0),
+        ("--hash-table-lw", args.hash_table_lw, 1000.0),
+        ("--hash-table-w", args.hash_table_w, 1000.0),
+        ("--gamma", args.gamma, 64.0),
     ] {
-        if !(v.is_finite() && v > 0.0) {
-            return Err(CliError::input(format!("{flag}: {v} must be a positive number")));
+        if !(v > 0.0 && v <= max) {
+            return Err(CliError::input(format!("{flag}: {v:?} is not in (0, {max}]")));
         }
     }
     let p = ModelParams {

@@ -383,6 +383,8 @@ pub fn split_statements(script: &str) -> Vec<Statement> {
             start_line = Some(line);
         }
         match c {
+            // A trigger's body holds statements of its own: it ends at `; END ;`.
+            ';' if is_trigger(&current) && !ends_trigger_body(&current) => current.push(c),
             ';' => push(&mut current, &mut start_line),
             '\'' | '"' | '`' | '[' => {
                 let close = if c == '[' { ']' } else { c };
@@ -431,6 +433,26 @@ pub fn split_statements(script: &str) -> Vec<Statement> {
     }
     push(&mut current, &mut start_line);
     out
+}
+
+/// Whether `sql` starts `CREATE [TEMP|TEMPORARY] TRIGGER`.
+fn is_trigger(sql: &str) -> bool {
+    let mut words = sql.split_whitespace().map(str::to_ascii_uppercase);
+    words.next().as_deref() == Some("CREATE") && {
+        let next = words.next();
+        let next = if matches!(next.as_deref(), Some("TEMP" | "TEMPORARY")) { words.next() } else { next };
+        next.as_deref() == Some("TRIGGER")
+    }
+}
+
+/// Whether a trigger's text so far ends with its body's `; END` (SQLite's own rule,
+/// `sqlite3_complete`: a `CASE … END` inside the body is not preceded by `;`).
+fn ends_trigger_body(sql: &str) -> bool {
+    let sql = sql.trim_end();
+    let Some(before) = sql.len().checked_sub(3).and_then(|cut| sql.get(..cut)) else { return false };
+    sql[before.len()..].eq_ignore_ascii_case("END")
+        && !before.ends_with(|c: char| c.is_alphanumeric() || c == '_')
+        && before.trim_end().ends_with(';')
 }
 
 /// A value as sqlite3's list mode prints it.
@@ -1031,12 +1053,16 @@ fn sql_report_with(args: &SqlArgs, lose: &dyn Fn(&mut nvmdb_journal::Devices)) -
     let image = image_path.to_string_lossy().into_owned();
     let mut inputs = vec![("--script", args.script.as_str())];
     inputs.extend(args.expect.as_deref().map(|path| ("--expect", path)));
-    // The image is written back after the run: it must not be an input.
-    crate::input::check_output_is_not_an_input(("--db-dir database", &image), &inputs)?;
+    // The image is written back after the run: it and the dump must be neither an input nor
+    // each other, by any name.
+    let mut outputs = vec![("--db-dir database", image.as_str())];
     if let Some(dump_path) = &args.dump {
-        inputs.push(("--db-dir database", &image));
-        crate::input::check_output_is_not_an_input(("--dump", dump_path), &inputs)?;
+        if crate::input::same_file(std::path::Path::new(dump_path), dir) {
+            return Err(CliError::input(format!("--dump {dump_path}: is the --db-dir directory, not a file")));
+        }
+        outputs.push(("--dump", dump_path));
     }
+    crate::input::check_outputs(&outputs, &inputs)?;
     let cut_asked = args.cuts.check()?;
     let script = crate::input::read_small(&args.script)?;
     let expected = args.expect.as_deref().map(crate::input::read_small).transpose()?;

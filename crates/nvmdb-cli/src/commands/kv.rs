@@ -209,10 +209,9 @@ fn config(args: &RunArgs, records: u64) -> Result<EngineConfig, CliError> {
 fn flash_time(args: &RunArgs) -> Result<FlashTime, CliError> {
     let Some(time) = args.flash_time else { return Ok(args.preset.default_flash_time()) };
     if !args.engine.has_flash() {
-        return Err(CliError::input(format!(
-            "--flash-time {} does nothing with --engine {}, which has no flash",
-            time.name(),
-            args.engine.name()
+        return Err(CliError::input(crate::effect::no_effect(
+            &format!("--flash-time {}", time.name()),
+            &format!("with --engine {}, which has no flash", args.engine.name()),
         )));
     }
     if args.preset == DevicePreset::Chips && time == FlashTime::Measured {

@@ -94,9 +94,11 @@ impl RunOptions {
         if self.store && !matches!(self.scale, ScaleArg::Paper) {
             return Err(CliError::input("--store keeps paper-scale runs only: add --scale paper"));
         }
+        if self.paper_results.exists() && !self.paper_results.is_dir() {
+            return Err(CliError::input(format!("--paper-results {}: not a directory", self.paper_results.display())));
+        }
         // The report's own scorecard.json there would read as a stored run.
-        let same = |a: &Path, b: &Path| matches!((a.canonicalize(), b.canonicalize()), (Ok(a), Ok(b)) if a == b);
-        if same(&self.out, &self.paper_results) {
+        if crate::input::same_file(&self.out, &self.paper_results) {
             return Err(CliError::input(format!(
                 "--out {}: the directory of --paper-results; write the report elsewhere",
                 self.out.display()
@@ -127,7 +129,7 @@ pub(crate) fn machine_description() -> String {
 /// Now, UTC, `YYYY-MM-DDTHH:MM:SSZ`.
 pub(crate) fn now_utc() -> String {
     let unix_s = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    nvmdb_lab::stored::utc_timestamp(unix_s)
+    nvmdb_lab::stored::utc_timestamp(unix_s).unwrap_or_default()
 }
 
 /// Arguments of `nvmdb run`.

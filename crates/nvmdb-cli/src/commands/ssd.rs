@@ -101,15 +101,31 @@ pub struct ReplayArgs {
 }
 
 /// `--reads`: each read request's bytes as one line of lowercase hex.
-struct HexReads(crate::output::OutputFile);
+struct HexReads {
+    file: crate::output::OutputFile,
+    /// The write error the replay was stopped by, for its message and kind.
+    error: Option<std::io::Error>,
+}
+
+impl HexReads {
+    fn keep(&mut self, result: std::io::Result<()>) -> Result<(), String> {
+        result.map_err(|e| {
+            let text = e.to_string();
+            self.error = Some(e);
+            text
+        })
+    }
+}
 
 impl nvmdb_flash::replay::ReadBack for HexReads {
     fn bytes(&mut self, bytes: &[u8]) -> Result<(), String> {
-        crate::output::write_hex(&mut self.0, bytes).map_err(|e| e.to_string())
+        let written = crate::output::write_hex(&mut self.file, bytes);
+        self.keep(written)
     }
 
     fn end(&mut self) -> Result<(), String> {
-        std::io::Write::write_all(&mut self.0, b"\n").map_err(|e| e.to_string())
+        let written = std::io::Write::write_all(&mut self.file, b"\n");
+        self.keep(written)
     }
 }
 
@@ -139,8 +155,34 @@ fn config_error(e: FlashError) -> CliError {
 }
 
 /// The defaults, the --config file, then each --set; a key given that the chosen stack
-/// ignores is refused.
+/// ignores is refused, as is a configuration whose memory would not fit the machine
+/// (naming the `--set` without which it would).
 fn load_config(args: &ReplayArgs) -> Result<SsdConfig, CliError> {
+    let (config, given) = assemble_config(args, None)?;
+    config.validate().map_err(config_error)?;
+    config.check_given_keys(given.iter().map(String::as_str)).map_err(config_error)?;
+    let estimate = config.estimated_memory_bytes();
+    if estimate > crate::limits::machine_memory_bytes() {
+        // A valid configuration without it fits.
+        let fits = |skip: usize| {
+            assemble_config(args, Some(skip)).is_ok_and(|(c, given)| {
+                c.validate().is_ok()
+                    && c.check_given_keys(given.iter().map(String::as_str)).is_ok()
+                    && c.estimated_memory_bytes() <= crate::limits::machine_memory_bytes()
+            })
+        };
+        let what = match (0..args.set.len()).find(|&i| fits(i)) {
+            Some(i) => format!("--set {}", args.set[i]),
+            None => "--config/--set (flash geometry, buffer, dedup)".to_string(),
+        };
+        crate::limits::check_memory(&what, estimate)?;
+    }
+    Ok(config)
+}
+
+/// The configuration of the defaults, the --config file and each --set but the
+/// `skip`-th, and the keys given.
+fn assemble_config(args: &ReplayArgs, skip: Option<usize>) -> Result<(SsdConfig, Vec<String>), CliError> {
     let mut given = Vec::new();
     let mut config = match &args.config {
         Some(path) => {
@@ -151,14 +193,11 @@ fn load_config(args: &ReplayArgs) -> Result<SsdConfig, CliError> {
         }
         None => SsdConfig::default(),
     };
-    for assignment in &args.set {
+    for (_, assignment) in args.set.iter().enumerate().filter(|&(i, _)| Some(i) != skip) {
         config.set(assignment).map_err(config_error)?;
         given.extend(assignment.split_once('=').map(|(key, _)| key.trim().to_string()));
     }
-    config.validate().map_err(config_error)?;
-    config.check_given_keys(given.iter().map(String::as_str)).map_err(config_error)?;
-    crate::limits::check_memory("--config/--set (flash geometry, buffer, dedup)", config.estimated_memory_bytes())?;
-    Ok(config)
+    Ok((config, given))
 }
 
 fn replay(args: &ReplayArgs) -> Result<(), CliError> {
@@ -169,6 +208,17 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
     crate::input::open(&args.trace)?;
     crate::input::check_rereadable(&args.trace)?;
     let mut store = nvmdb_flash::build(&config).map_err(config_error)?;
+    // A store recovers from a power loss where every device write passes one switch.
+    let cut = [
+        ("--power-loss-at", args.power_loss_at.is_some()),
+        ("--power-loss-at-write", args.power_loss_at_write.is_some()),
+    ];
+    if let (Some((flag, _)), None) = (cut.iter().find(|(_, given)| *given), store.power_switch()) {
+        return Err(CliError::input(format!(
+            "{flag}: ftl.mapping = {} cannot recover from a power loss (the page-mapped FTL and ipl-native can)",
+            serde_json::to_value(config.ftl.mapping).expect("serialises")
+        )));
+    }
     let options = ReplayOptions {
         warmup_requests: args.warmup_requests,
         content: config.content,
@@ -219,7 +269,8 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
     };
     let mut reads = match &args.reads {
         Some(path) => {
-            Some(HexReads(crate::output::OutputFile::create(path).map_err(|e| CliError::unwritable(path, &e))?))
+            let file = crate::output::OutputFile::create(path).map_err(|e| CliError::unwritable(path, &e))?;
+            Some(HexReads { file, error: None })
         }
         None => None,
     };
@@ -231,18 +282,28 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
         }
         ReplayError::CutPastEnd(cut) => CliError::input(format!("{}: {cut}", cut_flag(&cut))),
         ReplayError::ReadBack(e) => {
-            CliError::failed(format!("{}: cannot write: {e}", args.reads.as_deref().unwrap_or("--reads")))
+            let path = args.reads.as_deref().unwrap_or("--reads");
+            match reads.as_mut().and_then(|r| r.error.take()) {
+                Some(error) => CliError::unwritable(path, &error),
+                None => CliError::failed(format!("{path}: cannot write: {e}")),
+            }
         }
     });
     if let Some(e) = reopen_error {
         return Err(e);
     }
     let report = report?;
-    if let Some(HexReads(file)) = reads {
+    let summary = report.summary();
+    if summary.requests == 0 && args.warmup_requests > 0 {
+        return Err(CliError::input(format!(
+            "--warmup-requests {}: no request of {} is left to measure",
+            args.warmup_requests, args.trace
+        )));
+    }
+    if let Some(HexReads { file, .. }) = reads {
         file.finish()?;
     }
     store.check_invariants().map_err(|e| CliError::failed(format!("invariant broken after the replay: {e}")))?;
-    let summary = report.summary();
     let out = Output::new();
     if args.json {
         return out.json(&JsonReport {
@@ -288,13 +349,6 @@ fn check_flags(args: &ReplayArgs, config: &SsdConfig) -> Result<(), CliError> {
             "--power-loss-at and --power-loss-at-write: a replay cuts the power once; give one".to_string(),
         ));
     }
-    if args.power_loss_during_recovery.is_some() && args.power_loss_at.is_none() && args.power_loss_at_write.is_none() {
-        return Err(CliError::input(
-            "--power-loss-during-recovery does nothing without --power-loss-at or --power-loss-at-write: there is no \
-             recovery"
-                .to_string(),
-        ));
-    }
     if let Some(reads) = &args.reads {
         if config.content != nvmdb_device::PageContent::Bytes {
             let content = serde_json::to_value(config.content).expect("serialises");
@@ -306,16 +360,12 @@ fn check_flags(args: &ReplayArgs, config: &SsdConfig) -> Result<(), CliError> {
         inputs.extend(args.config.as_deref().map(|c| ("--config", c)));
         crate::input::check_output_is_not_an_input(("--reads", reads), &inputs)?;
     }
-    if args.age && args.prefill.is_some() {
-        return Err(CliError::input(
-            "--prefill does nothing with --age: the ageing pass already writes every logical page".to_string(),
-        ));
-    }
     let buffered = config.buffer.kind != nvmdb_flash::config::BufferKind::None || config.dram.pages > 0;
     if args.drain && !buffered {
-        return Err(CliError::input(
-            "--drain does nothing with buffer.kind = \"none\" and dram.pages = 0: nothing is ever pending".to_string(),
-        ));
+        return Err(CliError::input(crate::effect::no_effect(
+            "--drain",
+            "with buffer.kind = \"none\" and dram.pages = 0: nothing is ever pending",
+        )));
     }
     if args.age {
         let pages = config.host_pages();
