@@ -9,8 +9,8 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use crate::format::decimal_exponent;
 use crate::outcome::{AxisScale, Plot, Series};
-use crate::scorecard::decimal_exponent;
 
 const WIDTH: u32 = 760;
 const HEIGHT: u32 = 440;

@@ -7,9 +7,12 @@
 #![warn(clippy::cast_possible_truncation, clippy::unwrap_used)]
 
 mod chart;
+mod format;
+pub mod measured;
 pub mod memo;
 pub mod outcome;
 pub mod report;
+pub mod run;
 pub mod runner;
 pub mod scorecard;
 pub mod stored;

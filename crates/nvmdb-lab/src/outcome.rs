@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize, Serializer};
 
-use crate::scorecard::{Measured, WouldHold, WouldHoldWhen};
+use crate::measured::{Measured, WouldHold, WouldHoldWhen};
 
 /// One table cell. In `results.json` a number is a JSON number, text a string, a missing
 /// value `null`, and a [`Cell::Typed`] cell its text alone.

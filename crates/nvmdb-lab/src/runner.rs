@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use crate::report::Finished;
+use crate::run::Finished;
 use crate::{Experiment, LabError, Outcome, RunContext, Scale};
 
 /// What one run of an experiment needs, measured, for scheduling parallel runs.

@@ -7,9 +7,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
+use crate::format::number;
+pub use crate::measured::{Measured, Relation, WouldHold, WouldHoldWhen};
 use crate::outcome::Cell;
-use crate::report::Finished;
-use crate::stored::PaperScaleCell;
+use crate::run::Finished;
 use crate::LabError;
 
 /// What a paper states.
@@ -77,71 +78,6 @@ impl ClaimKind {
             ClaimKind::Constant => "constant",
         }
     }
-}
-
-/// On which side of a [`WouldHoldWhen`] boundary a claim would hold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Relation {
-    /// At the value (a stated value, reached where ours crosses it).
-    At,
-    /// At the value or above it.
-    AtLeast,
-    /// At the value or below it.
-    AtMost,
-}
-
-impl Relation {
-    /// `=`, `≥` or `≤`.
-    pub fn symbol(self) -> &'static str {
-        match self {
-            Relation::At => "=",
-            Relation::AtLeast => "≥",
-            Relation::AtMost => "≤",
-        }
-    }
-}
-
-/// Where a claim ours does not reproduce would hold: the value of the one parameter that
-/// decides it, found by a sweep or a bisection in an experiment (never typed in), or
-/// `None` when no value in the range tried makes it hold.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct WouldHoldWhen {
-    /// The parameter, e.g. `PCM capacity`.
-    pub parameter: String,
-    /// The boundary; `None` when no value in `range_tried` makes the claim hold.
-    pub value: Option<f64>,
-    /// The parameter's unit, e.g. `MB`.
-    pub unit: String,
-    /// The lowest and highest values the sweep tried.
-    pub range_tried: [f64; 2],
-    /// Where the claim holds against `value`.
-    pub relation: Relation,
-}
-
-impl WouldHoldWhen {
-    /// For display: `PCM capacity ≥ 60 MB (tried 16–128 MB)`, or `PCM capacity: none in
-    /// 16–128 MB`.
-    pub fn display(&self) -> String {
-        let unit = |s: String| if self.unit.is_empty() { s } else { format!("{s} {}", self.unit) };
-        let range = unit(format!("{}–{}", number(self.range_tried[0]), number(self.range_tried[1])));
-        match self.value {
-            Some(v) => format!("{} {} {} (tried {range})", self.parameter, self.relation.symbol(), unit(number(v))),
-            None => format!("{}: none in {range}", self.parameter),
-        }
-    }
-}
-
-/// A [`WouldHoldWhen`] an experiment found for a claim (carried in
-/// [`Outcome::would_hold`](crate::Outcome)); the claim may belong to another experiment.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct WouldHold {
-    /// The claim's id.
-    pub claim: String,
-    /// Where it would hold.
-    pub when: WouldHoldWhen,
 }
 
 /// A scorecard row's [`WouldHoldWhen`] with the experiment whose sweep found it (where its
@@ -216,17 +152,33 @@ impl Verdict {
     }
 }
 
-/// A measured value an experiment reports for a claim id (for [`Stated::Holds`] claims,
-/// 1.0 means it holds and 0.0 that it does not).
+/// The scorecard cell of a stored paper-scale value.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Measured {
-    /// The claim's id.
-    pub claim: String,
-    /// Our value, in the claim's unit.
-    pub value: f64,
-    /// Why ours is what it is, when that needs saying.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
+pub struct PaperScaleCell {
+    /// Our stored value for display, `—` when the stored run did not measure it.
+    pub ours: String,
+    /// The stored value.
+    pub value: Option<f64>,
+    /// The verdict of the stored value against the claim.
+    pub verdict: Verdict,
+    /// The stored run's date (UTC).
+    pub date: String,
+    /// The stored run's commit.
+    pub commit: String,
+}
+
+impl PaperScaleCell {
+    /// For display: `1.77× reproduces (2026-11-22, 5be0fd8)`.
+    pub fn display(&self) -> String {
+        format!("{} {} ({})", self.ours, self.verdict.label(), citation(&self.date, &self.commit))
+    }
+}
+
+/// `2026-11-22, 5be0fd8`: the date part of a timestamp and a commit's first 7 characters.
+pub(crate) fn citation(date: &str, commit: &str) -> String {
+    let day = date.split('T').next().unwrap_or(date);
+    let commit: String = commit.chars().take(7).collect();
+    format!("{day}, {commit}")
 }
 
 /// One line of the scorecard.
@@ -277,35 +229,6 @@ pub struct ScoreRow {
 /// digits and no trailing zeros.
 /// `⌊log₁₀ |v|⌋`, the power of ten of `v`'s leading digit: `i32::MIN` for zero,
 /// `i32::MAX` for an infinity, 0 for NaN.
-#[expect(
-    clippy::cast_possible_truncation,
-    reason = "⌊log₁₀⌋ of a finite non-zero f64 lies in -324..=308, which i32 holds exactly; zero, \
-              infinities and NaN saturate as documented"
-)]
-pub(crate) fn decimal_exponent(v: f64) -> i32 {
-    v.abs().log10().floor() as i32
-}
-
-pub(crate) fn number(v: f64) -> String {
-    if !v.is_finite() {
-        return v.to_string();
-    }
-    let magnitude = v.abs();
-    if magnitude != 0.0 && !(1e-3..1e9).contains(&magnitude) {
-        return format!("{v:.3e}");
-    }
-    if v.fract() == 0.0 {
-        return format!("{v:.0}");
-    }
-    let decimals = (3 - decimal_exponent(magnitude)).clamp(0, 6) as usize;
-    let s = format!("{v:.decimals$}");
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s
-    }
-}
-
 impl Claim {
     /// The verdict for our value; `None` and NaN are [`Verdict::NotMeasured`].
     pub fn verdict(&self, value: Option<f64>) -> Verdict {

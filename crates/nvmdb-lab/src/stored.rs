@@ -17,8 +17,9 @@ use serde::{Deserialize, Serialize};
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
-use crate::report::{Finished, RunMeta};
-use crate::scorecard::{Claim, FoundWouldHold, ScoreRow, Verdict, WouldHold};
+use crate::measured::WouldHold;
+use crate::run::{write_file, Finished, RunMeta};
+use crate::scorecard::{citation, Claim, FoundWouldHold, PaperScaleCell, ScoreRow};
 use crate::LabError;
 
 /// Stored files larger than this are refused before they are read: one experiment's
@@ -101,37 +102,8 @@ pub struct Provenance {
     pub wall_s: f64,
 }
 
-/// The scorecard cell of a stored paper-scale value.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PaperScaleCell {
-    /// Our stored value for display, `—` when the stored run did not measure it.
-    pub ours: String,
-    /// The stored value.
-    pub value: Option<f64>,
-    /// The verdict of the stored value against the claim.
-    pub verdict: Verdict,
-    /// The stored run's date (UTC).
-    pub date: String,
-    /// The stored run's commit.
-    pub commit: String,
-}
-
-impl PaperScaleCell {
-    /// For display: `1.77× reproduces (2026-11-22, 5be0fd8)`.
-    pub fn display(&self) -> String {
-        format!("{} {} ({})", self.ours, self.verdict.label(), citation(&self.date, &self.commit))
-    }
-}
-
 /// What a scorecard shows for a claim without a stored paper-scale value.
 pub const NOT_STORED: &str = "not stored";
-
-/// `2026-11-22, 5be0fd8`: the date part of a timestamp and a commit's first 7 characters.
-fn citation(date: &str, commit: &str) -> String {
-    let day = date.split('T').next().unwrap_or(date);
-    let commit: String = commit.chars().take(7).collect();
-    format!("{day}, {commit}")
-}
 
 /// The stored runs of a directory, by experiment id.
 #[derive(Debug, Clone, Default)]
@@ -308,7 +280,7 @@ pub fn store(dir: &Path, run: &StoredRun) -> Result<PathBuf, LabError> {
     let path = dir.join(format!("{}.json", run.experiment));
     let mut json = serde_json::to_string_pretty(run).expect("a stored run serialises");
     json.push('\n');
-    crate::report::write_file(&path, &json)?;
+    write_file(&path, &json)?;
     Ok(path)
 }
 
@@ -331,7 +303,7 @@ fn parse_utc(date: &str) -> Result<OffsetDateTime, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scorecard::{scorecard, ClaimKind, Relation, Stated, Tolerance, WouldHoldWhen};
+    use crate::scorecard::{scorecard, ClaimKind, Relation, Stated, Tolerance, Verdict, WouldHoldWhen};
     use crate::{Outcome, Scale};
 
     const CLAIMS: &[Claim] = &[

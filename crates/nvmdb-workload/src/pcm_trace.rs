@@ -11,7 +11,7 @@
 use std::io::BufRead;
 
 use crate::lines::{quote, Lines};
-use crate::traces::TraceError;
+use crate::traces::{parse_hex_bytes, TraceError};
 
 /// One PCM trace operation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,18 +88,6 @@ fn parse_addr(token: &str) -> Result<u64, String> {
         None => token.parse::<u64>().ok(),
     };
     parsed.ok_or_else(|| format!("{} is not a decimal or 0x-hex address", quote(token)))
-}
-
-/// Hex data (an even number of hex digits) as bytes; shared with the `simple` block trace.
-pub(crate) fn parse_hex_bytes(token: &str) -> Result<Vec<u8>, String> {
-    if !token.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(format!("{} is not hex data", quote(token)));
-    }
-    if !token.len().is_multiple_of(2) {
-        return Err(format!("hex data {} has an odd number of digits", quote(token)));
-    }
-    let digit = |b: u8| (b as char).to_digit(16).and_then(|d| u8::try_from(d).ok()).expect("checked hex");
-    Ok(token.as_bytes().chunks_exact(2).map(|pair| digit(pair[0]) << 4 | digit(pair[1])).collect())
 }
 
 fn check_range(addr: u64, len: u64, capacity: u64) -> Result<(), String> {

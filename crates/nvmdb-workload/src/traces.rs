@@ -413,12 +413,24 @@ fn simple(text: &str) -> Result<Parsed, String> {
     let (len_bytes, content) = match f[2].strip_prefix("0x").or_else(|| f[2].strip_prefix("0X")) {
         Some(_) if op != Op::Write => return Err(format!("only W carries data, not {}", f[0])),
         Some(hex) => {
-            let data = crate::pcm_trace::parse_hex_bytes(hex)?;
+            let data = parse_hex_bytes(hex)?;
             (data.len() as u64, Content::Bytes(data))
         }
         None => (number(f[2], "length")?, Content::Unknown),
     };
     Ok(Parsed { device: 0, time_ns: 0, op, offset_bytes, len_bytes, content })
+}
+
+/// Hex data (an even number of hex digits) as bytes; shared with the PCM trace (`pcm_trace`).
+pub(crate) fn parse_hex_bytes(token: &str) -> Result<Vec<u8>, String> {
+    if !token.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(format!("{} is not hex data", quote(token)));
+    }
+    if !token.len().is_multiple_of(2) {
+        return Err(format!("hex data {} has an odd number of digits", quote(token)));
+    }
+    let digit = |b: u8| (b as char).to_digit(16).and_then(|d| u8::try_from(d).ok()).expect("checked hex");
+    Ok(token.as_bytes().chunks_exact(2).map(|pair| digit(pair[0]) << 4 | digit(pair[1])).collect())
 }
 
 #[cfg(test)]
