@@ -610,7 +610,7 @@ where
         switch.set_activity(was);
         engine.trace_writes = switch.writes();
         if let Some(n) = options.power_loss_at_write {
-            switch.cut_before(engine.trace_writes + n - 1);
+            switch.cut_before(engine.trace_writes.saturating_add(n - 1));
         }
     }
     if options.power_loss_at == Some(0) {

@@ -262,6 +262,16 @@ fn pages_at(x: f64, flag: &str) -> Result<u64, CliError> {
     }
 }
 
+/// `--utilization`, which must lie in (0, 1).
+fn checked_utilization(system: &SystemArgs) -> Result<f64, CliError> {
+    let u = system.utilization;
+    if u > 0.0 && u < 1.0 {
+        Ok(u)
+    } else {
+        Err(CliError::input(format!("--utilization {u} is outside (0, 1)")))
+    }
+}
+
 /// An array of `SEGMENTS` segments holding `logical_bytes` at `utilization`, keeping its
 /// flash pages' bytes or not.
 fn system_config(
@@ -270,10 +280,7 @@ fn system_config(
     size_flag: &str,
     keep_page_bytes: bool,
 ) -> Result<EnvyConfig, CliError> {
-    let u = system.utilization;
-    if !(u > 0.0 && u < 1.0) {
-        return Err(CliError::input(format!("--utilization {u} is outside (0, 1)")));
-    }
+    let u = checked_utilization(system)?;
     let logical_pages = logical_bytes.div_ceil(PAGE_BYTES).max(1);
     let flash_pages = pages_at(logical_pages as f64 / u, size_flag)?;
     let per_segment = flash_pages.div_ceil(u64::from(SEGMENTS)).max(2);
@@ -550,7 +557,7 @@ fn run_workload(args: &RunArgs) -> Result<(), CliError> {
         .checked_mul(MIB)
         .filter(|&b| b > 0)
         .ok_or_else(|| CliError::input("--flash-mb is out of range"))?;
-    let logical = pages_at(flash_bytes as f64 * args.system.utilization, "--flash-mb")?;
+    let logical = pages_at(flash_bytes as f64 * checked_utilization(&args.system)?, "--flash-mb")?;
     if args.no_page_bytes && matches!(args.workload, Workload::Tpca) {
         return Err(CliError::input("--no-page-bytes: TPC-A reads its pages back; use --workload uniform or bimodal"));
     }

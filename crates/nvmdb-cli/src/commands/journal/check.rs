@@ -39,6 +39,9 @@ impl Model {
             let unreadable = |e: nvmdb_journal::rusqlite::Error| CliError::input(format!("{}: {e}", path.display()));
             let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
             let source = Connection::open_with_flags(path, flags).map_err(unreadable)?;
+            // Reading the schema names what is wrong with a file that is not a database
+            // (a backup's step would say only "not an error").
+            source.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(())).map_err(unreadable)?;
             let backup = nvmdb_journal::rusqlite::backup::Backup::new(&source, &mut conn).map_err(unreadable)?;
             backup.run_to_completion(1024, std::time::Duration::ZERO, None).map_err(unreadable)?;
         }
