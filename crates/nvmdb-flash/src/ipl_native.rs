@@ -60,9 +60,9 @@ use crate::config::{SsdConfig, WearLeveling};
 use crate::ipl::{parse_sector_header, sector_bytes, sector_header, sector_tag, SECTOR_HEADER_BYTES};
 use crate::layer::{FlashError, PageStore, Pending, StoreHealth, StoreStats};
 use crate::log_common::{
-    apply_encoded, apply_record, diff_ranges, encode_record, fingerprint_of, fits, record_len, Record, SchemeParams,
+    apply_encoded, apply_record, diff_ranges, encode_record, fingerprint_of, fits, record_len, DeltaPolicy, Record,
+    SchemeParams,
 };
-use crate::log_store::DeltaPolicy;
 use crate::wear_level;
 
 /// A logical unit without a physical unit.

@@ -1,6 +1,7 @@
 //! What the three log-based buffer schemes (IPL, d-PRAM, the thesis's PCM log) share:
-//! the encoding of an update's log record (its changed byte ranges) and the [`LogArea`]
-//! interface, the one thing in which the schemes differ. The layer that carries a scheme
+//! the encoding of an update's log record (its changed byte ranges), the [`DeltaPolicy`]
+//! and [`MergeScope`] a [`SchemeParams`] selects, and the [`LogArea`] interface, the one
+//! thing in which the schemes differ. The layer that carries a scheme
 //! out above the page-mapped FTL is [`crate::log_store::LogStore`].
 //!
 //! A log record is `[count: u16][fingerprint: u64]` followed by `count` entries of
@@ -11,11 +12,54 @@
 //! field carries the page's content identity.
 
 use nvmdb_device::{splitmix64, PageData, Pcm};
+use rand::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::config::{DeltaKind, MergeKind, SsdConfig};
 use crate::ftl::PageFtl;
 use crate::layer::{FlashError, Pending};
-use crate::log_store::{DeltaPolicy, MergeScope};
+
+/// The change assumed for a content-free update whose changed bytes are unknown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeltaPolicy {
+    /// One range of `min..=max` bytes at a random offset (IPL's measured 50–150 B by
+    /// default), within the host's byte range when it gave one.
+    Sampled { min: u32, max: u32 },
+    /// The whole page (or the whole host range): a content-free whole-page write is then
+    /// never logged.
+    FullPage,
+}
+
+impl DeltaPolicy {
+    /// The PRNG a store draws its sampled changes from, for the configuration's `seed`
+    /// (every store with the policy draws the same sequence).
+    pub fn rng(seed: u64) -> Xoshiro256PlusPlus {
+        Xoshiro256PlusPlus::seed_from_u64(seed ^ 0xD5E1_7A00)
+    }
+
+    /// The change of a content-free update whose changed bytes are unknown: `written` is
+    /// the host's byte range (or the whole page).
+    pub fn draw(self, rng: &mut Xoshiro256PlusPlus, written: (u32, u32)) -> (u32, u32) {
+        match self {
+            DeltaPolicy::FullPage => written,
+            DeltaPolicy::Sampled { min, max } => {
+                let len = rng.gen_range(min..=max).clamp(1, written.1.max(1));
+                let offset = written.0 + rng.gen_range(0..=written.1.saturating_sub(len));
+                (offset, len)
+            }
+        }
+    }
+}
+
+/// Which pages a merge writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MergeScope {
+    /// Every live page of the logical block (the thesis's merge: the block is written
+    /// sequentially).
+    LiveBlock,
+    /// Only the pages with records (the others are current in the FTL already).
+    LoggedPages,
+}
 
 /// What builds a log scheme: the whole configuration, and the PCM bytes of its log area
 /// (`buffer.pcm_mb` by default; experiments scale it).

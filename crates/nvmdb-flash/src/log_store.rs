@@ -30,57 +30,15 @@
 //! the FTL recovers first, then the area ([`LogArea::recover`]) keeps only what is newer.
 
 use nvmdb_device::{splitmix64, PageContent, PageData};
-use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::ftl::PageFtl;
 use crate::layer::{with_activity, FlashError, PageStore, Pending, StoreHealth, StoreStats};
 use crate::log_common::{diff_ranges, fingerprint_of, Append, LogArea, Update};
+pub use crate::log_common::{DeltaPolicy, MergeScope};
 
 /// Byte ranges `(offset, len)` of a page.
 type Ranges = Vec<(u32, u32)>;
-
-/// The change assumed for a content-free update whose changed bytes are unknown.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DeltaPolicy {
-    /// One range of `min..=max` bytes at a random offset (IPL's measured 50–150 B by
-    /// default), within the host's byte range when it gave one.
-    Sampled { min: u32, max: u32 },
-    /// The whole page (or the whole host range): a content-free whole-page write is then
-    /// never logged.
-    FullPage,
-}
-
-impl DeltaPolicy {
-    /// The PRNG a store draws its sampled changes from, for the configuration's `seed`
-    /// (every store with the policy draws the same sequence).
-    pub fn rng(seed: u64) -> Xoshiro256PlusPlus {
-        Xoshiro256PlusPlus::seed_from_u64(seed ^ 0xD5E1_7A00)
-    }
-
-    /// The change of a content-free update whose changed bytes are unknown: `written` is
-    /// the host's byte range (or the whole page).
-    pub fn draw(self, rng: &mut Xoshiro256PlusPlus, written: (u32, u32)) -> (u32, u32) {
-        match self {
-            DeltaPolicy::FullPage => written,
-            DeltaPolicy::Sampled { min, max } => {
-                let len = rng.gen_range(min..=max).clamp(1, written.1.max(1));
-                let offset = written.0 + rng.gen_range(0..=written.1.saturating_sub(len));
-                (offset, len)
-            }
-        }
-    }
-}
-
-/// Which pages a merge writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MergeScope {
-    /// Every live page of the logical block (the thesis's merge: the block is written
-    /// sequentially).
-    LiveBlock,
-    /// Only the pages with records (the others are current in the FTL already).
-    LoggedPages,
-}
 
 /// How a host write starts ([`LogStore::start_write`]).
 enum Started {
