@@ -3,6 +3,8 @@
 //! panics, hangs or overwrites an input. Every run has a deadline, so no case can hang
 //! the suite.
 
+mod scratch;
+
 use std::fs::File;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -18,15 +20,11 @@ struct Run {
 }
 
 fn dir() -> PathBuf {
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("nvmdb-hostile-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    scratch::dir("hostile")
 }
 
 fn file(name: &str, contents: &[u8]) -> String {
-    let path = dir().join(name);
-    std::fs::write(&path, contents).unwrap();
-    path.display().to_string()
+    scratch::file("hostile", name, contents)
 }
 
 /// Waits for `child` until the deadline; kills it and fails the test on expiry.

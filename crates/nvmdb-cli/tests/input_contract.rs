@@ -2,19 +2,17 @@
 //! stderr line naming the file:line or the flag at fault, and leaves every input
 //! byte-identical; a closed stdout ends quietly with exit 0.
 
+mod scratch;
+
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 fn dir() -> PathBuf {
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("nvmdb-contract-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    scratch::dir("contract")
 }
 
 fn file(name: &str, contents: &[u8]) -> String {
-    let path = dir().join(name);
-    std::fs::write(&path, contents).unwrap();
-    path.display().to_string()
+    scratch::file("contract", name, contents)
 }
 
 /// Exit code, stdout, stderr.
