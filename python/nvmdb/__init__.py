@@ -78,9 +78,8 @@ def _run(
     called with (done, total) as the command counts; without it, ``steps`` (a function's
     ``progress`` keyword) shows a bar of the command's steps."""
     renamed = renamed or {}
-    cli_flags = {renamed.get(name, name): value for name, value in flags.items()}
     keywords = {renamed.get(name, name).replace("_", "-"): name for name in flags}
-    args = _cli.command(words, cli_flags) + list(extra) + (["--", *positional] if positional else [])
+    args = _cli.command(words, flags, renamed) + list(extra) + (["--", *positional] if positional else [])
     if progress is not None or not _cli.show_progress(steps):
         return _cli.run(args, keywords, function, progress)
     with _cli.step_bar(function) as update:

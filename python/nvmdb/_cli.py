@@ -5,15 +5,20 @@ its annotation when the function is called (``int``: any ``numbers.Integral``, n
 included, not ``bool``; ``float``: any ``numbers.Real``; ``bool``: ``bool`` or numpy's;
 ``str``; a path: ``str`` or ``os.PathLike``; a ``Mapping``; a ``Sequence[str]``) and
 converted to the plain Python type, so a wrong type raises ``TypeError`` naming the
-keyword before anything runs. ``command`` turns keywords into the CLI's flags, always as
+keyword before anything runs; it also records which keywords the caller gave
+(``not_given``). ``command`` turns keywords into the CLI's flags, always as
 ``--flag=VALUE``, so a negative number or a value starting with ``-`` is read as the
-flag's value. ``run`` calls the native module and rewrites a bad-input message so that it
+flag's value; a keyword the caller did not give and that is still at its default is left
+out, so the CLI sees the same command line as a shell user who typed only those flags
+(the defaults are the CLI's: a test checks each), and a flag given where it has no effect
+is refused in both. ``run`` calls the native module and rewrites a bad-input message so that it
 names the keyword (``records``), not the CLI's flag (``--records <RECORDS>``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import importlib.util
 import inspect
@@ -99,6 +104,11 @@ def _convert(name: str, kind: str, optional: bool, value: Any) -> Any:
     raise TypeError(f"{name} must be {wanted}{none}, not {type(value).__name__} {value!r}"[:300])
 
 
+# The keywords of the running ``@checked`` call that its caller left at their defaults,
+# with those defaults (converted): ``command`` leaves them out of the command line.
+_not_given: contextvars.ContextVar[Mapping[str, Any]] = contextvars.ContextVar("not_given", default={})
+
+
 def checked(fn: F) -> F:
     """Checks and converts the keywords of ``fn`` by their annotations (see the module)."""
     signature = inspect.signature(fn)
@@ -108,11 +118,23 @@ def checked(fn: F) -> F:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         bound = signature.bind(*args, **kwargs)
+        given = set(bound.arguments)
         bound.apply_defaults()
         converted = {name: _convert(name, *kinds[name], value) for name, value in bound.arguments.items()}
-        return fn(**converted)
+        token = _not_given.set({name: value for name, value in converted.items() if name not in given})
+        try:
+            return fn(**converted)
+        finally:
+            _not_given.reset(token)
 
     return typing.cast(F, wrapper)
+
+
+def not_given(name: str, value: Any) -> bool:
+    """Whether keyword ``name`` of the running call was left by its caller at its default,
+    and ``value`` is still that default."""
+    defaults = _not_given.get()
+    return name in defaults and defaults[name] is value
 
 
 def text(value: Any) -> str:
@@ -125,13 +147,14 @@ def text(value: Any) -> str:
     return str(value)
 
 
-def command(words: Sequence[str], flags: Mapping[str, Any]) -> list[str]:
+def command(words: Sequence[str], flags: Mapping[str, Any], renamed: Mapping[str, str] | None = None) -> list[str]:
     """``words``, then ``--flag=VALUE`` per keyword (``True``: the switch given; ``False``
-    and ``None``: not given)."""
+    and ``None``: not given; a keyword its caller did not give, at its default: not given),
+    the flag named by ``renamed`` where it differs from the keyword."""
     args = list(words)
     for name, value in flags.items():
-        flag = "--" + name.replace("_", "-")
-        if value is None or value is False:
+        flag = "--" + (renamed or {}).get(name, name).replace("_", "-")
+        if value is None or value is False or not_given(name, value):
             continue
         args.append(flag if value is True else f"{flag}={text(value)}")
     return args

@@ -55,8 +55,26 @@ def test_pcm_replay_is_the_cli(cli, write):
     for fnw, bits in [(False, 64), (True, 64), (True, 8)]:
         flags = ["--flip-n-write", "--flip-bits", str(bits)] if fnw else []
         expected = cli("pcm", "replay", "--trace", trace, *flags, "--json").json()
-        assert nvmdb.pcm_replay(trace, flip_n_write=fnw, flip_bits=bits) == expected
+        keywords = dict(flip_n_write=True, flip_bits=bits) if fnw else {}
+        assert nvmdb.pcm_replay(trace, **keywords) == expected
     assert expected["operations"] == 4 and expected["bits_written"] > 0
+
+
+def test_a_keyword_becomes_a_flag_only_when_the_caller_gives_it(write, monkeypatch):
+    trace = write("pcm.trace", PCM_TRACE)
+    # Left at its default, flip_bits is not on the command line; given, even at its
+    # default, it is, and the CLI refuses it without flip_n_write as it refuses the flag.
+    nvmdb.pcm_replay(trace)
+    with pytest.raises(ValueError, match="^flip_bits has no effect without flip_n_write"):
+        nvmdb.pcm_replay(trace, flip_bits=64)
+    seen = []
+    monkeypatch.setattr(_native, "run", lambda args, progress=None: seen.append(args) or "{}")
+    nvmdb.pcm_replay(trace)
+    nvmdb.pcm_replay(trace, flip_n_write=True, flip_bits=64)
+    assert seen == [
+        ["pcm", "replay", f"--trace={trace}", "--json"],
+        ["pcm", "replay", f"--trace={trace}", "--flip-n-write", "--flip-bits=64", "--json"],
+    ]
 
 
 def test_trace_gen_writes_the_cli_trace(cli, tmp_path):

@@ -124,8 +124,7 @@ fn finite(text: &str) -> Result<f64, String> {
 fn parse(argv: impl IntoIterator<Item = impl Into<std::ffi::OsString> + Clone>) -> Result<Cli, clap::Error> {
     let mut command = command();
     let matches = command.try_get_matches_from_mut(argv)?;
-    effect::check(&command, &matches)
-        .map_err(|message| command.error(clap::error::ErrorKind::ArgumentConflict, message))?;
+    effect::check(&matches).map_err(|message| command.error(clap::error::ErrorKind::ArgumentConflict, message))?;
     Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut command))
 }
 

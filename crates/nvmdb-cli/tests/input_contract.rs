@@ -315,9 +315,14 @@ fn flags_name_themselves_for_negative_nan_empty_and_out_of_range_values() {
 fn a_flag_without_effect_names_both_flags() {
     let pcm = file("effect.pcm", b"W 0 ff\n");
     let trace = file("effect.simple", b"W 0 4096\n");
-    let cases: [(&[&str], &[&str]); 7] = [
+    let cases: [(&[&str], &[&str]); 8] = [
         (
             &["pcm", "replay", "--trace", &pcm, "--flip-bits", "8"],
+            &["--flip-bits has no effect without --flip-n-write"],
+        ),
+        // Given at its default value, it still has no effect.
+        (
+            &["pcm", "replay", "--trace", &pcm, "--flip-bits", "64"],
             &["--flip-bits has no effect without --flip-n-write"],
         ),
         (
