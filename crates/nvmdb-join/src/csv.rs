@@ -171,6 +171,8 @@ mod tests {
             ("a,b\n1,-2\n", 2, "column 'b': '-2' is not an unsigned 64-bit integer"),
             ("a\n18446744073709551616\n", 2, "column 'a': '18446744073709551616' is not an unsigned 64-bit integer"),
             ("a\n1\n\u{feff}2\n", 3, "column 'a': '\u{feff}2' is not an unsigned 64-bit integer"),
+            // A quoted cell holding a line break is shown on one line.
+            ("a\n\"1\n2\"\n", 2, "column 'a': '1\\n2' is not an unsigned 64-bit integer"),
         ];
         for (text, line, message) in cases {
             assert_eq!(parse(text), Err(CsvError::new(line, message)), "{text:?}");

@@ -107,12 +107,22 @@ impl<R: BufRead> Lines<R> {
 }
 
 /// `token` quoted for an error message: at most [`MAX_QUOTED_CHARS`] characters, cut on a
-/// character boundary with an ellipsis.
+/// character boundary with an ellipsis, and control characters escaped (`\n`, `\u{6}`), so
+/// the message stays one line whatever the token holds (a quoted CSV cell may hold a line
+/// break).
 pub fn quote(token: &str) -> String {
-    match token.char_indices().nth(MAX_QUOTED_CHARS) {
-        Some((cut, _)) => format!("'{}…'", &token[..cut]),
-        None => format!("'{token}'"),
+    let mut shown = String::new();
+    for (i, c) in token.chars().enumerate() {
+        if i == MAX_QUOTED_CHARS {
+            return format!("'{shown}…'");
+        }
+        if c.is_control() {
+            shown.extend(c.escape_default());
+        } else {
+            shown.push(c);
+        }
     }
+    format!("'{shown}'")
 }
 
 #[cfg(test)]
@@ -165,6 +175,7 @@ mod tests {
         let quoted = quote(&long);
         assert_eq!(quoted.chars().count(), MAX_QUOTED_CHARS + 3);
         assert!(quoted.ends_with("…'"));
+        assert_eq!(quote("a\r\nb\u{6}\\"), "'a\\r\\nb\\u{6}\\'");
     }
 }
 
