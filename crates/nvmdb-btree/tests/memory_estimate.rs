@@ -1,3 +1,4 @@
+// A test binary of its own: its counting #[global_allocator] would count every other test's allocations too.
 //! The memory estimate of a generated run (`workload::estimated_memory_bytes`, which
 //! `nvmdb btree run` checks against the machine's memory before it starts) against the
 //! peak of the bytes the run holds, counted by this binary's global allocator: the

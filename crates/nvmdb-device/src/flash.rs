@@ -630,7 +630,7 @@ impl FlashArray {
     /// [`FlashArray::program_page`] of `PageData::Bytes(bytes.to_vec())` without building
     /// the page: the same checks, errors, stored state, counts and times (a whole page in
     /// a bytes-mode or metadata-only array, which stores the bytes or nothing; anything
-    /// else goes through [`FlashArray::program_page`]). `tests/flash_slices.rs` compares
+    /// else goes through [`FlashArray::program_page`]). `tests/integration/flash_slices.rs` compares
     /// the two.
     #[inline]
     pub fn program_page_bytes(&mut self, ppn: Ppn, bytes: &[u8], now_ns: u64) -> Result<OpTiming, DeviceError> {
@@ -657,7 +657,7 @@ impl FlashArray {
     /// [`FlashArray::read_page`] returns for `from` and the spare bytes programmed into it
     /// (none when its spare area is erased), without building either; `from`'s
     /// sector mask and sector tags are not copied, as a whole-page program keeps none.
-    /// `tests/flash_reference.rs` compares the two. (Forced inline, as
+    /// `tests/integration/flash_reference.rs` compares the two. (Forced inline, as
     /// [`FlashArray::read_page_timing`].)
     #[inline(always)]
     pub fn program_page_copy(&mut self, ppn: Ppn, from: Ppn, now_ns: u64) -> Result<OpTiming, DeviceError> {
@@ -713,7 +713,7 @@ impl FlashArray {
     /// All or nothing: a run that page-by-page copies would not complete (a source out of
     /// range; `to` out of range, in a worn-out block or not its block's next page) is
     /// refused with the error of the first copy that would fail, and so is a run past the
-    /// block's last page; nothing changes then. `tests/flash_copy_run.rs` compares it with page-by-page
+    /// block's last page; nothing changes then. `tests/integration/flash_copy_run.rs` compares it with page-by-page
     /// copies.
     pub fn copy_pages(
         &mut self,

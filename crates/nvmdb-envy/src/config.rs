@@ -53,7 +53,7 @@ impl CleaningPolicy {
     /// segment per partition is locality gathering, and hybrid with one partition of
     /// every segment is FIFO. The engine reads a policy only through its partition size,
     /// whether it is greedy, and whether it manages one partition of all segments, so
-    /// the two run alike step by step (`tests/equivalent_policies.rs`); runs that differ
+    /// the two run alike step by step (`tests/integration/equivalent_policies.rs`); runs that differ
     /// only in a policy and its canonical form can share one simulation.
     pub fn canonical(self, segments: u32) -> CleaningPolicy {
         match self {
@@ -138,7 +138,7 @@ pub struct EnvyConfig {
     /// Whether the flash array keeps its pages' bytes. On in the presets. Off, the system
     /// runs metadata-only: the engine takes no decision from a page's bytes, so every
     /// count, time, energy and page placement is what it is with them
-    /// (`tests/metadata_only.rs` runs both step by step), but the flash holds no data, so
+    /// (`tests/integration/metadata_only.rs` runs both step by step), but the flash holds no data, so
     /// host reads, and the one recovery step that compares page bytes (a clean cut between
     /// a copy's program and its page-table write), fail with
     /// [`EnvyError::NoPageBytes`]. For update-only sizing runs (the cleaning experiments),

@@ -38,7 +38,7 @@
 //! - **Checked against a model**: [`verify::AckModel`] keeps the acknowledged bytes,
 //!   written only from what the host wrote and eNVy acknowledged, and compares a
 //!   recovered system's whole space with it (`nvmdb envy replay` right after recovery and
-//!   at the end; `tests/verify.rs` shows it catching a lost write and a changed byte).
+//!   at the end; `tests/integration/verify.rs` shows it catching a lost write and a changed byte).
 
 pub mod analytic;
 pub mod config;

@@ -10,7 +10,7 @@
 
 #![allow(clippy::unwrap_used, reason = "a check's panic is its failure report")]
 
-#[path = "../tests/chromium/mod.rs"]
+#[path = "../tests/integration/chromium/mod.rs"]
 mod chromium;
 
 use std::path::PathBuf;

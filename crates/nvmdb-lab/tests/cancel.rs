@@ -1,3 +1,4 @@
+// A test binary of its own: it raises the process-wide cancellation flag, which would stop other tests' runs.
 //! A stop asked for ([`nvmdb_cancel`]) ends runs at the runner's checks, and a memoised
 //! computation that failed because of it is run again afterwards. One test: the flag is
 //! process-wide, and this file is a process of its own.

@@ -43,7 +43,7 @@
 //! up to date from L1 when a flagged line leaves L1, and when the least stamp of a set
 //! that chooses a victim belongs to a line in L1. Every other clock is exact and clocks
 //! differ, so the victims are those of refreshing every level on each hit
-//! (`tests/cache_reference.rs` compares with a reference that does).
+//! (`tests/integration/cache_reference.rs` compares with a reference that does).
 //!
 //! Beside it, [`timing`](crate::timing) keeps a CPU time (`cpu` in the report) with
 //! instructions, a DTLB and overlapped independent misses; the hierarchy reports each
@@ -58,7 +58,7 @@
 //! that, say, a B+-tree's bulk load is timed once and its measured operations at every
 //! T_w); [`CachedMemory::report_at_t_w`] gives each
 //! one's report, identical to that of a separate simulation at that T_w
-//! (`tests/t_w_lanes.rs`). Between two fetches or write-backs every copy of the
+//! (`tests/integration/t_w_lanes.rs`). Between two fetches or write-backs every copy of the
 //! memory-only time gains the same hit latencies, so a copy is brought up to date only at
 //! those events.
 

@@ -1,3 +1,4 @@
+// A test binary of its own: its counting #[global_allocator] would count every other test's allocations too.
 //! The synthetic generator's memory estimate (`SynthParams::estimated_memory_bytes`, which
 //! `nvmdb trace gen` checks against the machine's memory before it starts) against the
 //! peak of the bytes generation holds, counted by this binary's global allocator: the

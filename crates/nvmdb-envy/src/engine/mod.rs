@@ -376,7 +376,7 @@ impl Envy {
     /// [`Envy::now_ns`]) may change, and the banks must divide the segments. Nothing
     /// else changes: no cleaning, placement or wear-levelling decision reads a time, so a
     /// system changed so runs from here as one built with this timing and these banks
-    /// that took the same operations (`tests/retime.rs`); the banks' busy times and the
+    /// that took the same operations (`tests/integration/retime.rs`); the banks' busy times and the
     /// counters restart from zero. For runs that copy one aged system ([`Clone`]) and
     /// vary the hardware's speed.
     pub fn retime(&mut self, flash: FlashTiming, banks: u32, parallel_banks: bool) -> Result<(), EnvyError> {

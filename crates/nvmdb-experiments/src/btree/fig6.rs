@@ -578,7 +578,7 @@ fn notes(results: &Results, entries: usize) -> Vec<String> {
          (scanning every separator of each inner node against a binary search), yet take {:.2}–{:.2}× the CPU-model \
          time, because the scanned keys' misses overlap while a binary search's dependent probes do not (with \
          one fetch in flight instead of ten the unsorted tree falls further behind: nvmdb-btree's \
-         tests/cpu_time.rs); the model's one instruction per cycle and its overlap rule set this balance, and \
+         tests/integration/cpu_time.rs); the model's one instruction per cycle and its overlap rule set this balance, and \
          PTLsim's core may strike it differently.",
             v.unsorted_search_instructions.0,
             v.unsorted_search_instructions.1,

@@ -20,7 +20,7 @@ pub(super) fn cleaning_config(scale: Scale, policy: CleaningPolicy, utilization:
 /// kept in flash ([`EnvyConfig::keep_page_bytes`]). A cleaning run only fills and
 /// updates, reading nothing back, and the engine takes no decision from a page's bytes,
 /// so its every count and time is what it is with them (`nvmdb-envy`'s
-/// `tests/metadata_only.rs`), while copying them was most of its host memory traffic.
+/// `tests/integration/metadata_only.rs`), while copying them was most of its host memory traffic.
 pub(super) fn cleaning_array(mut config: EnvyConfig, policy: CleaningPolicy) -> EnvyConfig {
     config.cleaning = policy;
     config.wear_threshold_erases = None;

@@ -4,9 +4,7 @@
 //! on both give the same statistics, energy, bank times, clock, placement of every page
 //! and contents after every step.
 
-mod common;
-
-use common::{contents, step_both, tiny};
+use crate::common::{contents, step_both, tiny};
 use nvmdb_envy::workload::{self, Bimodal};
 use nvmdb_envy::{CleaningPolicy, Envy};
 use proptest::prelude::*;

@@ -2,9 +2,8 @@
 //! cleaning policy, buffer size and utilisation up to the limit, with the invariants
 //! checked after every operation.
 
-mod common;
-
-use common::{tiny, POLICIES};
+use crate::common;
+use crate::common::{tiny, POLICIES};
 use nvmdb_envy::{CleaningPolicy, Envy};
 use proptest::prelude::*;
 

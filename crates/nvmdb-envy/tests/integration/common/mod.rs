@@ -1,7 +1,5 @@
 //! Shared helpers of the integration tests: small configurations and a byte model.
 
-#![allow(dead_code)]
-
 use nvmdb_envy::workload::{self, Bimodal};
 use nvmdb_envy::{CleaningPolicy, Envy, EnvyConfig};
 use rand::{Rng, SeedableRng};

@@ -1,5 +1,5 @@
-//! A scratch directory per test binary and process, under Cargo's temporary directory, and
-//! files written into it.
+//! A scratch directory per prefix (one per test module) and process, under Cargo's
+//! temporary directory, and files written into it.
 
 use std::path::PathBuf;
 

@@ -3,9 +3,7 @@
 //! one with a byte changed after recovery. An interrupted write may leave each of its
 //! pages as before or as after it, never a mix inside a page.
 
-mod common;
-
-use common::tiny;
+use crate::common::tiny;
 use nvmdb_envy::verify::{AckModel, Check};
 use nvmdb_envy::{CleaningPolicy, Envy, EnvyConfig, EnvyError};
 

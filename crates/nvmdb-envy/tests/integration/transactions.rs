@@ -2,9 +2,7 @@
 //! `begin`, `commit` keeps them, with cleaning running underneath (shadows must survive
 //! it), at every policy.
 
-mod common;
-
-use common::{contents, tiny, POLICIES};
+use crate::common::{contents, tiny, POLICIES};
 use nvmdb_envy::{Envy, EnvyError};
 use proptest::prelude::*;
 

@@ -2,11 +2,10 @@
 //! separate simulation per T_w: every report, both times and every counter included,
 //! must be identical.
 
+use crate::common;
 use nvmdb_device::{Pcm, PcmConfig, PcmMetrics};
 use nvmdb_memory::{CachedMemory, Memory, MemoryReport};
 use proptest::prelude::*;
-
-mod common;
 
 const CAPACITY: u64 = 1 << 21;
 

@@ -21,8 +21,7 @@ use std::collections::BTreeSet;
 use nvmdb_device::{FlipNWrite, LineWrite, Pcm, PcmAccounting, PcmConfig, PcmMetrics, PcmStorageTiming};
 use proptest::prelude::*;
 
-mod common;
-use common::{budget_timings, timings};
+use crate::common::{budget_timings, timings};
 
 const LINES: u64 = 8;
 

@@ -6,9 +6,7 @@
 //! except where recovery compares page bytes (a clean cut between a copy's program and its
 //! page-table write), which it refuses.
 
-mod common;
-
-use common::{step_both, tiny, POLICIES};
+use crate::common::{step_both, tiny, POLICIES};
 use nvmdb_envy::workload::{self, Bimodal};
 use nvmdb_envy::{Envy, EnvyConfig, EnvyError};
 use proptest::prelude::*;

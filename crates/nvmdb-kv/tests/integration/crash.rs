@@ -8,9 +8,7 @@
 //! the model's final state. Each recovery is also cut before every device write it makes,
 //! and recovered again.
 
-mod common;
-
-use common::{contents, engine_apply, model_apply, small_config, Model, Op};
+use crate::common::{contents, engine_apply, model_apply, small_config, Model, Op};
 use nvmdb_kv::{Devices, Engine, EngineConfig, EngineKind, KvError};
 use rand::{Rng, SeedableRng};
 

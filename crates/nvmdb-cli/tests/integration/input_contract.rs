@@ -2,8 +2,7 @@
 //! stderr line naming the file:line or the flag at fault, and leaves every input
 //! byte-identical; a closed stdout ends quietly with exit 0.
 
-mod scratch;
-
+use crate::scratch;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 

@@ -3,8 +3,7 @@
 //! `NVMDB_REQUIRE_CHROMIUM` is set (as in CI), when it fails. With `NVMDB_REPORT_DIR` set
 //! the report is written there and kept, e.g. for a screenshot.
 
-mod chromium;
-
+use crate::chromium;
 use std::path::PathBuf;
 
 use nvmdb_lab::report::{write_report, Finished, RunMeta};

@@ -10,8 +10,7 @@
 use nvmdb_device::{FlipNWrite, Pcm, PcmAccounting, PcmConfig, PcmStorageTiming};
 use proptest::prelude::*;
 
-mod common;
-use common::{budget_timings, timings};
+use crate::common::{budget_timings, timings};
 
 /// Device bytes: two 64-line chunks and a little more, so ranges cross chunks.
 const BYTES: u64 = 130 * 64;

@@ -5,9 +5,7 @@
 //! of the interrupted write all old or all new, roll back a transaction that had not
 //! committed, and keep working.
 
-mod common;
-
-use common::{contents, tiny, POLICIES};
+use crate::common::{contents, tiny, POLICIES};
 use nvmdb_envy::{Envy, EnvyConfig, EnvyError};
 
 #[derive(Debug, Clone)]

@@ -2,9 +2,7 @@
 //! and log areas small enough that splits, evictions and merges happen often; a power
 //! loss among the operations must bring back exactly the last synced state.
 
-mod common;
-
-use common::{contents, engine_apply, model_apply, small_config, Model, Op};
+use crate::common::{contents, engine_apply, model_apply, small_config, Model, Op};
 use nvmdb_kv::{Engine, EngineKind};
 use proptest::prelude::*;
 

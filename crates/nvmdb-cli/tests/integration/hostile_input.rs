@@ -3,8 +3,7 @@
 //! panics, hangs or overwrites an input. Every run has a deadline, so no case can hang
 //! the suite.
 
-mod scratch;
-
+use crate::scratch;
 use std::fs::File;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};

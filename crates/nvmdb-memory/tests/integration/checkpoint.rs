@@ -3,11 +3,10 @@
 //! writes only memory it allocates, the rewound memory runs the next such run exactly as
 //! a memory that never ran the first: every report, the device's lines and wear.
 
+use crate::common;
 use nvmdb_device::{Pcm, PcmConfig};
 use nvmdb_memory::{CachedMemory, Memory, MemoryReport};
 use proptest::prelude::*;
-
-mod common;
 
 /// A small hierarchy, so that lines leave it.
 fn memory() -> CachedMemory<Pcm> {

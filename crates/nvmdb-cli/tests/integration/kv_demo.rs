@@ -5,8 +5,7 @@
 //! screenshots of the page there: mid-run (`kv-demo.png`) and at the end
 //! (`kv-demo-final.png`).
 
-mod chromium;
-
+use crate::chromium;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Child, ChildStdout, Command, Output, Stdio};

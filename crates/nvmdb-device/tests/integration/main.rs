@@ -1,0 +1,14 @@
+//! The integration tests of `nvmdb-device`, one test binary (compiled and linked once): each file
+//! in this folder is a module declared below. A test that needs a process of its own (a
+//! global allocator, process-wide state) is a file of its own in `tests/` instead.
+//! `.ci/test_modules.sh` fails on a file here that no `mod` declaration reaches.
+
+mod common;
+mod example_toy_engine;
+mod flash_and_power;
+mod flash_copy_run;
+mod flash_reference;
+mod flash_slices;
+mod pcm;
+mod pcm_known;
+mod pcm_reference;

@@ -1,0 +1,10 @@
+//! The integration tests of `nvmdb-kv`, one test binary (compiled and linked once): each file
+//! in this folder is a module declared below. A test that needs a process of its own (a
+//! global allocator, process-wide state) is a file of its own in `tests/` instead.
+//! `.ci/test_modules.sh` fails on a file here that no `mod` declaration reaches.
+
+mod common;
+mod crash;
+mod differential;
+mod roundtrip;
+mod timing;
