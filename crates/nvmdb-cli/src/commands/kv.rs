@@ -295,11 +295,11 @@ fn benchmark_run(args: &RunArgs, cut: Option<(u64, &'static str)>) -> Result<Rep
     let (Some(benchmark), Some(records)) = (args.workload, args.records) else {
         return Err(CliError::input("benchmark mode needs --workload and --records"));
     };
-    crate::limits::check_memory("--records", records.saturating_mul(BYTES_PER_RECORD))?;
     let config = config(args, records)?;
-    let mut engine = Engine::new(config.clone()).map_err(engine_error)?;
     let spec =
         WorkloadSpec { sync_every: args.sync_every, ..WorkloadSpec::seed_benchmark(benchmark, records, args.seed) };
+    crate::limits::check_memory("--records", workload::estimated_memory_bytes(&config, &spec))?;
+    let mut engine = Engine::new(config.clone()).map_err(engine_error)?;
     let Some(cut) = cut else {
         let result = workload::run(&mut engine, &spec, 4096, &mut |_| {}).map_err(engine_error)?;
         return Ok(report(args, &config, benchmark.name(), records, result.stats));

@@ -13,6 +13,8 @@ use crate::KvError;
 
 mod buffer;
 mod layout;
+
+pub(crate) use layout::UNIT_HEADER_BYTES;
 mod log;
 mod recovery;
 mod stats;
