@@ -330,17 +330,6 @@ fn cut_flag(cut: &CutPastEnd) -> &'static str {
 /// in the whole run's list and the last pass's).
 const RESPONSE_BYTES: u64 = 16;
 
-/// Host bytes `--age` holds per logical page beyond the stack's tables: the ageing's own
-/// and, in the content modes, what flash keeps of the page once written.
-fn ageing_bytes_per_page(config: &SsdConfig) -> u64 {
-    let content = match config.content {
-        nvmdb_device::PageContent::Bytes => u64::from(config.flash.page_bytes),
-        nvmdb_device::PageContent::Fingerprint => 8,
-        nvmdb_device::PageContent::None => 0,
-    };
-    nvmdb_workload::ageing::BYTES_PER_PAGE.saturating_add(content)
-}
-
 /// The flags' ranges and combinations: a combination that would do nothing is refused,
 /// naming both flags (or the flag and the configuration key).
 fn check_flags(args: &ReplayArgs, config: &SsdConfig) -> Result<(), CliError> {
@@ -371,7 +360,7 @@ fn check_flags(args: &ReplayArgs, config: &SsdConfig) -> Result<(), CliError> {
         let pages = config.host_pages();
         crate::limits::check_memory(
             &format!("--age ({pages} logical pages, each written twice)"),
-            config.estimated_memory_bytes().saturating_add(pages.saturating_mul(ageing_bytes_per_page(config))),
+            config.estimated_aged_memory_bytes(),
         )?;
     }
     Ok(())
