@@ -642,19 +642,24 @@ impl SsdConfig {
         bytes.saturating_add(self.dram.pages.saturating_mul(u64::from(self.flash.page_bytes).saturating_add(64)))
     }
 
-    /// Memory a replay with `--age` holds before its trace, bytes: the stack's
-    /// ([`SsdConfig::estimated_memory_bytes`]), the page bytes of every physical page
-    /// (`content = "bytes"`: writing every host page twice programs every block), and the
-    /// ageing's own per host page ([`nvmdb_workload::ageing::BYTES_PER_PAGE`]).
-    pub fn estimated_aged_memory_bytes(&self) -> u64 {
+    /// Memory the stack holds once every block has been programmed, bytes: its own
+    /// ([`SsdConfig::estimated_memory_bytes`]) and, with `content = "bytes"`, the page
+    /// bytes of every physical page.
+    pub fn estimated_programmed_memory_bytes(&self) -> u64 {
         let geometry = self.flash.geometry();
-        let page_bytes = if self.content == PageContent::Bytes {
-            geometry.pages().saturating_mul(u64::from(geometry.page_bytes))
-        } else {
-            0
+        let page_bytes = match self.content {
+            PageContent::Bytes => geometry.pages().saturating_mul(u64::from(geometry.page_bytes)),
+            PageContent::Fingerprint | PageContent::None => 0,
         };
-        self.estimated_memory_bytes()
-            .saturating_add(page_bytes)
+        self.estimated_memory_bytes().saturating_add(page_bytes)
+    }
+
+    /// Memory a replay with `--age` holds before its trace, bytes: the stack with every
+    /// block programmed ([`SsdConfig::estimated_programmed_memory_bytes`]: writing every
+    /// host page twice programs them all), and the ageing's own per host page
+    /// ([`nvmdb_workload::ageing::BYTES_PER_PAGE`]).
+    pub fn estimated_aged_memory_bytes(&self) -> u64 {
+        self.estimated_programmed_memory_bytes()
             .saturating_add(self.host_pages().saturating_mul(nvmdb_workload::ageing::BYTES_PER_PAGE))
     }
 

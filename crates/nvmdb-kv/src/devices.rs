@@ -15,6 +15,7 @@
 
 use nvmdb_device::flash::SECTOR_BYTES;
 use nvmdb_device::pcm::LINE_HOST_BYTES;
+use nvmdb_device::wear::higher_plane_bytes_bound;
 use nvmdb_device::{Activity, Cut, FlashArray, PageContent, PageData, Pcm, PcmConfig, PowerSwitch};
 use nvmdb_flash::ftl::PageFtl;
 use nvmdb_flash::{PageStore, SsdConfig};
@@ -228,21 +229,19 @@ fn one_log_write(config: &EngineConfig) -> Result<Store, KvError> {
 
 /// Host memory the devices of `config` hold at most, bytes, under a tree of at most
 /// `tree_pages` pages changed at most `page_changes` times, with `syncs` syncs:
-/// - flash: the array once every block has been programmed (the FTL cycles through all
-///   of them), and the FTL's tables ([`SsdConfig::estimated_memory_bytes`]);
+/// - flash: the FTL's tables and the array once every block has been programmed (the FTL
+///   cycles through all of them: [`SsdConfig::estimated_programmed_memory_bytes`]);
 /// - PCM: the lines written (`pcm-only`: two image slots per tree page at most, the
 ///   lowest, as freed slots are reused first; `ipl-p`: every block's log area; both: the
 ///   two metadata slots), each [`LINE_HOST_BYTES`] and allocated 64 at a time; and their
-///   wear counters' higher planes ([`wear_plane_bytes`]) after the line writes: per page
+///   wear counters' higher planes ([`higher_plane_bytes_bound`]) after the line writes: per page
 ///   change at most an image (`pcm-only`) or a flush of its log sector (`ipl-p`), per
 ///   commit (a sync, or an `ipl-p` merge) a metadata slot.
 pub(crate) fn host_bytes_bound(config: &EngineConfig, tree_pages: u64, page_changes: u64, syncs: u64) -> u64 {
     let layout = Layout::new(config);
     let mut bytes = 0u64;
     if config.kind.has_flash() {
-        let ssd = ssd_config(config, &layout);
-        let array = FlashArray::host_bytes_bound(&ssd.flash.geometry(), PageContent::Bytes, false);
-        bytes = bytes.saturating_add(array).saturating_add(ssd.estimated_memory_bytes());
+        bytes = ssd_config(config, &layout).estimated_programmed_memory_bytes();
     }
     if config.kind.has_pcm() {
         let chunk_lines = 64;
@@ -270,24 +269,10 @@ pub(crate) fn host_bytes_bound(config: &EngineConfig, tree_pages: u64, page_chan
         let meta_lines_held = ((2 * meta_lines).div_ceil(chunk_lines) + 1).saturating_mul(chunk_lines);
         bytes = bytes
             .saturating_add(data_lines.saturating_add(meta_lines_held).saturating_mul(LINE_HOST_BYTES))
-            .saturating_add(wear_plane_bytes(data_lines, data_writes))
-            .saturating_add(wear_plane_bytes(2 * meta_lines, commits.saturating_mul(meta_lines)));
+            .saturating_add(higher_plane_bytes_bound(data_lines, data_writes))
+            .saturating_add(higher_plane_bytes_bound(2 * meta_lines, commits.saturating_mul(meta_lines)));
     }
     bytes
-}
-
-/// The most host memory the higher wear planes of `lines` PCM lines take after
-/// `line_writes` line writes in all, bytes: a line written `w` times has counters below
-/// `w + 1`, so `ceil(log2(w + 1)) - 1` planes of 72 B beyond the inline one; summed over
-/// the lines this is at most `lines × log2(1 + line_writes / lines)` (the logarithm is
-/// concave), and at most one plane per write.
-fn wear_plane_bytes(lines: u64, line_writes: u64) -> u64 {
-    if lines == 0 {
-        return 0;
-    }
-    let planes = lines as f64 * (1.0 + line_writes as f64 / lines as f64).log2();
-    let planes = (planes.ceil() as u64).min(line_writes);
-    planes.saturating_mul(nvmdb_device::wear::LANES as u64 * 8)
 }
 
 fn ssd_config(config: &EngineConfig, layout: &Layout) -> SsdConfig {
