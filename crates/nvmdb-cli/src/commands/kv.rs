@@ -173,7 +173,7 @@ struct Report {
 const BYTES_PER_RECORD: u64 = 512;
 
 fn max_records() -> u64 {
-    crate::limits::machine_memory_bytes() / BYTES_PER_RECORD
+    crate::limits::memory_limit().bytes / BYTES_PER_RECORD
 }
 
 fn config(args: &RunArgs, records: u64) -> Result<EngineConfig, CliError> {

@@ -162,13 +162,14 @@ fn load_config(args: &ReplayArgs) -> Result<SsdConfig, CliError> {
     config.validate().map_err(config_error)?;
     config.check_given_keys(given.iter().map(String::as_str)).map_err(config_error)?;
     let estimate = config.estimated_memory_bytes();
-    if estimate > crate::limits::machine_memory_bytes() {
+    let limit = crate::limits::memory_limit().bytes;
+    if estimate > limit {
         // A valid configuration without it fits.
         let fits = |skip: usize| {
             assemble_config(args, Some(skip)).is_ok_and(|(c, given)| {
                 c.validate().is_ok()
                     && c.check_given_keys(given.iter().map(String::as_str)).is_ok()
-                    && c.estimated_memory_bytes() <= crate::limits::machine_memory_bytes()
+                    && c.estimated_memory_bytes() <= limit
             })
         };
         let what = match (0..args.set.len()).find(|&i| fits(i)) {
