@@ -609,7 +609,8 @@ impl SsdConfig {
     /// and per logical page) as simulated PCM holds them once every slot is written.
     /// What grows with the trace comes on top: page bytes (`content = "bytes"`), the wear
     /// counters of rewritten PCM lines, fingerprint buckets, and the replay's response
-    /// times. `tests/memory_estimate.rs` checks it against the measured peak.
+    /// times ([`crate::replay::estimated_response_bytes`]). `tests/memory_estimate.rs`
+    /// checks it against the measured peak.
     pub fn estimated_memory_bytes(&self) -> u64 {
         let mut geometry = self.flash.geometry();
         // IPL in either form programs sectors partially, tagging them where the content

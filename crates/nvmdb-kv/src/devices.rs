@@ -234,9 +234,9 @@ fn one_log_write(config: &EngineConfig) -> Result<Store, KvError> {
 /// - PCM: the lines written (`pcm-only`: two image slots per tree page at most, the
 ///   lowest, as freed slots are reused first; `ipl-p`: every block's log area; both: the
 ///   two metadata slots), each [`LINE_HOST_BYTES`] and allocated 64 at a time; and their
-///   wear counters' higher planes ([`higher_plane_bytes_bound`]) after the line writes: per page
-///   change at most an image (`pcm-only`) or a flush of its log sector (`ipl-p`), per
-///   commit (a sync, or an `ipl-p` merge) a metadata slot.
+///   wear counters' higher planes ([`higher_plane_bytes_bound`]) after the line writes:
+///   per page change at most an image (`pcm-only`) or a flush of its log sector
+///   (`ipl-p`), per commit (a sync, or an `ipl-p` merge) a metadata slot.
 pub(crate) fn host_bytes_bound(config: &EngineConfig, tree_pages: u64, page_changes: u64, syncs: u64) -> u64 {
     let layout = Layout::new(config);
     let mut bytes = 0u64;

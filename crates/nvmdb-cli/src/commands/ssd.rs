@@ -250,16 +250,15 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
             None => requests,
         })
     };
-    if args.passes > 1 {
-        // Every pass's response times are kept (for the exact percentiles): count them
-        // first, which also finds a bad line before the run.
-        let requests = open()?.try_fold(0u64, |n: u64, r| r.map(|_| n.saturating_add(1)));
-        let requests = requests.map_err(|e| CliError::at_line(&args.trace, e.line, e.message))?;
-        crate::limits::check_memory(
-            &format!("--passes {} ({requests} requests each)", args.passes),
-            requests.saturating_mul(args.passes).saturating_mul(RESPONSE_BYTES),
-        )?;
-    }
+    // Every pass's response times are kept (for the exact percentiles): count the
+    // requests first, which also finds a bad line before the run.
+    let requests = open()?.try_fold(0u64, |n: u64, r| r.map(|_| n.saturating_add(1)));
+    let requests = requests.map_err(|e| CliError::at_line(&args.trace, e.line, e.message))?;
+    let what = match args.passes {
+        1 => format!("{} ({requests} requests)", args.trace),
+        passes => format!("--passes {passes} ({requests} requests each)"),
+    };
+    crate::limits::check_memory(&what, nvmdb_flash::replay::estimated_response_bytes(requests, args.passes))?;
     let mut reopen_error = None;
     let trace = || match open() {
         Ok(requests) => Some(requests).into_iter().flatten(),
@@ -326,10 +325,6 @@ fn cut_flag(cut: &CutPastEnd) -> &'static str {
         CutPastEnd::RecoveryWrite { .. } => "--power-loss-during-recovery",
     }
 }
-
-/// Host bytes a replay keeps per request of every pass (its response time, at most 8 B,
-/// in the whole run's list and the last pass's).
-const RESPONSE_BYTES: u64 = 16;
 
 /// The flags' ranges and combinations: a combination that would do nothing is refused,
 /// naming both flags (or the flag and the configuration key).

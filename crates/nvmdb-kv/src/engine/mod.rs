@@ -13,12 +13,12 @@ use crate::KvError;
 
 mod buffer;
 mod layout;
-
-pub(crate) use layout::UNIT_HEADER_BYTES;
 mod log;
 mod recovery;
 mod stats;
 mod tree;
+
+pub(crate) use layout::UNIT_HEADER_BYTES;
 
 use layout::{BlockLog, Meta, NO_SLOT};
 pub use stats::Stats;
