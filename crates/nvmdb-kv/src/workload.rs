@@ -117,6 +117,23 @@ pub fn estimated_memory_bytes(config: &EngineConfig, spec: &WorkloadSpec) -> u64
         .saturating_add(spec.records.saturating_mul(4))
 }
 
+/// Host memory [`run_with_power_loss`] holds at most, bytes: [`estimated_memory_bytes`]
+/// and its models, all at once at a cut: the synced state (per record a map entry, its
+/// key and value vector in a B-tree node at least five of whose eleven slots are full,
+/// 64 B, a share of the inner nodes, 16 B, and the value's bytes); the writes since the
+/// last sync (at most a phase's: each 32 B and its value's bytes, in a vector grown by
+/// doubling, 96 B with the old half while it grows); and the recovered engine's scan of
+/// every record (the same per record).
+pub fn estimated_power_loss_memory_bytes(config: &EngineConfig, spec: &WorkloadSpec) -> u64 {
+    let value = spec.value_bytes as u64;
+    let synced = spec.records.saturating_mul(64 + 16 + value);
+    let listed = |n: u64| n.saturating_mul(96 + value);
+    estimated_memory_bytes(config, spec)
+        .saturating_add(synced)
+        .saturating_add(listed(spec.records.max(spec.ops)))
+        .saturating_add(listed(spec.records))
+}
+
 /// The phase a run is in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]

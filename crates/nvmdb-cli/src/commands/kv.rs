@@ -298,7 +298,11 @@ fn benchmark_run(args: &RunArgs, cut: Option<(u64, &'static str)>) -> Result<Rep
     let config = config(args, records)?;
     let spec =
         WorkloadSpec { sync_every: args.sync_every, ..WorkloadSpec::seed_benchmark(benchmark, records, args.seed) };
-    crate::limits::check_memory("--records", workload::estimated_memory_bytes(&config, &spec))?;
+    let estimate = match cut {
+        Some(_) => workload::estimated_power_loss_memory_bytes(&config, &spec),
+        None => workload::estimated_memory_bytes(&config, &spec),
+    };
+    crate::limits::check_memory("--records", estimate)?;
     let mut engine = Engine::new(config.clone()).map_err(engine_error)?;
     let Some(cut) = cut else {
         let result = workload::run(&mut engine, &spec, 4096, &mut |_| {}).map_err(engine_error)?;
