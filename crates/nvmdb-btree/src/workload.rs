@@ -54,15 +54,11 @@ fn cache_model_bytes(kind: MemoryKind) -> u64 {
 ///   half of them), and as many again above;
 /// - inserts and deletes: the wear planes their rewrites grow (72 B each; a line's
 ///   planes grow by one each time its program count doubles, so R rewrites of L lines
-///   add at most L·log2(1 + R/L)), each operation rewriting at most a node's lines.
+///   add at most L·log2(1 + R/L): [`nvmdb_device::wear::higher_plane_bytes_bound`]), each
+///   operation rewriting at most a node's lines.
 ///
 /// `tests/memory_estimate.rs` measures the peak of such runs: the estimate is at least
 /// the peak and at most 1.5× it.
-#[expect(
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    reason = "the plane bound is a non-negative float at most R, rounded up; saturating"
-)]
 pub fn estimated_memory_bytes(
     kind: MemoryKind,
     node_lines: u32,
@@ -82,9 +78,8 @@ pub fn estimated_memory_bytes(
     }
     let lines = nodes.saturating_mul(lines_per_node);
     if op != OpKind::Search && lines > 0 {
-        let rewrites = count.saturating_mul(lines_per_node) as f64;
-        let planes = (lines as f64 * (1.0 + rewrites / lines as f64).log2()).min(rewrites).ceil() as u64;
-        bytes = bytes.saturating_add(planes.saturating_mul(nvmdb_device::wear::LANES as u64 * 8));
+        let rewrites = count.saturating_mul(lines_per_node);
+        bytes = bytes.saturating_add(nvmdb_device::wear::higher_plane_bytes_bound(lines, rewrites));
     }
     // The directory's tables and the run's small state (1 MiB).
     bytes

@@ -320,6 +320,31 @@ impl FlashArray {
         })
     }
 
+    /// Host memory an array of `geometry` keeping `content` takes once every block has
+    /// been programmed, bytes: the most it holds, as each block's arena is allocated at its
+    /// first program and kept across erases. Per block its state and arena; per page the
+    /// stored spare bytes and flag, and by mode the page's bytes, its fingerprint or (with
+    /// partial programming) its sector mask; with `tagged` (sector programs that carry
+    /// tags) a tag slot per sector; per plane its busy time.
+    pub fn host_bytes_bound(geometry: &FlashGeometry, content: PageContent, tagged: bool) -> u64 {
+        let size = |bytes: usize| bytes as u64;
+        let mut per_page = size(SPARE_STORED_BYTES) + 1;
+        per_page += match content {
+            PageContent::Bytes => u64::from(geometry.page_bytes),
+            PageContent::Fingerprint => 8,
+            PageContent::None => 0,
+        };
+        if geometry.partial_programming {
+            per_page += 8;
+        }
+        if tagged {
+            per_page += u64::from(geometry.sectors_per_page()) * size(std::mem::size_of::<Option<SectorTag>>());
+        }
+        let per_block = size(std::mem::size_of::<BlockState>() + std::mem::size_of::<BlockArena>())
+            .saturating_add(u64::from(geometry.pages_per_block).saturating_mul(per_page));
+        geometry.blocks().saturating_mul(per_block).saturating_add(geometry.planes().saturating_mul(8))
+    }
+
     /// Switches read suspend on (`Some(ns)`: a read issued while its plane is busy starts
     /// after `ns` to suspend the operation in progress, which finishes later by that and
     /// the read) or off (`None`, the default: the read waits for the plane).

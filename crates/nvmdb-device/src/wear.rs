@@ -29,6 +29,26 @@ fn ripple<const N: usize>(plane: &mut [u64; LANES], carry: &mut [u64; LANES]) ->
     carry[..N].iter().fold(0, |any, &c| any | c) != 0
 }
 
+/// The most host memory the higher counter planes of `lines` lines take after `writes`
+/// line writes among them in all, bytes: a line written `w` times has counters below
+/// `w + 1`, so `ceil(log2(w + 1)) - 1` planes of 72 B beyond the inline one; summed over
+/// the lines that is at most `lines × log2(1 + writes / lines)` (the logarithm is
+/// concave), and at most one plane per write. The bound memory estimates take where
+/// lines are rewritten.
+pub fn higher_plane_bytes_bound(lines: u64, writes: u64) -> u64 {
+    if lines == 0 {
+        return 0;
+    }
+    let planes = (lines as f64 * (1.0 + writes as f64 / lines as f64).log2()).min(writes as f64).ceil();
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "a non-negative float rounded up; the cast saturates"
+    )]
+    let planes = planes as u64;
+    planes.saturating_mul(LANES as u64 * 8)
+}
+
 /// Bit-sliced program counters of the 576 cells of one line.
 ///
 /// The pointer to the higher planes comes first: in a PCM line record it then shares a

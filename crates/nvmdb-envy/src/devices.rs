@@ -1,10 +1,7 @@
 //! The persistent devices of an eNVy system, behind one write counter that can cut the
 //! power before any device write.
 
-use nvmdb_device::{
-    flash::OpTiming, Activity, Cut, FlashArray, FlashGeometry, PageContent, PowerLoss, PowerSwitch, Volatile,
-    VolatileKind,
-};
+use nvmdb_device::{flash::OpTiming, Activity, Cut, FlashArray, PowerLoss, PowerSwitch, Volatile, VolatileKind};
 
 use crate::config::EnvyConfig;
 use crate::error::EnvyError;
@@ -31,18 +28,7 @@ impl Devices {
     /// bank per flash package), zeroed SRAM of the layout's size.
     pub fn new(config: &EnvyConfig) -> Result<Devices, EnvyError> {
         config.validate()?;
-        let geometry = FlashGeometry {
-            packages: config.banks,
-            planes_per_package: 1,
-            blocks_per_plane: config.segments / config.banks,
-            pages_per_block: config.pages_per_segment,
-            page_bytes: config.page_bytes,
-            spare_bytes: 0,
-            endurance: config.endurance_cycles,
-            partial_programming: false,
-        };
-        let content = if config.keep_page_bytes { PageContent::Bytes } else { PageContent::None };
-        let mut flash = FlashArray::new(geometry, config.flash, content)?;
+        let mut flash = FlashArray::new(config.flash_geometry(), config.flash, config.page_content())?;
         flash.set_read_suspend(config.suspend_reads.then_some(config.suspend_ns));
         let bytes = Layout::new(config).total_bytes;
         let bytes = usize::try_from(bytes).map_err(|_| EnvyError::Config(format!("{bytes} B of SRAM")))?;

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::config::EnvyConfig;
 use crate::engine::Envy;
 use crate::error::EnvyError;
 
@@ -41,6 +42,16 @@ pub struct AckModel {
 }
 
 impl AckModel {
+    /// Host memory the model of a system of `config` holds, bytes: the acknowledged
+    /// bytes of the whole logical space, and an open transaction's saved pages (at most
+    /// [`EnvyConfig::max_transaction_pages`], each with its 56 B map entry and its share of
+    /// the map's node). Pages an interrupted write leaves ambiguous come on top, after a
+    /// power loss only.
+    pub fn estimated_memory_bytes(config: &EnvyConfig) -> u64 {
+        let saved_page = u64::from(config.page_bytes).saturating_add(64);
+        config.logical_bytes().saturating_add(u64::from(config.max_transaction_pages).saturating_mul(saved_page))
+    }
+
     /// An unwritten space of `capacity_bytes` in pages of `page_bytes`.
     pub fn new(capacity_bytes: usize, page_bytes: usize) -> AckModel {
         AckModel { bytes: vec![0; capacity_bytes], page_bytes, others: BTreeMap::new(), transaction: None }

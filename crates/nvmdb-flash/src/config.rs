@@ -2,7 +2,7 @@
 //! `deny_unknown_fields` and serde-tagged enums so that a typo fails at parse time with a
 //! message naming the key. Every key is documented in `CONFIG.md`.
 
-use nvmdb_device::{FlashGeometry, FlashTiming, PageContent, PcmAccounting, PcmStorageTiming};
+use nvmdb_device::{FlashArray, FlashGeometry, FlashTiming, PageContent, PcmAccounting, PcmStorageTiming};
 use serde::{Deserialize, Serialize};
 
 use crate::layer::FlashError;
@@ -600,23 +600,35 @@ impl SsdConfig {
     }
 
     /// Memory the stack's tables take, bytes: per-page maps and per-block state of the
-    /// FTL, per-64 B-unit tables of a PCM buffer; with deduplication its segments,
-    /// reference counts and per-logical-page sequence numbers, and its fixed PCM tables
-    /// (the location table and the share map, 20 B per physical and per logical page) as
-    /// simulated PCM holds them once every slot is written. Content pages (flash pages,
-    /// log records, fingerprint buckets) come on top as they are written.
+    /// FTL; the flash array's own per page and block once every block has been programmed
+    /// ([`FlashArray::host_bytes_bound`]: spare bytes and flag, fingerprints, IPL's sector
+    /// masks and tags, but not the page bytes); a PCM buffer's per-64 B-unit tables and
+    /// its lines ([`nvmdb_device::pcm::LINE_HOST_BYTES`] each, every line written); with
+    /// deduplication its segments, reference counts and per-logical-page sequence numbers,
+    /// and its fixed PCM tables (the location table and the share map, 20 B per physical
+    /// and per logical page) as simulated PCM holds them once every slot is written.
+    /// What grows with the trace comes on top: page bytes (`content = "bytes"`), the wear
+    /// counters of rewritten PCM lines, fingerprint buckets, and the replay's response
+    /// times ([`crate::replay::estimated_response_bytes`]). `tests/memory_estimate.rs`
+    /// checks it against the measured peak.
     pub fn estimated_memory_bytes(&self) -> u64 {
-        let geometry = self.flash.geometry();
+        let mut geometry = self.flash.geometry();
+        // IPL in either form programs sectors partially, tagging them where the content
+        // is not bytes; the array's page bytes come on top as they are written.
+        let ipl = matches!(self.buffer.kind, BufferKind::Ipl | BufferKind::IplNative);
+        geometry.partial_programming |= ipl;
+        let tagged = ipl && self.content != PageContent::Bytes;
+        let kept = if self.content == PageContent::Bytes { PageContent::None } else { self.content };
+        let array = FlashArray::host_bytes_bound(&geometry, kept, tagged);
         let mut bytes = geometry.pages().saturating_mul(16).saturating_add(geometry.blocks().saturating_mul(64));
+        bytes = bytes.saturating_add(array);
         if self.buffer.kind == BufferKind::IplNative {
             // Per page of a unit: its slot (2 B) and its share of the unit's record index (a
-            // 16 B record per log sector, 1/16 of the unit's pages of 8 sectors each: 8 B);
-            // where the log sectors are tagged (content other than bytes), once a unit has
-            // logged, the flash array's 32 B tag slot for every sector of the unit.
-            let tags = if self.content == PageContent::Bytes { 0 } else { u64::from(self.flash.page_bytes / 512) * 32 };
-            bytes = bytes.saturating_add(geometry.pages().saturating_mul(10 + tags));
-        } else if self.buffer.kind != BufferKind::None {
-            bytes = bytes.saturating_add((self.buffer.pcm_mb.saturating_mul(1 << 20) / 64).saturating_mul(16));
+            // 16 B record per log sector, 1/16 of the unit's pages of 8 sectors each: 8 B).
+            bytes = bytes.saturating_add(geometry.pages().saturating_mul(10));
+        } else if matches!(self.buffer.kind, BufferKind::Dpram | BufferKind::PcmLog) {
+            let units = self.buffer.pcm_mb.saturating_mul(1 << 20) / 64;
+            bytes = bytes.saturating_add(units.saturating_mul(16 + nvmdb_device::pcm::LINE_HOST_BYTES));
         }
         if self.dedup.enabled {
             let logical = self.logical_pages();
@@ -629,6 +641,27 @@ impl SsdConfig {
                 .saturating_add(pcm_tables.saturating_mul(nvmdb_device::pcm::LINE_HOST_BYTES));
         }
         bytes.saturating_add(self.dram.pages.saturating_mul(u64::from(self.flash.page_bytes).saturating_add(64)))
+    }
+
+    /// Memory the stack holds once every block has been programmed, bytes: its own
+    /// ([`SsdConfig::estimated_memory_bytes`]) and, with `content = "bytes"`, the page
+    /// bytes of every physical page.
+    pub fn estimated_programmed_memory_bytes(&self) -> u64 {
+        let geometry = self.flash.geometry();
+        let page_bytes = match self.content {
+            PageContent::Bytes => geometry.pages().saturating_mul(u64::from(geometry.page_bytes)),
+            PageContent::Fingerprint | PageContent::None => 0,
+        };
+        self.estimated_memory_bytes().saturating_add(page_bytes)
+    }
+
+    /// Memory a replay with `--age` holds before its trace, bytes: the stack with every
+    /// block programmed ([`SsdConfig::estimated_programmed_memory_bytes`]: writing every
+    /// host page twice programs them all), and the ageing's own per host page
+    /// ([`nvmdb_workload::ageing::BYTES_PER_PAGE`]).
+    pub fn estimated_aged_memory_bytes(&self) -> u64 {
+        self.estimated_programmed_memory_bytes()
+            .saturating_add(self.host_pages().saturating_mul(nvmdb_workload::ageing::BYTES_PER_PAGE))
     }
 
     /// Logical pages: `floor(physical × (1 − overprovision))`.
@@ -809,13 +842,14 @@ mod tests {
         let pcm_lines = (config.flash.geometry().pages() + config.logical_pages()) * 20 / 64;
         let share_map_and_table = pcm_lines * nvmdb_device::pcm::LINE_HOST_BYTES;
         assert!(config.estimated_memory_bytes() >= plain + share_map_and_table + 8 * config.logical_pages());
-        // IPL in its own layout: the flash array's tags of its log sectors where no bytes are kept.
+        // IPL in its own layout: the flash array's tags of its log sectors (32 B for each
+        // of a page's 8 sectors) and its fingerprints (8 B a page) where no bytes are kept.
         let mut native = SsdConfig::default();
         native.buffer.kind = BufferKind::IplNative;
         native.content = PageContent::Bytes;
         let bytes_mode = native.estimated_memory_bytes();
         native.content = PageContent::Fingerprint;
-        assert_eq!(native.estimated_memory_bytes() - bytes_mode, native.flash.geometry().pages() * 8 * 32);
+        assert_eq!(native.estimated_memory_bytes() - bytes_mode, native.flash.geometry().pages() * (8 * 32 + 8));
         config.dedup.segments = u32::MAX;
         config.buffer.kind = BufferKind::PcmLog;
         config.buffer.pcm_mb = u64::MAX;

@@ -284,11 +284,17 @@ impl EngineConfig {
     /// Sizes the devices for `records` records of `value_bytes`-byte values: pages
     /// half-full after splits, plus inner pages and slack.
     pub fn size_for(&mut self, records: u64, value_bytes: usize) {
-        let usable = (self.page_bytes as usize - PAGE_HEADER_BYTES) / 2;
+        self.capacity_pages = u32::try_from(self.tree_pages(records, value_bytes)).unwrap_or(u32::MAX);
+    }
+
+    /// Tree pages `records` records of `value_bytes`-byte values take at most: leaves
+    /// half-full after splits (merges keep them so), an inner page per eight leaves, and
+    /// slack.
+    pub fn tree_pages(&self, records: u64, value_bytes: usize) -> u64 {
+        let usable = (self.page_bytes as usize).saturating_sub(PAGE_HEADER_BYTES) / 2;
         let per_page = (usable / (5 + value_bytes.min(MAX_VALUE_BYTES))).max(1) as u64;
         let leaves = records.div_ceil(per_page);
-        let pages = leaves + leaves / 8 + 16;
-        self.capacity_pages = u32::try_from(pages).unwrap_or(u32::MAX);
+        leaves.saturating_add(leaves / 8).saturating_add(16)
     }
 
     /// Flash page size, bytes: the largest power of two up to the flash time's largest

@@ -14,6 +14,8 @@
 //! `b · log_area_bytes`), then the two metadata slots of those engines.
 
 use nvmdb_device::flash::SECTOR_BYTES;
+use nvmdb_device::pcm::LINE_HOST_BYTES;
+use nvmdb_device::wear::higher_plane_bytes_bound;
 use nvmdb_device::{Activity, Cut, FlashArray, PageContent, PageData, Pcm, PcmConfig, PowerSwitch};
 use nvmdb_flash::ftl::PageFtl;
 use nvmdb_flash::{PageStore, SsdConfig};
@@ -223,6 +225,54 @@ fn one_log_write(config: &EngineConfig) -> Result<Store, KvError> {
         other => return Err(KvError::Config(format!("engine {} writes no log", other.name()))),
     }
     Ok(store)
+}
+
+/// Host memory the devices of `config` hold at most, bytes, under a tree of at most
+/// `tree_pages` pages changed at most `page_changes` times, with `syncs` syncs:
+/// - flash: the FTL's tables and the array once every block has been programmed (the FTL
+///   cycles through all of them: [`SsdConfig::estimated_programmed_memory_bytes`]);
+/// - PCM: the lines written (`pcm-only`: two image slots per tree page at most, the
+///   lowest, as freed slots are reused first; `ipl-p`: every block's log area; both: the
+///   two metadata slots), each [`LINE_HOST_BYTES`] and allocated 64 at a time; and their
+///   wear counters' higher planes ([`higher_plane_bytes_bound`]) after the line writes:
+///   per page change at most an image (`pcm-only`) or a flush of its log sector
+///   (`ipl-p`), per commit (a sync, or an `ipl-p` merge) a metadata slot.
+pub(crate) fn host_bytes_bound(config: &EngineConfig, tree_pages: u64, page_changes: u64, syncs: u64) -> u64 {
+    let layout = Layout::new(config);
+    let mut bytes = 0u64;
+    if config.kind.has_flash() {
+        bytes = ssd_config(config, &layout).estimated_programmed_memory_bytes();
+    }
+    if config.kind.has_pcm() {
+        let chunk_lines = 64;
+        let lines_of = |bytes: u64| bytes.div_ceil(64);
+        let meta_lines = lines_of(layout.meta_bytes as u64);
+        let (data, data_writes, commits) = match config.kind {
+            EngineKind::PcmOnly => {
+                let slots = tree_pages.saturating_mul(2).saturating_add(2).min(u64::from(layout.image_slots));
+                let page_lines = lines_of(layout.page_bytes as u64);
+                (slots.saturating_mul(layout.page_bytes as u64), page_changes.saturating_mul(page_lines), syncs)
+            }
+            _ => {
+                // A flush takes at most a log sector and its header, in whole units; a
+                // block merges when its area lacks room for one, so at most once per
+                // area less a flush (and once more) of flushed units.
+                let flush = (crate::engine::UNIT_HEADER_BYTES as u64 + u64::from(config.log_sector_bytes))
+                    .next_multiple_of(layout.pcm_unit);
+                let room = layout.log_area_bytes.saturating_sub(flush) + 1;
+                let merges = u64::from(layout.blocks).saturating_add(page_changes.saturating_mul(flush) / room);
+                (layout.pcm_meta_base, page_changes.saturating_mul(lines_of(flush)), syncs.saturating_add(merges))
+            }
+        };
+        // Whole chunks; the metadata slots may straddle one chunk more than they cover.
+        let data_lines = lines_of(data).div_ceil(chunk_lines).saturating_mul(chunk_lines);
+        let meta_lines_held = ((2 * meta_lines).div_ceil(chunk_lines) + 1).saturating_mul(chunk_lines);
+        bytes = bytes
+            .saturating_add(data_lines.saturating_add(meta_lines_held).saturating_mul(LINE_HOST_BYTES))
+            .saturating_add(higher_plane_bytes_bound(data_lines, data_writes))
+            .saturating_add(higher_plane_bytes_bound(2 * meta_lines, commits.saturating_mul(meta_lines)));
+    }
+    bytes
 }
 
 fn ssd_config(config: &EngineConfig, layout: &Layout) -> SsdConfig {

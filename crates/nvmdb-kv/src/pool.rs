@@ -22,6 +22,16 @@ pub(crate) struct Frame {
     newer: u32,
 }
 
+/// Host memory a resident page of records with `value_bytes`-byte values takes at most,
+/// bytes: its frame; its decoded entries, the encoded bytes (up to a page) and per entry
+/// its key and start (4 B each), each in a vector grown by doubling (its capacity up to
+/// the next power of two); and for a logging engine (`logs`) its in-memory log sector.
+pub(crate) fn frame_bytes(page_bytes: u32, value_bytes: usize, logs: Option<u32>) -> u64 {
+    let page = u64::from(page_bytes).next_power_of_two();
+    let entries = (u64::from(page_bytes) / (5 + value_bytes as u64)).next_power_of_two();
+    std::mem::size_of::<Frame>() as u64 + page + entries * 8 + u64::from(logs.unwrap_or(0))
+}
+
 /// The frames, their index by page id and their recency order.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Frames {

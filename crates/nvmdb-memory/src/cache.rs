@@ -112,6 +112,20 @@ impl CacheConfig {
     }
 }
 
+impl CacheConfig {
+    /// Host memory the hierarchy's own state takes, bytes, whatever it caches: each
+    /// level's ways (tag and stamp), the upper levels' slots in the last level and the
+    /// last level's directory of them (4 B each), and the write queue.
+    pub fn host_bytes(&self) -> u64 {
+        let lines = |level: &CacheLevelConfig| level.size_bytes / LINE_BYTES as u64;
+        let ways: u64 = self.levels.iter().map(lines).sum();
+        let last = self.levels.last().map_or(0, lines);
+        let upper = ways - last;
+        let directory = last * (self.levels.len().saturating_sub(1) as u64);
+        ways * std::mem::size_of::<Way>() as u64 + (upper + directory) * 4 + self.write_queue as u64 * 8
+    }
+}
+
 /// Counters of one level.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CacheLevelStats {

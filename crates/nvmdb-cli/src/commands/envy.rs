@@ -240,17 +240,6 @@ fn policy(system: &SystemArgs) -> Result<CleaningPolicy, CliError> {
     })
 }
 
-/// Bytes of host memory a configuration needs, about: flash contents (if kept) with map
-/// overhead, the SRAM image, and the volatile tables. Saturates: an overflow is refused
-/// anyway.
-fn host_bytes_needed(config: &EnvyConfig) -> u64 {
-    let contents = if config.keep_page_bytes { u64::from(config.page_bytes) } else { 0 };
-    let flash = config.flash_pages().saturating_mul(contents.saturating_add(96));
-    let sram = nvmdb_envy::layout::Layout::new(config).total_bytes;
-    let tables = config.flash_pages().saturating_add(config.logical_pages).saturating_mul(8);
-    flash.saturating_add(sram).saturating_add(tables)
-}
-
 /// `x` rounded up to whole pages, refused naming `flag` when it does not fit a u64.
 fn pages_at(x: f64, flag: &str) -> Result<u64, CliError> {
     let pages = x.ceil();
@@ -312,7 +301,6 @@ fn system_config(
     if let Err(e) = config.validate() {
         return Err(CliError::input(format!("--utilization/--spare-segments/{size_flag}: {e}")));
     }
-    crate::limits::check_memory(size_flag, host_bytes_needed(&config))?;
     Ok(config)
 }
 
@@ -562,6 +550,7 @@ fn run_workload(args: &RunArgs) -> Result<(), CliError> {
         return Err(CliError::input("--no-page-bytes: TPC-A reads its pages back; use --workload uniform or bimodal"));
     }
     let mut config = system_config(logical, &args.system, "--flash-mb", !args.no_page_bytes)?;
+    crate::limits::check_memory("--flash-mb", config.estimated_memory_bytes())?;
     apply_flash(&mut config, args)?;
     let rule = convergence(args, &config)?;
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(args.seed);
@@ -761,6 +750,9 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
         .filter(|&b| b > 0)
         .ok_or_else(|| CliError::input(format!("--size-mb {} is out of range", args.size_mb)))?;
     let config = system_config(logical, &args.system, "--size-mb", true)?;
+    // The replay keeps the model of acknowledged bytes beside the system.
+    let estimate = config.estimated_memory_bytes().saturating_add(AckModel::estimated_memory_bytes(&config));
+    crate::limits::check_memory("--size-mb", estimate)?;
     let capacity = config.logical_bytes();
     let file = File::open(&args.trace).map_err(|e| CliError::unreadable(&args.trace, &e))?;
     let mut lines = Lines::new(BufReader::new(file));

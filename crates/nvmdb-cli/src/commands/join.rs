@@ -346,6 +346,7 @@ fn run_join(args: &RunArgs) -> Result<(), CliError> {
             })
             .collect();
         // Every combination is checked before the first runs.
+        let cache = matches!(args.memory, MemoryArg::Cached).then(nvmdb_memory::CacheConfig::cidr2011);
         for spec in &specs {
             if spec.r_rows() == 0 || spec.s_rows() > u64::from(u32::MAX) {
                 return Err(CliError::input(format!(
@@ -354,7 +355,8 @@ fn run_join(args: &RunArgs) -> Result<(), CliError> {
                     spec.s_rows()
                 )));
             }
-            crate::limits::check_memory("--r-mb/--record-bytes/--match-per-r", synthetic_memory_bytes(spec))?;
+            let estimate = nvmdb_join::synth::estimated_memory_bytes(spec, &options, cache.as_ref());
+            crate::limits::check_memory("--r-mb/--record-bytes/--match-per-r", estimate)?;
         }
         for spec in specs {
             let combination = Some((spec.record_bytes, spec.match_per_r));
@@ -384,15 +386,6 @@ fn run_join(args: &RunArgs) -> Result<(), CliError> {
         reports.push(report_of(args, &output, &report, r_rows, s_rows, None));
     }
     print_reports(&reports, args.json)
-}
-
-/// Memory a synthetic join holds, bytes: both relations in simulated PCM cells, their
-/// wear counters and the cache model's copy (about three times the data), plus the hash
-/// table or partitions (about the size of R again).
-fn synthetic_memory_bytes(spec: &SynthSpec) -> u64 {
-    let r = spec.r_rows().saturating_mul(spec.record_bytes);
-    let s = spec.s_rows().saturating_mul(spec.record_bytes);
-    r.saturating_add(s).saturating_mul(3).saturating_add(r)
 }
 
 fn report_of(

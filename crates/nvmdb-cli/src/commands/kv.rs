@@ -173,7 +173,7 @@ struct Report {
 const BYTES_PER_RECORD: u64 = 512;
 
 fn max_records() -> u64 {
-    crate::limits::machine_memory_bytes() / BYTES_PER_RECORD
+    crate::limits::memory_limit().bytes / BYTES_PER_RECORD
 }
 
 fn config(args: &RunArgs, records: u64) -> Result<EngineConfig, CliError> {
@@ -295,11 +295,15 @@ fn benchmark_run(args: &RunArgs, cut: Option<(u64, &'static str)>) -> Result<Rep
     let (Some(benchmark), Some(records)) = (args.workload, args.records) else {
         return Err(CliError::input("benchmark mode needs --workload and --records"));
     };
-    crate::limits::check_memory("--records", records.saturating_mul(BYTES_PER_RECORD))?;
     let config = config(args, records)?;
-    let mut engine = Engine::new(config.clone()).map_err(engine_error)?;
     let spec =
         WorkloadSpec { sync_every: args.sync_every, ..WorkloadSpec::seed_benchmark(benchmark, records, args.seed) };
+    let estimate = match cut {
+        Some(_) => workload::estimated_power_loss_memory_bytes(&config, &spec),
+        None => workload::estimated_memory_bytes(&config, &spec),
+    };
+    crate::limits::check_memory("--records", estimate)?;
+    let mut engine = Engine::new(config.clone()).map_err(engine_error)?;
     let Some(cut) = cut else {
         let result = workload::run(&mut engine, &spec, 4096, &mut |_| {}).map_err(engine_error)?;
         return Ok(report(args, &config, benchmark.name(), records, result.stats));

@@ -60,7 +60,7 @@ pub fn run(args: &DemoArgs) -> Result<(), CliError> {
     for config in &configs {
         config.validate().map_err(|e| CliError::input(format!("--records {}: {e}", args.records)))?;
     }
-    limits::check_memory("--records", memory_estimate_bytes(args.records))?;
+    limits::check_memory("--records", memory_estimate_bytes(&configs, args.records, args.seed))?;
     // Bound before anything runs: a bad or taken address fails first.
     let listener = args.serve.as_deref().map(server::bind).transpose()?;
 
@@ -109,14 +109,22 @@ pub fn run(args: &DemoArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Memory per record and engine: measured peak resident memory of the whole demo was
-/// 205 MB for 100,000 records (about 510 B per record and engine), doubled for margin.
-const BYTES_PER_RECORD_PER_ENGINE: u64 = 1024;
-
-/// Memory of the four engines running at once.
-fn memory_estimate_bytes(records: u64) -> u64 {
-    let engines = EngineKind::ALL.len() as u64;
-    records.saturating_mul(BYTES_PER_RECORD_PER_ENGINE).saturating_mul(engines)
+/// Memory of the four engines running at once, each running its benchmarks one after
+/// another on a fresh engine: per engine the largest of its runs' estimates
+/// ([`nvmdb_kv::workload::estimated_memory_bytes`]).
+fn memory_estimate_bytes(configs: &[EngineConfig], records: u64, seed: u64) -> u64 {
+    configs
+        .iter()
+        .map(|config| {
+            Benchmark::ALL
+                .into_iter()
+                .map(|b| {
+                    nvmdb_kv::workload::estimated_memory_bytes(config, &WorkloadSpec::seed_benchmark(b, records, seed))
+                })
+                .max()
+                .unwrap_or(0)
+        })
+        .fold(0, u64::saturating_add)
 }
 
 /// One engine's three benchmarks, each on a fresh engine, one after another.

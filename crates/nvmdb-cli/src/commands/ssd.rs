@@ -162,13 +162,14 @@ fn load_config(args: &ReplayArgs) -> Result<SsdConfig, CliError> {
     config.validate().map_err(config_error)?;
     config.check_given_keys(given.iter().map(String::as_str)).map_err(config_error)?;
     let estimate = config.estimated_memory_bytes();
-    if estimate > crate::limits::machine_memory_bytes() {
+    let limit = crate::limits::memory_limit().bytes;
+    if estimate > limit {
         // A valid configuration without it fits.
         let fits = |skip: usize| {
             assemble_config(args, Some(skip)).is_ok_and(|(c, given)| {
                 c.validate().is_ok()
                     && c.check_given_keys(given.iter().map(String::as_str)).is_ok()
-                    && c.estimated_memory_bytes() <= crate::limits::machine_memory_bytes()
+                    && c.estimated_memory_bytes() <= limit
             })
         };
         let what = match (0..args.set.len()).find(|&i| fits(i)) {
@@ -249,16 +250,15 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
             None => requests,
         })
     };
-    if args.passes > 1 {
-        // Every pass's response times are kept (for the exact percentiles): count them
-        // first, which also finds a bad line before the run.
-        let requests = open()?.try_fold(0u64, |n: u64, r| r.map(|_| n.saturating_add(1)));
-        let requests = requests.map_err(|e| CliError::at_line(&args.trace, e.line, e.message))?;
-        crate::limits::check_memory(
-            &format!("--passes {} ({requests} requests each)", args.passes),
-            requests.saturating_mul(args.passes).saturating_mul(RESPONSE_BYTES),
-        )?;
-    }
+    // Every pass's response times are kept (for the exact percentiles): count the
+    // requests first, which also finds a bad line before the run.
+    let requests = open()?.try_fold(0u64, |n: u64, r| r.map(|_| n.saturating_add(1)));
+    let requests = requests.map_err(|e| CliError::at_line(&args.trace, e.line, e.message))?;
+    let what = match args.passes {
+        1 => format!("{} ({requests} requests)", args.trace),
+        passes => format!("--passes {passes} ({requests} requests each)"),
+    };
+    crate::limits::check_memory(&what, nvmdb_flash::replay::estimated_response_bytes(requests, args.passes))?;
     let mut reopen_error = None;
     let trace = || match open() {
         Ok(requests) => Some(requests).into_iter().flatten(),
@@ -326,21 +326,6 @@ fn cut_flag(cut: &CutPastEnd) -> &'static str {
     }
 }
 
-/// Host bytes a replay keeps per request of every pass (its response time, at most 8 B,
-/// in the whole run's list and the last pass's).
-const RESPONSE_BYTES: u64 = 16;
-
-/// Host bytes `--age` holds per logical page beyond the stack's tables: the ageing's own
-/// and, in the content modes, what flash keeps of the page once written.
-fn ageing_bytes_per_page(config: &SsdConfig) -> u64 {
-    let content = match config.content {
-        nvmdb_device::PageContent::Bytes => u64::from(config.flash.page_bytes),
-        nvmdb_device::PageContent::Fingerprint => 8,
-        nvmdb_device::PageContent::None => 0,
-    };
-    nvmdb_workload::ageing::BYTES_PER_PAGE.saturating_add(content)
-}
-
 /// The flags' ranges and combinations: a combination that would do nothing is refused,
 /// naming both flags (or the flag and the configuration key).
 fn check_flags(args: &ReplayArgs, config: &SsdConfig) -> Result<(), CliError> {
@@ -371,7 +356,7 @@ fn check_flags(args: &ReplayArgs, config: &SsdConfig) -> Result<(), CliError> {
         let pages = config.host_pages();
         crate::limits::check_memory(
             &format!("--age ({pages} logical pages, each written twice)"),
-            config.estimated_memory_bytes().saturating_add(pages.saturating_mul(ageing_bytes_per_page(config))),
+            config.estimated_aged_memory_bytes(),
         )?;
     }
     Ok(())

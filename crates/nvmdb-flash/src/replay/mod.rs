@@ -28,6 +28,7 @@ pub use engine::replay_reading;
 pub use model::Check;
 pub use options::{CutPastEnd, ReadBack, ReplayError, ReplayOptions, SYNTHETIC_BYTES_STREAM};
 pub use report::{PowerLossReport, ReplayReport, ReplaySummary};
+pub use responses::estimated_response_bytes;
 
 /// Replays `requests` into `store`. Requests must come in arrival order (a request
 /// arriving earlier than the one before it is issued at the later time). With a pre-fill

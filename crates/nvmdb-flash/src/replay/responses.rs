@@ -6,6 +6,15 @@
 //! the host cache lines, of `u64`), and widened to `u64` at the first that does not, so
 //! every figure is exact whatever the times.
 
+/// Host memory the response times of a replay of `requests` requests a pass over
+/// `passes` passes take at most, bytes: every time in the whole run's list, and with more
+/// than one pass the last pass's again; at most 8 B each (4 B while all fit `u32`), in a
+/// vector grown by doubling: its capacity, and the old half while it grows (24 B a time).
+pub fn estimated_response_bytes(requests: u64, passes: u64) -> u64 {
+    let last_pass = if passes > 1 { requests } else { 0 };
+    requests.saturating_mul(passes).saturating_add(last_pass).saturating_mul(24)
+}
+
 /// Every measured response time, ns.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ResponseTimes {
