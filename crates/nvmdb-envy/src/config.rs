@@ -2,7 +2,7 @@
 //! reasoning behind the value. The seed text (Wu & Zwaenepoel, ASPLOS 1994) has lost most
 //! of its numbers; where it has, the value is typical of 1994 hardware and says so.
 
-use nvmdb_device::{FlashArray, FlashGeometry, FlashTiming, PageContent, VolatileParams};
+use nvmdb_device::{FlashGeometry, FlashTiming, PageContent, VolatileParams};
 use serde::{Deserialize, Serialize};
 
 use crate::error::EnvyError;
@@ -281,32 +281,6 @@ impl EnvyConfig {
         } else {
             PageContent::None
         }
-    }
-
-    /// Host memory a system of this configuration holds, bytes (saturating: an overflow
-    /// is refused anyway), from its layout: the flash array once every segment has been
-    /// programmed ([`FlashArray::host_bytes_bound`], page bytes kept or not), the SRAM
-    /// image ([`crate::layout::Layout`]), the controller's volatile tables (per flash page
-    /// its owner and shadow index; per buffer slot its shadow index and flush time; per
-    /// segment its live count, position, last clean, spare ring entry and partition cost),
-    /// a clean's list of the victim's live pages (8 B each, a segment's at most, in a
-    /// vector grown by doubling: its capacity, and the old half while it last grew) and a
-    /// page of staging. The most a run holds: `tests/memory_estimate.rs` checks it against
-    /// the measured peak.
-    pub fn estimated_memory_bytes(&self) -> u64 {
-        let flash = FlashArray::host_bytes_bound(&self.flash_geometry(), self.page_content(), false);
-        let sram = crate::layout::Layout::new(self).total_bytes;
-        let tables = self
-            .flash_pages()
-            .saturating_mul(4 + 4)
-            .saturating_add(u64::from(self.buffer_pages).saturating_mul(4 + 8))
-            .saturating_add(u64::from(self.segments).saturating_mul(4 + 4 + 4 + 8 + 4 + 4 + 24));
-        let scratch = u64::from(self.pages_per_segment.max(4)).next_power_of_two().saturating_mul(8 * 3 / 2);
-        flash
-            .saturating_add(sram)
-            .saturating_add(tables)
-            .saturating_add(scratch)
-            .saturating_add(u64::from(self.page_bytes))
     }
 
     /// Bytes of the linear address space.

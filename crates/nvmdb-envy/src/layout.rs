@@ -2,6 +2,8 @@
 //! little-endian. Offsets are computed from the configuration (see the crate README for
 //! the table).
 
+use nvmdb_device::FlashArray;
+
 use crate::config::EnvyConfig;
 
 /// `b"NVMENVY2"` as a little-endian u64: a formatted SRAM starts with it.
@@ -119,6 +121,34 @@ impl Layout {
         let page_table = slot_data + buffer * u64::from(config.page_bytes);
         let total_bytes = page_table + 4 * config.logical_pages;
         Layout { positions: positions_at, spares, actives, slot_meta, shadows, slot_data, page_table, total_bytes }
+    }
+}
+
+impl EnvyConfig {
+    /// Host memory a system of this configuration holds, bytes (saturating: an overflow
+    /// is refused anyway), from its layout: the flash array once every segment has been
+    /// programmed ([`FlashArray::host_bytes_bound`], page bytes kept or not), the SRAM
+    /// image ([`Layout`]), the controller's volatile tables (per flash page
+    /// its owner and shadow index; per buffer slot its shadow index and flush time; per
+    /// segment its live count, position, last clean, spare ring entry and partition cost),
+    /// a clean's list of the victim's live pages (8 B each, a segment's at most, in a
+    /// vector grown by doubling: its capacity, and the old half while it last grew) and a
+    /// page of staging. The most a run holds: `tests/memory_estimate.rs` checks it against
+    /// the measured peak.
+    pub fn estimated_memory_bytes(&self) -> u64 {
+        let flash = FlashArray::host_bytes_bound(&self.flash_geometry(), self.page_content(), false);
+        let sram = Layout::new(self).total_bytes;
+        let tables = self
+            .flash_pages()
+            .saturating_mul(4 + 4)
+            .saturating_add(u64::from(self.buffer_pages).saturating_mul(4 + 8))
+            .saturating_add(u64::from(self.segments).saturating_mul(4 + 4 + 4 + 8 + 4 + 4 + 24));
+        let scratch = u64::from(self.pages_per_segment.max(4)).next_power_of_two().saturating_mul(8 * 3 / 2);
+        flash
+            .saturating_add(sram)
+            .saturating_add(tables)
+            .saturating_add(scratch)
+            .saturating_add(u64::from(self.page_bytes))
     }
 }
 

@@ -41,6 +41,9 @@ pub struct Devices {
     pub clock_ns: u64,
 }
 
+/// Bytes of an `ipl-p` log unit's header in PCM: the record bytes.
+pub(crate) const UNIT_HEADER_BYTES: usize = 2;
+
 /// Where things live, derived from the configuration.
 #[derive(Debug, Clone)]
 pub(crate) struct Layout {
@@ -257,8 +260,8 @@ pub(crate) fn host_bytes_bound(config: &EngineConfig, tree_pages: u64, page_chan
                 // A flush takes at most a log sector and its header, in whole units; a
                 // block merges when its area lacks room for one, so at most once per
                 // area less a flush (and once more) of flushed units.
-                let flush = (crate::engine::UNIT_HEADER_BYTES as u64 + u64::from(config.log_sector_bytes))
-                    .next_multiple_of(layout.pcm_unit);
+                let flush =
+                    (UNIT_HEADER_BYTES as u64 + u64::from(config.log_sector_bytes)).next_multiple_of(layout.pcm_unit);
                 let room = layout.log_area_bytes.saturating_sub(flush) + 1;
                 let merges = u64::from(layout.blocks).saturating_add(page_changes.saturating_mul(flush) / room);
                 (layout.pcm_meta_base, page_changes.saturating_mul(lines_of(flush)), syncs.saturating_add(merges))

@@ -3,12 +3,12 @@
 
 use nvmdb_device::flash::SECTOR_BYTES;
 
+pub(super) use crate::devices::UNIT_HEADER_BYTES;
+
 /// Marks a page without an image slot.
 pub(super) const NO_SLOT: u32 = u32::MAX;
 /// Bytes of an `ipl` log sector's header: the block's log generation and the record bytes.
 pub(super) const SECTOR_HEADER_BYTES: usize = 6;
-/// Bytes of an `ipl-p` log unit's header: the record bytes.
-pub(crate) const UNIT_HEADER_BYTES: usize = 2;
 /// Record bytes a page's in-memory log sector holds (a 512 B sector less its header).
 pub(super) const LOG_ROOM: usize = SECTOR_BYTES as usize - SECTOR_HEADER_BYTES;
 

@@ -18,8 +18,6 @@ mod recovery;
 mod stats;
 mod tree;
 
-pub(crate) use layout::UNIT_HEADER_BYTES;
-
 use layout::{BlockLog, Meta, NO_SLOT};
 pub use stats::Stats;
 
