@@ -603,7 +603,8 @@ impl SsdConfig {
     /// FTL; the flash array's own per page and block once every block has been programmed
     /// ([`FlashArray::host_bytes_bound`]: spare bytes and flag, fingerprints, IPL's sector
     /// masks and tags, but not the page bytes); a PCM buffer's per-64 B-unit tables and
-    /// its lines ([`nvmdb_device::pcm::LINE_HOST_BYTES`] each, every line written); with
+    /// its lines ([`nvmdb_device::pcm::LINE_HOST_BYTES`] each, every line written), or IPL's
+    /// record index with every log sector used ([`crate::ipl::estimated_index_bytes`]); with
     /// deduplication its segments, reference counts and per-logical-page sequence numbers,
     /// its fixed PCM tables (the location table and the share map, 20 B per physical
     /// and per logical page) as simulated PCM holds them once every slot is written, and
@@ -627,6 +628,13 @@ impl SsdConfig {
             // Per page of a unit: its slot (2 B) and its share of the unit's record index (a
             // 16 B record per log sector, 1/16 of the unit's pages of 8 sectors each: 8 B).
             bytes = bytes.saturating_add(geometry.pages().saturating_mul(10));
+        } else if self.buffer.kind == BufferKind::Ipl {
+            let sectors = self.ipl_log_pages() * (self.flash.page_bytes / 512).max(1);
+            bytes = bytes.saturating_add(crate::ipl::estimated_index_bytes(
+                self.ipl_host_pages(),
+                self.flash.pages_per_block,
+                sectors,
+            ));
         } else if matches!(self.buffer.kind, BufferKind::Dpram | BufferKind::PcmLog) {
             let units = self.buffer.pcm_mb.saturating_mul(1 << 20) / 64;
             bytes = bytes.saturating_add(units.saturating_mul(16 + nvmdb_device::pcm::LINE_HOST_BYTES));
