@@ -155,14 +155,13 @@ fn config_error(e: FlashError) -> CliError {
 }
 
 /// The defaults, the --config file, then each --set; a key given that the chosen stack
-/// ignores is refused, as is a configuration whose memory with every block programmed
-/// (and with `content = "bytes"` every physical page's bytes) would not fit the machine
+/// ignores is refused, as is a configuration whose memory would not fit the machine
 /// (naming the `--set` without which it would).
 fn load_config(args: &ReplayArgs) -> Result<SsdConfig, CliError> {
     let (config, given) = assemble_config(args, None)?;
     config.validate().map_err(config_error)?;
     config.check_given_keys(given.iter().map(String::as_str)).map_err(config_error)?;
-    let estimate = config.estimated_programmed_memory_bytes();
+    let estimate = config.estimated_memory_bytes();
     let limit = crate::limits::memory_limit().bytes;
     if estimate > limit {
         // A valid configuration without it fits.
@@ -170,7 +169,7 @@ fn load_config(args: &ReplayArgs) -> Result<SsdConfig, CliError> {
             assemble_config(args, Some(skip)).is_ok_and(|(c, given)| {
                 c.validate().is_ok()
                     && c.check_given_keys(given.iter().map(String::as_str)).is_ok()
-                    && c.estimated_programmed_memory_bytes() <= limit
+                    && c.estimated_memory_bytes() <= limit
             })
         };
         let what = match (0..args.set.len()).find(|&i| fits(i)) {
