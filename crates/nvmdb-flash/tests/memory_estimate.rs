@@ -4,7 +4,8 @@
 //! before it builds the stack and before it replays) against the peak of the bytes
 //! building, ageing and replaying hold, counted by this binary's global allocator: the
 //! estimate is never below the peak, and at most 1.5× above it for the FTLs, whose tables
-//! and flash array the ageing fills, and for a pass's response times.
+//! and flash array the ageing fills. A replay's response times are counted at 8 B each,
+//! where the times of these replays fit in 4 B: an upper bound only.
 //!
 //! The log schemes and the DRAM buffer are counted at their full size (IPL's sector tags
 //! in every block, a PCM buffer's every line, every DRAM page), which the ageing, writing
