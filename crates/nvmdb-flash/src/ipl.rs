@@ -83,6 +83,19 @@ struct LogRecord {
     fingerprint: u64,
 }
 
+/// The most host memory IPL's record index takes, bytes: for each logical block of
+/// `host_pages` (`pages_per_block` each) a vector of at most its `log_sectors` records,
+/// grown by doubling to the next power of two (and the old half beside it while it grows),
+/// and its entry in the B-tree of blocks (key and vector, a node of 11 at least 5 full,
+/// with a 16 B node header).
+pub fn estimated_index_bytes(host_pages: u64, pages_per_block: u32, log_sectors: u32) -> u64 {
+    let blocks = host_pages.div_ceil(u64::from(pages_per_block.max(1)));
+    let record = std::mem::size_of::<LogRecord>() as u64;
+    let vector = u64::from(log_sectors.next_power_of_two()) * record * 3 / 2;
+    let entry = (11 * (8 + std::mem::size_of::<Vec<LogRecord>>() as u64) + 16).div_ceil(5);
+    blocks.saturating_mul(vector + entry)
+}
+
 /// IPL's log pages.
 #[derive(Debug)]
 pub struct IplArea {

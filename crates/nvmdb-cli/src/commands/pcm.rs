@@ -78,25 +78,29 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
     let mut pcm = Pcm::new(config).map_err(|e| CliError::failed(e.to_string()))?;
     let mut operations = 0u64;
     let mut reader = PcmTraceReader::new(BufReader::new(file), REPLAY_CAPACITY_BYTES);
-    let memory = crate::limits::machine_memory_bytes();
+    let available = crate::limits::memory_limit();
     let (mut unmeasured_growth, mut measured) = (0u64, 0u64);
     while let Some(op) = reader.next() {
         nvmdb_cancel::check()?;
         let op = op.map_err(|e| CliError::at_line(&args.trace, e.line, e.message))?;
         // Writes allocate cells sparsely, so scattered writes grow the image; stop before
-        // it outgrows the machine. Measuring walks the image, so it is measured only once
-        // the writes since the last look could have grown it by a quarter (or by 1/64 of
-        // the machine's memory): a write touches at most len/4 KiB + 2 chunks of at most
-        // 12 KiB each. The image can so pass half the memory by at most an eighth.
+        // it outgrows the memory available. Measuring walks the image, so it is measured
+        // only once the writes since the last look could have grown it by a quarter (or by
+        // 1/64 of the memory available): a write touches at most len/4 KiB + 2 chunks of at
+        // most 12 KiB each. The image can so pass half the memory by at most an eighth.
         if let PcmOp::Write { data, .. } = &op {
             unmeasured_growth = unmeasured_growth.saturating_add(growth_bound(data.len()));
         }
-        if unmeasured_growth >= (memory / 64).max(measured / 4) {
+        if unmeasured_growth >= (available.bytes / 64).max(measured / 4) {
             unmeasured_growth = 0;
             measured = pcm.heap_bytes() as u64;
-            if measured > memory / 2 {
+            if measured > available.bytes / 2 {
                 let line = reader.line();
-                let what = format!("the cells written up to line {line} need more than half the memory available (the machine's, or ulimit -v if lower)");
+                let what = format!(
+                    "the cells written up to line {line} need more than half the {} MiB available ({})",
+                    available.bytes >> 20,
+                    available.source
+                );
                 return Err(CliError::input(format!("{}: {what}", args.trace)));
             }
         }

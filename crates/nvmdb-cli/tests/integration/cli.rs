@@ -24,6 +24,18 @@ fn json(output: &Output) -> serde_json::Value {
     serde_json::from_slice(&output.stdout).expect("stdout is JSON")
 }
 
+/// `nvmdb ARGS` under a 512 MiB `ulimit -v` (below the machine's MemAvailable on any
+/// machine that runs the tests, so it is the memory available).
+fn nvmdb_in_512_mib(args: &[&str]) -> Output {
+    Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 524288 && exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_nvmdb"))
+        .args(args)
+        .output()
+        .expect("sh runs")
+}
+
 #[test]
 fn pcm_replay_counts_by_hand() {
     // W 0 ff00: word 0 of line 0, 8 bits. W 62 01030710: word 7 of line 0 (1 + 2 bits)
@@ -37,6 +49,23 @@ fn pcm_replay_counts_by_hand() {
     assert_eq!(v["energy_pj"], 8 * 64 * (2 + 3) * 2 + 15 * 16);
     assert_eq!(v["latency_cycles"], 2 * 230 + 3 * 450);
     assert_eq!(v["max_cell_writes"], 1);
+}
+
+#[test]
+fn pcm_replay_stops_writes_that_outgrow_the_memory_available_and_names_the_limit() {
+    // Each write, 4 MiB from the last, takes a directory table (16 KiB) and a chunk of
+    // line records (10 KiB): 20,000 of them about 500 MiB, past half of 512 MiB.
+    let text: String = (0..20_000u64).map(|i| format!("W {} ff\n", i << 22)).collect();
+    let trace = write_trace("scattered.trace", &text);
+    let output = nvmdb_in_512_mib(&["pcm", "replay", "--trace", &trace]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "stderr: {stderr}");
+    assert!(
+        stderr.starts_with(&format!("{trace}: the cells written up to line "))
+            && stderr.contains("need more than half the 512 MiB available (ulimit -v)")
+            && stderr.lines().count() == 1,
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -158,6 +187,24 @@ fn bench_filter_is_a_substring_and_exact_selects_one_name() {
 
 /// `journal sql --power-loss-at-write` past the script's device writes never cuts: one
 /// line naming the flag, exit 2, and no database image written.
+#[test]
+fn journal_sql_out_of_memory_names_the_heap_cap_and_the_limit() {
+    // A 200 MB blob is within SQLite's length limit (256 MiB) but past its heap, a quarter
+    // of 512 MiB.
+    let dir = temp_path("journal-oom");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = write_trace("journal-oom.sql", "SELECT length(randomblob(200000000));\n");
+    let args = ["journal", "sql", "--config", "RR-S2X", "--db-dir", dir.to_str().unwrap(), "--script", &script];
+    let output = nvmdb_in_512_mib(&args);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "stderr: {stderr}");
+    assert_eq!(
+        stderr.trim_end(),
+        format!("{script}:1: out of memory (SQLite's heap is capped at 128 MiB: a quarter of the 512 MiB available (ulimit -v))")
+    );
+}
+
 #[test]
 fn journal_sql_cut_past_the_end_exits_2_naming_the_flag() {
     let dir = temp_path("journal-past");

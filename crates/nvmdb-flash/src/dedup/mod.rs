@@ -24,6 +24,71 @@ use crate::config::DedupSection;
 use crate::layer::{FlashError, StoreStats};
 pub use store::{Fingerprint, FingerprintStore, Share};
 
+/// Buckets the fingerprint store holds for at most `fingerprints` fingerprints: one per
+/// segment and one per [`store::BUCKET_ENTRIES`]` / 2` fingerprints beyond (a bucket is
+/// made by a split, which leaves both halves that full). Buckets are freed only once
+/// empty, so removals leaving many nearly empty could hold more; fingerprints (SHA-1,
+/// content ids) spread evenly over them.
+fn bucket_bound(section: &DedupSection, fingerprints: u64) -> u64 {
+    u64::from(section.segments).saturating_add(fingerprints.div_ceil(store::BUCKET_ENTRIES as u64 / 2))
+}
+
+/// The fingerprints a store can hold with `fingerprints` pages to name: at most
+/// `dedup.max_entries` when it is set.
+fn fingerprint_bound(section: &DedupSection, fingerprints: u64) -> u64 {
+    if section.max_entries > 0 {
+        fingerprints.min(section.max_entries)
+    } else {
+        fingerprints
+    }
+}
+
+/// The most host memory deduplication takes beyond its fixed PCM tables holding at most
+/// `fingerprints` fingerprints (one per live physical page: at most the logical pages),
+/// bytes, before its lines are rewritten:
+/// - its buckets ([`bucket_bound`]): a bucket is 4 KB of PCM, 64 lines, one host chunk of
+///   64 line records ([`nvmdb_device::pcm::LINE_HOST_BYTES`] each) once any entry is
+///   written, and a header in the controller (its vector up to twice the headers);
+/// - the bitmap of pages with a location-table entry, one bit per physical page;
+/// - with `max_entries`, the LRU order per fingerprint: a hash map slot (key, tick and a
+///   control byte, at most 16/7 slots per entry at its 7/8 load) and a B-tree entry (tick
+///   and key, a node of 11 at least 5 full, with a 16 B node header).
+pub fn estimated_store_bytes(section: &DedupSection, physical_pages: u64, fingerprints: u64) -> u64 {
+    let fingerprints = fingerprint_bound(section, fingerprints);
+    let buckets = bucket_bound(section, fingerprints);
+    let mut bytes = buckets
+        .saturating_mul(store::BUCKET_BYTES / 64 * nvmdb_device::pcm::LINE_HOST_BYTES + 2 * store::BUCKET_HEADER_BYTES)
+        .saturating_add(physical_pages.div_ceil(64).saturating_mul(8));
+    if section.max_entries > 0 {
+        let key_tick = (std::mem::size_of::<Fingerprint>() + 8) as u64;
+        let hash_slot = std::mem::size_of::<(Fingerprint, u64)>() as u64 + 1;
+        let btree_entry = (11 * key_tick + 16).div_ceil(5);
+        bytes = bytes.saturating_add(fingerprints.saturating_mul((hash_slot * 16).div_ceil(7) + btree_entry));
+    }
+    bytes
+}
+
+/// The most host memory the higher wear planes of the store's rewritten lines take after
+/// `updates` inserts and removals and `relocations` location moves, with at most
+/// `fingerprints` fingerprints, bytes ([`nvmdb_device::wear::higher_plane_bytes_bound`]):
+/// an insert or removal rewrites at most all 64 lines of its bucket, a move at most the
+/// two lines its 4 B location spans; each rewrites at most two location-table slots (20 B
+/// per physical page) of two lines each.
+pub fn estimated_store_wear_bytes(
+    section: &DedupSection,
+    physical_pages: u64,
+    fingerprints: u64,
+    updates: u64,
+    relocations: u64,
+) -> u64 {
+    let bucket_lines = bucket_bound(section, fingerprint_bound(section, fingerprints)) * (store::BUCKET_BYTES / 64);
+    let bucket_writes = updates.saturating_mul(store::BUCKET_BYTES / 64).saturating_add(relocations.saturating_mul(2));
+    let table_lines = physical_pages.saturating_mul(store::SLOT_BYTES).div_ceil(64);
+    let table_writes = updates.saturating_add(relocations).saturating_mul(4);
+    nvmdb_device::wear::higher_plane_bytes_bound(bucket_lines, bucket_writes)
+        .saturating_add(nvmdb_device::wear::higher_plane_bytes_bound(table_lines, table_writes))
+}
+
 /// The deduplication engine of one FTL.
 #[derive(Debug, Clone)]
 pub struct Dedup {

@@ -42,7 +42,7 @@ pub const BUCKET_BYTES: u64 = 4096;
 /// Entries per bucket.
 pub const BUCKET_ENTRIES: usize = (BUCKET_BYTES / ENTRY_BYTES) as usize;
 /// Bytes per location-table slot.
-const SLOT_BYTES: u64 = 20;
+pub const SLOT_BYTES: u64 = 20;
 /// Bytes per share-map slot.
 const SHARE_BYTES: u64 = 20;
 
@@ -57,6 +57,9 @@ pub struct Share {
     /// The hit's write sequence number.
     pub seq: u64,
 }
+
+/// Host bytes of one bucket's header in the controller.
+pub const BUCKET_HEADER_BYTES: u64 = std::mem::size_of::<Bucket>() as u64;
 
 #[derive(Debug, Clone, Copy)]
 struct Bucket {

@@ -460,8 +460,16 @@ fn sql_report_with(args: &SqlArgs, lose: &dyn Fn(&mut nvmdb_journal::Devices)) -
         sim.cut_power_at(n);
     }
     let mode = args.journal_mode.mode();
-    nvmdb_journal::vfs::limit_sqlite_heap(sqlite_heap_limit_bytes());
-    let blame = |step: &Step<'_>, e: String| CliError::at_line(&args.script, step.line, e);
+    let (heap_bytes, heap_bound) = sqlite_heap_limit();
+    nvmdb_journal::vfs::limit_sqlite_heap(heap_bytes);
+    let blame = |step: &Step<'_>, e: String| {
+        let e = if e.contains("out of memory") {
+            format!("{e} (SQLite's heap is capped at {} MiB: {heap_bound})", heap_bytes >> 20)
+        } else {
+            e
+        };
+        CliError::at_line(&args.script, step.line, e)
+    };
     let mut driven = {
         let db = sim.open_in_mode(DB_NAME, mode).map_err(failed)?;
         drive(&sim, std::slice::from_ref(&db), &mut models, &steps, &args.cuts, args.seed, &mut |_| {}, &blame)?

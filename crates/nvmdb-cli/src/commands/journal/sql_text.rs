@@ -212,9 +212,17 @@ pub(super) fn limit_steps(conn: &Connection) -> std::sync::Arc<std::sync::atomic
     steps
 }
 
-/// SQLite's heap in `journal sql`: at most 1 GiB, and a quarter of the memory available.
-pub(super) fn sqlite_heap_limit_bytes() -> u64 {
-    (1u64 << 30).min(crate::limits::machine_memory_bytes() / 4)
+/// SQLite's heap in `journal sql`, bytes: at most 1 GiB, and a quarter of the memory
+/// available now ([`crate::limits::memory_limit`]); and what bounds it, as a statement
+/// that runs out of it is told.
+pub(super) fn sqlite_heap_limit() -> (u64, String) {
+    let available = crate::limits::memory_limit();
+    if available.bytes / 4 < 1 << 30 {
+        let why = format!("a quarter of the {} MiB available ({})", available.bytes >> 20, available.source);
+        (available.bytes / 4, why)
+    } else {
+        (1 << 30, "1 GiB".to_string())
+    }
 }
 
 /// The most output (rows printed) a script may produce, bytes: SQLite bounds each value
