@@ -8,6 +8,7 @@ pub mod config;
 pub mod dedup;
 pub mod dpram;
 pub mod dram;
+mod estimate;
 pub mod ftl;
 pub mod gc;
 pub mod ipl;
