@@ -262,6 +262,15 @@ impl Windows {
     }
 }
 
+impl TpcaConfig {
+    /// TPC-A's records: 100 B branch, teller and account records, a 50 B history record
+    /// per transaction in a circular area of 100,000, 256 B tree nodes (one account; see
+    /// [`accounts_to_fill`]). The experiments, `nvmdb envy run --workload tpca` and the
+    /// memory estimate's test use it.
+    pub const STANDARD: TpcaConfig =
+        TpcaConfig { accounts: 1, record_bytes: 100, history_bytes: 50, history_records: 100_000, node_lines: 4 };
+}
+
 /// Accounts that fill `share` of a `logical_bytes` address space (records, history of
 /// `history_records`, and trees).
 pub fn accounts_to_fill(logical_bytes: u64, share: f64, template: &TpcaConfig) -> u64 {

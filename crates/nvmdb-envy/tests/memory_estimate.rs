@@ -58,13 +58,7 @@ fn measured_peak(config: &EnvyConfig, run: Run) -> u64 {
                 workload::update(&mut envy, dist, config.flash_pages() * (1 + turnovers), &mut rng).unwrap();
             }
             Run::Tpca(transactions) => {
-                let template = TpcaConfig {
-                    accounts: 1,
-                    record_bytes: 100,
-                    history_bytes: 50,
-                    history_records: 100_000,
-                    node_lines: 4,
-                };
+                let template = TpcaConfig::STANDARD;
                 let tpca =
                     TpcaConfig { accounts: accounts_to_fill(config.logical_bytes(), 0.95, &template), ..template };
                 let mut db = Tpca::load(envy, &tpca, &mut rng).unwrap();

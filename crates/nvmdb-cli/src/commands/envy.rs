@@ -566,13 +566,7 @@ fn run_workload(args: &RunArgs) -> Result<(), CliError> {
                     args.transactions
                 )));
             }
-            let template = TpcaConfig {
-                accounts: 1,
-                record_bytes: 100,
-                history_bytes: 50,
-                history_records: 100_000,
-                node_lines: 4,
-            };
+            let template = TpcaConfig::STANDARD;
             let history = template.history_records.saturating_mul(template.history_bytes);
             if config.logical_bytes() < history.saturating_mul(2) {
                 return Err(CliError::input("--flash-mb is too small for TPC-A's history area"));

@@ -27,10 +27,8 @@ pub(super) fn tpca_config(scale: Scale, utilization: f64) -> EnvyConfig {
     array(segments, pages, utilization)
 }
 
-/// TPC-A's records: 100 B branch, teller and account records, a 50 B history record per
-/// transaction in a circular area of 100,000, 256 B tree nodes.
-pub(super) const TPCA_TEMPLATE: TpcaConfig =
-    TpcaConfig { accounts: 1, record_bytes: 100, history_bytes: 50, history_records: 100_000, node_lines: 4 };
+/// TPC-A's records ([`TpcaConfig::STANDARD`]).
+pub(super) const TPCA_TEMPLATE: TpcaConfig = TpcaConfig::STANDARD;
 
 /// Loads a database of `template`'s records filling 95 % of the address space, drawing
 /// the load and the ageing from `rng`, and ages the flash by two turnovers of uniform
