@@ -373,6 +373,10 @@ fn run_join(args: &RunArgs) -> Result<(), CliError> {
         let s_table = parse_csv(s_path)?;
         let r_key = key_index(&r_table, "--r-key", args.r_key.as_deref().unwrap_or_default(), r_path)?;
         let s_key = key_index(&s_table, "--s-key", args.s_key.as_deref().unwrap_or_default(), s_path)?;
+        if args.output.is_some() {
+            let (r, s) = (&r_table.columns[r_key].values, &s_table.columns[s_key].values);
+            crate::limits::check_memory("--output", output_bytes(matches(r, s), r.len(), s.len()))?;
+        }
         let source = Source::Tables { r: &r_table, r_key, s: &s_table, s_key, layout };
         let (mut output, report, r_rows, s_rows) = join_with(args.memory, &source, &options)?;
         if let Some(path) = &args.output {
@@ -386,6 +390,29 @@ fn run_join(args: &RunArgs) -> Result<(), CliError> {
         reports.push(report_of(args, &output, &report, r_rows, s_rows, None));
     }
     print_reports(&reports, args.json)
+}
+
+/// Pairs of an equi-join of keys `r` and `s`: an S row's matches are the R rows with its
+/// key (counted before the join, which with `--output` keeps every pair: keys shared by
+/// many rows of both make their product).
+fn matches(r: &[u64], s: &[u64]) -> u64 {
+    let mut rows_of = std::collections::HashMap::<u64, u64>::with_capacity(r.len());
+    for &key in r {
+        let rows = rows_of.entry(key).or_default();
+        *rows = rows.saturating_add(1);
+    }
+    s.iter().filter_map(|key| rows_of.get(key)).fold(0, |sum, &n| sum.saturating_add(n))
+}
+
+/// Host bytes `--output` takes for `pairs` pairs of rows of relations of `r_rows` and
+/// `s_rows` rows, at most: the pairs (two u64, 16 B each) in a vector grown by doubling,
+/// three times their bytes while it grows (the old buffer and the new) and twice after;
+/// then, beside that, their text lines (both row numbers in decimal, a comma and a line
+/// break) in a string grown the same way, three times their bytes while it grows.
+fn output_bytes(pairs: u64, r_rows: usize, s_rows: usize) -> u64 {
+    let digits = |rows: usize| u64::from(rows.max(1).ilog10()).saturating_add(1);
+    let line = digits(r_rows).saturating_add(digits(s_rows)).saturating_add(2);
+    pairs.saturating_mul(line.saturating_mul(3).saturating_add(2 * 16).max(3 * 16))
 }
 
 fn report_of(

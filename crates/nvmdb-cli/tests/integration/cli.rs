@@ -52,6 +52,28 @@ fn pcm_replay_counts_by_hand() {
 }
 
 #[test]
+fn a_join_whose_pairs_outgrow_the_memory_available_is_refused_naming_output() {
+    // 4,000 rows of one key on each side: 16,000,000 pairs, each at most 2 × 16 B in the
+    // pair vector and 3 × 10 B of text while it grows: about 946 MiB, past the 512 MiB
+    // available.
+    let rows: String = (0..4_000).map(|i| format!("1,{i}\n")).collect();
+    let r = write_trace("pairs_r.csv", &format!("k,v\n{rows}"));
+    let s = write_trace("pairs_s.csv", &format!("k,w\n{rows}"));
+    let out = r.replace("pairs_r.csv", "pairs_out.csv");
+    let args = ["join", "run", "--algo", "simple", "--r", &r, "--s", &s, "--r-key", "k", "--s-key", "k"];
+    let output = nvmdb_in_512_mib(&[&args[..], &["--output", &out]].concat());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "stderr: {stderr}");
+    assert!(
+        stderr.starts_with("--output: needs about 946 MiB of memory, more than the 512 MiB available")
+            && stderr.contains("(ulimit -v)")
+            && stderr.lines().count() == 1,
+        "{stderr}"
+    );
+    assert!(!std::path::Path::new(&out).exists());
+}
+
+#[test]
 fn pcm_replay_stops_writes_that_outgrow_the_memory_available_and_names_the_limit() {
     // Each write, 4 MiB from the last, takes a directory table (16 KiB) and a chunk of
     // line records (10 KiB): 20,000 of them about 500 MiB, past half of 512 MiB.
