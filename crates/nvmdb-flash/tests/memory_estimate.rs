@@ -153,7 +153,7 @@ fn a_replay_holds_the_stack_and_what_its_trace_grows() {
     // (settings, trace, passes, pre-fill, within 1.5×)
     let bytes = "content=\"bytes\"";
     let fingerprint = "content=\"fingerprint\"";
-    let cases: [(&[&str], Writes, u64, bool, bool); 16] = [
+    let cases: [(&[&str], Writes, u64, bool, bool); 19] = [
         (&[], Writes::random(50_000), 1, false, false),
         (&[], Writes::random(800_000), 1, false, false),
         (&[], Writes::random(100_000), 3, false, false),
@@ -166,6 +166,9 @@ fn a_replay_holds_the_stack_and_what_its_trace_grows() {
         (&[bytes, "buffer.kind=\"ipl\""], Writes::random(20_000), 1, true, true),
         (&[bytes, "buffer.kind=\"ipl-native\""], Writes::random(5_000), 1, true, true),
         (&[bytes, "ftl.mapping=\"block\""], Writes::random(2_000), 1, false, true),
+        (&[bytes, "ftl.mapping=\"hybrid\"", "ftl.log_blocks=16"], Writes::random(2_000), 1, true, true),
+        (&[bytes, "dram.pages=256"], Writes::random(5_000), 1, false, true),
+        (&[bytes, "buffer.kind=\"pcm-log\"", "buffer.pcm_mb=4"], Writes::random(20_000), 1, true, true),
         // Deduplication's store is counted with a fingerprint per logical page: here it
         // holds one per page written, a sixth of them.
         (&[bytes, "dedup.enabled=true"], Writes::random(5_000), 1, false, false),
