@@ -3,7 +3,7 @@
 //! available before anything is allocated. `tests/memory_estimate.rs` checks each against
 //! the measured peak.
 
-use nvmdb_device::{FlashArray, PageContent, PcmAccounting};
+use nvmdb_device::{FlashArray, PageContent, PageData, PcmAccounting};
 use nvmdb_workload::{Op, Request};
 
 use crate::config::{BufferKind, Mapping, SsdConfig};
@@ -23,6 +23,8 @@ pub struct TraceCounts {
     /// Logical pages every request spans, likewise (the pre-fill writes each page the
     /// trace touches once).
     pub touched_pages: u64,
+    /// The most logical pages one request spans.
+    pub largest_request_pages: u64,
 }
 
 impl TraceCounts {
@@ -40,6 +42,7 @@ impl TraceCounts {
         };
         self.requests = self.requests.saturating_add(1);
         self.touched_pages = self.touched_pages.saturating_add(pages);
+        self.largest_request_pages = self.largest_request_pages.max(pages);
         if request.op != Op::Read {
             self.changed_pages = self.changed_pages.saturating_add(pages);
         }
@@ -49,6 +52,11 @@ impl TraceCounts {
 /// Host bytes per page of the pre-fill's set of the trace's pages (a `BTreeSet<u64>`: a
 /// leaf node of 11 keys, 104 B, at least 5 full, and its share of the internal nodes).
 const PREFILL_BYTES_PER_PAGE: u64 = 24;
+
+/// Host bytes per page of the power-loss model's map beside the page's contents (a
+/// `BTreeMap<u64, Vec<_>>`: 32 B entries, 11 to a node of at most 464 B with its edges,
+/// each node at least 5 full).
+const MODEL_ENTRY_BYTES: u64 = 93;
 
 impl SsdConfig {
     /// Memory the stack's tables take, bytes: per-page maps and per-block state of the
@@ -156,7 +164,8 @@ impl SsdConfig {
     /// pre-fill and ageing) holds at its peak, bytes: the stack
     /// ([`SsdConfig::estimated_memory_bytes`], or with `--age`
     /// [`SsdConfig::estimated_aged_memory_bytes`]), the response times
-    /// ([`estimated_response_bytes`]), the pre-fill's set of pages, and what the trace's
+    /// ([`estimated_response_bytes`]), the pre-fill's set of pages, in a power-loss run the
+    /// replay's model of acknowledged state, and what the trace's
     /// page writes and trims (every pass's, and the pre-fill's one per page) can grow:
     /// - with `content = "bytes"`, the page bytes of every block programmed
     ///   ([`SsdConfig::estimated_programmed_blocks`]; a block's bytes are allocated at its
@@ -188,6 +197,9 @@ impl SsdConfig {
             bytes = bytes
                 .saturating_add(nvmdb_device::wear::higher_plane_bytes_bound(lines, writes.saturating_mul(per_write)));
         }
+        if options.power_loss_at.is_some() || options.power_loss_at_write.is_some() {
+            bytes = bytes.saturating_add(self.estimated_model_bytes(trace, writes, options.age));
+        }
         if self.dedup.enabled {
             let per_write = if self.dedup.max_entries > 0 { 3 } else { 2 };
             let relocations = writes.saturating_mul(u64::from(self.flash.pages_per_block.saturating_sub(1)));
@@ -201,6 +213,26 @@ impl SsdConfig {
             ));
         }
         bytes
+    }
+
+    /// The replay's model of acknowledged state in a power-loss run, bytes: each page
+    /// written or trimmed (at most every host page; every one with `--age`) has an entry
+    /// and its content, with `content = "bytes"` its page bytes; the pages of the request in
+    /// progress are kept as they were before it, and those of an interrupted request may
+    /// read as before or after it (a vector of up to 4 contents): twice the largest
+    /// request's pages at most take a second content and a 4-slot vector more.
+    fn estimated_model_bytes(&self, trace: &TraceCounts, writes: u64, age: bool) -> u64 {
+        let host_pages = self.host_pages();
+        let pages = if age { host_pages } else { writes.min(host_pages) };
+        let slot = std::mem::size_of::<Option<PageData>>() as u64;
+        let content = match self.content {
+            PageContent::Bytes => u64::from(self.flash.page_bytes),
+            PageContent::Fingerprint | PageContent::None => 0,
+        };
+        let kept = trace.largest_request_pages.min(host_pages).saturating_mul(2);
+        pages
+            .saturating_mul(MODEL_ENTRY_BYTES + slot + content)
+            .saturating_add(kept.saturating_mul(MODEL_ENTRY_BYTES + 4 * slot + content))
     }
 
     /// The most flash blocks a run programs after `writes` host page writes and trims

@@ -211,3 +211,58 @@ fn a_replay_holds_the_stack_and_what_its_trace_grows() {
     }
     assert!(failures.is_empty(), "estimates off: {failures:?}");
 }
+
+#[test]
+fn a_power_loss_replay_holds_its_model_of_acknowledged_state() {
+    // A power-loss run keeps a model of every page written (with `content = "bytes"` its
+    // bytes), counted at a B-tree entry per page in nodes half full (they are fuller): an
+    // upper bound only where the entries outweigh the page bytes; with page bytes, within
+    // 1.5× where the trace writes most of the pages it counts.
+    // (settings, trace, pre-fill, cut before request N or device write N, within 1.5×)
+    let bytes = "content=\"bytes\"";
+    enum Cut {
+        Request(u64),
+        Write(u64),
+    }
+    let cases: [(&[&str], Writes, bool, Cut, bool); 4] = [
+        (&[bytes], Writes::random(5_000), false, Cut::Request(2_500), true),
+        (&[bytes], Writes::random(20_000), true, Cut::Request(10_000), true),
+        (&["content=\"fingerprint\""], Writes::random(100_000), true, Cut::Write(50_000), false),
+        (&[], Writes::random(100_000), false, Cut::Request(50_000), false),
+    ];
+    let mut failures = Vec::new();
+    for (settings, writes, prefill, cut, tight) in cases {
+        let (power_loss_at, power_loss_at_write) = match cut {
+            Cut::Request(n) => (Some(n), None),
+            Cut::Write(n) => (None, Some(n)),
+        };
+        let mut config = SsdConfig::default();
+        for setting in
+            ["flash.packages=1", "flash.planes_per_package=2", "flash.blocks_per_plane=256"].iter().chain(settings)
+        {
+            config.set(setting).unwrap();
+        }
+        config.validate().unwrap();
+        let options = ReplayOptions {
+            content: config.content,
+            prefill,
+            power_loss_at,
+            power_loss_at_write,
+            ..ReplayOptions::default()
+        };
+        let (peak, counts) = measured_replay_peak(&config, writes, &options);
+        let estimate = config.estimated_replay_memory_bytes(&counts, &options);
+        let ratio = estimate as f64 / peak as f64;
+        let without_cut = ReplayOptions { power_loss_at: None, power_loss_at_write: None, ..options };
+        let alone = config.estimated_replay_memory_bytes(&counts, &without_cut);
+        println!(
+            "{settings:?}, {writes:?}, pre-fill {prefill}, cut {power_loss_at:?}/{power_loss_at_write:?}: peak {peak} B, \
+             estimate {estimate} B ({ratio:.2}×; without the model {:.2}×)",
+            alone as f64 / peak as f64
+        );
+        if ratio < 1.0 || (tight && ratio > 1.5) {
+            failures.push(format!("{settings:?}, {writes:?}: {ratio:.2}×"));
+        }
+    }
+    assert!(failures.is_empty(), "estimates off: {failures:?}");
+}
