@@ -157,9 +157,7 @@ impl SsdConfig {
         }
         bytes
     }
-}
 
-impl SsdConfig {
     /// Memory a replay of a trace of `trace`'s counts with `options` (its passes,
     /// pre-fill and ageing) holds at its peak, bytes: the stack
     /// ([`SsdConfig::estimated_memory_bytes`], or with `--age`
@@ -172,8 +170,9 @@ impl SsdConfig {
     ///   first program and kept across erases; with `--age` every block is counted already);
     /// - with a d-PRAM or PCM log buffer counting cell wear, the higher wear planes of its
     ///   lines ([`nvmdb_device::wear::higher_plane_bytes_bound`]): a page's record (at most a
-    ///   log sector) rewrites at most one line per 48 B of it, and a table row and a
-    ///   replacement's two rows four more;
+    ///   log sector) rewrites at most one line per 48 B of it (d-PRAM's unit payload; the
+    ///   PCM log's sector with its header spans fewer) and at most four more (the PCM
+    ///   log's table row, and a replacement's two);
     /// - with deduplication, the wear of the fingerprint store's rewritten lines
     ///   ([`dedup::estimated_store_wear_bytes`]): each page write or trim inserts at most
     ///   one fingerprint and removes the freed page's (and with `max_entries` evicts one
@@ -246,10 +245,10 @@ impl SsdConfig {
     /// both. Its programs are a page a write or trim (a record, an out-of-place page, a DRAM
     /// flush, a trim record), and with a log buffer a merge's pages too: merges are no more
     /// than the records, and each writes at most a block's pages (and with IPL trims its
-    /// log pages). The block-mapped FTL and IPL in its own layout take a fresh block at
-    /// most once a write (a first write, a merge), which with dynamic levelling or none is
-    /// one never programmed while any is left; the hybrid FTL at most twice (a data block,
-    /// a merge), and a log block every block's worth of writes.
+    /// log pages). The block-mapped FTL and IPL in its own layout take a free block at most
+    /// once a write (a first write, a merge; a never-programmed one first, as it has the
+    /// fewest erases and was freed longest ago), the hybrid FTL at most twice (a data
+    /// block, a merge) and a log block every block's worth of writes.
     pub fn estimated_programmed_blocks(&self, writes: u64) -> u64 {
         let geometry = self.flash.geometry();
         let ppb = u64::from(self.flash.pages_per_block);
