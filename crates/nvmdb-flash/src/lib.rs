@@ -22,6 +22,7 @@ pub mod stack;
 pub mod wear_level;
 
 pub use config::SsdConfig;
+pub use estimate::TraceCounts;
 pub use layer::{FlashError, PageStore, Pending, StoreHealth, StoreStats};
 pub use replay::{replay, CutPastEnd, ReplayError, ReplayOptions, ReplayReport, ReplaySummary};
 pub use stack::build;

@@ -4,7 +4,7 @@ use std::io::BufReader;
 
 use clap::{Args, Subcommand};
 use nvmdb_device::DeviceError;
-use nvmdb_flash::{CutPastEnd, FlashError, ReplayError, ReplayOptions, ReplaySummary, SsdConfig};
+use nvmdb_flash::{CutPastEnd, FlashError, ReplayError, ReplayOptions, ReplaySummary, SsdConfig, TraceCounts};
 use nvmdb_workload::{TraceFormat, TraceReader};
 use serde::Serialize;
 
@@ -250,15 +250,22 @@ fn replay(args: &ReplayArgs) -> Result<(), CliError> {
             None => requests,
         })
     };
-    // Every pass's response times are kept (for the exact percentiles): count the
-    // requests first, which also finds a bad line before the run.
-    let requests = open()?.try_fold(0u64, |n: u64, r| r.map(|_| n.saturating_add(1)));
-    let requests = requests.map_err(|e| CliError::at_line(&args.trace, e.line, e.message))?;
+    // Every pass's response times are kept (for the exact percentiles), and the pages the
+    // trace writes may grow the stack: count its requests and pages first, which also finds
+    // a bad line before the run.
+    let counts = open()?.try_fold(TraceCounts::default(), |mut counts, r| {
+        r.map(|request| {
+            counts.add(&request, config.flash.page_bytes);
+            counts
+        })
+    });
+    let counts = counts.map_err(|e| CliError::at_line(&args.trace, e.line, e.message))?;
+    let (requests, pages) = (counts.requests, counts.changed_pages);
     let what = match args.passes {
-        1 => format!("{} ({requests} requests)", args.trace),
-        passes => format!("--passes {passes} ({requests} requests each)"),
+        1 => format!("{} ({requests} requests, {pages} pages written or trimmed)", args.trace),
+        passes => format!("--passes {passes} ({requests} requests, {pages} pages written or trimmed, each)"),
     };
-    crate::limits::check_memory(&what, nvmdb_flash::replay::estimated_response_bytes(requests, args.passes))?;
+    crate::limits::check_memory(&what, config.estimated_replay_memory_bytes(&counts, &options))?;
     let mut reopen_error = None;
     let trace = || match open() {
         Ok(requests) => Some(requests).into_iter().flatten(),

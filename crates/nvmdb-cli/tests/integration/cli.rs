@@ -292,3 +292,29 @@ fn journal_sql_reports_the_whole_integrity_check_and_dumps_losslessly() {
         "-- t\n1|X'FF00'\n2|X'FE00'\n3|'it''s|x'\n4|1.0\n5|1\nNULL|NULL\n"
     );
 }
+
+#[test]
+fn ssd_replay_refuses_a_trace_whose_page_bytes_outgrow_the_memory_available() {
+    // A 512 MiB flash (2,048 blocks of 64 pages of 4 KiB) keeping page bytes: 400 writes
+    // of 1 MiB write 102,400 pages, and with the pre-fill's one write per page touched
+    // could program every block, whose bytes alone take the 512 MiB available; 20 such
+    // writes program at most 170 blocks (about 43 MiB) and run.
+    let geometry = ["--set", "flash.packages=1", "--set", "flash.planes_per_package=2"];
+    let settings = [&geometry[..], &["--set", "flash.blocks_per_plane=1024", "--set", "content=\"bytes\""]].concat();
+    let writes = |n: u64| (0..n).map(|i| format!("W {} 1048576\n", i << 20)).collect::<String>();
+    let big = write_trace("page_bytes_big.trace", &writes(400));
+    let args = ["ssd", "replay", "--format", "simple", "--trace", &big];
+    let output = nvmdb_in_512_mib(&[&args[..], &settings].concat());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "stderr: {stderr}");
+    assert!(
+        stderr.starts_with(&format!("{big} (400 requests, 102400 pages written or trimmed): needs about "))
+            && stderr.contains("more than the 512 MiB available (ulimit -v)")
+            && stderr.lines().count() == 1,
+        "{stderr}"
+    );
+    let small = write_trace("page_bytes_small.trace", &writes(20));
+    let args = ["ssd", "replay", "--format", "simple", "--trace", &small, "--json"];
+    let v = json(&nvmdb_in_512_mib(&[&args[..], &settings].concat()));
+    assert_eq!(v["requests"], 20);
+}

@@ -69,24 +69,29 @@ pub fn estimated_store_bytes(section: &DedupSection, physical_pages: u64, finger
 }
 
 /// The most host memory the higher wear planes of the store's rewritten lines take after
-/// `updates` inserts and removals and `relocations` location moves, with at most
-/// `fingerprints` fingerprints, bytes ([`nvmdb_device::wear::higher_plane_bytes_bound`]):
-/// an insert or removal rewrites at most all 64 lines of its bucket, a move at most the
-/// two lines its 4 B location spans; each rewrites at most two location-table slots (20 B
-/// per physical page) of two lines each.
+/// `updates` inserts and removals, `relocations` location moves and `shares` share-map
+/// writes (hits), with at most `fingerprints` fingerprints (one per logical page at most:
+/// the share map's slots), bytes ([`nvmdb_device::wear::higher_plane_bytes_bound`]): an
+/// insert or removal rewrites at most all 64 lines of its bucket, a move at most the two
+/// lines its 4 B location spans; each rewrites at most two location-table slots (20 B per
+/// physical page) of two lines each; a hit rewrites one share-map slot (20 B per logical
+/// page), at most two lines.
 pub fn estimated_store_wear_bytes(
     section: &DedupSection,
     physical_pages: u64,
     fingerprints: u64,
     updates: u64,
     relocations: u64,
+    shares: u64,
 ) -> u64 {
     let bucket_lines = bucket_bound(section, fingerprint_bound(section, fingerprints)) * (store::BUCKET_BYTES / 64);
     let bucket_writes = updates.saturating_mul(store::BUCKET_BYTES / 64).saturating_add(relocations.saturating_mul(2));
     let table_lines = physical_pages.saturating_mul(store::SLOT_BYTES).div_ceil(64);
     let table_writes = updates.saturating_add(relocations).saturating_mul(4);
+    let share_lines = fingerprints.saturating_mul(store::SHARE_BYTES).div_ceil(64);
     nvmdb_device::wear::higher_plane_bytes_bound(bucket_lines, bucket_writes)
         .saturating_add(nvmdb_device::wear::higher_plane_bytes_bound(table_lines, table_writes))
+        .saturating_add(nvmdb_device::wear::higher_plane_bytes_bound(share_lines, shares.saturating_mul(2)))
 }
 
 /// The deduplication engine of one FTL.

@@ -44,7 +44,7 @@ pub const BUCKET_ENTRIES: usize = (BUCKET_BYTES / ENTRY_BYTES) as usize;
 /// Bytes per location-table slot.
 pub const SLOT_BYTES: u64 = 20;
 /// Bytes per share-map slot.
-const SHARE_BYTES: u64 = 20;
+pub const SHARE_BYTES: u64 = 20;
 
 /// A share-map slot: the shared page's identity (its own logical page and write sequence
 /// number) and the hit's sequence number.
