@@ -74,6 +74,29 @@ fn a_join_whose_pairs_outgrow_the_memory_available_is_refused_naming_output() {
 }
 
 #[test]
+fn a_kv_file_run_whose_answers_outgrow_the_memory_available_is_refused_naming_the_files() {
+    // 100,000 records and 1,000 scans of every key before the final sync: their answers,
+    // kept until the sync, are 100,000,000 keys of up to 11 B of text each (3× while the
+    // buffer grows), past the 512 MiB available; under a fixed 512 B a record the run
+    // was accepted.
+    let load: String = (0..100_000).map(|i| format!("{i} v\n")).collect();
+    let load = write_trace("scans.load", &load);
+    let ops = write_trace("scans.ops", &"S 0 4294967295\n".repeat(1_000));
+    let results = load.replace("scans.load", "scans.results");
+    let output =
+        nvmdb_in_512_mib(&["kv", "run", "--engine", "ipl", "--load", &load, "--ops", &ops, "--results", &results]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "stderr: {stderr}");
+    assert!(
+        stderr.starts_with("--load/--ops: needs about ")
+            && stderr.contains("MiB of memory, more than the 512 MiB available (ulimit -v)")
+            && stderr.lines().count() == 1,
+        "{stderr}"
+    );
+    assert!(!std::path::Path::new(&results).exists());
+}
+
+#[test]
 fn pcm_replay_stops_writes_that_outgrow_the_memory_available_and_names_the_limit() {
     // Each write, 4 MiB from the last, takes a directory table (16 KiB) and a chunk of
     // line records (10 KiB): 20,000 of them about 500 MiB, past half of 512 MiB.
