@@ -238,7 +238,7 @@ fn a_file_run_holds_the_estimate_within_one_and_a_half_times() {
             outcome.cut.is_some()
         };
         let peak = (ALLOCATOR.peak_usage() - before) as u64;
-        drop((alone, load_text, ops_text));
+        drop((load_text, ops_text, alone));
         let ratio = estimate as f64 / peak as f64;
         println!(
             "{} mix {:?}, values {:?}, {options:?} (cut reached: {cut_reached}): peak {peak} B, estimate {estimate} B ({ratio:.2}×)",
