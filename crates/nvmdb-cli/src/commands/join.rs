@@ -345,6 +345,8 @@ fn run_join(args: &RunArgs) -> Result<(), CliError> {
         },
         collect_pairs: args.output.is_some(),
     };
+    // The cache hierarchy, for the memory estimates.
+    let cache = matches!(args.memory, MemoryArg::Cached).then(nvmdb_memory::CacheConfig::cidr2011);
     let mut reports = Vec::new();
     if args.generate {
         let sizes = parse_sweep("--record-bytes", &args.record_bytes, 20, 8)?;
@@ -358,7 +360,6 @@ fn run_join(args: &RunArgs) -> Result<(), CliError> {
             })
             .collect();
         // Every combination is checked before the first runs.
-        let cache = matches!(args.memory, MemoryArg::Cached).then(nvmdb_memory::CacheConfig::cidr2011);
         for spec in &specs {
             if spec.r_rows() == 0 || spec.s_rows() > u64::from(u32::MAX) {
                 return Err(CliError::input(format!(
@@ -382,7 +383,6 @@ fn run_join(args: &RunArgs) -> Result<(), CliError> {
             crate::input::check_output_is_not_an_input(("--output", path), &[("--r", r_path), ("--s", s_path)])?;
         }
         let (r_shape, s_shape) = (shape_of(r_path)?, shape_of(s_path)?);
-        let cache = matches!(args.memory, MemoryArg::Cached).then(nvmdb_memory::CacheConfig::cidr2011);
         let estimate = tables_memory_bytes(&r_shape, &s_shape, layout, &options, cache.as_ref());
         crate::limits::check_memory("--r/--s", estimate)?;
         let r_table = parse_csv(r_path, &r_shape)?;
