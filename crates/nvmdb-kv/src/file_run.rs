@@ -113,7 +113,9 @@ const SCANNED_KEY_TEXT_BYTES: u64 = 11;
 ///   - with a power cut, the model: the synced state of every record
 ///     ([`workload::synced_model_bytes`]), the changes since the last sync, the recovered
 ///     engine's scan of every record ([`workload::listed_bytes`]) and its index by key in
-///     the check (a map entry and a share of the inner nodes, 64 B a record).
+///     the check (a map entry and a share of the inner nodes, 64 B a record); the values
+///     of the state and the scan at most the records' largest, and at most all the
+///     files' values.
 pub fn estimated_memory_bytes(
     config: &EngineConfig,
     load: &LoadSummary,
@@ -149,9 +151,12 @@ pub fn estimated_memory_bytes(
         0
     };
     let model = if options.power_loss_at.is_some() {
-        workload::synced_model_bytes(records, value)
+        // Each record's value is one of the files' values.
+        let values = records.saturating_mul(value).min(load.value_bytes.saturating_add(ops.value_bytes));
+        workload::synced_model_bytes(records, 0)
             .saturating_add(workload::listed_bytes(ops.changes_between_syncs, value))
-            .saturating_add(workload::listed_bytes(records, value))
+            .saturating_add(workload::listed_bytes(records, 0))
+            .saturating_add(values.saturating_mul(2))
             .saturating_add(records.saturating_mul(64))
     } else {
         0
