@@ -103,10 +103,11 @@ pub struct RunArgs {
     /// Layout of both relations in memory.
     #[arg(long, value_enum, default_value = "row")]
     pub layout: LayoutArg,
-    /// Build relation, CSV with a header row.
+    /// Build relation, CSV with a header row (read twice, first to count its rows: a file,
+    /// not a pipe).
     #[arg(long, required_unless_present = "generate", conflicts_with = "generate")]
     pub r: Option<String>,
-    /// Probe relation, CSV with a header row.
+    /// Probe relation, CSV with a header row (read twice, as --r).
     #[arg(long, required_unless_present = "generate", conflicts_with = "generate")]
     pub s: Option<String>,
     /// Join column of R, by header name.

@@ -33,6 +33,8 @@ pub enum KvCommand {
     /// `C` for sync) runs and ends with a sync. Keys are u32 decimals, values 1 to 64
     /// printable ASCII bytes without spaces. --results gets one line per G (the value, or
     /// `-`) and per S (the keys in [lo, hi] ascending, separated by single spaces, or `-`).
+    /// Both files are read first (so they must be files, not pipes) to count what the run
+    /// holds, and a run that would not fit the memory available is refused.
     ///
     /// ops_per_s is operations per simulated second.
     Run(RunArgs),
