@@ -37,23 +37,73 @@ impl CsvError {
 /// The most data rows a table may hold (row numbers are 32-bit in the joins).
 pub const MAX_ROWS: u64 = u32::MAX as u64;
 
-/// Parses a CSV relation with a header row into a table of 8-byte columns.
-pub fn parse_csv(input: impl Read) -> Result<Table, CsvError> {
+/// What a CSV relation holds, read without keeping its values ([`shape_of`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CsvShape {
+    /// Columns.
+    pub columns: usize,
+    /// Data rows.
+    pub rows: u64,
+    /// The column names' bytes in all.
+    pub name_bytes: u64,
+}
+
+/// Reads a CSV relation, checking every line as [`parse_csv`] does, and counts what it
+/// holds; memory: its header and one row.
+pub fn shape_of(input: impl Read) -> Result<CsvShape, CsvError> {
+    let (names, rows) = read(input, |_| Ok(()))?;
+    let name_bytes = names.iter().map(|n| n.len() as u64).sum();
+    Ok(CsvShape { columns: names.len(), rows, name_bytes })
+}
+
+/// Parses a CSV relation with a header row into a table of 8-byte columns. With `rows`
+/// (the data rows a first reading counted, [`shape_of`]) each column holds exactly that
+/// many values, and a row beyond them is an error naming its line; without, the columns
+/// grow as rows come.
+pub fn parse_csv(input: impl Read, rows: Option<u64>) -> Result<Table, CsvError> {
+    let capacity = rows.map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX));
+    let mut values: Vec<Vec<u64>> = Vec::new();
+    let (names, _) = read(input, |row| {
+        if values.is_empty() {
+            values = row.iter().map(|_| Vec::with_capacity(capacity)).collect();
+        }
+        if let Some(n) = rows.filter(|&n| values[0].len() as u64 >= n) {
+            return Err(format!("more than the {n} rows read before: the file changed while it was read"));
+        }
+        for (column, &value) in values.iter_mut().zip(row) {
+            column.push(value);
+        }
+        Ok(())
+    })?;
+    values.resize_with(names.len(), Vec::new);
+    let columns = names.into_iter().zip(values).map(|(name, values)| Column { name, width_bytes: 8, values });
+    Ok(Table { columns: columns.collect() })
+}
+
+/// Reads a CSV relation, calling `each_row` with each data row's values; returns the
+/// header's names and the number of data rows.
+fn read(
+    input: impl Read,
+    mut each_row: impl FnMut(&[u64]) -> Result<(), String>,
+) -> Result<(Vec<String>, u64), CsvError> {
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
         .trim(csv::Trim::All)
         .terminator(csv::Terminator::Any(b'\n'))
         .from_reader(LineCap { input, line: 1, line_bytes: 0 });
-    let mut columns: Vec<Column> = Vec::new();
+    let mut names: Vec<String> = Vec::new();
     let mut rows = 0u64;
     let mut record = csv::StringRecord::new();
+    let mut values = Vec::new();
     loop {
         match reader.read_record(&mut record) {
             Ok(false) => break,
             Ok(true) => {
                 let line = record.position().map_or(1, csv::Position::line);
-                parse_record(&record, &mut columns, &mut rows).map_err(|message| CsvError::new(line, message))?;
+                parse_record(&record, &mut names, &mut rows, &mut values)
+                    .and_then(|row| if row { each_row(&values) } else { Ok(()) })
+                    .map_err(|message| CsvError::new(line, message))?;
             }
             Err(e) => {
                 let line = e.position().map_or(reader.get_ref().line, csv::Position::line);
@@ -67,10 +117,10 @@ pub fn parse_csv(input: impl Read) -> Result<Table, CsvError> {
             }
         }
     }
-    if columns.is_empty() {
+    if names.is_empty() {
         return Err(CsvError::new(1, "empty file: expected a header row"));
     }
-    Ok(Table { columns })
+    Ok((names, rows))
 }
 
 /// The input, refusing a line longer than [`MAX_LINE_BYTES`] (a `\r` before its `\n`
@@ -102,12 +152,18 @@ impl<R: Read> Read for LineCap<R> {
     }
 }
 
-/// Parses one record into `columns`: the header if there are none yet, else a row.
-fn parse_record(record: &csv::StringRecord, columns: &mut Vec<Column>, rows: &mut u64) -> Result<(), String> {
+/// Parses one record: the header's `names` if there are none yet, else a row's `values`
+/// (returning whether it was a row).
+fn parse_record(
+    record: &csv::StringRecord,
+    names: &mut Vec<String>,
+    rows: &mut u64,
+    values: &mut Vec<u64>,
+) -> Result<bool, String> {
     if record.iter().all(str::is_empty) && record.len() <= 1 {
-        return Ok(());
+        return Ok(false);
     }
-    if columns.is_empty() {
+    if names.is_empty() {
         let mut seen = HashSet::new();
         for (cell, name) in (1u64..).zip(record.iter()) {
             if name.is_empty() {
@@ -117,36 +173,43 @@ fn parse_record(record: &csv::StringRecord, columns: &mut Vec<Column>, rows: &mu
                 return Err(format!("column {} appears twice", quote(name)));
             }
         }
-        columns.extend(record.iter().map(|name| Column { name: name.to_string(), width_bytes: 8, values: Vec::new() }));
-        return Ok(());
+        names.extend(record.iter().map(str::to_string));
+        return Ok(false);
     }
-    if record.len() != columns.len() {
-        return Err(format!("{} cells, but the header has {}", record.len(), columns.len()));
+    if record.len() != names.len() {
+        return Err(format!("{} cells, but the header has {}", record.len(), names.len()));
     }
     let Some(next_rows) = rows.checked_add(1).filter(|&n| n <= MAX_ROWS) else {
         return Err("more than 2^32 - 1 rows".into());
     };
-    // Every cell is parsed before any is stored, so a bad row leaves the columns even.
-    let mut values = Vec::with_capacity(columns.len());
-    for (column, cell) in columns.iter().zip(record.iter()) {
-        let value = cell.parse::<u64>().map_err(|_| {
-            format!("column {}: {} is not an unsigned 64-bit integer", quote(&column.name), quote(cell))
-        })?;
+    // Every cell is parsed before the row is given, so a bad row leaves the columns even.
+    values.clear();
+    for (name, cell) in names.iter().zip(record.iter()) {
+        let value = cell
+            .parse::<u64>()
+            .map_err(|_| format!("column {}: {} is not an unsigned 64-bit integer", quote(name), quote(cell)))?;
         values.push(value);
     }
-    for (column, value) in columns.iter_mut().zip(values) {
-        column.values.push(value);
-    }
     *rows = next_rows;
-    Ok(())
+    Ok(true)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// Parses `text` as it grows, and sized by a first reading, which must agree.
     fn parse(text: &str) -> Result<Table, CsvError> {
-        parse_csv(text.as_bytes())
+        let grown = parse_csv(text.as_bytes(), None);
+        let shape = shape_of(text.as_bytes());
+        match &grown {
+            Ok(table) => {
+                assert_eq!(shape.map(|s| (s.columns, s.rows)), Ok((table.columns.len(), table.rows())));
+                assert_eq!(parse_csv(text.as_bytes(), Some(table.rows())).as_ref(), Ok(table));
+            }
+            Err(e) => assert_eq!(shape.err().as_ref(), Some(e)),
+        }
+        grown
     }
 
     #[test]
@@ -177,7 +240,11 @@ mod tests {
         for (text, line, message) in cases {
             assert_eq!(parse(text), Err(CsvError::new(line, message)), "{text:?}");
         }
-        assert_eq!(parse_csv(&b"a\n\xff\n"[..]), Err(CsvError::new(2, "line is not valid UTF-8")));
+        assert_eq!(parse_csv(&b"a\n\xff\n"[..], None), Err(CsvError::new(2, "line is not valid UTF-8")));
+        assert_eq!(
+            parse_csv(&b"a\n1\n2\n"[..], Some(1)),
+            Err(CsvError::new(3, "more than the 1 rows read before: the file changed while it was read"))
+        );
         let long = format!("a\n{}\n", "1".repeat(MAX_LINE_BYTES + 2));
         assert_eq!(parse(&long), Err(CsvError::new(2, format!("line too long (more than {MAX_LINE_BYTES} bytes)"))));
     }

@@ -9,6 +9,7 @@
 //!   deltas with a `0xFFFF` escape).
 //! - [`model`]: the analytic cost model of CIDR Table 4 and Figure 5.
 //! - [`synth`]: the synthetic relations of CIDR Section 4.3.
+//! - [`estimate`]: the host memory of a join run (synthetic or over CSV tables).
 //! - [`ssb`]: the Star Schema Benchmark of the thesis (Section 2.2.5).
 //! - [`users`]: the thesis's multi-user load (queries, inserts, updates and deletes).
 //! - [`buffered`]: PCM used as a disk behind a DRAM buffer pool (the thesis's "PCM as disk").
@@ -21,6 +22,7 @@
 
 pub mod buffered;
 pub mod csv;
+pub mod estimate;
 pub mod hash_table;
 pub mod idlist;
 mod instructions;

@@ -3,17 +3,14 @@
 //! join: every S record matches exactly one R record), both of the same record size,
 //! S in random order. Records are an 8 B key followed by random payload bytes.
 
-use nvmdb_device::pcm::LINE_HOST_BYTES;
 use nvmdb_memory::{CacheConfig, Memory, MemoryError};
 use rand::seq::SliceRandom;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-use crate::hash_table::ENTRY_BYTES;
-use crate::idlist::CHUNK_BYTES;
-use crate::join::{cache_partitions, virtual_partitions};
+use crate::estimate::{join_memory_bytes, Shape};
 use crate::relation::{Layout, StoredRelation};
-use crate::{Algorithm, IdEncoding, JoinOptions};
+use crate::JoinOptions;
 
 /// What to generate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -42,90 +39,19 @@ impl SynthSpec {
 
 /// Host memory a join of `spec`'s relations (as [`generate`] makes them, then
 /// [`crate::measured_join`] with `options`) holds at most, bytes, in a memory over PCM,
-/// with the cache hierarchy `cache` or none (flat), from the layout of what it allocates:
-/// - simulated memory: both relations, the hash table (sized for R, or for the whole of R
-///   in the partitioned joins, whose largest partition is not known in advance), and the
-///   partitions' copies (cache partitioning) or ID lists (virtual partitioning, at most 3
-///   units a delta-encoded ID) in [`CHUNK_BYTES`] chunks; each 64 B line of it a PCM line
-///   record ([`LINE_HOST_BYTES`], allocated 64 lines at a time, a directory slot each)
-///   and, cached, a byte image of it (in 1 MiB segments) and the hierarchy's tags
-///   ([`CacheConfig::host_bytes`]);
-/// - the wear counters' higher planes of the hash table's lines, the only ones whose words
-///   are written more than once (see the comment at the sum);
-/// - on the host: the shuffled match list (4 B an S row) while S is generated, cache
-///   partitioning's source rows (row layout, 8 B an entry in doubling vectors: 24 B with
-///   a growth's old half), and the pairs when collected.
+/// with the cache hierarchy `cache` or none (flat): the join over them
+/// ([`crate::estimate::join_memory_bytes`]), the shuffled match list (4 B an S row) while
+/// S is generated, and the pairs when collected (every S row matches one R row; 16 B each
+/// in a vector grown by doubling).
 ///
 /// `tests/memory_estimate.rs` checks it against the measured peak.
 pub fn estimated_memory_bytes(spec: &SynthSpec, options: &JoinOptions, cache: Option<&CacheConfig>) -> u64 {
-    let (r_rows, s_rows) = (spec.r_rows(), spec.s_rows());
     let widths = record_widths(spec.record_bytes);
-    let aligned = |bytes: u64| bytes.max(1).next_multiple_of(64);
-    let relation = |rows: u64| match spec.layout {
-        Layout::Row => aligned(spec.record_bytes.saturating_mul(rows)),
-        Layout::Column => widths.iter().map(|&w| aligned(u64::from(w).saturating_mul(rows))).sum(),
-    };
-    let table_rows = r_rows.max(1);
-    let table = aligned(table_rows.next_power_of_two().saturating_mul(8))
-        .saturating_add(aligned(table_rows.saturating_mul(ENTRY_BYTES)));
-    let chunked = |rows: u64, item_bytes: u64, lists: u64| {
-        rows.div_ceil(CHUNK_BYTES / item_bytes).saturating_add(lists).saturating_mul(CHUNK_BYTES)
-    };
-    // Cache partitioning copies whole records (row layout) or {key, tuple ID} (column).
-    let copied = match spec.layout {
-        Layout::Row => spec.record_bytes,
-        Layout::Column => 16,
-    };
-    let (partitions, parts, host) = match options.algorithm {
-        Algorithm::Simple => (1, 0, 0),
-        Algorithm::CachePartitioning => {
-            let p = cache_partitions(r_rows, copied, s_rows, copied, options.cache_bytes);
-            let copies = chunked(r_rows, copied, p).saturating_add(chunked(s_rows, copied, p));
-            let sources = if spec.layout == Layout::Row { r_rows.saturating_add(s_rows).saturating_mul(24) } else { 0 };
-            (p, copies, sources.saturating_add(p.saturating_mul(2 * 32)))
-        }
-        Algorithm::VirtualPartitioning => {
-            let (id_bytes, units) = match options.id_encoding {
-                IdEncoding::Delta16 => (2, 3),
-                IdEncoding::Plain32 => (4, 1),
-            };
-            let p =
-                virtual_partitions(r_rows, spec.record_bytes, s_rows, spec.record_bytes, id_bytes, options.cache_bytes);
-            // A delta-encoded ID takes one unit, or three after a gap of over 0xFFFE: in a
-            // list of a relation's ascending IDs, at most one per 0xFFFF rows, and the first.
-            let items = |rows: u64| {
-                let escapes = rows.min(p.saturating_mul(rows / 0xFFFF + 1));
-                rows.saturating_add(if units > 1 { escapes.saturating_mul(2) } else { 0 })
-            };
-            let lists = chunked(items(r_rows), id_bytes, p).saturating_add(chunked(items(s_rows), id_bytes, p));
-            (p, lists, 0)
-        }
-    };
-    let span = relation(r_rows).saturating_add(relation(s_rows)).saturating_add(table).saturating_add(parts);
-    let chunk_lines = 64;
-    let chunks = span.div_ceil(chunk_lines * 64);
-    let lines = chunks.saturating_mul(chunk_lines);
-    // A directory table of 1024 chunk slots (16 B each) per 1024 chunks.
-    let directory = chunks.div_ceil(1024).saturating_mul(1024 * 16);
-    let mut bytes = lines.saturating_mul(LINE_HOST_BYTES).saturating_add(directory);
-    if let Some(cache) = cache {
-        let image = span.div_ceil(1 << 20).saturating_mul(1 << 20);
-        bytes = bytes.saturating_add(image).saturating_add(cache.host_bytes());
-    }
-    // Wear: a cell's counter passes 1 only where its word is written twice. An entry's
-    // words are written once per partition that fills the slot; the bucket lines once per
-    // insertion (its head) and per reset.
-    let entry_lines = aligned(table_rows.saturating_mul(ENTRY_BYTES)) / 64;
-    let entry_planes =
-        entry_lines.saturating_mul(u64::from(partitions.saturating_add(1).next_power_of_two().trailing_zeros() - 1));
-    let bucket_lines = aligned(table_rows.next_power_of_two().saturating_mul(8)) / 64;
-    let bucket_writes = r_rows.saturating_add(partitions.saturating_mul(bucket_lines));
-    let plane_bytes = nvmdb_device::wear::LANES as u64 * 8;
-    bytes = bytes
-        .saturating_add(entry_planes.saturating_mul(plane_bytes))
-        .saturating_add(nvmdb_device::wear::higher_plane_bytes_bound(bucket_lines, bucket_writes));
-    let pairs = if options.collect_pairs { s_rows.saturating_mul(32) } else { 0 };
-    bytes.saturating_add(s_rows.saturating_mul(4)).saturating_add(host).saturating_add(pairs)
+    let (r, s) = (Shape { rows: spec.r_rows(), widths: &widths }, Shape { rows: spec.s_rows(), widths: &widths });
+    let pairs = if options.collect_pairs { spec.s_rows().saturating_mul(32) } else { 0 };
+    join_memory_bytes(&r, &s, spec.layout, options, cache)
+        .saturating_add(spec.s_rows().saturating_mul(4))
+        .saturating_add(pairs)
 }
 
 /// Columns of a record of `record_bytes`: the 8 B key, then 8 B payload columns, then

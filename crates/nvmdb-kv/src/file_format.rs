@@ -89,15 +89,50 @@ pub fn parse_op_line(line: &str) -> Result<Option<FileOp>, String> {
     }))
 }
 
-/// Checks a load file and returns its number of records; a key given twice is an error at
-/// its later line, naming the first, and so is a record beyond `max_records`. Memory: 12
-/// bytes per record.
-pub fn check_load(input: impl BufRead, max_records: u64) -> Result<u64, ParseError> {
-    let mut keys: Vec<(u32, u64)> = Vec::new();
+/// What a load file holds, read without keeping it ([`summarize_load`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LoadSummary {
+    /// Records (lines that are not blank).
+    pub records: u64,
+    /// Their values' bytes in all.
+    pub value_bytes: u64,
+    /// The smallest and the largest value, bytes (`None`: no record).
+    pub value_range: Option<(usize, usize)>,
+}
+
+/// Widens `range` to hold a value of `bytes` bytes.
+pub fn widen(range: Option<(usize, usize)>, bytes: usize) -> Option<(usize, usize)> {
+    Some(range.map_or((bytes, bytes), |(lo, hi)| (lo.min(bytes), hi.max(bytes))))
+}
+
+/// Reads a load file, checking every line, and counts what it holds; memory: one line.
+pub fn summarize_load(input: impl BufRead) -> Result<LoadSummary, ParseError> {
+    let mut summary = LoadSummary::default();
+    for_each_line(input, |_, line| {
+        if let Some((_, value)) = parse_load_line(line)? {
+            summary.records = summary.records.saturating_add(1);
+            summary.value_bytes = summary.value_bytes.saturating_add(value.len() as u64);
+            summary.value_range = widen(summary.value_range, value.len());
+        }
+        Ok(())
+    })?;
+    Ok(summary)
+}
+
+/// A file that holds more than when it was first read is an error at the line beyond.
+fn changed(count: u64) -> String {
+    format!("more than the {count} lines read before: the file changed while it was read")
+}
+
+/// Checks a load file that [`summarize_load`] found to hold `records` records and returns
+/// their number; a key given twice is an error at its later line, naming the first.
+/// Memory: 16 B per record.
+pub fn check_load(input: impl BufRead, records: u64) -> Result<u64, ParseError> {
+    let mut keys: Vec<(u32, u64)> = Vec::with_capacity(usize::try_from(records).unwrap_or(usize::MAX));
     for_each_line(input, |number, line| {
         if let Some((key, _)) = parse_load_line(line)? {
-            if keys.len() as u64 >= max_records {
-                return Err(format!("more than {max_records} records: the simulation would not fit in memory"));
+            if keys.len() as u64 >= records {
+                return Err(changed(records));
             }
             keys.push((key, number));
         }
@@ -110,20 +145,21 @@ pub fn check_load(input: impl BufRead, max_records: u64) -> Result<u64, ParseErr
     Ok(keys.len() as u64)
 }
 
-/// Parses an operations file; more than `max_ops` operations is an error at the line
-/// beyond them.
-pub fn parse_ops(input: impl BufRead, max_ops: u64) -> Result<Vec<FileOp>, ParseError> {
-    let mut ops = Vec::new();
+/// Parses an operations file that holds `ops` operations (as counted by a first reading);
+/// more is an error at the line beyond them. Memory: the operations, in a vector of
+/// exactly `ops`.
+pub fn parse_ops(input: impl BufRead, ops: u64) -> Result<Vec<FileOp>, ParseError> {
+    let mut parsed = Vec::with_capacity(usize::try_from(ops).unwrap_or(usize::MAX));
     for_each_line(input, |_, line| {
         if let Some(op) = parse_op_line(line)? {
-            if ops.len() as u64 >= max_ops {
-                return Err(format!("more than {max_ops} operations: the simulation would not fit in memory"));
+            if parsed.len() as u64 >= ops {
+                return Err(changed(ops));
             }
-            ops.push(op);
+            parsed.push(op);
         }
         Ok(())
     })?;
-    Ok(ops)
+    Ok(parsed)
 }
 
 #[cfg(test)]
@@ -157,13 +193,17 @@ mod tests {
         );
         assert_eq!(
             parse_ops(&b"G 1\nG 2\n"[..], 1),
-            Err(ParseError::new(2, "more than 1 operations: the simulation would not fit in memory"))
+            Err(ParseError::new(2, "more than the 1 lines read before: the file changed while it was read"))
         );
         assert_eq!(
             parse_ops(&b"G 1\n\nX\n"[..], 10),
             Err(ParseError::new(3, "unknown operation 'X' (expected I, U, D, G, S or C)"))
         );
-        assert_eq!(check_load(&b"7 a\n\n3 b\n"[..], 10), Ok(2));
+        assert_eq!(check_load(&b"7 a\n\n3 b\n"[..], 2), Ok(2));
+        assert_eq!(
+            summarize_load(&b"7 a\n\n3 bcd\n"[..]),
+            Ok(LoadSummary { records: 2, value_bytes: 4, value_range: Some((1, 3)) })
+        );
         assert_eq!(
             check_load(&b"7 a\n3 b\n7 c\n"[..], 10),
             Err(ParseError::new(3, "duplicate key 7 (first on line 1)"))

@@ -14,6 +14,7 @@ pub mod config;
 pub mod devices;
 pub mod engine;
 pub mod file_format;
+pub mod file_run;
 pub mod page;
 mod pool;
 pub mod workload;

@@ -81,57 +81,90 @@ impl WorkloadSpec {
 }
 
 /// Host memory a run of `spec` on a fresh engine of `config` holds at most, bytes (as
-/// [`run`] runs it: no power loss), from the layout:
-/// - the devices ([`crate::devices::host_bytes_bound`]) under a tree of at most
-///   [`EngineConfig::tree_pages`] pages; the benchmarks never delete, so a tree page is
-///   changed at most once per operation (its leaf) and three times per split (the two
-///   halves and the parent), and splits are fewer than the tree's pages; a sync ends
-///   each phase and comes every `sync_every` measured operations;
-/// - the buffer pool's resident pages, at most its frames or the tree's pages, each
-///   decoded in memory ([`crate::pool::frame_bytes`]);
-/// - per page of capacity its place in the page table, the committed table and the pool's
-///   index (4 B each), per image slot its place on the free list (4 B), per log block its
-///   committed length (8 B);
-/// - the insertion order (4 B a record).
+/// [`run`] runs it: no power loss): the engine ([`engine_memory_bytes`]: the benchmarks
+/// never delete, and change a tree page at most once per loaded record and measured
+/// operation; a sync ends each phase and comes every `sync_every` measured operations)
+/// and the insertion order (4 B a record).
 ///
 /// `tests/memory_estimate.rs` checks it against the measured peak.
 pub fn estimated_memory_bytes(config: &EngineConfig, spec: &WorkloadSpec) -> u64 {
-    let tree_pages = config.tree_pages(spec.records, spec.value_bytes).min(u64::from(config.capacity_pages));
     let load = if spec.benchmark == Benchmark::Insert { 0 } else { spec.records };
-    let page_changes = load.saturating_add(spec.ops).saturating_add(tree_pages.saturating_mul(3)).saturating_add(1);
-    let syncs = spec.sync_every.map_or(0, |k| spec.ops / k.max(1)).saturating_add(2);
+    let use_ = EngineUse {
+        records: spec.records,
+        value_bytes: (spec.value_bytes, spec.value_bytes),
+        page_changes: load.saturating_add(spec.ops),
+        syncs: spec.sync_every.map_or(0, |k| spec.ops / k.max(1)).saturating_add(2),
+    };
+    engine_memory_bytes(config, &use_).saturating_add(spec.records.saturating_mul(4))
+}
+
+/// What a run asks of a fresh engine, for [`engine_memory_bytes`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct EngineUse {
+    /// The most records the engine holds at once.
+    pub records: u64,
+    /// The smallest and the largest value, bytes.
+    pub value_bytes: (usize, usize),
+    /// Operations that change a tree page (each changes one leaf, besides splits and
+    /// merges).
+    pub page_changes: u64,
+    /// Syncs, at most.
+    pub syncs: u64,
+}
+
+/// Host memory a fresh engine of `config` holds at most under `use_`, bytes, from the
+/// layout:
+/// - the devices ([`crate::devices::host_bytes_bound`]) under a tree of at most
+///   [`EngineConfig::tree_pages`] pages (of the largest values); a tree page is changed at
+///   most once per changing operation and three times per split or merge (the two pages
+///   and the parent), fewer than the tree's pages;
+/// - the buffer pool's resident pages, at most its frames or the tree's pages, each
+///   decoded in memory ([`crate::pool::frame_bytes`], of the smallest values: the most
+///   entries);
+/// - per page of capacity its place in the page table, the committed table and the pool's
+///   index (4 B each), per image slot its place on the free list (4 B), per log block its
+///   committed length (8 B).
+pub(crate) fn engine_memory_bytes(config: &EngineConfig, use_: &EngineUse) -> u64 {
+    let (smallest, largest) = use_.value_bytes;
+    let tree_pages = config.tree_pages(use_.records, largest).min(u64::from(config.capacity_pages));
+    let page_changes = use_.page_changes.saturating_add(tree_pages.saturating_mul(3)).saturating_add(1);
     let frames = config.buffer_pages().min(tree_pages);
-    let frame = crate::pool::frame_bytes(
-        config.page_bytes,
-        spec.value_bytes,
-        config.kind.logs().then_some(config.log_sector_bytes),
-    );
+    let frame =
+        crate::pool::frame_bytes(config.page_bytes, smallest, config.kind.logs().then_some(config.log_sector_bytes));
     let capacity = u64::from(config.capacity_pages);
     let tables = capacity
         .saturating_mul(4 * 3)
         .saturating_add(capacity.saturating_mul(2).saturating_add(2).saturating_mul(4))
         .saturating_add(u64::from(config.blocks()).saturating_mul(8));
-    crate::devices::host_bytes_bound(config, tree_pages, page_changes, syncs)
+    crate::devices::host_bytes_bound(config, tree_pages, page_changes, use_.syncs)
         .saturating_add(frames.saturating_mul(frame))
         .saturating_add(tables)
-        .saturating_add(spec.records.saturating_mul(4))
 }
 
 /// Host memory [`run_with_power_loss`] holds at most, bytes: [`estimated_memory_bytes`]
-/// and its models, all at once at a cut: the synced state (per record a map entry, its
-/// key and value vector in a B-tree node at least five of whose eleven slots are full,
-/// 64 B, a share of the inner nodes, 16 B, and the value's bytes); the writes since the
-/// last sync (at most a phase's: each 32 B and its value's bytes, in a vector grown by
-/// doubling, 96 B with the old half while it grows); and the recovered engine's scan of
-/// every record (the same per record).
+/// and its models, all at once at a cut: the synced state ([`synced_model_bytes`]); the
+/// writes since the last sync (at most a phase's, [`listed_bytes`]); and the recovered
+/// engine's scan of every record (the same).
 pub fn estimated_power_loss_memory_bytes(config: &EngineConfig, spec: &WorkloadSpec) -> u64 {
     let value = spec.value_bytes as u64;
-    let synced = spec.records.saturating_mul(64 + 16 + value);
-    let listed = |n: u64| n.saturating_mul(96 + value);
     estimated_memory_bytes(config, spec)
-        .saturating_add(synced)
-        .saturating_add(listed(spec.records.max(spec.ops)))
-        .saturating_add(listed(spec.records))
+        .saturating_add(synced_model_bytes(spec.records, value))
+        .saturating_add(listed_bytes(spec.records.max(spec.ops), value))
+        .saturating_add(listed_bytes(spec.records, value))
+}
+
+/// A model of the synced state of `records` records of values of at most `value` bytes,
+/// bytes: per record a map entry, its key and value vector in a B-tree node at least five
+/// of whose eleven slots are full, 64 B, a share of the inner nodes, 16 B, and the
+/// value's bytes.
+pub fn synced_model_bytes(records: u64, value: u64) -> u64 {
+    records.saturating_mul(64 + 16 + value)
+}
+
+/// `n` keys with values of at most `value` bytes in a vector grown by doubling, bytes:
+/// each 32 B and its value's bytes, 96 B with the old half while it grows.
+pub fn listed_bytes(n: u64, value: u64) -> u64 {
+    n.saturating_mul(96 + value)
 }
 
 /// The phase a run is in.

@@ -400,7 +400,7 @@ fn ssd_benches(args: &BenchArgs, out: &mut Vec<BenchResult>) -> Result<(), CliEr
 
 /// The key-value engines beside a `BTreeMap` doing the same operations, per benchmark.
 fn kv_benches(args: &BenchArgs, out: &mut Vec<BenchResult>) -> Result<(), CliError> {
-    crate::limits::check_memory("--kv-records", args.kv_records.saturating_mul(512))?;
+    crate::limits::check_memory("--kv-records", nvmdb_experiments::bench::kv::estimated_memory_bytes(args.kv_records))?;
     let mut baseline: Option<BenchResult> = None;
     for (name, ops, ns) in nvmdb_experiments::bench::kv::engines(args.kv_records, |n| selected(args, n)) {
         let result = from_ns_per_op(&name, ops, ns);

@@ -5,6 +5,8 @@ use std::io::BufReader;
 
 use clap::{Args, Subcommand, ValueEnum};
 use nvmdb_device::{Pcm, PcmConfig, PcmStats};
+use nvmdb_join::csv::CsvShape;
+use nvmdb_join::estimate::tables_memory_bytes;
 use nvmdb_join::model::{best, cost, wear_crossover, Metric, ModelParams, Workload};
 use nvmdb_join::synth::{generate, SynthSpec};
 use nvmdb_join::{measured_join, Algorithm, IdEncoding, JoinOptions, Layout, StoredRelation, Table};
@@ -101,10 +103,11 @@ pub struct RunArgs {
     /// Layout of both relations in memory.
     #[arg(long, value_enum, default_value = "row")]
     pub layout: LayoutArg,
-    /// Build relation, CSV with a header row.
+    /// Build relation, CSV with a header row (read twice, first to count its rows: a file,
+    /// not a pipe).
     #[arg(long, required_unless_present = "generate", conflicts_with = "generate")]
     pub r: Option<String>,
-    /// Probe relation, CSV with a header row.
+    /// Probe relation, CSV with a header row (read twice, as --r).
     #[arg(long, required_unless_present = "generate", conflicts_with = "generate")]
     pub s: Option<String>,
     /// Join column of R, by header name.
@@ -235,9 +238,19 @@ fn check_combinations(sizes: &[u64], matches: &[u64]) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Parses the CSV relation at `path` (see [`nvmdb_join::csv`]); a failure names `path:line`.
-fn parse_csv(path: &str) -> Result<Table, CliError> {
-    nvmdb_join::csv::parse_csv(BufReader::new(crate::input::open(path)?))
+/// The shape of the CSV relation at `path` (see [`nvmdb_join::csv`]), read without
+/// keeping its values; a failure names `path:line`, and a pipe is refused (the file is
+/// read twice).
+fn shape_of(path: &str) -> Result<CsvShape, CliError> {
+    crate::input::check_rereadable(path)?;
+    nvmdb_join::csv::shape_of(BufReader::new(crate::input::open(path)?))
+        .map_err(|e| CliError::at_line(path, e.line, e.message))
+}
+
+/// Parses the CSV relation at `path` into columns of exactly the rows `shape` counted; a
+/// failure names `path:line`.
+fn parse_csv(path: &str, shape: &CsvShape) -> Result<Table, CliError> {
+    nvmdb_join::csv::parse_csv(BufReader::new(crate::input::open(path)?), Some(shape.rows))
         .map_err(|e| CliError::at_line(path, e.line, e.message))
 }
 
@@ -333,6 +346,8 @@ fn run_join(args: &RunArgs) -> Result<(), CliError> {
         },
         collect_pairs: args.output.is_some(),
     };
+    // The cache hierarchy, for the memory estimates.
+    let cache = matches!(args.memory, MemoryArg::Cached).then(nvmdb_memory::CacheConfig::cidr2011);
     let mut reports = Vec::new();
     if args.generate {
         let sizes = parse_sweep("--record-bytes", &args.record_bytes, 20, 8)?;
@@ -346,7 +361,6 @@ fn run_join(args: &RunArgs) -> Result<(), CliError> {
             })
             .collect();
         // Every combination is checked before the first runs.
-        let cache = matches!(args.memory, MemoryArg::Cached).then(nvmdb_memory::CacheConfig::cidr2011);
         for spec in &specs {
             if spec.r_rows() == 0 || spec.s_rows() > u64::from(u32::MAX) {
                 return Err(CliError::input(format!(
@@ -369,13 +383,17 @@ fn run_join(args: &RunArgs) -> Result<(), CliError> {
         if let Some(path) = &args.output {
             crate::input::check_output_is_not_an_input(("--output", path), &[("--r", r_path), ("--s", s_path)])?;
         }
-        let r_table = parse_csv(r_path)?;
-        let s_table = parse_csv(s_path)?;
+        let (r_shape, s_shape) = (shape_of(r_path)?, shape_of(s_path)?);
+        let estimate = tables_memory_bytes(&r_shape, &s_shape, layout, &options, cache.as_ref());
+        crate::limits::check_memory("--r/--s", estimate)?;
+        let r_table = parse_csv(r_path, &r_shape)?;
+        let s_table = parse_csv(s_path, &s_shape)?;
         let r_key = key_index(&r_table, "--r-key", args.r_key.as_deref().unwrap_or_default(), r_path)?;
         let s_key = key_index(&s_table, "--s-key", args.s_key.as_deref().unwrap_or_default(), s_path)?;
         if args.output.is_some() {
             let (r, s) = (&r_table.columns[r_key].values, &s_table.columns[s_key].values);
-            crate::limits::check_memory("--output", output_bytes(matches(r, s), r.len(), s.len()))?;
+            let output = output_bytes(matches(r, s), r.len(), s.len()).saturating_add(matches_map_bytes(r.len()));
+            crate::limits::check_memory("--output", estimate.saturating_add(output))?;
         }
         let source = Source::Tables { r: &r_table, r_key, s: &s_table, s_key, layout };
         let (mut output, report, r_rows, s_rows) = join_with(args.memory, &source, &options)?;
@@ -402,6 +420,12 @@ fn matches(r: &[u64], s: &[u64]) -> u64 {
         *rows = rows.saturating_add(1);
     }
     s.iter().filter_map(|key| rows_of.get(key)).fold(0, |sum, &n| sum.saturating_add(n))
+}
+
+/// Host bytes [`matches`] takes for the keys of `r_rows` rows at most: a hash map of
+/// 16 B entries and a control byte each, with up to twice the buckets 8/7 of them need.
+fn matches_map_bytes(r_rows: usize) -> u64 {
+    (r_rows as u64).saturating_mul(2 * 17 * 8) / 7
 }
 
 /// Host bytes `--output` takes for `pairs` pairs of rows of relations of `r_rows` and
@@ -600,7 +624,7 @@ mod tests {
     #[test]
     fn csv_errors_name_file_and_line() {
         let ok = write_temp("ok.csv", "a, b\n1,2\n\n3, 4\n");
-        let table = parse_csv(&ok).unwrap();
+        let table = parse_csv(&ok, &shape_of(&ok).unwrap()).unwrap();
         assert_eq!(table.columns[1].values, vec![2, 4]);
         assert_eq!(key_index(&table, "--r-key", "b", &ok).unwrap(), 1);
         let e = key_index(&table, "--r-key", "zz", &ok).unwrap_err();
@@ -613,7 +637,7 @@ mod tests {
         ];
         for (name, contents, expected) in cases {
             let path = write_temp(name, contents);
-            let e = parse_csv(&path).unwrap_err();
+            let e = shape_of(&path).unwrap_err();
             assert_eq!(e.code, 2);
             assert_eq!(e.message, format!("{path}{expected}"));
             std::fs::remove_file(path).unwrap();

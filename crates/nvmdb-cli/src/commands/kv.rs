@@ -1,13 +1,13 @@
 //! `nvmdb kv run`: the IPL-P key-value engine (seed 002) on one of the seed's benchmarks,
 //! or on a load file and an operations file. `nvmdb kv demo` is in [`crate::commands::kv_demo`].
 
-use std::collections::BTreeMap;
 use std::io::{BufReader, Write};
 
 use clap::{Args, Subcommand};
 use serde::Serialize;
 
-use nvmdb_kv::file_format::{self, FileOp, ParseError};
+use nvmdb_kv::file_format::{self, ParseError};
+use nvmdb_kv::file_run::{self, FileRunError, FileRunOptions};
 use nvmdb_kv::workload::CutReport;
 use nvmdb_kv::{
     workload, Benchmark, DevicePreset, Engine, EngineConfig, EngineKind, FlashTime, KvError, Stats, WorkloadSpec,
@@ -33,6 +33,8 @@ pub enum KvCommand {
     /// `C` for sync) runs and ends with a sync. Keys are u32 decimals, values 1 to 64
     /// printable ASCII bytes without spaces. --results gets one line per G (the value, or
     /// `-`) and per S (the keys in [lo, hi] ascending, separated by single spaces, or `-`).
+    /// Both files are read first (so they must be files, not pipes) to count what the run
+    /// holds, and a run that would not fit the memory available is refused.
     ///
     /// ops_per_s is operations per simulated second.
     Run(RunArgs),
@@ -167,15 +169,6 @@ struct Report {
     stats: Stats,
 }
 
-/// Simulation memory per record or operation, bytes: page images (committed and current
-/// copies in simulated flash or PCM), the parsed operation, the model kept for a power
-/// loss. An estimate with room to spare.
-const BYTES_PER_RECORD: u64 = 512;
-
-fn max_records() -> u64 {
-    crate::limits::memory_limit().bytes / BYTES_PER_RECORD
-}
-
 fn config(args: &RunArgs, records: u64) -> Result<EngineConfig, CliError> {
     let mut config = EngineConfig::new(args.engine, records, 64);
     config.page_bytes = args.page_kb.saturating_mul(1024);
@@ -287,7 +280,10 @@ fn run_kv(args: &RunArgs) -> Result<(), CliError> {
 }
 
 fn engine_error(e: KvError) -> CliError {
-    CliError::failed(e.to_string())
+    match e {
+        KvError::Interrupted(i) => i.into(),
+        e => CliError::failed(e.to_string()),
+    }
 }
 
 /// Benchmark mode, with the power cut `cut` ([`power_cut`]).
@@ -341,103 +337,10 @@ fn at_line(path: &str, e: ParseError) -> CliError {
     CliError::at_line(path, e.line, e.message)
 }
 
-/// The results file, written a sync at a time: answers after the last completed sync are
-/// held back, so that those a power loss makes the run repeat are written once.
-struct Results {
-    path: String,
-    out: Option<OutputFile>,
-    pending: Vec<u8>,
-}
-
-impl Results {
-    fn answer(&mut self, line: std::fmt::Arguments) {
-        if self.out.is_some() {
-            // Writing to a Vec cannot fail.
-            let _ = writeln!(self.pending, "{line}");
-        }
-    }
-
-    fn synced(&mut self) -> Result<(), CliError> {
-        if let Some(out) = &mut self.out {
-            out.write_all(&self.pending).map_err(|e| CliError::unwritable(&self.path, &e))?;
-        }
-        self.pending.clear();
-        Ok(())
-    }
-
-    fn finish(mut self) -> Result<(), CliError> {
-        self.synced()?;
-        if let Some(out) = self.out.take() {
-            out.finish()?;
-        }
-        Ok(())
-    }
-}
-
-/// The state at the last completed sync, and the changes since (kept only to count what a
-/// power loss lost).
-#[derive(Default)]
-struct Model {
-    synced: BTreeMap<u32, Vec<u8>>,
-    unsynced: Vec<(u32, Option<Vec<u8>>)>,
-}
-
-impl Model {
-    fn sync(&mut self) {
-        for (key, value) in self.unsynced.drain(..) {
-            match value {
-                Some(v) => self.synced.insert(key, v),
-                None => self.synced.remove(&key),
-            };
-        }
-    }
-}
-
-fn apply(engine: &mut Engine, op: &FileOp, results: &mut Results, model: Option<&mut Model>) -> Result<(), KvError> {
-    match op {
-        FileOp::Insert(key, value) => {
-            engine.insert(*key, value)?;
-            if let Some(m) = model {
-                m.unsynced.push((*key, Some(value.clone())));
-            }
-        }
-        FileOp::Update(key, value) => {
-            if engine.update(*key, value)? {
-                if let Some(m) = model {
-                    m.unsynced.push((*key, Some(value.clone())));
-                }
-            }
-        }
-        FileOp::Delete(key) => {
-            engine.delete(*key)?;
-            if let Some(m) = model {
-                m.unsynced.push((*key, None));
-            }
-        }
-        FileOp::Get(key) => match engine.get(*key)? {
-            Some(value) => results.answer(format_args!("{}", String::from_utf8_lossy(&value))),
-            None => results.answer(format_args!("-")),
-        },
-        FileOp::Scan(lo, hi) => {
-            let entries = engine.scan(*lo, *hi)?;
-            if entries.is_empty() {
-                results.answer(format_args!("-"));
-            } else {
-                let keys: Vec<String> = entries.iter().map(|(k, _)| k.to_string()).collect();
-                results.answer(format_args!("{}", keys.join(" ")));
-            }
-        }
-        FileOp::Sync => {
-            engine.sync()?;
-            if let Some(m) = model {
-                m.sync();
-            }
-        }
-    }
-    Ok(())
-}
-
-/// File mode, with the power cut `cut` ([`power_cut`]).
+/// File mode, with the power cut `cut` ([`power_cut`]): both files are read first to
+/// count what the run holds, and a run whose memory estimate
+/// ([`file_run::estimated_memory_bytes`]) would not fit is refused naming them before
+/// anything is kept.
 fn file_run(args: &RunArgs, cut: Option<(u64, &'static str)>) -> Result<Report, CliError> {
     let (Some(load), Some(ops_path)) = (&args.load, &args.ops) else {
         return Err(CliError::input("file mode needs both --load and --ops"));
@@ -445,102 +348,54 @@ fn file_run(args: &RunArgs, cut: Option<(u64, &'static str)>) -> Result<Report, 
     if let Some(out) = &args.results {
         crate::input::check_output_is_not_an_input(("--results", out), &[("--load", load), ("--ops", ops_path)])?;
     }
-    let records = file_format::check_load(BufReader::new(crate::input::open(load)?), max_records())
-        .map_err(|e| at_line(load, e))?;
-    let ops = file_format::parse_ops(BufReader::new(crate::input::open(ops_path)?), max_records())
-        .map_err(|e| at_line(ops_path, e))?;
-    let inserts = ops.iter().filter(|op| matches!(op, FileOp::Insert(..))).count() as u64;
-    let config = config(args, records.saturating_add(inserts))?;
+    crate::input::check_rereadable(load)?;
+    crate::input::check_rereadable(ops_path)?;
+    let options = FileRunOptions {
+        sync_every: args.sync_every,
+        power_loss_at: cut.map(|(n, _)| n),
+        power_loss_during_recovery: args.power_loss_during_recovery,
+        keep_results: args.results.is_some(),
+    };
+    let open = |path: &str| crate::input::open(path).map(BufReader::new);
+    let loaded = file_format::summarize_load(open(load)?).map_err(|e| at_line(load, e))?;
+    let summary =
+        file_run::summarize_ops(open(ops_path)?, loaded.records, &options).map_err(|e| at_line(ops_path, e))?;
+    let config = config(args, loaded.records.saturating_add(summary.inserts))?;
+    crate::limits::check_memory(
+        "--load/--ops",
+        file_run::estimated_memory_bytes(&config, &loaded, &summary, &options),
+    )?;
+    let records = file_format::check_load(open(load)?, loaded.records).map_err(|e| at_line(load, e))?;
+    let ops = file_format::parse_ops(open(ops_path)?, summary.ops).map_err(|e| at_line(ops_path, e))?;
     let mut engine = Engine::new(config.clone()).map_err(engine_error)?;
-    let mut loaded = Ok(());
-    let mut model = cut.map(|_| Model::default());
-    file_format::for_each_line(BufReader::new(crate::input::open(load)?), |_, line| {
-        if let (Ok(()), Some((key, value))) = (&loaded, file_format::parse_load_line(line)?) {
-            loaded = engine.insert(key, &value).map(|_| ());
-            if let Some(m) = &mut model {
-                m.synced.insert(key, value);
-            }
-        }
-        Ok(())
-    })
-    .map_err(|e| at_line(load, e))?;
-    loaded.map_err(engine_error)?;
-    engine.sync().map_err(engine_error)?;
-    let out = match &args.results {
+    let model = file_run::load(&mut engine, open(load)?, cut.is_some()).map_err(|e| file_error(load, e))?;
+    let mut out = match &args.results {
         Some(path) => Some(OutputFile::create(path).map_err(|e| CliError::unwritable(path, &e))?),
         None => None,
     };
-    let mut results = Results { path: args.results.clone().unwrap_or_default(), out, pending: Vec::new() };
-    let mut before = engine.stats();
-    let mut measured = Stats::default();
-    let first = engine.device_writes();
-    if let Some((n, _)) = cut {
-        engine.cut_power_before(first.saturating_add(n).saturating_sub(1));
+    let results_path = args.results.as_deref().unwrap_or_default();
+    let outcome = file_run::run_ops(engine, &ops, &options, model, &mut |answers: &[u8]| match &mut out {
+        Some(out) => out.write_all(answers).map_err(|e| CliError::unwritable(results_path, &e)),
+        None => Ok(()),
+    })
+    .map_err(|e| file_error(load, e))?;
+    if let Some(out) = out {
+        out.finish()?;
     }
-    let (mut lost_synced_ops, mut recovery_ns, mut cut_report) = (0, 0, None);
-    let mut last_sync = 0;
-    let mut next = 0;
-    let mut since_sync = 0u64;
-    // The operations, then the final sync (which a cut may also interrupt).
-    let final_sync = FileOp::Sync;
-    while next <= ops.len() {
-        nvmdb_cancel::check()?;
-        let op = ops.get(next).unwrap_or(&final_sync);
-        let outcome = apply(&mut engine, op, &mut results, model.as_mut()).and_then(|()| {
-            since_sync = since_sync.saturating_add(1);
-            if *op != FileOp::Sync && args.sync_every.is_some_and(|k| since_sync >= k) {
-                engine.sync()?;
-                if let Some(m) = model.as_mut() {
-                    m.sync();
-                }
-                return Ok(true);
-            }
-            Ok(*op == FileOp::Sync)
-        });
-        match outcome {
-            Ok(synced) => {
-                next = next.saturating_add(1);
-                if synced {
-                    last_sync = next;
-                    since_sync = 0;
-                    results.synced()?;
-                }
-            }
-            Err(KvError::PowerCut) => {
-                measured = measured.plus(&engine.stats().since(&before));
-                let at = engine.last_cut().expect("a refused write is a cut");
-                let recovered = workload::recover(engine, args.power_loss_during_recovery).map_err(engine_error)?;
-                engine = recovered.engine;
-                cut_report = Some(CutReport {
-                    operation: (next as u64).saturating_add(1),
-                    device_write: at.device_write.saturating_sub(first).saturating_add(1),
-                    activity: at.activity,
-                    recovery_cut: recovered.recovery_cut,
-                    recovery_device_writes: recovered.recovery_device_writes,
-                });
-                recovery_ns = engine.recovery_ns();
-                let m = model.as_mut().expect("a power cut is only set with a model");
-                let recovered = engine.scan(0, u32::MAX).map_err(engine_error)?;
-                lost_synced_ops = workload::lost_synced(&m.synced, &recovered);
-                m.unsynced.clear();
-                before = engine.stats();
-                results.pending.clear();
-                next = last_sync;
-                since_sync = 0;
-            }
-            Err(e) => return Err(engine_error(e)),
-        }
-    }
-    results.finish()?;
-    measured = measured.plus(&engine.stats().since(&before));
-    let mut report = report(args, &config, "file", records, measured);
-    if let (Some(cut), Some(m)) = (cut, &model) {
-        // The run ended with a sync: the engine holds the model's synced state exactly.
-        let at_end = match cut_report {
-            Some(_) => workload::lost_synced(&m.synced, &engine.scan(0, u32::MAX).map_err(engine_error)?),
-            None => 0,
-        };
-        report_cut(&mut report, args, cut, cut_report, (lost_synced_ops, at_end), recovery_ns)?;
+    let mut report = report(args, &config, "file", records, outcome.stats);
+    if let Some(cut) = cut {
+        let lost = (outcome.lost_synced_ops, outcome.lost_synced_ops_at_end);
+        report_cut(&mut report, args, cut, outcome.cut, lost, outcome.recovery_ns)?;
     }
     Ok(report)
+}
+
+/// A file run's failure: a line of the load file (`load`), the engine's, or the results
+/// file's.
+fn file_error(load: &str, e: FileRunError<CliError>) -> CliError {
+    match e {
+        FileRunError::Load(e) => at_line(load, e),
+        FileRunError::Engine(e) => engine_error(e),
+        FileRunError::Results(e) => e,
+    }
 }

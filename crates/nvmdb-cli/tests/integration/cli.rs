@@ -54,7 +54,8 @@ fn pcm_replay_counts_by_hand() {
 #[test]
 fn a_join_whose_pairs_outgrow_the_memory_available_is_refused_naming_output() {
     // 4,000 rows of one key on each side: 16,000,000 pairs, each at most 2 × 16 B in the
-    // pair vector and 3 × 10 B of text while it grows: about 946 MiB, past the 512 MiB
+    // pair vector and 3 × 10 B of text while it grows: about 946 MiB, and with the join
+    // itself (the tables, the simulated memory, the cache) 951 MiB, past the 512 MiB
     // available.
     let rows: String = (0..4_000).map(|i| format!("1,{i}\n")).collect();
     let r = write_trace("pairs_r.csv", &format!("k,v\n{rows}"));
@@ -65,12 +66,55 @@ fn a_join_whose_pairs_outgrow_the_memory_available_is_refused_naming_output() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "stderr: {stderr}");
     assert!(
-        stderr.starts_with("--output: needs about 946 MiB of memory, more than the 512 MiB available")
+        stderr.starts_with("--output: needs about 951 MiB of memory, more than the 512 MiB available")
             && stderr.contains("(ulimit -v)")
             && stderr.lines().count() == 1,
         "{stderr}"
     );
     assert!(!std::path::Path::new(&out).exists());
+}
+
+#[test]
+fn a_join_over_tables_that_outgrow_the_memory_available_is_refused_naming_the_tables() {
+    // 3,000,000 rows of one column on each side: the tables (8 B a cell), the relations
+    // in simulated PCM (a line record per 64 B), the hash table and the cache come to
+    // about 668 MiB, past the 512 MiB available.
+    let rows = format!("k\n{}", "7\n".repeat(3_000_000));
+    let r = write_trace("big_r.csv", &rows);
+    let s = write_trace("big_s.csv", &rows);
+    let output =
+        nvmdb_in_512_mib(&["join", "run", "--algo", "simple", "--r", &r, "--s", &s, "--r-key", "k", "--s-key", "k"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "stderr: {stderr}");
+    assert!(
+        stderr.starts_with("--r/--s: needs about ")
+            && stderr.contains("MiB of memory, more than the 512 MiB available (ulimit -v)")
+            && stderr.lines().count() == 1,
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_kv_file_run_whose_answers_outgrow_the_memory_available_is_refused_naming_the_files() {
+    // 100,000 records and 1,000 scans of every key before the final sync: their answers,
+    // kept until the sync, are 100,000,000 keys of up to 11 B of text each (3× while the
+    // buffer grows), past the 512 MiB available; under a fixed 512 B a record the run
+    // was accepted.
+    let load: String = (0..100_000).map(|i| format!("{i} v\n")).collect();
+    let load = write_trace("scans.load", &load);
+    let ops = write_trace("scans.ops", &"S 0 4294967295\n".repeat(1_000));
+    let results = load.replace("scans.load", "scans.results");
+    let output =
+        nvmdb_in_512_mib(&["kv", "run", "--engine", "ipl", "--load", &load, "--ops", &ops, "--results", &results]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "stderr: {stderr}");
+    assert!(
+        stderr.starts_with("--load/--ops: needs about ")
+            && stderr.contains("MiB of memory, more than the 512 MiB available (ulimit -v)")
+            && stderr.lines().count() == 1,
+        "{stderr}"
+    );
+    assert!(!std::path::Path::new(&results).exists());
 }
 
 #[test]

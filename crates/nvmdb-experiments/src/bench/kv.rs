@@ -51,6 +51,28 @@ fn btreemap_ns(benchmark: Benchmark, records: u64) -> f64 {
     start.elapsed().as_nanos() as f64
 }
 
+/// Host memory [`engines`] over `records` records holds at most, bytes: one run at a time,
+/// the largest of the engines' ([`nvmdb_kv::workload::estimated_memory_bytes`] of each
+/// engine and benchmark as [`engines`] configures them) and the `BTreeMap`'s (a model of
+/// the records, [`nvmdb_kv::workload::synced_model_bytes`], and the shuffled keys, 4 B
+/// each).
+pub fn estimated_memory_bytes(records: u64) -> u64 {
+    let map = nvmdb_kv::workload::synced_model_bytes(records, 26).saturating_add(records.saturating_mul(4));
+    Benchmark::ALL
+        .into_iter()
+        .flat_map(|benchmark| EngineKind::ALL.into_iter().map(move |kind| (benchmark, kind)))
+        .map(|(benchmark, kind)| {
+            let spec = WorkloadSpec::seed_benchmark(benchmark, records, 1);
+            nvmdb_kv::workload::estimated_memory_bytes(&config(kind, records), &spec)
+        })
+        .fold(map, u64::max)
+}
+
+/// The configuration of `kind` [`engines`] runs over `records` records.
+fn config(kind: EngineKind, records: u64) -> EngineConfig {
+    EngineConfig::new(kind, records, 26)
+}
+
 /// For each benchmark, `("kv/btreemap/<benchmark>", ops, ns per op)` and then each
 /// engine's `("kv/<engine>/<benchmark>", ops, ns per op)` over `records` records (the
 /// seed's 26-byte values, 8 KB pages, the 1 MB pool and board timing), for the names
@@ -69,8 +91,7 @@ pub fn engines(records: u64, selected: impl Fn(&str) -> bool) -> Vec<(String, u6
         }
         out.push((baseline, ops, btreemap_ns(benchmark, records) / ops as f64));
         for kind in engines {
-            let mut engine =
-                Engine::new(EngineConfig::new(kind, records, 26)).expect("the benchmark's configuration is valid");
+            let mut engine = Engine::new(config(kind, records)).expect("the benchmark's configuration is valid");
             let spec = WorkloadSpec::seed_benchmark(benchmark, records, 1);
             let start = Instant::now();
             black_box(run(&mut engine, &spec, 1 << 16, &mut |_| {}).expect("the benchmark runs"));
