@@ -5,6 +5,7 @@
 //! entries `{hash: u64, record: u64, next: u64}` filled in insertion order. An insertion
 //! writes one entry and one bucket head: 4 words over about 1.4 lines.
 
+use nvmdb_cancel::Interrupted;
 use nvmdb_device::index;
 use nvmdb_memory::{Memory, MemoryError};
 
@@ -115,11 +116,16 @@ impl HashTable {
     }
 
     /// Calls `f` with every record inserted under `hash`, most recent first. Each chain
-    /// entry waits for the one before (it holds the entry's address).
+    /// entry waits for the one before (it holds the entry's address). A chain can hold
+    /// every row of R (one key), so a stop asked for ([`nvmdb_cancel`]) ends the walk at
+    /// its next entry.
     #[inline]
-    pub fn probe<M: Memory>(&self, mem: &mut M, hash: u64, mut f: impl FnMut(&mut M, u64)) {
+    pub fn probe<M: Memory>(&self, mem: &mut M, hash: u64, mut f: impl FnMut(&mut M, u64)) -> Result<(), Interrupted> {
         let mut entry = mem.load::<u64>(self.buckets + (hash & self.mask) * 8);
         while entry != 0 {
+            if nvmdb_cancel::is_cancelled() {
+                return Err(Interrupted);
+            }
             mem.compute(instructions::CHAIN_STEP);
             if mem.load::<u64>(entry) == hash {
                 let record = mem.load::<u64>(entry + 8);
@@ -127,6 +133,7 @@ impl HashTable {
             }
             entry = mem.load::<u64>(entry + 16);
         }
+        Ok(())
     }
 
     /// Returns the table's memory.
@@ -150,11 +157,11 @@ mod tests {
             table.insert(&mut mem, hash_key(key), i as u64);
         }
         let mut found = Vec::new();
-        table.probe(&mut mem, hash_key(5), |_, r| found.push(r));
+        table.probe(&mut mem, hash_key(5), |_, r| found.push(r)).unwrap();
         assert_eq!(found, vec![4, 2, 0]);
         table.reset(&mut mem, 2);
         let mut after = 0;
-        table.probe(&mut mem, hash_key(5), |_, _| after += 1);
+        table.probe(&mut mem, hash_key(5), |_, _| after += 1).unwrap();
         assert_eq!(after, 0);
     }
 

@@ -222,8 +222,13 @@ impl IdList {
         Ok(())
     }
 
-    /// Reads the IDs back from memory, in order, calling `f` on each.
-    pub fn for_each<M: Memory>(&self, mem: &mut M, mut f: impl FnMut(&mut M, u64)) {
+    /// Reads the IDs back from memory, in order, calling `f` on each; the first error `f`
+    /// returns ends the reading.
+    pub fn for_each<M: Memory, E>(
+        &self,
+        mem: &mut M,
+        mut f: impl FnMut(&mut M, u64) -> Result<(), E>,
+    ) -> Result<(), E> {
         let mut decoder = DeltaDecoder::default();
         for i in 0..self.stream.len() {
             let addr = self.stream.addr(i);
@@ -232,16 +237,17 @@ impl IdList {
                 IdEncoding::Delta16 => {
                     mem.compute(instructions::DELTA);
                     if let Some(id) = decoder.feed(mem.load::<u16>(addr)) {
-                        f(mem, id);
+                        f(mem, id)?;
                     }
                 }
                 IdEncoding::Plain32 => {
                     let id = u64::from(mem.load::<u32>(addr));
-                    f(mem, id);
+                    f(mem, id)?;
                 }
             }
         }
         assert!(decoder.is_complete(), "truncated escape sequence in an ID list");
+        Ok(())
     }
 
     /// Frees the list's memory.
@@ -281,7 +287,11 @@ mod tests {
                 list.push(&mut mem, id).unwrap();
             }
             let mut back = Vec::new();
-            list.for_each(&mut mem, |_, id| back.push(id));
+            list.for_each(&mut mem, |_, id| {
+                back.push(id);
+                Ok::<(), ()>(())
+            })
+            .unwrap();
             assert_eq!(back, ids);
             let expected_bytes = match encoding {
                 IdEncoding::Delta16 => 2 * (4 + 3 * 3),

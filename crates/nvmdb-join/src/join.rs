@@ -167,7 +167,7 @@ fn probe_in_place<M: Memory>(
     key: u64,
     collect: bool,
     out: &mut JoinOutput,
-) {
+) -> Result<(), MemoryError> {
     table.probe(mem, hash_key(key), |mem, r_row| {
         mem.compute(KEY_COMPARE);
         if r.read_key(mem, r_row) == key {
@@ -179,7 +179,8 @@ fn probe_in_place<M: Memory>(
             mem.compute(EMIT);
             out.emit(collect, r_row, s_row, r_sum, s_sum);
         }
-    });
+    })?;
+    Ok(())
 }
 
 fn simple<M: Memory>(
@@ -201,7 +202,7 @@ fn simple<M: Memory>(
         check_at(j)?;
         mem.compute(LOOP + HASH);
         let key = s.read_key(mem, j);
-        probe_in_place(mem, &table, (r, s), j, key, collect, &mut out);
+        probe_in_place(mem, &table, (r, s), j, key, collect, &mut out)?;
     }
     table.free(mem);
     Ok(out)
@@ -231,12 +232,13 @@ fn virtual_partitioning<M: Memory>(
             mem.compute(HASH);
             let key = r.read_key(mem, i);
             table.insert(mem, hash_key(key), i);
-        });
+            Ok::<(), MemoryError>(())
+        })?;
         s_list.for_each(mem, |mem, j| {
             mem.compute(HASH);
             let key = s.read_key(mem, j);
-            probe_in_place(mem, &table, (r, s), j, key, options.collect_pairs, &mut out);
-        });
+            probe_in_place(mem, &table, (r, s), j, key, options.collect_pairs, &mut out)
+        })?;
     }
     table.free(mem);
     for list in r_lists.into_iter().chain(s_lists) {
@@ -411,7 +413,7 @@ fn cache_partitioning<M: Memory>(
                     mem.compute(EMIT);
                     out.emit(options.collect_pairs, r_row, s_row, r_sum, s_sum);
                 }
-            });
+            })?;
         }
     }
     table.free(mem);

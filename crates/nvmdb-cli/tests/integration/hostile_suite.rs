@@ -782,6 +782,12 @@ fn memory_cases(f: &Fixtures, cases: &mut Vec<Case>) {
 fn sigint_cases(f: &Fixtures, cases: &mut Vec<Case>) {
     let out = f.path("sigint.fiu");
     let tpcc = concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/mqsim/tpcc-small.trace");
+    // One key on both sides: each probe walks a chain of every R row (2.5e9 pairs).
+    let mut one_key = String::from("k,v\n");
+    for i in 0..50_000 {
+        one_key.push_str(&format!("1,{i}\n"));
+    }
+    let one_key = f.file("one-key.csv", one_key.as_bytes());
     for args in [
         vec!["envy", "run", "--workload", "tpca", "--transactions", "50000000"],
         vec![
@@ -801,6 +807,21 @@ fn sigint_cases(f: &Fixtures, cases: &mut Vec<Case>) {
         vec!["trace", "gen", "--workload", "d1", "--requests", "1000000000", "--out", &out],
         vec!["kv", "run", "--engine", "ipl-p", "--workload", "update", "--records", "2000000"],
         vec!["join", "run", "--algo", "simple", "--generate", "--r-mb", "200"],
+        vec!["join", "run", "--algo", "simple", "--r", &one_key, "--s", &one_key, "--r-key", "k", "--s-key", "k"],
+        vec![
+            "join",
+            "run",
+            "--algo",
+            "virtual-partitioning",
+            "--r",
+            &one_key,
+            "--s",
+            &one_key,
+            "--r-key",
+            "k",
+            "--s-key",
+            "k",
+        ],
         vec!["ssd", "replay", "--trace", tpcc, "--format", "disksim", "--passes", "10000"],
     ] {
         let mut c = case("SIGINT", &args, STOPPED, &[]);
