@@ -36,6 +36,19 @@ fn nvmdb_in_512_mib(args: &[&str]) -> Output {
         .expect("sh runs")
 }
 
+/// Asserts that `output` is a refusal for memory under [`nvmdb_in_512_mib`]: exit 2 and one
+/// stderr line that starts with `start` and says what it needs beyond the limit.
+fn assert_refused_past_512_mib(output: &Output, start: &str) {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "stderr: {stderr}");
+    assert!(
+        stderr.starts_with(start)
+            && stderr.contains("MiB of memory, more than the 512 MiB available (ulimit -v)")
+            && stderr.lines().count() == 1,
+        "{stderr}"
+    );
+}
+
 #[test]
 fn pcm_replay_counts_by_hand() {
     // W 0 ff00: word 0 of line 0, 8 bits. W 62 01030710: word 7 of line 0 (1 + 2 bits)
@@ -63,14 +76,7 @@ fn a_join_whose_pairs_outgrow_the_memory_available_is_refused_naming_output() {
     let out = r.replace("pairs_r.csv", "pairs_out.csv");
     let args = ["join", "run", "--algo", "simple", "--r", &r, "--s", &s, "--r-key", "k", "--s-key", "k"];
     let output = nvmdb_in_512_mib(&[&args[..], &["--output", &out]].concat());
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "stderr: {stderr}");
-    assert!(
-        stderr.starts_with("--output: needs about 951 MiB of memory, more than the 512 MiB available")
-            && stderr.contains("(ulimit -v)")
-            && stderr.lines().count() == 1,
-        "{stderr}"
-    );
+    assert_refused_past_512_mib(&output, "--output: needs about 951 MiB of memory");
     assert!(!std::path::Path::new(&out).exists());
 }
 
@@ -84,14 +90,7 @@ fn a_join_over_tables_that_outgrow_the_memory_available_is_refused_naming_the_ta
     let s = write_trace("big_s.csv", &rows);
     let output =
         nvmdb_in_512_mib(&["join", "run", "--algo", "simple", "--r", &r, "--s", &s, "--r-key", "k", "--s-key", "k"]);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "stderr: {stderr}");
-    assert!(
-        stderr.starts_with("--r/--s: needs about ")
-            && stderr.contains("MiB of memory, more than the 512 MiB available (ulimit -v)")
-            && stderr.lines().count() == 1,
-        "{stderr}"
-    );
+    assert_refused_past_512_mib(&output, "--r/--s: needs about ");
 }
 
 #[test]
@@ -106,14 +105,7 @@ fn a_kv_file_run_whose_answers_outgrow_the_memory_available_is_refused_naming_th
     let results = load.replace("scans.load", "scans.results");
     let output =
         nvmdb_in_512_mib(&["kv", "run", "--engine", "ipl", "--load", &load, "--ops", &ops, "--results", &results]);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "stderr: {stderr}");
-    assert!(
-        stderr.starts_with("--load/--ops: needs about ")
-            && stderr.contains("MiB of memory, more than the 512 MiB available (ulimit -v)")
-            && stderr.lines().count() == 1,
-        "{stderr}"
-    );
+    assert_refused_past_512_mib(&output, "--load/--ops: needs about ");
     assert!(!std::path::Path::new(&results).exists());
 }
 
@@ -349,13 +341,9 @@ fn ssd_replay_refuses_a_trace_whose_page_bytes_outgrow_the_memory_available() {
     let big = write_trace("page_bytes_big.trace", &writes(400));
     let args = ["ssd", "replay", "--format", "simple", "--trace", &big];
     let output = nvmdb_in_512_mib(&[&args[..], &settings].concat());
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "stderr: {stderr}");
-    assert!(
-        stderr.starts_with(&format!("{big} (400 requests, 102400 pages written or trimmed): needs about "))
-            && stderr.contains("more than the 512 MiB available (ulimit -v)")
-            && stderr.lines().count() == 1,
-        "{stderr}"
+    assert_refused_past_512_mib(
+        &output,
+        &format!("{big} (400 requests, 102400 pages written or trimmed): needs about "),
     );
     let small = write_trace("page_bytes_small.trace", &writes(20));
     let args = ["ssd", "replay", "--format", "simple", "--trace", &small, "--json"];
