@@ -6,7 +6,7 @@ use nvmdb_join::csv::parse_csv;
 
 fuzz_target!(|data: &[u8]| {
     let lines = data.split(|&b| b == b'\n').count() as u64;
-    match parse_csv(data) {
+    match parse_csv(data, None) {
         // A header of distinct, non-empty, trimmed names (a quoted name may hold a comma);
         // 8-byte columns of one length, at most one row per line.
         Ok(table) => {
