@@ -68,7 +68,7 @@ pub fn parse_csv(input: impl Read, rows: Option<u64>) -> Result<Table, CsvError>
             values = row.iter().map(|_| Vec::with_capacity(capacity)).collect();
         }
         if let Some(n) = rows.filter(|&n| values[0].len() as u64 >= n) {
-            return Err(format!("more than the {n} rows read before: the file changed while it was read"));
+            return Err(nvmdb_text::grew_while_read(n, "rows"));
         }
         for (column, &value) in values.iter_mut().zip(row) {
             column.push(value);

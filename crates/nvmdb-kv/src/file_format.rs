@@ -119,11 +119,6 @@ pub fn summarize_load(input: impl BufRead) -> Result<LoadSummary, ParseError> {
     Ok(summary)
 }
 
-/// A file that holds more than when it was first read is an error at the line beyond.
-fn changed(count: u64) -> String {
-    format!("more than the {count} lines read before: the file changed while it was read")
-}
-
 /// Checks a load file that [`summarize_load`] found to hold `records` records and returns
 /// their number; a key given twice is an error at its later line, naming the first.
 /// Memory: 16 B per record.
@@ -132,7 +127,7 @@ pub fn check_load(input: impl BufRead, records: u64) -> Result<u64, ParseError> 
     for_each_line(input, |number, line| {
         if let Some((key, _)) = parse_load_line(line)? {
             if keys.len() as u64 >= records {
-                return Err(changed(records));
+                return Err(nvmdb_text::grew_while_read(records, "lines"));
             }
             keys.push((key, number));
         }
@@ -153,7 +148,7 @@ pub fn parse_ops(input: impl BufRead, ops: u64) -> Result<Vec<FileOp>, ParseErro
     for_each_line(input, |_, line| {
         if let Some(op) = parse_op_line(line)? {
             if parsed.len() as u64 >= ops {
-                return Err(changed(ops));
+                return Err(nvmdb_text::grew_while_read(ops, "lines"));
             }
             parsed.push(op);
         }

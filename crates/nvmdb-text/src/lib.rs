@@ -106,6 +106,12 @@ impl<R: BufRead> Lines<R> {
     }
 }
 
+/// The error of a second reading that finds more than the first counted (`count` of
+/// `what`: lines, rows), at the line beyond them: the file changed between the readings.
+pub fn grew_while_read(count: u64, what: &str) -> String {
+    format!("more than the {count} {what} read before: the file changed while it was read")
+}
+
 /// `token` quoted for an error message: at most [`MAX_QUOTED_CHARS`] characters, cut on a
 /// character boundary with an ellipsis, and control characters escaped (`\n`, `\u{6}`), so
 /// the message stays one line whatever the token holds (a quoted CSV cell may hold a line
