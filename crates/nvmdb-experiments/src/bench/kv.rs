@@ -57,15 +57,16 @@ fn btreemap_ns(benchmark: Benchmark, records: u64) -> f64 {
 /// the records, [`nvmdb_kv::workload::synced_model_bytes`], and the shuffled keys, 4 B
 /// each).
 pub fn estimated_memory_bytes(records: u64) -> u64 {
-    let map = nvmdb_kv::workload::synced_model_bytes(records, 26).saturating_add(records.saturating_mul(4));
     Benchmark::ALL
         .into_iter()
         .flat_map(|benchmark| EngineKind::ALL.into_iter().map(move |kind| (benchmark, kind)))
         .map(|(benchmark, kind)| {
             let spec = WorkloadSpec::seed_benchmark(benchmark, records, 1);
-            nvmdb_kv::workload::estimated_memory_bytes(&config(kind, records), &spec)
+            let map = nvmdb_kv::workload::synced_model_bytes(records, spec.value_bytes as u64)
+                .saturating_add(records.saturating_mul(4));
+            nvmdb_kv::workload::estimated_memory_bytes(&config(kind, records), &spec).max(map)
         })
-        .fold(map, u64::max)
+        .fold(0, u64::max)
 }
 
 /// The configuration of `kind` [`engines`] runs over `records` records.
